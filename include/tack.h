@@ -1,0 +1,213 @@
+/*
+ * tack.h - the public C API of libtack.
+ *
+ * Tack compiles compute kernels written in a subset of Python syntax.  A
+ * kernel is parsed when it is created, lowered to an IR template on its first
+ * launch, and compiled once per variant (one combination of the facts baked
+ * into machine code: argument types, baked-in array dimensions, whether the
+ * arrays overlap).  Variants are kept per device; a warm launch only derives
+ * the variant key and runs the code.
+ *
+ * Usage from C:
+ *
+ *     tack_error err;
+ *     tack_device *dev = tack_device_get("cpu", &err);
+ *     tack_kernel *k = tack_kernel_create(src, "scale.py", 1, NULL, NULL, &err);
+ *     tack_arg args[3] = { tack_arg_array(x, TACK_F32, 1, shape, 0),
+ *                          tack_arg_array(out, TACK_F32, 1, shape, 1),
+ *                          tack_arg_float(2.0) };
+ *     if (tack_kernel_launch(k, dev, args, 3, &err) != TACK_OK) puts(err.message);
+ *
+ * Every function that can fail returns a tack_status and fills a tack_error;
+ * the library never exits or aborts on a caller's mistake.  A refused launch
+ * writes nothing to any array.
+ */
+#ifndef TACK_H
+#define TACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TACK_MAX_NDIM 4
+#define TACK_MAX_PARAMS 64
+
+typedef enum tack_status {
+    TACK_OK = 0,
+    TACK_ERR_COMPILE,  /* kernel source the language does not accept */
+    TACK_ERR_TYPE,     /* an argument of the wrong kind or dtype */
+    TACK_ERR_VALUE,    /* an argument with a bad value (range, layout, ...) */
+    TACK_ERR_INDEX,    /* an out-of-bounds access found in debug mode */
+    TACK_ERR_INTERNAL, /* a bug in Tack: a verifier failure, LLVM error */
+    TACK_ERR_NOMEM
+} tack_status;
+
+typedef struct tack_error {
+    tack_status status;
+    char message[2048]; /* full text, names kernel, parameter or file:line */
+    char filename[512]; /* for compile errors: the user's file */
+    int lineno;         /* for compile errors: 1-based line in that file */
+    int col;            /* 1-based column, 0 when unknown */
+} tack_error;
+
+/* Element types.  Values are stable: they appear in cache keys. */
+typedef enum tack_dtype {
+    TACK_BOOL = 0,
+    TACK_I8, TACK_I16, TACK_I32, TACK_I64,
+    TACK_U8, TACK_U16, TACK_U32, TACK_U64,
+    TACK_F32, TACK_F64,
+    TACK_DTYPE_COUNT
+} tack_dtype;
+
+const char *tack_dtype_name(tack_dtype t); /* "f32", "i64", "bool", ... */
+size_t tack_dtype_size(tack_dtype t);      /* bytes per element */
+/* Parses a name from tack_dtype_name; returns -1 when unknown. */
+int tack_dtype_from_name(const char *name);
+
+/* ---- devices --------------------------------------------------------- */
+
+typedef struct tack_device tack_device;
+
+/* The shared device for a spec ("cpu"): the same object on every call, so
+ * its compiled variants survive switching devices away and back. */
+tack_device *tack_device_get(const char *spec, tack_error *err);
+/* A new device with options and an empty variant cache.  num_threads <= 0
+ * means one per core.  Free it with tack_device_free. */
+tack_device *tack_device_create(const char *spec, int num_threads, tack_error *err);
+void tack_device_free(tack_device *dev); /* ignores shared devices */
+const char *tack_device_name(const tack_device *dev);
+int tack_device_num_threads(const tack_device *dev);
+
+/* ---- kernels and the names they use ---------------------------------- */
+
+/* What an outside name in kernel source refers to.  The host (the Python
+ * extension, or a C program) answers through a resolver callback. */
+typedef enum tack_name_kind {
+    TACK_NAME_UNBOUND = 0, /* not defined: a compile error names it */
+    TACK_NAME_MODULE,      /* a module: text holds "tack", "math" or "numpy" */
+    TACK_NAME_BUILTIN,     /* a Python builtin: text holds its name */
+    TACK_NAME_INT,         /* a constant inlined by value */
+    TACK_NAME_FLOAT,
+    TACK_NAME_BOOL,
+    TACK_NAME_FUNC         /* a device function: text holds its source */
+} tack_name_kind;
+
+typedef struct tack_name {
+    tack_name_kind kind;
+    int64_t i;            /* TACK_NAME_INT / BOOL value */
+    int is_unsigned;      /* TACK_NAME_INT: value stored in u */
+    uint64_t u;
+    double f;             /* TACK_NAME_FLOAT value */
+    const char *text;     /* MODULE/BUILTIN name, or FUNC source */
+    const char *filename; /* FUNC: file of the source */
+    int first_line;       /* FUNC: line of the source's first line */
+    void *func_ctx;       /* FUNC: resolver context for names inside it */
+} tack_name;
+
+/* Looks up `name` as seen from the code that owns `ctx`.  Returns 0 and
+ * fills *out, or returns -1 with *out left UNBOUND.  Text pointers must stay
+ * valid until the lowering that asked has finished. */
+typedef int (*tack_resolver)(void *ctx, const char *name, tack_name *out);
+
+typedef struct tack_kernel tack_kernel;
+
+/* Parses kernel source text (one `def`).  `first_line` is the line of the
+ * `def` in `filename`, so errors point at the user's file.  A NULL resolver
+ * knows the modules tack and math and Python's builtins. */
+tack_kernel *tack_kernel_create(const char *source, const char *filename,
+                                int first_line, tack_resolver resolver,
+                                void *resolver_ctx, tack_error *err);
+/* Frees the kernel and every variant compiled for it on every device. */
+void tack_kernel_free(tack_kernel *k);
+const char *tack_kernel_name(const tack_kernel *k);
+int tack_kernel_num_params(const tack_kernel *k);
+const char *tack_kernel_param_name(const tack_kernel *k, int index);
+
+/* ---- arguments and launches ------------------------------------------ */
+
+typedef enum tack_arg_kind {
+    TACK_ARG_ARRAY = 1,
+    TACK_ARG_INT,   /* typed by value: i32, i64, or u64 past INT64_MAX */
+    TACK_ARG_UINT,  /* an unsigned value (u64 when past INT64_MAX) */
+    TACK_ARG_FLOAT, /* f32, or f64 when any array argument is f64 */
+    TACK_ARG_BOOL
+} tack_arg_kind;
+
+typedef struct tack_arg {
+    tack_arg_kind kind;
+    tack_dtype dtype;        /* arrays: element type */
+    int ndim;                /* arrays */
+    int writable;            /* arrays: 0 refuses a kernel that stores to it */
+    void *data;              /* arrays: first element, C-contiguous */
+    int64_t shape[TACK_MAX_NDIM];
+    int64_t strides[TACK_MAX_NDIM]; /* bytes; checked for C order */
+    int64_t i;               /* INT, BOOL */
+    uint64_t u;              /* UINT */
+    double f;                /* FLOAT */
+} tack_arg;
+
+tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim,
+                        const int64_t *shape, int writable);
+tack_arg tack_arg_int(int64_t v);
+tack_arg tack_arg_uint(uint64_t v);
+tack_arg tack_arg_float(double v);
+tack_arg tack_arg_bool(int v);
+
+/* Compiles on a miss, then runs the kernel.  The caller's thread runs a
+ * share of the parallel loop and returns when all of it is done. */
+tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev,
+                               const tack_arg *args, int nargs,
+                               tack_error *err);
+
+/* ---- introspection ---------------------------------------------------- */
+
+/* One parameter of a variant key: (type, is_array, is_texture, texture_shape). */
+typedef struct tack_param_sig {
+    tack_dtype type;
+    int is_array;
+    int is_texture;
+    int64_t texture_shape[3];
+} tack_param_sig;
+
+/* The variant key (param_sig, vec_sig, tmpl_key, shape_sig, disjoint). */
+typedef struct tack_variant_key {
+    int num_params;
+    tack_param_sig params[TACK_MAX_PARAMS];
+    int num_vec;                      /* vec_sig: (param, width) pairs */
+    int vec_param[TACK_MAX_PARAMS];
+    int vec_width[TACK_MAX_PARAMS];
+    int num_shape;                    /* shape_sig: baked-in sizes */
+    int64_t shape[TACK_MAX_PARAMS * TACK_MAX_NDIM];
+    int disjoint;
+} tack_variant_key;
+
+int tack_kernel_num_variants(const tack_kernel *k, const tack_device *dev);
+/* Copies the key of variant `index` (0-based, in compile order). */
+tack_status tack_kernel_variant_key(const tack_kernel *k, const tack_device *dev,
+                                    int index, tack_variant_key *out);
+int tack_kernel_num_ir_templates(const tack_kernel *k);
+
+/* Process-wide counters. */
+typedef struct tack_stats {
+    uint64_t compiles;      /* variants compiled to machine code */
+    uint64_t lowerings;     /* IR templates lowered */
+    uint64_t launches;
+    uint64_t variant_hits;  /* launches that found their variant in memory */
+    uint64_t fast_path_hits;
+    uint64_t disk_hits, disk_misses, disk_bad_entries;
+} tack_stats;
+void tack_get_stats(tack_stats *out);
+
+/* Debug mode: bounds-checked kernels (later issue). */
+void tack_set_debug(int on);
+int tack_get_debug(void);
+
+const char *tack_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

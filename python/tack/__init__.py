@@ -1,0 +1,41 @@
+"""Tack: compute kernels written as decorated Python functions.
+
+The work is done by the C extension ``tack._tack`` (a client of libtack's C
+API); this file only re-exports it and adds decorator sugar.
+"""
+import math as _pymath
+import sys as _sys
+import types as _types
+
+from . import _tack
+from ._tack import (  # noqa: F401
+    Array, CompileError, Device, Kernel, dtype,
+    bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64,
+    array, copyto, empty, zeros,
+    device, get_default_device, set_default_device,
+    constant, func, stats, get_debug, set_debug,
+    __version__,
+)
+
+
+def kernel(fn=None, **options):
+    """Compiles ``fn`` as a kernel; use as ``@tack.kernel`` or ``@tack.kernel()``."""
+    if options:
+        raise TypeError("tack.kernel() takes no options: %s" % ", ".join(sorted(options)))
+    if fn is None:
+        return _tack.kernel
+    return _tack.kernel(fn)
+
+
+# tack.math.*: intrinsics inside kernels, Python's math outside them.
+math = _types.ModuleType("tack.math", "Math intrinsics (Python's math outside kernels).")
+math.__dict__.update({k: v for k, v in vars(_pymath).items() if not k.startswith("_")})
+_sys.modules.setdefault("tack.math", math)
+
+__all__ = [
+    "Array", "CompileError", "Device", "Kernel", "dtype",
+    "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+    "array", "copyto", "empty", "zeros",
+    "device", "get_default_device", "set_default_device",
+    "kernel", "func", "constant", "math", "stats", "get_debug", "set_debug",
+]

@@ -1,0 +1,441 @@
+/*
+ * array.c - tack.Array: a C-contiguous array in 64-byte aligned memory the
+ * object owns, tied to the device it was made for.  It exports the buffer
+ * protocol read/write, so np.asarray(arr) is a view without a copy.
+ * Conversions between dtypes go through NumPy.
+ */
+#define NO_IMPORT_ARRAY
+#include "ext.h"
+
+#define ALIGN 64
+
+/* Reads an int or a sequence of ints into shape; returns ndim or -1. */
+static int parse_shape(PyObject *obj, int64_t shape[TACK_MAX_NDIM])
+{
+    PyObject *seq;
+    if (PyLong_Check(obj) || PyArray_IsScalar(obj, Integer)) {
+        seq = PyTuple_Pack(1, obj);
+    } else {
+        seq = PySequence_Fast(obj, "shape must be an int or a tuple of ints");
+    }
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > TACK_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError,
+                     "arrays have at most %d dimensions, shape has %zd",
+                     TACK_MAX_NDIM, n);
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        int overflow = 0;
+        PyObject *idx = PyNumber_Index(item);
+        long long v = idx ? PyLong_AsLongLongAndOverflow(idx, &overflow) : -1;
+        Py_XDECREF(idx);
+        if (!idx || (v == -1 && PyErr_Occurred())) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (overflow || v < 0) {
+            PyErr_Format(PyExc_ValueError, "negative or too large dimension %S in shape",
+                         item);
+            Py_DECREF(seq);
+            return -1;
+        }
+        shape[i] = v;
+    }
+    Py_DECREF(seq);
+    return (int)n;
+}
+
+static PyObject *shape_tuple(int ndim, const int64_t *shape)
+{
+    PyObject *t = PyTuple_New(ndim);
+    if (!t)
+        return NULL;
+    for (int i = 0; i < ndim; i++) {
+        PyObject *v = PyLong_FromLongLong(shape[i]);
+        if (!v) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+/* A new array; steals nothing.  zero: fill with zero bytes. */
+static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dtype,
+                                  PyObject *device, int zero)
+{
+    size_t itemsize = tack_dtype_size(dtype);
+    size_t size = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] != 0 && size > (size_t)PY_SSIZE_T_MAX / (size_t)shape[i]) {
+            PyErr_SetString(PyExc_ValueError, "array is too big");
+            return NULL;
+        }
+        size *= (size_t)shape[i];
+    }
+    if (size > ((size_t)PY_SSIZE_T_MAX - ALIGN) / itemsize) {
+        PyErr_SetString(PyExc_ValueError, "array is too big");
+        return NULL;
+    }
+    size_t nbytes = size * itemsize;
+    size_t alloc = (nbytes + ALIGN - 1) / ALIGN * ALIGN;
+    if (alloc == 0)
+        alloc = ALIGN; /* empty arrays still get a valid pointer */
+
+    ext_ArrayObject *a = PyObject_New(ext_ArrayObject, &ext_ArrayType);
+    if (!a)
+        return NULL;
+    a->weakreflist = NULL;
+    a->device = NULL;
+    a->data = aligned_alloc(ALIGN, alloc);
+    if (!a->data) {
+        Py_DECREF(a);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    if (zero)
+        memset(a->data, 0, alloc);
+    a->dtype = dtype;
+    a->ndim = ndim;
+    a->size = (Py_ssize_t)size;
+    a->nbytes = (Py_ssize_t)nbytes;
+    int64_t stride = (int64_t)itemsize;
+    for (int i = ndim - 1; i >= 0; i--) {
+        a->shape[i] = shape[i];
+        a->strides[i] = stride;
+        a->py_shape[i] = (Py_ssize_t)shape[i];
+        a->py_strides[i] = (Py_ssize_t)stride;
+        stride *= shape[i];
+    }
+    a->device = Py_NewRef(device);
+    return a;
+}
+
+static PyObject *make_array(PyObject *args, PyObject *kwargs, const char *fname, int zero)
+{
+    static char *kwlist[] = {"shape", "dtype", "device", NULL};
+    PyObject *shape_obj, *dtype_obj = Py_None, *device_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, fname, kwlist,
+                                     &shape_obj, &dtype_obj, &device_obj))
+        return NULL;
+    int64_t shape[TACK_MAX_NDIM];
+    int ndim = parse_shape(shape_obj, shape);
+    if (ndim < 0)
+        return NULL;
+    tack_dtype dtype = TACK_F32;
+    if (dtype_obj != Py_None && ext_dtype_from_object(dtype_obj, &dtype) < 0)
+        return NULL;
+    PyObject *device = ext_device_from_object(device_obj);
+    if (!device)
+        return NULL;
+    PyObject *a = (PyObject *)array_new(ndim, shape, dtype, device, zero);
+    Py_DECREF(device);
+    return a;
+}
+
+PyObject *ext_empty(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    return make_array(args, kwargs, "O|OO:empty", 0);
+}
+
+PyObject *ext_zeros(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    return make_array(args, kwargs, "O|OO:zeros", 1);
+}
+
+/* A NumPy array viewing a's memory (writable), keeping a alive. */
+static PyObject *numpy_view(ext_ArrayObject *a)
+{
+    npy_intp dims[TACK_MAX_NDIM];
+    for (int i = 0; i < a->ndim; i++)
+        dims[i] = (npy_intp)a->shape[i];
+    PyObject *v = PyArray_SimpleNewFromData(a->ndim, dims,
+                                            ext_dtype_to_typenum(a->dtype), a->data);
+    if (!v)
+        return NULL;
+    if (PyArray_SetBaseObject((PyArrayObject *)v, Py_NewRef((PyObject *)a)) < 0) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    return v;
+}
+
+PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"obj", "dtype", "device", NULL};
+    PyObject *obj, *dtype_obj = Py_None, *device_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:array", kwlist,
+                                     &obj, &dtype_obj, &device_obj))
+        return NULL;
+
+    PyArray_Descr *want = NULL;
+    if (dtype_obj != Py_None) {
+        tack_dtype t;
+        if (ext_dtype_from_object(dtype_obj, &t) < 0)
+            return NULL;
+        want = PyArray_DescrFromType(ext_dtype_to_typenum(t));
+        if (!want)
+            return NULL;
+    }
+    /* Steals want; FORCECAST: an explicit dtype converts like np.array. */
+    PyArrayObject *src = (PyArrayObject *)PyArray_FromAny(
+        obj, want, 0, 0,
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED |
+        (want ? NPY_ARRAY_FORCECAST : 0), NULL);
+    if (!src)
+        return NULL;
+
+    int t = ext_dtype_from_typenum(PyArray_TYPE(src));
+    if (!want && PyArray_TYPE(src) == NPY_DOUBLE && !PyArray_Check(obj) &&
+        !ext_Array_Check(obj) && !PyObject_CheckBuffer(obj) && !PyArray_CheckScalar(obj)) {
+        /* Python floats (lists, scalars) take Tack's default float. */
+        PyArrayObject *f = (PyArrayObject *)PyArray_FromAny(
+            (PyObject *)src, PyArray_DescrFromType(NPY_FLOAT32), 0, 0,
+            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
+        Py_DECREF(src);
+        if (!f)
+            return NULL;
+        src = f;
+        t = TACK_F32;
+    }
+    if (t < 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "tack.array(): dtype %S is not supported (use bool, int8-64, "
+                     "uint8-64, float32 or float64)", (PyObject *)PyArray_DESCR(src));
+        Py_DECREF(src);
+        return NULL;
+    }
+    if (PyArray_NDIM(src) > TACK_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "arrays have at most %d dimensions, got %d",
+                     TACK_MAX_NDIM, PyArray_NDIM(src));
+        Py_DECREF(src);
+        return NULL;
+    }
+    /* A copy of a tack.Array stays on its device unless told otherwise. */
+    PyObject *device = device_obj == Py_None && ext_Array_Check(obj)
+        ? Py_NewRef(((ext_ArrayObject *)obj)->device) : ext_device_from_object(device_obj);
+    if (!device) {
+        Py_DECREF(src);
+        return NULL;
+    }
+    int64_t shape[TACK_MAX_NDIM];
+    for (int i = 0; i < PyArray_NDIM(src); i++)
+        shape[i] = PyArray_DIM(src, i);
+    ext_ArrayObject *a = array_new(PyArray_NDIM(src), shape, (tack_dtype)t, device, 0);
+    Py_DECREF(device);
+    if (a)
+        memcpy(a->data, PyArray_DATA(src), (size_t)a->nbytes);
+    Py_DECREF(src);
+    return (PyObject *)a;
+}
+
+PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"dst", "src", NULL};
+    PyObject *dst_obj, *src_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:copyto", kwlist, &dst_obj, &src_obj))
+        return NULL;
+    if (!ext_Array_Check(dst_obj)) {
+        PyErr_Format(PyExc_TypeError, "copyto(): dst must be a tack.Array, not %.100s",
+                     Py_TYPE(dst_obj)->tp_name);
+        return NULL;
+    }
+    ext_ArrayObject *dst = (ext_ArrayObject *)dst_obj;
+    PyArrayObject *src = (PyArrayObject *)PyArray_FromAny(src_obj, NULL, 0, 0, 0, NULL);
+    if (!src)
+        return NULL;
+    PyObject *r = NULL;
+    PyArray_Descr *dst_descr = NULL;
+    PyObject *view = NULL;
+    int same = PyArray_NDIM(src) == dst->ndim;
+    for (int i = 0; same && i < dst->ndim; i++)
+        same = PyArray_DIM(src, i) == dst->shape[i];
+    if (!same) {
+        PyObject *ds = shape_tuple(dst->ndim, dst->shape);
+        PyObject *ss = ds ? PyObject_GetAttrString((PyObject *)src, "shape") : NULL;
+        if (ss)
+            PyErr_Format(PyExc_ValueError,
+                         "copyto(): shapes differ: dst has shape %S, src has shape %S",
+                         ds, ss);
+        Py_XDECREF(ds);
+        Py_XDECREF(ss);
+        goto done;
+    }
+    dst_descr = PyArray_DescrFromType(ext_dtype_to_typenum(dst->dtype));
+    if (!dst_descr)
+        goto done;
+    if (!PyArray_CanCastTypeTo(PyArray_DESCR(src), dst_descr, NPY_SAME_KIND_CASTING)) {
+        PyErr_Format(PyExc_TypeError,
+                     "copyto(): cannot copy %S data into a tack.%s array under the "
+                     "'same_kind' casting rule", (PyObject *)PyArray_DESCR(src),
+                     tack_dtype_name(dst->dtype));
+        goto done;
+    }
+    view = numpy_view(dst);
+    if (!view)
+        goto done;
+    if (PyArray_CopyInto((PyArrayObject *)view, src) < 0)
+        goto done;
+    r = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(view);
+    Py_XDECREF(dst_descr);
+    Py_DECREF(src);
+    return r;
+}
+
+/* ---- the tack.Array type --------------------------------------------- */
+
+static void array_dealloc(PyObject *self)
+{
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    if (a->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    free(a->data);
+    Py_XDECREF(a->device);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static int array_getbuffer(PyObject *self, Py_buffer *view, int flags)
+{
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    view->obj = Py_NewRef(self);
+    view->buf = a->data;
+    view->len = a->nbytes;
+    view->readonly = 0;
+    view->itemsize = (Py_ssize_t)tack_dtype_size(a->dtype);
+    view->format = (flags & PyBUF_FORMAT) ? (char *)ext_dtype_format(a->dtype) : NULL;
+    view->ndim = a->ndim;
+    view->shape = (flags & PyBUF_ND) ? a->py_shape : NULL;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? a->py_strides : NULL;
+    view->suboffsets = NULL;
+    view->internal = NULL;
+    return 0;
+}
+
+static PyBufferProcs array_as_buffer = {array_getbuffer, NULL};
+
+static Py_ssize_t array_len(PyObject *self)
+{
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    if (a->ndim == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tack.Array");
+        return -1;
+    }
+    return (Py_ssize_t)a->shape[0];
+}
+
+static PySequenceMethods array_as_sequence = {.sq_length = array_len};
+
+static PyObject *array_repr(PyObject *self)
+{
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    PyObject *shape = shape_tuple(a->ndim, a->shape);
+    if (!shape)
+        return NULL;
+    const char *dev = tack_device_name(((ext_DeviceObject *)a->device)->dev);
+    PyObject *r = PyUnicode_FromFormat("tack.Array(shape=%S, dtype=%R, device='%s')",
+                                       shape, ext_dtype_object(a->dtype), dev);
+    Py_DECREF(shape);
+    return r;
+}
+
+static PyObject *array_numpy(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    npy_intp dims[TACK_MAX_NDIM];
+    for (int i = 0; i < a->ndim; i++)
+        dims[i] = (npy_intp)a->shape[i];
+    PyObject *r = PyArray_SimpleNew(a->ndim, dims, ext_dtype_to_typenum(a->dtype));
+    if (r)
+        memcpy(PyArray_DATA((PyArrayObject *)r), a->data, (size_t)a->nbytes);
+    return r;
+}
+
+static PyObject *array_get_shape(PyObject *self, void *closure)
+{
+    (void)closure;
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    return shape_tuple(a->ndim, a->shape);
+}
+
+static PyObject *array_get_strides(PyObject *self, void *closure)
+{
+    (void)closure;
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    return shape_tuple(a->ndim, a->strides);
+}
+
+static PyObject *array_get_dtype(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(ext_dtype_object(((ext_ArrayObject *)self)->dtype));
+}
+
+static PyObject *array_get_ndim(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(((ext_ArrayObject *)self)->ndim);
+}
+
+static PyObject *array_get_size(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSsize_t(((ext_ArrayObject *)self)->size);
+}
+
+static PyObject *array_get_nbytes(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSsize_t(((ext_ArrayObject *)self)->nbytes);
+}
+
+static PyObject *array_get_device(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((ext_ArrayObject *)self)->device);
+}
+
+static PyGetSetDef array_getset[] = {
+    {"shape", array_get_shape, NULL, "Dimensions, a tuple of ints.", NULL},
+    {"strides", array_get_strides, NULL, "Bytes between elements per dimension.", NULL},
+    {"dtype", array_get_dtype, NULL, "Element type, a tack.dtype.", NULL},
+    {"ndim", array_get_ndim, NULL, "Number of dimensions.", NULL},
+    {"size", array_get_size, NULL, "Number of elements.", NULL},
+    {"nbytes", array_get_nbytes, NULL, "Bytes of data.", NULL},
+    {"device", array_get_device, NULL, "The tack.Device the array belongs to.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}
+};
+
+static PyMethodDef array_methods[] = {
+    {"numpy", array_numpy, METH_NOARGS,
+     "numpy()\n--\n\nA NumPy array holding a copy of the data."},
+    {NULL, NULL, 0, NULL}
+};
+
+PyTypeObject ext_ArrayType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tack.Array",
+    .tp_basicsize = sizeof(ext_ArrayObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A C-contiguous array owned by Tack; made by tack.empty, tack.zeros\n"
+              "and tack.array.  np.asarray(arr) views it without a copy.",
+    .tp_dealloc = array_dealloc,
+    .tp_repr = array_repr,
+    .tp_as_sequence = &array_as_sequence,
+    .tp_as_buffer = &array_as_buffer,
+    .tp_weaklistoffset = offsetof(ext_ArrayObject, weakreflist),
+    .tp_getset = array_getset,
+    .tp_methods = array_methods,
+};

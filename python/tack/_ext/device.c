@@ -1,0 +1,206 @@
+/*
+ * device.c - tack.Device wraps a tack_device.  tack.device(spec) without
+ * options returns one cached object per spec (the library's shared device,
+ * whose variants survive switching away and back); with options it makes a
+ * new device with an empty cache, freed when the object goes.
+ */
+#define NO_IMPORT_ARRAY
+#include "ext.h"
+
+static PyObject *shared_devices;  /* dict: spec -> tack.Device */
+static PyObject *default_device;  /* tack.Device, made on first use */
+
+static PyObject *device_wrap(tack_device *dev, int owned)
+{
+    ext_DeviceObject *d = PyObject_New(ext_DeviceObject, &ext_DeviceType);
+    if (!d) {
+        if (owned)
+            tack_device_free(dev);
+        return NULL;
+    }
+    d->dev = dev;
+    d->owned = owned;
+    return (PyObject *)d;
+}
+
+static PyObject *device_error(const tack_error *err)
+{
+    /* An unknown spec is the caller's value; keep the library's text. */
+    if (err->status == TACK_ERR_NOMEM || err->status == TACK_ERR_INTERNAL)
+        return ext_raise(err);
+    PyErr_SetString(PyExc_ValueError, err->message);
+    return NULL;
+}
+
+static PyObject *device_shared(PyObject *spec)
+{
+    PyObject *d = PyDict_GetItemWithError(shared_devices, spec);
+    if (d)
+        return Py_NewRef(d);
+    if (PyErr_Occurred())
+        return NULL;
+    const char *s = PyUnicode_AsUTF8(spec);
+    if (!s)
+        return NULL;
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    tack_device *dev = tack_device_get(s, &err);
+    if (!dev)
+        return device_error(&err);
+    d = device_wrap(dev, 0);
+    if (!d)
+        return NULL;
+    if (PyDict_SetItem(shared_devices, spec, d) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+PyObject *ext_device_fn(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"spec", "num_threads", NULL};
+    PyObject *spec = NULL, *num_threads = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|UO:device", kwlist,
+                                     &spec, &num_threads))
+        return NULL;
+    PyObject *cpu = NULL;
+    if (!spec) {
+        spec = cpu = PyUnicode_FromString("cpu");
+        if (!spec)
+            return NULL;
+    }
+    PyObject *r;
+    if (num_threads == Py_None) {
+        r = device_shared(spec);
+    } else {
+        int overflow = 0;
+        long n = PyLong_AsLongAndOverflow(num_threads, &overflow);
+        r = NULL;
+        if (n == -1 && PyErr_Occurred()) {
+            /* TypeError from a non-integer */
+        } else if (overflow || n < 0 || n > 65536) {
+            PyErr_Format(PyExc_ValueError,
+                         "tack.device(): num_threads must be between 0 and 65536, not %S",
+                         num_threads);
+        } else {
+            const char *s = PyUnicode_AsUTF8(spec);
+            if (s) {
+                tack_error err;
+                memset(&err, 0, sizeof err);
+                tack_device *dev = tack_device_create(s, (int)n, &err);
+                r = dev ? device_wrap(dev, 1) : device_error(&err);
+            }
+        }
+    }
+    Py_XDECREF(cpu);
+    return r;
+}
+
+PyObject *ext_device_from_object(PyObject *obj)
+{
+    if (!obj || obj == Py_None) {
+        PyObject *d = ext_default_device();
+        return d ? Py_NewRef(d) : NULL;
+    }
+    if (PyObject_TypeCheck(obj, &ext_DeviceType))
+        return Py_NewRef(obj);
+    if (PyUnicode_Check(obj))
+        return device_shared(obj);
+    PyErr_Format(PyExc_TypeError,
+                 "expected a tack.Device or a device name such as 'cpu', not %.100s",
+                 Py_TYPE(obj)->tp_name);
+    return NULL;
+}
+
+PyObject *ext_default_device(void)
+{
+    if (!default_device) {
+        PyObject *spec = PyUnicode_FromString("cpu");
+        if (!spec)
+            return NULL;
+        default_device = device_shared(spec);
+        Py_DECREF(spec);
+    }
+    return default_device;
+}
+
+PyObject *ext_set_default_device(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (arg == Py_None) {
+        PyErr_SetString(PyExc_TypeError,
+                        "set_default_device() takes a tack.Device or a device name");
+        return NULL;
+    }
+    PyObject *d = ext_device_from_object(arg);
+    if (!d)
+        return NULL;
+    Py_XSETREF(default_device, d);
+    Py_RETURN_NONE;
+}
+
+PyObject *ext_get_default_device(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    PyObject *d = ext_default_device();
+    return d ? Py_NewRef(d) : NULL;
+}
+
+/* ---- the tack.Device type -------------------------------------------- */
+
+static void device_dealloc(PyObject *self)
+{
+    ext_DeviceObject *d = (ext_DeviceObject *)self;
+    if (d->owned && d->dev)
+        tack_device_free(d->dev);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *device_repr(PyObject *self)
+{
+    ext_DeviceObject *d = (ext_DeviceObject *)self;
+    return PyUnicode_FromFormat("tack.Device('%s', num_threads=%d)",
+                                tack_device_name(d->dev),
+                                tack_device_num_threads(d->dev));
+}
+
+static PyObject *device_get_name(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(tack_device_name(((ext_DeviceObject *)self)->dev));
+}
+
+static PyObject *device_get_num_threads(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(tack_device_num_threads(((ext_DeviceObject *)self)->dev));
+}
+
+static PyGetSetDef device_getset[] = {
+    {"name", device_get_name, NULL, "The device's name, e.g. 'cpu'.", NULL},
+    {"num_threads", device_get_num_threads, NULL, "Threads a launch runs on.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}
+};
+
+PyTypeObject ext_DeviceType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tack.Device",
+    .tp_basicsize = sizeof(ext_DeviceObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A device kernels run on; made by tack.device().",
+    .tp_dealloc = device_dealloc,
+    .tp_repr = device_repr,
+    .tp_getset = device_getset,
+};
+
+int ext_device_init(PyObject *module)
+{
+    if (PyType_Ready(&ext_DeviceType) < 0)
+        return -1;
+    shared_devices = PyDict_New();
+    if (!shared_devices)
+        return -1;
+    return PyModule_AddObjectRef(module, "Device", (PyObject *)&ext_DeviceType);
+}

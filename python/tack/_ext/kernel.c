@@ -1,0 +1,441 @@
+/*
+ * kernel.c - tack.Kernel: a decorated Python function and its tack_kernel.
+ *
+ * Decoration reads the function's source (inspect.getsource, dedented; the
+ * first line is co_firstlineno, the first decorator's line, which is where
+ * getsource starts) and parses it, so syntax errors surface as
+ * tack.CompileError at the decorator.  A call converts the arguments and
+ * launches on the device of the first tack.Array argument, or the default
+ * device.
+ */
+#define NO_IMPORT_ARRAY
+#include "ext.h"
+
+/* Arrays smaller than this launch with the GIL held: releasing and taking
+ * it back costs more than such a launch.  A launch that may lower keeps the
+ * GIL too: the resolver needs it, and a library lock held meanwhile could be
+ * awaited by another thread that holds the GIL. */
+#define GIL_RELEASE_ELEMS 65536
+
+static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
+                                   size_t nargsf, PyObject *kwnames);
+
+/* Copies what functools.update_wrapper copies, into the instance dict. */
+static int copy_wrapper_attrs(ext_KernelObject *kern, PyObject *func)
+{
+    static const char *const names[] = {"__module__", "__name__", "__qualname__",
+                                        "__doc__", NULL};
+    for (int i = 0; names[i]; i++) {
+        PyObject *v = PyObject_GetAttrString(func, names[i]);
+        if (!v) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();
+            continue;
+        }
+        int rc = PyDict_SetItemString(kern->dict, names[i], v);
+        Py_DECREF(v);
+        if (rc < 0)
+            return -1;
+    }
+    return PyDict_SetItemString(kern->dict, "__wrapped__", func);
+}
+
+static PyObject *kernel_create(PyTypeObject *type, PyObject *func)
+{
+    if (!PyFunction_Check(func)) {
+        PyErr_Format(PyExc_TypeError,
+                     "tack.kernel expects a Python function, not %.100s",
+                     Py_TYPE(func)->tp_name);
+        return NULL;
+    }
+    ext_KernelObject *kern = PyObject_GC_New(ext_KernelObject, type);
+    if (!kern)
+        return NULL;
+    kern->vectorcall = kernel_vectorcall;
+    kern->k = NULL;
+    kern->func = Py_NewRef(func);
+    kern->name = NULL;
+    kern->keep = PyList_New(0);
+    kern->ctxs = NULL;
+    kern->resolve_error = NULL;
+    kern->nparams = 0;
+    kern->lowered[0] = kern->lowered[1] = 0;
+    kern->dict = PyDict_New();
+    kern->weakreflist = NULL;
+    PyObject_GC_Track(kern);
+    if (!kern->keep || !kern->dict || copy_wrapper_attrs(kern, func) < 0)
+        goto fail;
+
+    ext_resolver_ctx *ctx = ext_ctx_for(kern, func);
+    if (!ctx)
+        goto fail;
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    kern->k = tack_kernel_create(PyUnicode_AsUTF8(ctx->source),
+                                 PyUnicode_AsUTF8(ctx->filename), ctx->first_line,
+                                 ext_resolve, ctx, &err);
+    if (!kern->k) {
+        if (err.status == TACK_OK) {
+            err.status = TACK_ERR_INTERNAL;
+            snprintf(err.message, sizeof err.message,
+                     "tack_kernel_create failed without a message");
+        }
+        ext_raise(&err);
+        goto fail;
+    }
+    kern->nparams = tack_kernel_num_params(kern->k);
+    const char *name = tack_kernel_name(kern->k);
+    kern->name = name ? PyUnicode_FromString(name) : PyObject_GetAttrString(func, "__name__");
+    if (!kern->name)
+        goto fail;
+    return (PyObject *)kern;
+fail:
+    Py_DECREF(kern);
+    return NULL;
+}
+
+PyObject *ext_kernel_fn(PyObject *self, PyObject *func)
+{
+    (void)self;
+    if (ext_Kernel_Check(func))
+        return Py_NewRef(func);
+    return kernel_create(&ext_KernelType, func);
+}
+
+PyObject *ext_func_fn(PyObject *self, PyObject *func)
+{
+    (void)self;
+    if (!PyFunction_Check(func)) {
+        PyErr_Format(PyExc_TypeError,
+                     "tack.func expects a Python function, not %.100s",
+                     Py_TYPE(func)->tp_name);
+        return NULL;
+    }
+    if (PyObject_SetAttrString(func, "__tack_func__", Py_True) < 0)
+        return NULL;
+    return Py_NewRef(func);
+}
+
+static PyObject *kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"func", NULL};
+    PyObject *func;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Kernel", kwlist, &func))
+        return NULL;
+    return kernel_create(type, func);
+}
+
+/* "x, out, a" for messages. */
+static PyObject *param_list(ext_KernelObject *kern)
+{
+    PyObject *names = PyList_New(0);
+    if (!names)
+        return NULL;
+    for (int i = 0; i < kern->nparams; i++) {
+        const char *p = tack_kernel_param_name(kern->k, i);
+        PyObject *s = PyUnicode_FromString(p ? p : "?");
+        if (!s || PyList_Append(names, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(names);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *r = sep ? PyUnicode_Join(sep, names) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(names);
+    return r;
+}
+
+static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
+                                   size_t nargsf, PyObject *kwnames)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_Format(PyExc_TypeError,
+                     "kernel '%U' takes positional arguments only, got keyword '%U'",
+                     kern->name, PyTuple_GET_ITEM(kwnames, 0));
+        return NULL;
+    }
+    if (nargs != kern->nparams) {
+        PyObject *params = param_list(kern);
+        if (params)
+            PyErr_Format(PyExc_TypeError,
+                         "kernel '%U' takes %d argument%s (%U) but %zd %s given",
+                         kern->name, kern->nparams, kern->nparams == 1 ? "" : "s",
+                         params, nargs, nargs == 1 ? "was" : "were");
+        Py_XDECREF(params);
+        return NULL;
+    }
+    tack_arg targs[TACK_MAX_PARAMS];
+    ext_launch_state st;
+    st.nviews = 0;
+    st.device = NULL;
+    st.max_elems = 0;
+    if (ext_convert_args(kern, args, nargs, targs, &st) < 0)
+        return NULL;
+    PyObject *dev = st.device ? st.device : ext_default_device();
+    if (!dev) {
+        ext_release_args(&st);
+        return NULL;
+    }
+    Py_INCREF(dev); /* another thread may switch the default during the launch */
+    tack_device *d = ((ext_DeviceObject *)dev)->dev;
+    tack_error err;
+    err.status = TACK_OK;
+    err.message[0] = '\0';
+    err.filename[0] = '\0';
+    err.lineno = err.col = 0;
+    tack_status s;
+    int debug = tack_get_debug() ? 1 : 0;
+    if (st.max_elems >= GIL_RELEASE_ELEMS && kern->lowered[debug]) {
+        Py_BEGIN_ALLOW_THREADS
+        s = tack_kernel_launch(kern->k, d, targs, (int)nargs, &err);
+        Py_END_ALLOW_THREADS
+    } else {
+        s = tack_kernel_launch(kern->k, d, targs, (int)nargs, &err);
+    }
+    ext_release_args(&st);
+    Py_DECREF(dev);
+    if (s == TACK_OK) {
+        kern->lowered[debug] = 1;
+        Py_CLEAR(kern->resolve_error);
+        Py_RETURN_NONE;
+    }
+    if (err.status == TACK_OK)
+        err.status = s;
+    ext_raise(&err);
+    if (kern->resolve_error) {
+        /* A Python error while looking a name up explains the failure. */
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        PyErr_NormalizeException(&t, &v, &tb);
+        if (v)
+            PyException_SetCause(v, kern->resolve_error); /* steals */
+        else
+            Py_DECREF(kern->resolve_error);
+        kern->resolve_error = NULL;
+        PyErr_Restore(t, v, tb);
+    }
+    return NULL;
+}
+
+/* ---- introspection --------------------------------------------------- */
+
+static PyObject *int_tuple(int n, const int64_t *v)
+{
+    PyObject *t = PyTuple_New(n);
+    if (!t)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (!x) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+static PyObject *variant_key_tuple(const tack_variant_key *key)
+{
+    PyObject *params = PyTuple_New(key->num_params);
+    if (!params)
+        return NULL;
+    for (int i = 0; i < key->num_params; i++) {
+        const tack_param_sig *p = &key->params[i];
+        PyObject *tex = p->is_texture ? int_tuple(3, p->texture_shape) : Py_NewRef(Py_None);
+        PyObject *e = tex ? Py_BuildValue("(sNNN)", tack_dtype_name(p->type),
+                                          PyBool_FromLong(p->is_array),
+                                          PyBool_FromLong(p->is_texture), tex)
+                          : NULL;
+        if (!e) {
+            Py_DECREF(params);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(params, i, e);
+    }
+    PyObject *vec = PyTuple_New(key->num_vec);
+    if (!vec) {
+        Py_DECREF(params);
+        return NULL;
+    }
+    for (int i = 0; i < key->num_vec; i++) {
+        PyObject *e = Py_BuildValue("(ii)", key->vec_param[i], key->vec_width[i]);
+        if (!e) {
+            Py_DECREF(params);
+            Py_DECREF(vec);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(vec, i, e);
+    }
+    PyObject *shape = int_tuple(key->num_shape, key->shape);
+    if (!shape) {
+        Py_DECREF(params);
+        Py_DECREF(vec);
+        return NULL;
+    }
+    return Py_BuildValue("(NN()NN)", params, vec, shape, PyBool_FromLong(key->disjoint));
+}
+
+static PyObject *kernel_variants(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    static char *kwlist[] = {"device", NULL};
+    PyObject *device_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:variants", kwlist, &device_obj))
+        return NULL;
+    PyObject *dev = ext_device_from_object(device_obj);
+    if (!dev)
+        return NULL;
+    tack_device *d = ((ext_DeviceObject *)dev)->dev;
+    int n = tack_kernel_num_variants(kern->k, d);
+    PyObject *list = PyList_New(0);
+    tack_variant_key *key = PyMem_Malloc(sizeof *key);
+    if (!list || !key) {
+        if (!key)
+            PyErr_NoMemory();
+        goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+        memset(key, 0, sizeof *key);
+        if (tack_kernel_variant_key(kern->k, d, i, key) != TACK_OK)
+            continue; /* dropped between the count and the read */
+        PyObject *t = variant_key_tuple(key);
+        if (!t || PyList_Append(list, t) < 0) {
+            Py_XDECREF(t);
+            goto fail;
+        }
+        Py_DECREF(t);
+    }
+    PyMem_Free(key);
+    Py_DECREF(dev);
+    return list;
+fail:
+    PyMem_Free(key);
+    Py_XDECREF(list);
+    Py_DECREF(dev);
+    return NULL;
+}
+
+static PyObject *kernel_ir_templates(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    int n = tack_kernel_num_ir_templates(kern->k);
+    PyObject *list = PyList_New(n < 0 ? 0 : n);
+    if (!list)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *key = PyTuple_New(0); /* the plain template's key */
+        if (!key) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, key);
+    }
+    return list;
+}
+
+/* ---- the tack.Kernel type -------------------------------------------- */
+
+static int kernel_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    Py_VISIT(kern->func);
+    Py_VISIT(kern->keep);
+    Py_VISIT(kern->dict);
+    Py_VISIT(kern->resolve_error);
+    for (ext_resolver_ctx *c = kern->ctxs; c; c = c->next)
+        Py_VISIT(c->func);
+    return 0;
+}
+
+static int kernel_clear(PyObject *self)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    Py_CLEAR(kern->dict);
+    Py_CLEAR(kern->resolve_error);
+    /* func, keep and the contexts stay until dealloc: the library may hold
+     * their texts until the kernel is freed. */
+    return 0;
+}
+
+static void kernel_dealloc(PyObject *self)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    PyObject_GC_UnTrack(self);
+    if (kern->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    if (kern->k)
+        tack_kernel_free(kern->k);
+    kern->k = NULL;
+    ext_ctx_free_all(kern);
+    Py_CLEAR(kern->func);
+    Py_CLEAR(kern->name);
+    Py_CLEAR(kern->keep);
+    Py_CLEAR(kern->dict);
+    Py_CLEAR(kern->resolve_error);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *kernel_repr(PyObject *self)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    return PyUnicode_FromFormat("<tack.Kernel %U>", kern->name);
+}
+
+static PyObject *kernel_get_func(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((ext_KernelObject *)self)->func);
+}
+
+/* Accessing a kernel through an instance gives the kernel itself (no
+ * binding): kernels are plain functions of their arguments. */
+static PyObject *kernel_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)obj; (void)type;
+    return Py_NewRef(self);
+}
+
+static PyGetSetDef kernel_getset[] = {
+    {"func", kernel_get_func, NULL, "The decorated Python function.", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}
+};
+
+static PyMethodDef kernel_methods[] = {
+    {"variants", (PyCFunction)(void (*)(void))kernel_variants,
+     METH_VARARGS | METH_KEYWORDS,
+     "variants(device=None)\n--\n\n"
+     "The keys of the variants compiled on device (default: the default\n"
+     "device), as (param_sig, vec_sig, tmpl_key, shape_sig, disjoint)."},
+    {"ir_templates", kernel_ir_templates, METH_NOARGS,
+     "ir_templates()\n--\n\nThe keys of the IR templates lowered so far."},
+    {NULL, NULL, 0, NULL}
+};
+
+PyTypeObject ext_KernelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tack.Kernel",
+    .tp_basicsize = sizeof(ext_KernelObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A compiled kernel: call it with the function's arguments.",
+    .tp_new = kernel_new,
+    .tp_dealloc = kernel_dealloc,
+    .tp_traverse = kernel_traverse,
+    .tp_clear = kernel_clear,
+    .tp_repr = kernel_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(ext_KernelObject, vectorcall),
+    .tp_descr_get = kernel_descr_get,
+    .tp_dictoffset = offsetof(ext_KernelObject, dict),
+    .tp_weaklistoffset = offsetof(ext_KernelObject, weakreflist),
+    .tp_getset = kernel_getset,
+    .tp_methods = kernel_methods,
+};

@@ -1,0 +1,177 @@
+/*
+ * module.c - tack._tack: module init, error mapping, process-wide functions.
+ */
+#include "ext.h"
+
+PyObject *ext_CompileError;
+
+PyObject *ext_raise(const tack_error *err)
+{
+    PyObject *msg = PyUnicode_DecodeUTF8(err->message, (Py_ssize_t)strlen(err->message),
+                                         "replace");
+    if (!msg)
+        return NULL;
+    PyObject *type;
+    switch (err->status) {
+    case TACK_ERR_COMPILE: {
+        PyObject *exc = PyObject_CallOneArg(ext_CompileError, msg);
+        Py_DECREF(msg);
+        if (!exc)
+            return NULL;
+        PyObject *lineno = PyLong_FromLong(err->lineno);
+        PyObject *col = PyLong_FromLong(err->col);
+        PyObject *fname = err->filename[0]
+            ? PyUnicode_DecodeFSDefault(err->filename) : Py_NewRef(Py_None);
+        if (lineno && col && fname &&
+            PyObject_SetAttrString(exc, "lineno", lineno) == 0 &&
+            PyObject_SetAttrString(exc, "col", col) == 0 &&
+            PyObject_SetAttrString(exc, "filename", fname) == 0)
+            PyErr_SetObject(ext_CompileError, exc);
+        Py_XDECREF(lineno);
+        Py_XDECREF(col);
+        Py_XDECREF(fname);
+        Py_DECREF(exc);
+        return NULL;
+    }
+    case TACK_ERR_TYPE:   type = PyExc_TypeError; break;
+    case TACK_ERR_VALUE:  type = PyExc_ValueError; break;
+    case TACK_ERR_INDEX:  type = PyExc_IndexError; break;
+    case TACK_ERR_NOMEM:  type = PyExc_MemoryError; break;
+    default:              type = PyExc_RuntimeError; break;
+    }
+    PyErr_SetObject(type, msg);
+    Py_DECREF(msg);
+    return NULL;
+}
+
+static PyObject *ext_stats(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    tack_stats s;
+    memset(&s, 0, sizeof s);
+    tack_get_stats(&s);
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+                         "compiles", (unsigned long long)s.compiles,
+                         "lowerings", (unsigned long long)s.lowerings,
+                         "launches", (unsigned long long)s.launches,
+                         "variant_hits", (unsigned long long)s.variant_hits,
+                         "fast_path_hits", (unsigned long long)s.fast_path_hits,
+                         "disk_hits", (unsigned long long)s.disk_hits,
+                         "disk_misses", (unsigned long long)s.disk_misses,
+                         "disk_bad_entries", (unsigned long long)s.disk_bad_entries);
+}
+
+static PyObject *ext_set_debug(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    tack_set_debug(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ext_get_debug(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    return PyBool_FromLong(tack_get_debug());
+}
+
+/* tack.constant(v): marks a module-level value a kernel inlines.  The
+ * resolver inlines int, float and bool globals anyway, so it only checks. */
+static PyObject *ext_constant(PyObject *self, PyObject *v)
+{
+    (void)self;
+    if (!(PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v) ||
+          PyArray_IsScalar(v, Integer) || PyArray_IsScalar(v, Floating) ||
+          PyArray_IsScalar(v, Bool))) {
+        PyErr_Format(PyExc_TypeError,
+                     "tack.constant() takes an int, float or bool, not %.100s",
+                     Py_TYPE(v)->tp_name);
+        return NULL;
+    }
+    return Py_NewRef(v);
+}
+
+static PyMethodDef module_methods[] = {
+    {"device", (PyCFunction)(void (*)(void))ext_device_fn, METH_VARARGS | METH_KEYWORDS,
+     "device(spec='cpu', num_threads=None)\n--\n\n"
+     "The device for spec.  Without options the same object every call; with\n"
+     "num_threads a new device with an empty variant cache."},
+    {"set_default_device", ext_set_default_device, METH_O,
+     "set_default_device(spec_or_device)\n--\n\nSets the device kernels launch on."},
+    {"get_default_device", ext_get_default_device, METH_NOARGS,
+     "get_default_device()\n--\n\nThe device kernels launch on by default."},
+    {"empty", (PyCFunction)(void (*)(void))ext_empty, METH_VARARGS | METH_KEYWORDS,
+     "empty(shape, dtype=tack.f32, device=None)\n--\n\nA new uninitialized array."},
+    {"zeros", (PyCFunction)(void (*)(void))ext_zeros, METH_VARARGS | METH_KEYWORDS,
+     "zeros(shape, dtype=tack.f32, device=None)\n--\n\nA new zero-filled array."},
+    {"array", (PyCFunction)(void (*)(void))ext_array, METH_VARARGS | METH_KEYWORDS,
+     "array(obj, dtype=None, device=None)\n--\n\n"
+     "A new array holding a copy of obj (a NumPy array, buffer, list, ...).\n"
+     "dtype defaults to obj's dtype; lists of Python floats become f32."},
+    {"copyto", (PyCFunction)(void (*)(void))ext_copyto, METH_VARARGS | METH_KEYWORDS,
+     "copyto(dst, src)\n--\n\n"
+     "Copies src into the tack.Array dst.  Shapes must match; dtypes convert\n"
+     "with NumPy's 'same_kind' casting rule."},
+    {"kernel", ext_kernel_fn, METH_O,
+     "kernel(func)\n--\n\nCompiles func as a Tack kernel (a decorator)."},
+    {"func", ext_func_fn, METH_O,
+     "func(f)\n--\n\nMarks f as a device function kernels may call."},
+    {"constant", ext_constant, METH_O,
+     "constant(value)\n--\n\nA numeric global that kernels inline by value."},
+    {"stats", ext_stats, METH_NOARGS,
+     "stats()\n--\n\nProcess-wide counters of compiles, lowerings, launches, hits."},
+    {"set_debug", ext_set_debug, METH_O,
+     "set_debug(on)\n--\n\nTurns bounds-checked kernels on or off."},
+    {"get_debug", ext_get_debug, METH_NOARGS,
+     "get_debug()\n--\n\nWhether debug (bounds-checked) mode is on."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef tack_module = {
+    PyModuleDef_HEAD_INIT, "tack._tack",
+    "The C extension behind the tack package.", -1, module_methods,
+    NULL, NULL, NULL, NULL
+};
+
+static PyObject *make_compile_error(void)
+{
+    PyObject *dict = Py_BuildValue("{s:O,s:O,s:O}", "lineno", Py_None,
+                                   "filename", Py_None, "col", Py_None);
+    if (!dict)
+        return NULL;
+    PyObject *exc = PyErr_NewExceptionWithDoc(
+        "tack.CompileError",
+        "Kernel source the Tack language does not accept.  .filename and\n"
+        ".lineno point into the user's file; .col is 0 when unknown.",
+        PyExc_Exception, dict);
+    Py_DECREF(dict);
+    return exc;
+}
+
+PyMODINIT_FUNC PyInit__tack(void)
+{
+    import_array();
+
+    PyObject *m = PyModule_Create(&tack_module);
+    if (!m)
+        return NULL;
+    if (PyType_Ready(&ext_ArrayType) < 0 || PyType_Ready(&ext_KernelType) < 0)
+        goto fail;
+    if (ext_dtype_init(m) < 0 || ext_device_init(m) < 0)
+        goto fail;
+    if (PyModule_AddObjectRef(m, "Array", (PyObject *)&ext_ArrayType) < 0 ||
+        PyModule_AddObjectRef(m, "Kernel", (PyObject *)&ext_KernelType) < 0)
+        goto fail;
+    ext_CompileError = make_compile_error();
+    if (!ext_CompileError ||
+        PyModule_AddObjectRef(m, "CompileError", ext_CompileError) < 0)
+        goto fail;
+    if (PyModule_AddStringConstant(m, "__version__", tack_version()) < 0)
+        goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

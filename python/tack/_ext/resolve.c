@@ -1,0 +1,361 @@
+/*
+ * resolve.c - answers the library's questions about outside names.
+ *
+ * A name in kernel source is looked up as Python would from the kernel
+ * function: its closure cells, then its globals, then builtins.  What it
+ * finds is described to the library as a tack_name: modules by name,
+ * numbers by value, builtins by their own name, device functions
+ * (@tack.func or another tack.Kernel) by their source and a context for
+ * the names inside them.  Texts handed out are owned by the kernel (its
+ * contexts and its keep list), so they outlive the lowering that asked.
+ *
+ * The library may ask during a launch that runs without the GIL, so the
+ * callback takes it.
+ */
+#define NO_IMPORT_ARRAY
+#include "ext.h"
+
+static PyObject *builtins_module;
+
+int ext_function_source(PyObject *func, ext_resolver_ctx *ctx)
+{
+    PyObject *inspect = NULL, *textwrap = NULL, *raw = NULL, *src = NULL;
+    PyObject *fname = NULL, *code = NULL, *line = NULL;
+    int rc = -1;
+
+    inspect = PyImport_ImportModule("inspect");
+    textwrap = inspect ? PyImport_ImportModule("textwrap") : NULL;
+    if (!textwrap)
+        goto done;
+    raw = PyObject_CallMethod(inspect, "getsource", "O", func);
+    if (!raw) {
+        if (PyErr_ExceptionMatches(PyExc_OSError)) {
+            /* Say why Tack needs it; keep inspect's error as the cause. */
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            PyErr_NormalizeException(&t, &v, &tb);
+            if (tb && v)
+                PyException_SetTraceback(v, tb);
+            PyObject *qual = PyObject_GetAttrString(func, "__qualname__");
+            if (qual) {
+                PyErr_Format(PyExc_OSError,
+                             "tack cannot read the source of '%U': kernels and device "
+                             "functions must be defined in a source file", qual);
+                Py_DECREF(qual);
+                PyObject *t2, *v2, *tb2;
+                PyErr_Fetch(&t2, &v2, &tb2);
+                PyErr_NormalizeException(&t2, &v2, &tb2);
+                if (v2 && v)
+                    PyException_SetCause(v2, Py_NewRef(v));
+                PyErr_Restore(t2, v2, tb2);
+            }
+            Py_XDECREF(t);
+            Py_XDECREF(v);
+            Py_XDECREF(tb);
+        }
+        goto done;
+    }
+    src = PyObject_CallMethod(textwrap, "dedent", "O", raw);
+    if (!src)
+        goto done;
+    if (!PyUnicode_Check(src)) {
+        PyErr_SetString(PyExc_TypeError, "textwrap.dedent() did not return a str");
+        goto done;
+    }
+    code = PyObject_GetAttrString(func, "__code__");
+    if (!code)
+        goto done;
+    fname = PyObject_CallMethod(inspect, "getsourcefile", "O", func);
+    if (!fname || !PyUnicode_Check(fname)) {
+        PyErr_Clear();
+        Py_XDECREF(fname);
+        fname = PyObject_GetAttrString(code, "co_filename");
+        if (!fname)
+            goto done;
+    }
+    line = PyObject_GetAttrString(code, "co_firstlineno");
+    if (!line)
+        goto done;
+    long first = PyLong_AsLong(line);
+    if (first == -1 && PyErr_Occurred())
+        goto done;
+    /* The library reads these as UTF-8; fail here rather than later. */
+    if (!PyUnicode_AsUTF8(src) || !PyUnicode_AsUTF8(fname))
+        goto done;
+    Py_XSETREF(ctx->source, Py_NewRef(src));
+    Py_XSETREF(ctx->filename, Py_NewRef(fname));
+    ctx->first_line = (int)first;
+    rc = 0;
+done:
+    Py_XDECREF(inspect);
+    Py_XDECREF(textwrap);
+    Py_XDECREF(raw);
+    Py_XDECREF(src);
+    Py_XDECREF(fname);
+    Py_XDECREF(code);
+    Py_XDECREF(line);
+    return rc;
+}
+
+ext_resolver_ctx *ext_ctx_for(ext_KernelObject *owner, PyObject *func)
+{
+    for (ext_resolver_ctx *c = owner->ctxs; c; c = c->next)
+        if (c->func == func)
+            return c;
+    ext_resolver_ctx *c = PyMem_Calloc(1, sizeof *c);
+    if (!c) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    c->func = Py_NewRef(func);
+    c->owner = owner;
+    if (ext_function_source(func, c) < 0) {
+        Py_DECREF(c->func);
+        PyMem_Free(c);
+        return NULL;
+    }
+    c->next = owner->ctxs;
+    owner->ctxs = c;
+    return c;
+}
+
+void ext_ctx_free_all(ext_KernelObject *owner)
+{
+    ext_resolver_ctx *c = owner->ctxs;
+    owner->ctxs = NULL;
+    while (c) {
+        ext_resolver_ctx *next = c->next;
+        Py_XDECREF(c->func);
+        Py_XDECREF(c->source);
+        Py_XDECREF(c->filename);
+        PyMem_Free(c);
+        c = next;
+    }
+}
+
+/* The value `name` has as seen from func: a new reference, or NULL with no
+ * exception when unbound, or NULL with an exception. */
+static PyObject *lookup(PyObject *func, PyObject *name)
+{
+    PyObject *code = PyFunction_GetCode(func);
+    PyObject *closure = PyFunction_GetClosure(func);
+    if (closure && closure != Py_None) {
+        PyObject *freevars = PyObject_GetAttrString(code, "co_freevars");
+        if (!freevars)
+            return NULL;
+        Py_ssize_t n = PyTuple_Check(freevars) ? PyTuple_GET_SIZE(freevars) : 0;
+        for (Py_ssize_t i = 0; i < n && i < PyTuple_GET_SIZE(closure); i++) {
+            int eq = PyUnicode_Compare(PyTuple_GET_ITEM(freevars, i), name);
+            if (eq == -1 && PyErr_Occurred()) {
+                Py_DECREF(freevars);
+                return NULL;
+            }
+            if (eq == 0) {
+                Py_DECREF(freevars);
+                PyObject *v = PyCell_GET(PyTuple_GET_ITEM(closure, i));
+                return v ? Py_NewRef(v) : NULL; /* an empty cell is unbound */
+            }
+        }
+        Py_DECREF(freevars);
+    }
+    PyObject *globals = PyFunction_GetGlobals(func);
+    PyObject *v = PyDict_GetItemWithError(globals, name);
+    if (v)
+        return Py_NewRef(v);
+    if (PyErr_Occurred())
+        return NULL;
+    /* Builtins the way the function sees them. */
+    PyObject *b = PyDict_GetItemString(globals, "__builtins__");
+    if (b && PyDict_Check(b)) {
+        v = PyDict_GetItemWithError(b, name);
+        return v ? Py_NewRef(v) : NULL;
+    }
+    if (!b)
+        b = builtins_module;
+    v = PyObject_GetAttr(b, name);
+    if (!v && PyErr_ExceptionMatches(PyExc_AttributeError))
+        PyErr_Clear();
+    return v;
+}
+
+/* Module names the library knows; others are passed as they are. */
+static const char *module_text(ext_KernelObject *owner, PyObject *module)
+{
+    PyObject *name = PyModule_GetNameObject(module);
+    if (!name)
+        return NULL;
+    const char *s = PyUnicode_AsUTF8(name);
+    const char *r = NULL;
+    if (!s) {
+        r = NULL;
+    } else if (strcmp(s, "tack.math") == 0 || strcmp(s, "math") == 0) {
+        r = "math";
+    } else if (strcmp(s, "tack") == 0 || strncmp(s, "tack.", 5) == 0) {
+        r = "tack";
+    } else if (strcmp(s, "numpy") == 0) {
+        r = "numpy";
+    } else if (PyList_Append(owner->keep, name) == 0) {
+        r = s;
+    }
+    Py_DECREF(name);
+    return r;
+}
+
+/* A builtin's own name when v is one (range, abs, int, ...), else NULL.
+ * The texts are the interpreter's static names. */
+static const char *builtin_text(PyObject *v)
+{
+    if (!builtins_module)
+        return NULL;
+    const char *s = NULL;
+    if (PyCFunction_Check(v) && PyCFunction_GET_SELF(v) == builtins_module)
+        return ((PyCFunctionObject *)v)->m_ml->ml_name;
+    if (PyType_Check(v) && !(((PyTypeObject *)v)->tp_flags & Py_TPFLAGS_HEAPTYPE))
+        s = ((PyTypeObject *)v)->tp_name;
+    if (!s || strchr(s, '.'))
+        return NULL;
+    PyObject *same = PyObject_GetAttrString(builtins_module, s);
+    if (!same) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(same);
+    return same == v ? s : NULL;
+}
+
+/* Fills out for v; 0, or -1 (maybe with an exception) when v has no
+ * meaning in a kernel. */
+static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
+{
+    if (PyModule_Check(v)) {
+        out->text = module_text(ctx->owner, v);
+        if (!out->text)
+            return -1;
+        out->kind = TACK_NAME_MODULE;
+        return 0;
+    }
+    if (PyBool_Check(v) || PyArray_IsScalar(v, Bool)) {
+        int t = PyObject_IsTrue(v);
+        if (t < 0)
+            return -1;
+        out->kind = TACK_NAME_BOOL;
+        out->i = t;
+        return 0;
+    }
+    if (PyLong_Check(v) || PyArray_IsScalar(v, Integer)) {
+        PyObject *n = PyNumber_Index(v);
+        if (!n)
+            return -1;
+        int overflow = 0;
+        long long i = PyLong_AsLongLongAndOverflow(n, &overflow);
+        int rc = 0;
+        if (overflow > 0) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(n);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear(); /* beyond u64: the library reports the name */
+                rc = -1;
+            } else {
+                out->kind = TACK_NAME_INT;
+                out->is_unsigned = 1;
+                out->u = u;
+            }
+        } else if (overflow < 0 || (i == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            rc = -1;
+        } else {
+            out->kind = TACK_NAME_INT;
+            out->i = i;
+        }
+        Py_DECREF(n);
+        return rc;
+    }
+    if (PyFloat_Check(v) || PyArray_IsScalar(v, Floating)) {
+        double f = PyFloat_AsDouble(v);
+        if (f == -1.0 && PyErr_Occurred())
+            return -1;
+        out->kind = TACK_NAME_FLOAT;
+        out->f = f;
+        return 0;
+    }
+    PyObject *func = NULL;
+    if (ext_Kernel_Check(v)) {
+        func = ((ext_KernelObject *)v)->func;
+    } else if (PyFunction_Check(v)) {
+        PyObject *mark = PyObject_GetAttrString(v, "__tack_func__");
+        if (!mark) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();
+        }
+        int marked = mark ? PyObject_IsTrue(mark) : 0;
+        Py_XDECREF(mark);
+        if (marked < 0)
+            return -1;
+        if (marked)
+            func = v;
+    }
+    if (func) {
+        ext_resolver_ctx *fc = ext_ctx_for(ctx->owner, func);
+        if (!fc)
+            return -1;
+        out->kind = TACK_NAME_FUNC;
+        out->text = PyUnicode_AsUTF8(fc->source);
+        out->filename = PyUnicode_AsUTF8(fc->filename);
+        out->first_line = fc->first_line;
+        out->func_ctx = fc;
+        return 0;
+    }
+    const char *b = builtin_text(v);
+    if (b) {
+        out->kind = TACK_NAME_BUILTIN;
+        out->text = b;
+        return 0;
+    }
+    return -1;
+}
+
+int ext_resolve(void *vctx, const char *name, tack_name *out)
+{
+    ext_resolver_ctx *ctx = vctx;
+    memset(out, 0, sizeof *out);
+    out->kind = TACK_NAME_UNBOUND;
+    if (!ctx || !name)
+        return -1;
+
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb); /* leave a caller's pending error alone */
+    int rc = -1;
+    if (!builtins_module)
+        builtins_module = PyImport_ImportModule("builtins");
+    PyObject *key = PyUnicode_FromString(name);
+    PyObject *v = key && builtins_module ? lookup(ctx->func, key) : NULL;
+    Py_XDECREF(key);
+    if (v) {
+        rc = describe(ctx, v, out);
+        Py_DECREF(v);
+    }
+    if (rc < 0) {
+        memset(out, 0, sizeof *out);
+        out->kind = TACK_NAME_UNBOUND;
+    }
+    if (PyErr_Occurred()) {
+        /* Keep the first such error: the kernel chains it to the
+         * CompileError the library then reports for this name. */
+        ext_KernelObject *owner = ctx->owner;
+        if (!owner->resolve_error) {
+            PyObject *t2, *v2, *tb2;
+            PyErr_Fetch(&t2, &v2, &tb2);
+            PyErr_NormalizeException(&t2, &v2, &tb2);
+            if (tb2 && v2)
+                PyException_SetTraceback(v2, tb2);
+            owner->resolve_error = v2;
+            Py_XDECREF(t2);
+            Py_XDECREF(tb2);
+        }
+        PyErr_Clear();
+    }
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(gil);
+    return rc;
+}

@@ -1,0 +1,810 @@
+/* codegen.c - typed IR -> LLVM IR -> optimized object code (see cpu.h).
+ *
+ * Floating point is strict IEEE: no fast-math flags are set and the target
+ * does not contract multiplies into FMAs.  Integer arithmetic wraps (no nsw
+ * flags) and every operation LLVM leaves undefined (division by zero,
+ * INT_MIN / -1, oversized shifts, out-of-range float->int) is guarded to
+ * give NumPy's answer. */
+#include "cpu.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the target, created once ---- */
+
+static pthread_once_t target_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
+static LLVMTargetMachineRef target_machine;
+static char target_error[512];
+static char target_desc[4096];
+static atomic_uint_fast64_t symbol_counter;
+
+static void init_target(void) {
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+    char *triple = LLVMGetDefaultTargetTriple();
+    char *cpu = LLVMGetHostCPUName();
+    char *features = LLVMGetHostCPUFeatures();
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+        snprintf(target_error, sizeof target_error, "LLVM has no target for %s: %s", triple,
+                 msg ? msg : "");
+        LLVMDisposeMessage(msg);
+    } else {
+        target_machine = LLVMCreateTargetMachine(target, triple, cpu, features,
+                                                 LLVMCodeGenLevelDefault, LLVMRelocPIC,
+                                                 LLVMCodeModelSmall);
+        if (!target_machine) snprintf(target_error, sizeof target_error, "no target machine");
+    }
+    snprintf(target_desc, sizeof target_desc, "%s:%s:%s", triple, cpu, features);
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+}
+
+const char *cpu_target_description(void) {
+    pthread_once(&target_once, init_target);
+    return target_desc;
+}
+
+/* ---- the generator ---- */
+
+typedef struct loop_targets {
+    LLVMBasicBlockRef cont, brk;
+} loop_targets;
+
+typedef struct gen {
+    const ir_func *f;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    LLVMValueRef *params;   /* impl: parameter values */
+    LLVMValueRef *locals;   /* allocas */
+    LLVMValueRef dims;      /* range function only */
+    loop_targets loops[64];
+    int nloops;
+    LLVMTypeRef i1, i8, i32, i64, f32, f64, vd;
+} gen;
+
+static LLVMTypeRef ty(gen *g, ir_type t) {
+    switch (t) {
+    case TACK_BOOL: return g->i1;
+    case TACK_I8: case TACK_U8: return g->i8;
+    case TACK_I16: case TACK_U16: return LLVMInt16TypeInContext(g->ctx);
+    case TACK_I32: case TACK_U32: return g->i32;
+    case TACK_F32: return g->f32;
+    case TACK_F64: return g->f64;
+    default: return g->i64;
+    }
+}
+
+/* Arrays of bool are stored one byte per element. */
+static LLVMTypeRef mem_ty(gen *g, ir_type t) { return t == TACK_BOOL ? g->i8 : ty(g, t); }
+
+static LLVMValueRef intrinsic(gen *g, const char *base, ir_type t, LLVMValueRef *args, int n) {
+    char name[64];
+    const char *suffix = t == TACK_F32 ? "f32" : t == TACK_F64 ? "f64" : "";
+    snprintf(name, sizeof name, "%s.%s", base, suffix);
+    LLVMTypeRef at[3];
+    for (int i = 0; i < n; i++) at[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef ft = LLVMFunctionType(ty(g, t), at, n, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+    if (!fn) fn = LLVMAddFunction(g->mod, name, ft);
+    return LLVMBuildCall2(g->b, ft, fn, args, n, "");
+}
+
+/* A C math library function: sinf/sin, atan2f/atan2, ... */
+static LLVMValueRef libm(gen *g, const char *base, ir_type t, LLVMValueRef *args, int n) {
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", base, t == TACK_F32 ? "f" : "");
+    LLVMTypeRef at[2] = {ty(g, t), ty(g, t)};
+    LLVMTypeRef ft = LLVMFunctionType(ty(g, t), at, n, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+    if (!fn) fn = LLVMAddFunction(g->mod, name, ft);
+    return LLVMBuildCall2(g->b, ft, fn, args, n, "");
+}
+
+static LLVMValueRef cint(gen *g, ir_type t, int64_t v) {
+    return LLVMConstInt(ty(g, t), (unsigned long long)v, 1);
+}
+
+static LLVMBasicBlockRef block(gen *g, const char *name) {
+    return LLVMAppendBasicBlockInContext(g->ctx, g->fn, name);
+}
+
+static LLVMValueRef emit(gen *g, const ir_expr *e);
+
+/* Converts v from type `from` to `to` (both concrete). */
+static LLVMValueRef convert(gen *g, LLVMValueRef v, ir_type from, ir_type to) {
+    if (from == to) return v;
+    LLVMTypeRef dst = ty(g, to);
+    int ff = ir_type_is_float(from), tf = ir_type_is_float(to);
+    if (to == TACK_BOOL) {
+        if (ff) return LLVMBuildFCmp(g->b, LLVMRealUNE, v, LLVMConstReal(ty(g, from), 0), "");
+        return LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(ty(g, from), 0, 0), "");
+    }
+    if (ff && tf)
+        return ir_type_bits(to) > ir_type_bits(from) ? LLVMBuildFPExt(g->b, v, dst, "")
+                                                     : LLVMBuildFPTrunc(g->b, v, dst, "");
+    if (tf)
+        return ir_type_is_signed(from) ? LLVMBuildSIToFP(g->b, v, dst, "")
+                                       : LLVMBuildUIToFP(g->b, v, dst, "");
+    if (ff) {
+        /* Saturating, NaN -> 0: never undefined. */
+        char name[64];
+        snprintf(name, sizeof name, "llvm.fpto%ci.sat.i%d.%s", ir_type_is_signed(to) ? 's' : 'u',
+                 ir_type_bits(to), from == TACK_F32 ? "f32" : "f64");
+        LLVMTypeRef at = ty(g, from);
+        LLVMTypeRef ft = LLVMFunctionType(dst, &at, 1, 0);
+        LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+        if (!fn) fn = LLVMAddFunction(g->mod, name, ft);
+        return LLVMBuildCall2(g->b, ft, fn, &v, 1, "");
+    }
+    int fb = ir_type_bits(from), tb = ir_type_bits(to);
+    if (tb < fb) return LLVMBuildTrunc(g->b, v, dst, "");
+    if (tb == fb) return v;
+    return ir_type_is_signed(from) && from != TACK_BOOL ? LLVMBuildSExt(g->b, v, dst, "")
+                                                        : LLVMBuildZExt(g->b, v, dst, "");
+}
+
+static LLVMValueRef element_ptr(gen *g, int p, LLVMValueRef index) {
+    LLVMTypeRef et = mem_ty(g, g->f->params[p].type);
+    return LLVMBuildGEP2(g->b, et, g->params[p], &index, 1, "");
+}
+
+static LLVMValueRef emit_load(gen *g, const ir_expr *e) {
+    ir_type t = g->f->params[e->index].type;
+    LLVMValueRef idx = emit(g, e->args[0]);
+    LLVMValueRef v = LLVMBuildLoad2(g->b, mem_ty(g, t), element_ptr(g, e->index, idx), "");
+    LLVMSetAlignment(v, (unsigned)tack_dtype_size(t));
+    if (t == TACK_BOOL) v = LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->i8, 0, 0), "");
+    return v;
+}
+
+/* Python's floor division and modulo on integers, with NumPy's 0 for a
+ * zero divisor and wrapping for INT_MIN // -1. */
+static LLVMValueRef int_floordiv_mod(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b,
+                                     int want_mod) {
+    LLVMTypeRef T = ty(g, t);
+    LLVMValueRef zero = LLVMConstInt(T, 0, 0), one = LLVMConstInt(T, 1, 0);
+    LLVMValueRef bzero = LLVMBuildICmp(g->b, LLVMIntEQ, b, zero, "");
+    if (!ir_type_is_signed(t)) {
+        LLVMValueRef safe_b = LLVMBuildSelect(g->b, bzero, one, b, "");
+        LLVMValueRef r = want_mod ? LLVMBuildURem(g->b, a, safe_b, "") : LLVMBuildUDiv(g->b, a, safe_b, "");
+        return LLVMBuildSelect(g->b, bzero, zero, r, "");
+    }
+    LLVMValueRef minus1 = LLVMConstAllOnes(T);
+    LLVMValueRef bm1 = LLVMBuildICmp(g->b, LLVMIntEQ, b, minus1, "");
+    LLVMValueRef bad = LLVMBuildOr(g->b, bzero, bm1, "");
+    LLVMValueRef safe_b = LLVMBuildSelect(g->b, bad, one, b, "");
+    LLVMValueRef q = LLVMBuildSDiv(g->b, a, safe_b, "");
+    LLVMValueRef r = LLVMBuildSRem(g->b, a, safe_b, "");
+    /* Round toward negative infinity: adjust when the remainder's sign
+     * differs from the divisor's. */
+    LLVMValueRef rnz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
+    LLVMValueRef signs = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, "");
+    LLVMValueRef adjust = LLVMBuildAnd(g->b, rnz, signs, "");
+    LLVMValueRef res;
+    if (want_mod) {
+        res = LLVMBuildSelect(g->b, adjust, LLVMBuildAdd(g->b, r, b, ""), r, "");
+        res = LLVMBuildSelect(g->b, bm1, zero, res, "");
+    } else {
+        res = LLVMBuildSelect(g->b, adjust, LLVMBuildSub(g->b, q, one, ""), q, "");
+        res = LLVMBuildSelect(g->b, bm1, LLVMBuildSub(g->b, zero, a, ""), res, "");
+    }
+    return LLVMBuildSelect(g->b, bzero, zero, res, "");
+}
+
+/* NumPy's floor_divide and remainder on floats. */
+static LLVMValueRef float_floordiv_mod(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b,
+                                       int want_mod) {
+    LLVMTypeRef T = ty(g, t);
+    LLVMValueRef zero = LLVMConstReal(T, 0), one = LLVMConstReal(T, 1);
+    LLVMValueRef mod = LLVMBuildFRem(g->b, a, b, "");
+    LLVMValueRef bzero = LLVMBuildFCmp(g->b, LLVMRealOEQ, b, zero, "");
+    LLVMValueRef mod_nz = LLVMBuildFCmp(g->b, LLVMRealUNE, mod, zero, "");
+    LLVMValueRef bneg = LLVMBuildFCmp(g->b, LLVMRealOLT, b, zero, "");
+    LLVMValueRef modneg = LLVMBuildFCmp(g->b, LLVMRealOLT, mod, zero, "");
+    LLVMValueRef differ = LLVMBuildAnd(g->b, mod_nz, LLVMBuildXor(g->b, bneg, modneg, ""), "");
+    if (want_mod) {
+        LLVMValueRef args[2] = {zero, b};
+        LLVMValueRef signed_zero = intrinsic(g, "llvm.copysign", t, args, 2);
+        LLVMValueRef m = LLVMBuildSelect(g->b, differ, LLVMBuildFAdd(g->b, mod, b, ""), mod, "");
+        m = LLVMBuildSelect(g->b, mod_nz, m, signed_zero, "");
+        return LLVMBuildSelect(g->b, bzero, mod, m, "");
+    }
+    LLVMValueRef div = LLVMBuildFDiv(g->b, LLVMBuildFSub(g->b, a, mod, ""), b, "");
+    div = LLVMBuildSelect(g->b, differ, LLVMBuildFSub(g->b, div, one, ""), div, "");
+    LLVMValueRef fl = intrinsic(g, "llvm.floor", t, &div, 1);
+    LLVMValueRef frac_big = LLVMBuildFCmp(g->b, LLVMRealOGT, LLVMBuildFSub(g->b, div, fl, ""),
+                                          LLVMConstReal(T, 0.5), "");
+    fl = LLVMBuildSelect(g->b, frac_big, LLVMBuildFAdd(g->b, fl, one, ""), fl, "");
+    LLVMValueRef div_zero = LLVMBuildFCmp(g->b, LLVMRealOEQ, div, zero, "");
+    LLVMValueRef q = LLVMBuildFDiv(g->b, a, b, "");
+    LLVMValueRef cs[2] = {zero, q};
+    LLVMValueRef signed_zero = intrinsic(g, "llvm.copysign", t, cs, 2);
+    fl = LLVMBuildSelect(g->b, div_zero, signed_zero, fl, "");
+    return LLVMBuildSelect(g->b, bzero, q, fl, "");
+}
+
+/* Integer power by squaring, emitted once per type as a helper. */
+static LLVMValueRef int_pow(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b) {
+    char name[32];
+    snprintf(name, sizeof name, "tack.ipow.%s", tack_dtype_name(t));
+    LLVMTypeRef T = ty(g, t);
+    LLVMTypeRef at[2] = {T, T};
+    LLVMTypeRef ft = LLVMFunctionType(T, at, 2, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+    if (!fn) {
+        fn = LLVMAddFunction(g->mod, name, ft);
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        LLVMBuilderRef saved = g->b;
+        LLVMValueRef saved_fn = g->fn;
+        g->b = LLVMCreateBuilderInContext(g->ctx);
+        g->fn = fn;
+        LLVMBasicBlockRef entry = block(g, "entry"), neg = block(g, "neg"), loop = block(g, "loop"),
+                          done = block(g, "done");
+        LLVMValueRef base = LLVMGetParam(fn, 0), exp = LLVMGetParam(fn, 1);
+        LLVMValueRef zero = LLVMConstInt(T, 0, 0), one = LLVMConstInt(T, 1, 0);
+        LLVMPositionBuilderAtEnd(g->b, entry);
+        LLVMValueRef is_neg = ir_type_is_signed(t) ? LLVMBuildICmp(g->b, LLVMIntSLT, exp, zero, "")
+                                                    : LLVMConstInt(g->i1, 0, 0);
+        LLVMBuildCondBr(g->b, is_neg, neg, loop);
+        /* Negative exponent: 1 ** n = 1, (-1) ** n = +-1, otherwise 0. */
+        LLVMPositionBuilderAtEnd(g->b, neg);
+        LLVMValueRef is_one = LLVMBuildICmp(g->b, LLVMIntEQ, base, one, "");
+        LLVMValueRef is_m1 = LLVMBuildICmp(g->b, LLVMIntEQ, base, LLVMConstAllOnes(T), "");
+        LLVMValueRef odd = LLVMBuildTrunc(g->b, exp, g->i1, "");
+        LLVMValueRef m1 = LLVMBuildSelect(g->b, odd, LLVMConstAllOnes(T), one, "");
+        LLVMBuildRet(g->b, LLVMBuildSelect(g->b, is_one, one,
+                                           LLVMBuildSelect(g->b, is_m1, m1, zero, ""), ""));
+        LLVMPositionBuilderAtEnd(g->b, loop);
+        LLVMValueRef r = LLVMBuildPhi(g->b, T, "r"), bs = LLVMBuildPhi(g->b, T, "b"),
+                     ex = LLVMBuildPhi(g->b, T, "e");
+        LLVMValueRef bit = LLVMBuildTrunc(g->b, ex, g->i1, "");
+        LLVMValueRef r2 = LLVMBuildSelect(g->b, bit, LLVMBuildMul(g->b, r, bs, ""), r, "");
+        LLVMValueRef b2 = LLVMBuildMul(g->b, bs, bs, "");
+        LLVMValueRef e2 = LLVMBuildLShr(g->b, ex, one, "");
+        LLVMValueRef more = LLVMBuildICmp(g->b, LLVMIntNE, e2, zero, "");
+        LLVMBuildCondBr(g->b, more, loop, done);
+        LLVMValueRef iv_r[2] = {one, r2}, iv_b[2] = {base, b2}, iv_e[2] = {exp, e2};
+        LLVMBasicBlockRef from[2] = {entry, loop};
+        LLVMAddIncoming(r, iv_r, from, 2);
+        LLVMAddIncoming(bs, iv_b, from, 2);
+        LLVMAddIncoming(ex, iv_e, from, 2);
+        LLVMPositionBuilderAtEnd(g->b, done);
+        LLVMValueRef res = LLVMBuildPhi(g->b, T, "");
+        LLVMAddIncoming(res, &r2, &loop, 1);
+        LLVMBuildRet(g->b, res);
+        LLVMDisposeBuilder(g->b);
+        g->b = saved;
+        g->fn = saved_fn;
+    }
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(g->b, ft, fn, args, 2, "");
+}
+
+/* NumPy's shifts: a shift by the width or more (or negative) gives 0, or
+ * the sign fill for >> of a negative signed value. */
+static LLVMValueRef shift(gen *g, ir_type t, ir_op op, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef T = ty(g, t);
+    int bits = ir_type_bits(t);
+    LLVMValueRef too_big = LLVMBuildICmp(g->b, LLVMIntUGE, b, LLVMConstInt(T, bits, 0), "");
+    LLVMValueRef safe = LLVMBuildSelect(g->b, too_big, LLVMConstInt(T, 0, 0), b, "");
+    LLVMValueRef zero = LLVMConstInt(T, 0, 0);
+    if (op == OP_SHL)
+        return LLVMBuildSelect(g->b, too_big, zero, LLVMBuildShl(g->b, a, safe, ""), "");
+    if (!ir_type_is_signed(t))
+        return LLVMBuildSelect(g->b, too_big, zero, LLVMBuildLShr(g->b, a, safe, ""), "");
+    LLVMValueRef fill = LLVMBuildAShr(g->b, a, LLVMConstInt(T, bits - 1, 0), "");
+    return LLVMBuildSelect(g->b, too_big, fill, LLVMBuildAShr(g->b, a, safe, ""), "");
+}
+
+static LLVMValueRef compare(gen *g, ir_type t, ir_op op, LLVMValueRef a, LLVMValueRef b) {
+    if (ir_type_is_float(t)) {
+        static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT,
+                                               LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
+        return LLVMBuildFCmp(g->b, fp[op - OP_LT], a, b, "");
+    }
+    static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT,
+                                          LLVMIntSGE, LLVMIntEQ, LLVMIntNE};
+    static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT,
+                                          LLVMIntUGE, LLVMIntEQ, LLVMIntNE};
+    int is_signed = ir_type_is_signed(t) && t != TACK_BOOL;
+    return LLVMBuildICmp(g->b, is_signed ? sp[op - OP_LT] : up[op - OP_LT], a, b, "");
+}
+
+static LLVMValueRef emit_binop(gen *g, const ir_expr *e) {
+    ir_type t = e->a->type;
+    LLVMValueRef a = emit(g, e->a), b = emit(g, e->b);
+    int fl = ir_type_is_float(t);
+    switch (e->op) {
+    case OP_ADD: return fl ? LLVMBuildFAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
+    case OP_SUB: return fl ? LLVMBuildFSub(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
+    case OP_MUL: return fl ? LLVMBuildFMul(g->b, a, b, "") : LLVMBuildMul(g->b, a, b, "");
+    case OP_DIV: return LLVMBuildFDiv(g->b, a, b, "");
+    case OP_FLOORDIV:
+    case OP_MOD:
+        return fl ? float_floordiv_mod(g, t, a, b, e->op == OP_MOD)
+                  : int_floordiv_mod(g, t, a, b, e->op == OP_MOD);
+    case OP_POW: {
+        if (fl) {
+            LLVMValueRef args[2] = {a, b};
+            return intrinsic(g, "llvm.pow", t, args, 2);
+        }
+        return int_pow(g, t, a, b);
+    }
+    case OP_AND: return LLVMBuildAnd(g->b, a, b, "");
+    case OP_OR: return LLVMBuildOr(g->b, a, b, "");
+    case OP_XOR: return LLVMBuildXor(g->b, a, b, "");
+    case OP_SHL:
+    case OP_SHR: return shift(g, t, e->op, a, b);
+    default: return compare(g, t, e->op, a, b);
+    }
+}
+
+/* Evaluates one of two expressions: a branch and a phi, so the side not
+ * taken (perhaps an out-of-range load) never runs. */
+static LLVMValueRef emit_choice(gen *g, LLVMValueRef cond, const ir_expr *then_e,
+                                LLVMValueRef then_v, const ir_expr *else_e, LLVMValueRef else_v) {
+    LLVMBasicBlockRef bt = block(g, "then"), be = block(g, "else"), join = block(g, "join");
+    LLVMBuildCondBr(g->b, cond, bt, be);
+    LLVMPositionBuilderAtEnd(g->b, bt);
+    LLVMValueRef vt = then_e ? emit(g, then_e) : then_v;
+    LLVMBasicBlockRef bt_end = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, be);
+    LLVMValueRef ve = else_e ? emit(g, else_e) : else_v;
+    LLVMBasicBlockRef be_end = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(g->b, LLVMTypeOf(vt), "");
+    LLVMValueRef vals[2] = {vt, ve};
+    LLVMBasicBlockRef froms[2] = {bt_end, be_end};
+    LLVMAddIncoming(phi, vals, froms, 2);
+    return phi;
+}
+
+static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
+    ir_type t = e->type, at = e->args[0]->type;
+    LLVMValueRef a[2];
+    for (int i = 0; i < e->nargs && i < 2; i++) a[i] = emit(g, e->args[i]);
+    switch (e->fn) {
+    case INTR_SQRT: return intrinsic(g, "llvm.sqrt", t, a, 1);
+    case INTR_EXP: return intrinsic(g, "llvm.exp", t, a, 1);
+    case INTR_LOG: return intrinsic(g, "llvm.log", t, a, 1);
+    case INTR_LOG2: return intrinsic(g, "llvm.log2", t, a, 1);
+    case INTR_LOG10: return intrinsic(g, "llvm.log10", t, a, 1);
+    case INTR_SIN: return intrinsic(g, "llvm.sin", t, a, 1);
+    case INTR_COS: return intrinsic(g, "llvm.cos", t, a, 1);
+    case INTR_FLOOR: return intrinsic(g, "llvm.floor", t, a, 1);
+    case INTR_CEIL: return intrinsic(g, "llvm.ceil", t, a, 1);
+    case INTR_TRUNC: return intrinsic(g, "llvm.trunc", t, a, 1);
+    case INTR_FABS: return intrinsic(g, "llvm.fabs", t, a, 1);
+    case INTR_POW: return intrinsic(g, "llvm.pow", t, a, 2);
+    case INTR_COPYSIGN: return intrinsic(g, "llvm.copysign", t, a, 2);
+    case INTR_FMOD: return LLVMBuildFRem(g->b, a[0], a[1], "");
+    case INTR_TAN: return libm(g, "tan", t, a, 1);
+    case INTR_ASIN: return libm(g, "asin", t, a, 1);
+    case INTR_ACOS: return libm(g, "acos", t, a, 1);
+    case INTR_ATAN: return libm(g, "atan", t, a, 1);
+    case INTR_SINH: return libm(g, "sinh", t, a, 1);
+    case INTR_COSH: return libm(g, "cosh", t, a, 1);
+    case INTR_TANH: return libm(g, "tanh", t, a, 1);
+    case INTR_ATAN2: return libm(g, "atan2", t, a, 2);
+    case INTR_HYPOT: return libm(g, "hypot", t, a, 2);
+    case INTR_ISNAN:
+        if (!ir_type_is_float(at)) return LLVMConstInt(g->i1, 0, 0);
+        return LLVMBuildFCmp(g->b, LLVMRealUNO, a[0], a[0], "");
+    case INTR_ISINF:
+    case INTR_ISFINITE: {
+        if (!ir_type_is_float(at)) return LLVMConstInt(g->i1, e->fn == INTR_ISFINITE, 0);
+        LLVMValueRef mag = intrinsic(g, "llvm.fabs", at, a, 1);
+        LLVMValueRef inf = LLVMConstReal(ty(g, at), __builtin_inf());
+        return LLVMBuildFCmp(g->b, e->fn == INTR_ISINF ? LLVMRealOEQ : LLVMRealOLT, mag, inf, "");
+    }
+    case INTR_ABS:
+        if (ir_type_is_float(t)) return intrinsic(g, "llvm.fabs", t, a, 1);
+        if (!ir_type_is_signed(t)) return a[0];
+        return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, a[0], cint(g, t, 0), ""),
+                               LLVMBuildSub(g->b, cint(g, t, 0), a[0], ""), a[0], "");
+    case INTR_MIN:
+    case INTR_MAX: {
+        /* Python's min/max: the first argument unless the second is
+         * strictly smaller (larger); NaN handling follows from that. */
+        LLVMValueRef better = compare(g, t, e->fn == INTR_MIN ? OP_LT : OP_GT, a[1], a[0]);
+        return LLVMBuildSelect(g->b, better, a[1], a[0], "");
+    }
+    case INTR_ROUND:
+        if (!ir_type_is_float(at)) return a[0];
+        return convert(g, intrinsic(g, "llvm.roundeven", at, a, 1), at, t);
+    default:
+        return NULL;
+    }
+}
+
+static LLVMValueRef emit(gen *g, const ir_expr *e) {
+    switch (e->kind) {
+    case IR_CONST:
+        if (ir_type_is_float(e->type)) return LLVMConstReal(ty(g, e->type), e->f);
+        return LLVMConstInt(ty(g, e->type), (unsigned long long)e->i, 1);
+    case IR_PARAM:
+        return g->params[e->index];
+    case IR_LOCAL:
+        return LLVMBuildLoad2(g->b, ty(g, e->type), g->locals[e->index], "");
+    case IR_DIM: {
+        LLVMValueRef idx = LLVMConstInt(g->i64, e->index * TACK_MAX_NDIM + e->dim, 0);
+        LLVMValueRef p = LLVMBuildGEP2(g->b, g->i64, g->dims, &idx, 1, "");
+        return LLVMBuildLoad2(g->b, g->i64, p, "");
+    }
+    case IR_LOAD:
+        return emit_load(g, e);
+    case IR_BINOP:
+        return emit_binop(g, e);
+    case IR_UNOP: {
+        LLVMValueRef a = emit(g, e->a);
+        switch (e->op) {
+        case OP_NEG:
+            return ir_type_is_float(e->type) ? LLVMBuildFNeg(g->b, a, "")
+                                             : LLVMBuildSub(g->b, cint(g, e->type, 0), a, "");
+        case OP_INVERT:
+        case OP_NOT: return LLVMBuildXor(g->b, a, LLVMConstAllOnes(ty(g, e->type)), "");
+        default: return a;
+        }
+    }
+    case IR_ANDOR: {
+        LLVMValueRef a = emit(g, e->a);
+        LLVMValueRef truthy = convert(g, a, e->a->type, TACK_BOOL);
+        if (e->op == OP_AND) return emit_choice(g, truthy, e->b, NULL, NULL, a);
+        return emit_choice(g, truthy, NULL, a, e->b, NULL);
+    }
+    case IR_SELECT:
+        return emit_choice(g, emit(g, e->cond), e->a, NULL, e->b, NULL);
+    case IR_CAST:
+        return convert(g, emit(g, e->a), e->a->type, e->type);
+    case IR_CALL:
+        return emit_call(g, e);
+    }
+    return NULL;
+}
+
+/* ---- statements ---- */
+
+static void emit_block(gen *g, const ir_block *b);
+
+/* Number of iterations of range(start, stop, step); 0 for a zero step. */
+static LLVMValueRef trip_count(gen *g, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step) {
+    LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0), one = LLVMConstInt(g->i64, 1, 0);
+    LLVMValueRef pos = LLVMBuildICmp(g->b, LLVMIntSGT, step, zero, "");
+    LLVMValueRef lo = LLVMBuildSelect(g->b, pos, start, stop, "");
+    LLVMValueRef hi = LLVMBuildSelect(g->b, pos, stop, start, "");
+    LLVMValueRef mag = LLVMBuildSelect(g->b, pos, step, LLVMBuildSub(g->b, zero, step, ""), "");
+    LLVMValueRef step_zero = LLVMBuildICmp(g->b, LLVMIntEQ, step, zero, "");
+    mag = LLVMBuildSelect(g->b, step_zero, one, mag, "");
+    LLVMValueRef span = LLVMBuildSub(g->b, LLVMBuildSub(g->b, hi, lo, ""), one, "");
+    LLVMValueRef n = LLVMBuildAdd(g->b, LLVMBuildUDiv(g->b, span, mag, ""), one, "");
+    LLVMValueRef any = LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, hi, lo, ""),
+                                    LLVMBuildNot(g->b, step_zero, ""), "");
+    return LLVMBuildSelect(g->b, any, n, zero, "");
+}
+
+/* A counted loop k = 0 .. n-1 with var = start + k * step, the shape the
+ * vectorizer recognizes.  body(g, ctx) emits the loop body. */
+static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
+                         LLVMValueRef start, LLVMValueRef step, const ir_block *body) {
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef head = block(g, "loop"), bodyb = block(g, "body"), latch = block(g, "next"),
+                      exit = block(g, "exit");
+    LLVMValueRef any = LLVMBuildICmp(g->b, LLVMIntSLT, first, end, "");
+    LLVMBuildCondBr(g->b, any, head, exit);
+    LLVMPositionBuilderAtEnd(g->b, head);
+    LLVMValueRef k = LLVMBuildPhi(g->b, g->i64, "k");
+    LLVMBuildBr(g->b, bodyb);
+    LLVMPositionBuilderAtEnd(g->b, bodyb);
+    LLVMValueRef v = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k, step, ""), "");
+    LLVMBuildStore(g->b, v, g->locals[var]);
+    g->loops[g->nloops++] = (loop_targets){latch, exit};
+    emit_block(g, body);
+    g->nloops--;
+    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, latch);
+    LLVMPositionBuilderAtEnd(g->b, latch);
+    LLVMValueRef k2 = LLVMBuildAdd(g->b, k, LLVMConstInt(g->i64, 1, 0), "");
+    LLVMValueRef more = LLVMBuildICmp(g->b, LLVMIntSLT, k2, end, "");
+    LLVMBuildCondBr(g->b, more, head, exit);
+    LLVMValueRef vals[2] = {first, k2};
+    LLVMBasicBlockRef froms[2] = {pre, latch};
+    LLVMAddIncoming(k, vals, froms, 2);
+    LLVMPositionBuilderAtEnd(g->b, exit);
+}
+
+/* After break/continue the rest of a block is unreachable: emit it into a
+ * fresh block that nothing branches to. */
+static void ensure_open_block(gen *g) {
+    if (LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b)))
+        LLVMPositionBuilderAtEnd(g->b, block(g, "dead"));
+}
+
+static void emit_stmt(gen *g, const ir_stmt *s) {
+    ensure_open_block(g);
+    switch (s->kind) {
+    case IR_ASSIGN:
+        LLVMBuildStore(g->b, emit(g, s->value), g->locals[s->index]);
+        break;
+    case IR_STORE: {
+        ir_type t = g->f->params[s->index].type;
+        LLVMValueRef v = emit(g, s->value);
+        LLVMValueRef idx = emit(g, s->indices[0]);
+        if (t == TACK_BOOL) v = LLVMBuildZExt(g->b, v, g->i8, "");
+        LLVMValueRef st = LLVMBuildStore(g->b, v, element_ptr(g, s->index, idx));
+        LLVMSetAlignment(st, (unsigned)tack_dtype_size(t));
+        break;
+    }
+    case IR_IF: {
+        LLVMBasicBlockRef bt = block(g, "if"), be = block(g, "else"), join = block(g, "endif");
+        LLVMBuildCondBr(g->b, emit(g, s->value), bt, be);
+        LLVMPositionBuilderAtEnd(g->b, bt);
+        emit_block(g, &s->body);
+        if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, join);
+        LLVMPositionBuilderAtEnd(g->b, be);
+        emit_block(g, &s->orelse);
+        if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, join);
+        LLVMPositionBuilderAtEnd(g->b, join);
+        break;
+    }
+    case IR_WHILE: {
+        LLVMBasicBlockRef head = block(g, "while"), body = block(g, "wbody"), exit = block(g, "wend");
+        LLVMBuildBr(g->b, head);
+        LLVMPositionBuilderAtEnd(g->b, head);
+        LLVMBuildCondBr(g->b, emit(g, s->value), body, exit);
+        LLVMPositionBuilderAtEnd(g->b, body);
+        g->loops[g->nloops++] = (loop_targets){head, exit};
+        emit_block(g, &s->body);
+        g->nloops--;
+        if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, head);
+        LLVMPositionBuilderAtEnd(g->b, exit);
+        break;
+    }
+    case IR_FOR: {
+        LLVMValueRef start = emit(g, s->start), stop = emit(g, s->stop), step = emit(g, s->step);
+        LLVMValueRef n = trip_count(g, start, stop, step);
+        counted_loop(g, LLVMConstInt(g->i64, 0, 0), n, s->index, start, step, &s->body);
+        break;
+    }
+    case IR_BREAK:
+        LLVMBuildBr(g->b, g->loops[g->nloops - 1].brk);
+        break;
+    case IR_CONTINUE:
+        LLVMBuildBr(g->b, g->loops[g->nloops - 1].cont);
+        break;
+    }
+}
+
+static void emit_block(gen *g, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) emit_stmt(g, b->stmts[i]);
+}
+
+static int max_loop_depth(const ir_block *b) {
+    int m = 0;
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        int d = max_loop_depth(&s->body);
+        int o = max_loop_depth(&s->orelse);
+        if (s->kind == IR_FOR || s->kind == IR_WHILE) d++;
+        if (d > m) m = d;
+        if (o > m) m = o;
+    }
+    return m;
+}
+
+/* ---- the three functions ---- */
+
+static LLVMTypeRef param_type(gen *g, const ir_param *p) {
+    if (p->role == ROLE_ARRAY) return LLVMPointerType(mem_ty(g, p->type), 0);
+    if (p->role == ROLE_SCALAR) return ty(g, p->type);
+    return g->i64; /* unused: passed but never read */
+}
+
+static void alloc_locals(gen *g) {
+    for (int i = 0; i < g->f->nlocals; i++) {
+        LLVMTypeRef t = ty(g, g->f->locals[i].type);
+        g->locals[i] = LLVMBuildAlloca(g->b, t, g->f->locals[i].name);
+        /* Zero-initialized so a read before any assignment is defined. */
+        LLVMBuildStore(g->b, LLVMConstNull(t), g->locals[i]);
+    }
+}
+
+/* Loads parameter p from the slots array. */
+static LLVMValueRef load_slot(gen *g, LLVMValueRef slots, int p) {
+    const ir_param *prm = &g->f->params[p];
+    LLVMValueRef idx = LLVMConstInt(g->i64, p, 0);
+    LLVMValueRef addr = LLVMBuildGEP2(g->b, g->i64, slots, &idx, 1, "");
+    LLVMTypeRef t = param_type(g, prm);
+    if (prm->role == ROLE_ARRAY) {
+        LLVMValueRef bits = LLVMBuildLoad2(g->b, g->i64, addr, prm->name);
+        return LLVMBuildIntToPtr(g->b, bits, t, "");
+    }
+    if (prm->role == ROLE_SCALAR && prm->type == TACK_BOOL) {
+        LLVMValueRef byte = LLVMBuildLoad2(g->b, g->i8, LLVMBuildBitCast(g->b, addr,
+                                           LLVMPointerType(g->i8, 0), ""), prm->name);
+        return LLVMBuildICmp(g->b, LLVMIntNE, byte, LLVMConstInt(g->i8, 0, 0), "");
+    }
+    LLVMValueRef typed = LLVMBuildBitCast(g->b, addr, LLVMPointerType(t, 0), "");
+    return LLVMBuildLoad2(g->b, t, typed, prm->name);
+}
+
+static LLVMValueRef build_impl(gen *g, const char *name) {
+    const ir_func *f = g->f;
+    int n = f->nparams;
+    LLVMTypeRef *pt = calloc(n + 4, sizeof *pt);
+    for (int i = 0; i < n; i++) pt[i] = param_type(g, &f->params[i]);
+    for (int i = 0; i < 4; i++) pt[n + i] = g->i64;
+    LLVMTypeRef ft = LLVMFunctionType(g->vd, pt, n + 4, 0);
+    free(pt);
+    LLVMValueRef fn = LLVMAddFunction(g->mod, name, ft);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, noinline, 0));
+    if (f->disjoint) {
+        /* Only the disjoint variant promises LLVM that arrays do not alias. */
+        unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+        for (int i = 0; i < n; i++)
+            if (f->params[i].role == ROLE_ARRAY)
+                LLVMAddAttributeAtIndex(fn, i + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
+    }
+    g->fn = fn;
+    for (int i = 0; i < n; i++) g->params[i] = LLVMGetParam(fn, i);
+    LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
+    alloc_locals(g);
+    /* Constant start and step (the common range(n)) are used directly so
+     * the vectorizer sees a unit stride. */
+    LLVMValueRef start = f->start->kind == IR_CONST ? emit(g, f->start) : LLVMGetParam(fn, n);
+    LLVMValueRef step = f->step->kind == IR_CONST ? emit(g, f->step) : LLVMGetParam(fn, n + 1);
+    counted_loop(g, LLVMGetParam(fn, n + 2), LLVMGetParam(fn, n + 3), f->loop_var, start, step,
+                 &f->body);
+    LLVMBuildRetVoid(g->b);
+    return fn;
+}
+
+static void build_entry(gen *g, LLVMValueRef impl, const char *name) {
+    const ir_func *f = g->f;
+    LLVMTypeRef pt[5] = {LLVMPointerType(g->i64, 0), g->i64, g->i64, g->i64, g->i64};
+    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 5, 0));
+    g->fn = fn;
+    LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
+    int n = f->nparams;
+    LLVMValueRef *args = calloc(n + 4, sizeof *args);
+    for (int i = 0; i < n; i++) args[i] = load_slot(g, LLVMGetParam(fn, 0), i);
+    for (int i = 0; i < 4; i++) args[n + i] = LLVMGetParam(fn, i + 1);
+    LLVMBuildCall2(g->b, LLVMGlobalGetValueType(impl), impl, args, n + 4, "");
+    free(args);
+    LLVMBuildRetVoid(g->b);
+}
+
+static void build_range(gen *g, const char *name) {
+    const ir_func *f = g->f;
+    LLVMTypeRef p64 = LLVMPointerType(g->i64, 0);
+    LLVMTypeRef pt[3] = {p64, p64, p64};
+    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 3, 0));
+    g->fn = fn;
+    LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
+    for (int i = 0; i < f->nparams; i++)
+        g->params[i] = load_slot(g, LLVMGetParam(fn, 0), i);
+    g->dims = LLVMGetParam(fn, 1);
+    const ir_expr *v[3] = {f->start, f->stop, f->step};
+    for (int i = 0; i < 3; i++) {
+        LLVMValueRef idx = LLVMConstInt(g->i64, i, 0);
+        LLVMValueRef out = LLVMBuildGEP2(g->b, g->i64, LLVMGetParam(fn, 2), &idx, 1, "");
+        LLVMBuildStore(g->b, emit(g, v[i]), out);
+    }
+    LLVMBuildRetVoid(g->b);
+}
+
+static tack_status llvm_fail(tack_error *err, const ir_func *f, const char *what, char *msg) {
+    err->status = TACK_ERR_INTERNAL;
+    snprintf(err->message, sizeof err->message, "internal error compiling kernel '%s': %s%s%s",
+             f->name, what, msg ? ": " : "", msg ? msg : "");
+    if (msg) LLVMDisposeMessage(msg);
+    return TACK_ERR_INTERNAL;
+}
+
+tack_status cpu_codegen(const ir_func *f, cpu_object *out, tack_error *err) {
+    memset(out, 0, sizeof *out);
+    pthread_once(&target_once, init_target);
+    if (!target_machine) return llvm_fail(err, f, target_error, NULL);
+    if (max_loop_depth(&f->body) >= 60) {
+        err->status = TACK_ERR_COMPILE;
+        snprintf(err->message, sizeof err->message, "kernel '%s': loops nested too deeply", f->name);
+        return TACK_ERR_COMPILE;
+    }
+    unsigned long long id = atomic_fetch_add(&symbol_counter, 1);
+    char impl_name[64];
+    snprintf(out->entry_symbol, sizeof out->entry_symbol, "tack_k%llu_entry", id);
+    snprintf(out->range_symbol, sizeof out->range_symbol, "tack_k%llu_range", id);
+    snprintf(impl_name, sizeof impl_name, "tack_k%llu_impl", id);
+
+    gen g = {0};
+    g.f = f;
+    g.ctx = LLVMContextCreate();
+    g.mod = LLVMModuleCreateWithNameInContext(f->name, g.ctx);
+    g.b = LLVMCreateBuilderInContext(g.ctx);
+    g.i1 = LLVMInt1TypeInContext(g.ctx);
+    g.i8 = LLVMInt8TypeInContext(g.ctx);
+    g.i32 = LLVMInt32TypeInContext(g.ctx);
+    g.i64 = LLVMInt64TypeInContext(g.ctx);
+    g.f32 = LLVMFloatTypeInContext(g.ctx);
+    g.f64 = LLVMDoubleTypeInContext(g.ctx);
+    g.vd = LLVMVoidTypeInContext(g.ctx);
+    g.params = calloc(f->nparams + 1, sizeof *g.params);
+    g.locals = calloc(f->nlocals + 1, sizeof *g.locals);
+    tack_status st = TACK_OK;
+
+    pthread_mutex_lock(&target_lock);
+    char *dl = LLVMCopyStringRepOfTargetData(LLVMCreateTargetDataLayout(target_machine));
+    LLVMSetDataLayout(g.mod, dl);
+    LLVMDisposeMessage(dl);
+    char *triple = LLVMGetTargetMachineTriple(target_machine);
+    LLVMSetTarget(g.mod, triple);
+    LLVMDisposeMessage(triple);
+
+    LLVMValueRef impl = build_impl(&g, impl_name);
+    build_entry(&g, impl, out->entry_symbol);
+    build_range(&g, out->range_symbol);
+
+    char *msg = NULL;
+    if (LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &msg)) {
+        st = llvm_fail(err, f, "LLVM rejected the generated module", msg);
+        msg = NULL;
+        goto done;
+    }
+    LLVMDisposeMessage(msg);
+    msg = NULL;
+    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+    LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+    LLVMErrorRef e = LLVMRunPasses(g.mod, "default<O3>", target_machine, opts);
+    LLVMDisposePassBuilderOptions(opts);
+    if (e) {
+        st = llvm_fail(err, f, "LLVM's optimizer failed", LLVMGetErrorMessage(e));
+        goto done;
+    }
+    LLVMMemoryBufferRef buf = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(target_machine, g.mod, LLVMObjectFile, &msg, &buf)) {
+        st = llvm_fail(err, f, "LLVM could not emit object code", msg);
+        goto done;
+    }
+    out->size = LLVMGetBufferSize(buf);
+    out->bytes = malloc(out->size);
+    if (out->bytes) memcpy(out->bytes, LLVMGetBufferStart(buf), out->size);
+    LLVMDisposeMemoryBuffer(buf);
+    if (!out->bytes) st = llvm_fail(err, f, "out of memory", NULL);
+    if (getenv("TACK_DUMP_IR")) {
+        char *text = LLVMPrintModuleToString(g.mod);
+        fprintf(stderr, "%s\n", text);
+        LLVMDisposeMessage(text);
+    }
+done:
+    pthread_mutex_unlock(&target_lock);
+    LLVMDisposeBuilder(g.b);
+    LLVMDisposeModule(g.mod);
+    LLVMContextDispose(g.ctx);
+    free(g.params);
+    free(g.locals);
+    return st;
+}
+
+void cpu_object_free(cpu_object *o) {
+    free(o->bytes);
+    o->bytes = NULL;
+    o->size = 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * cpu.h - the CPU backend: typed IR -> LLVM IR -> object code bytes
+ * (codegen.c), object code -> callable functions in an ORC JIT (jit.c), and
+ * the persistent thread pool that runs the parallel loop (pool.c).
+ *
+ * The object code of a variant defines two functions:
+ *   void <sym>_entry(const uint64_t *slots, int64_t start, int64_t step,
+ *                    int64_t lo, int64_t hi)
+ *       runs iterations [lo, hi) of the parallel loop: i = start + k * step;
+ *   void <sym>_range(const uint64_t *slots, const int64_t *dims, int64_t out[3])
+ *       evaluates the parallel loop's start, stop and step for a call.
+ * slots[p] holds parameter p: an array's data pointer, or a scalar's value
+ * in the low bytes; dims[p * TACK_MAX_NDIM + d] is a dimension.
+ */
+#ifndef TACK_CPU_H
+#define TACK_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ir/ir.h"
+
+typedef void (*cpu_entry_fn)(const uint64_t *slots, int64_t start, int64_t step, int64_t lo,
+                             int64_t hi);
+typedef void (*cpu_range_fn)(const uint64_t *slots, const int64_t *dims, int64_t *out);
+
+typedef struct cpu_object {
+    unsigned char *bytes; /* malloc'd object file */
+    size_t size;
+    char entry_symbol[64];
+    char range_symbol[64];
+} cpu_object;
+
+/* codegen.c: compiles typed IR to object code for this host. */
+tack_status cpu_codegen(const ir_func *f, cpu_object *out, tack_error *err);
+void cpu_object_free(cpu_object *o);
+/* "cpu-name:features" of the code generator's target, for cache keys. */
+const char *cpu_target_description(void);
+
+/* jit.c: links object code into the process.  The handle releases the
+ * code's memory. */
+typedef struct cpu_code cpu_code;
+tack_status cpu_jit_load(const cpu_object *o, cpu_code **code, cpu_entry_fn *entry,
+                         cpu_range_fn *range, tack_error *err);
+void cpu_jit_unload(cpu_code *code);
+
+/* pool.c: a persistent pthreads pool.  The caller runs a share of the
+ * work; pool_run returns when every chunk is done. */
+typedef struct cpu_pool cpu_pool;
+cpu_pool *cpu_pool_create(int num_threads);
+void cpu_pool_free(cpu_pool *p);
+int cpu_pool_size(const cpu_pool *p);
+/* Calls fn(ctx, begin, end) over [0, n) in chunks; runs inline when n is
+ * below the grain.  One launch at a time per pool (serialized inside). */
+void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain,
+                  void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+
+#endif

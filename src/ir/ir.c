@@ -1,0 +1,222 @@
+/* ir.c - building IR nodes, type facts and deep copies. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ir_type_is_int(ir_type t) {
+    return t == IRT_WEAK_INT || (t >= TACK_I8 && t <= TACK_U64);
+}
+int ir_type_is_signed(ir_type t) {
+    return t == IRT_WEAK_INT || (t >= TACK_I8 && t <= TACK_I64);
+}
+int ir_type_is_float(ir_type t) {
+    return t == IRT_WEAK_FLOAT || t == TACK_F32 || t == TACK_F64;
+}
+int ir_type_bits(ir_type t) {
+    switch (t) {
+    case TACK_BOOL: return 1;
+    case TACK_I8: case TACK_U8: return 8;
+    case TACK_I16: case TACK_U16: return 16;
+    case TACK_I32: case TACK_U32: case TACK_F32: return 32;
+    default: return 64;
+    }
+}
+const char *ir_type_name(ir_type t) {
+    switch (t) {
+    case IRT_UNSET: return "?";
+    case IRT_WEAK_INT: return "int";
+    case IRT_WEAK_FLOAT: return "float";
+    case IRT_VOID: return "void";
+    default: return tack_dtype_name((tack_dtype)t);
+    }
+}
+
+static const char *const intrinsic_names[] = {
+#define TACK_INTRINSIC(id, name, nargs) name,
+#include "intrinsics.def"
+#undef TACK_INTRINSIC
+};
+static const int intrinsic_nargs[] = {
+#define TACK_INTRINSIC(id, name, nargs) nargs,
+#include "intrinsics.def"
+#undef TACK_INTRINSIC
+};
+const char *ir_intrinsic_name(ir_intrinsic f) { return intrinsic_names[f]; }
+int ir_intrinsic_nargs(ir_intrinsic f) { return intrinsic_nargs[f]; }
+
+ir_func *ir_func_new(void) {
+    ir_func *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    arena_init(&f->mem);
+    f->loop_var = -1;
+    f->default_float = TACK_F32;
+    return f;
+}
+
+void ir_func_free(ir_func *f) {
+    if (!f) return;
+    arena_free(&f->mem);
+    free(f);
+}
+
+ir_expr *ir_expr_new(ir_func *f, ir_expr_kind kind, int line, int col) {
+    ir_expr *e = arena_alloc(&f->mem, sizeof *e);
+    if (!e) return NULL;
+    e->kind = kind;
+    e->type = IRT_UNSET;
+    e->line = line;
+    e->col = col;
+    return e;
+}
+
+ir_stmt *ir_stmt_new(ir_func *f, ir_stmt_kind kind, int line, int col) {
+    ir_stmt *s = arena_alloc(&f->mem, sizeof *s);
+    if (!s) return NULL;
+    s->kind = kind;
+    s->line = line;
+    s->col = col;
+    return s;
+}
+
+int ir_block_push(ir_func *f, ir_block *b, ir_stmt *s) {
+    if (!s) return -1;
+    if (b->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 8;
+        ir_stmt **p = arena_grow(&f->mem, b->stmts, b->n, cap, sizeof *p);
+        if (!p) return -1;
+        b->stmts = p;
+        b->cap = cap;
+    }
+    b->stmts[b->n++] = s;
+    return 0;
+}
+
+int ir_local_find(const ir_func *f, const char *name) {
+    for (int i = 0; i < f->nlocals; i++)
+        if (strcmp(f->locals[i].name, name) == 0) return i;
+    return -1;
+}
+
+int ir_local_add(ir_func *f, const char *name) {
+    int i = ir_local_find(f, name);
+    if (i >= 0) return i;
+    if (f->nlocals == f->locals_cap) {
+        int cap = f->locals_cap ? f->locals_cap * 2 : 16;
+        ir_local *p = arena_grow(&f->mem, f->locals, f->nlocals, cap, sizeof *p);
+        if (!p) return -1;
+        f->locals = p;
+        f->locals_cap = cap;
+    }
+    f->locals[f->nlocals].name = arena_strdup(&f->mem, name);
+    f->locals[f->nlocals].type = IRT_UNSET;
+    return f->nlocals++;
+}
+
+ir_expr *ir_const_int(ir_func *f, int64_t v, ir_type t, int line, int col) {
+    ir_expr *e = ir_expr_new(f, IR_CONST, line, col);
+    if (e) {
+        e->i = v;
+        e->type = t;
+    }
+    return e;
+}
+
+ir_expr *ir_const_float(ir_func *f, double v, ir_type t, int line, int col) {
+    ir_expr *e = ir_expr_new(f, IR_CONST, line, col);
+    if (e) {
+        e->f = v;
+        e->type = t;
+    }
+    return e;
+}
+
+ir_expr *ir_cast(ir_func *f, ir_expr *a, ir_type to) {
+    if (!a || a->type == to) return a;
+    ir_expr *e = ir_expr_new(f, IR_CAST, a->line, a->col);
+    if (!e) return NULL;
+    e->a = a;
+    e->type = to;
+    return e;
+}
+
+/* ---- deep copy ---- */
+
+static ir_expr *clone_expr(ir_func *to, const ir_expr *e);
+static int clone_block(ir_func *to, ir_block *dst, const ir_block *src);
+
+static ir_expr **clone_exprs(ir_func *to, ir_expr *const *v, int n, int *ok) {
+    if (!n) return NULL;
+    ir_expr **out = arena_alloc(&to->mem, n * sizeof *out);
+    if (!out) {
+        *ok = 0;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        out[i] = clone_expr(to, v[i]);
+        if (!out[i]) *ok = 0;
+    }
+    return out;
+}
+
+static ir_expr *clone_expr(ir_func *to, const ir_expr *e) {
+    if (!e) return NULL;
+    ir_expr *c = arena_alloc(&to->mem, sizeof *c);
+    if (!c) return NULL;
+    *c = *e;
+    int ok = 1;
+    if (e->a && !(c->a = clone_expr(to, e->a))) ok = 0;
+    if (e->b && !(c->b = clone_expr(to, e->b))) ok = 0;
+    if (e->cond && !(c->cond = clone_expr(to, e->cond))) ok = 0;
+    c->args = clone_exprs(to, e->args, e->nargs, &ok);
+    return ok ? c : NULL;
+}
+
+static ir_stmt *clone_stmt(ir_func *to, const ir_stmt *s) {
+    ir_stmt *c = arena_alloc(&to->mem, sizeof *c);
+    if (!c) return NULL;
+    *c = *s;
+    int ok = 1;
+    if (s->value && !(c->value = clone_expr(to, s->value))) ok = 0;
+    if (s->start && !(c->start = clone_expr(to, s->start))) ok = 0;
+    if (s->stop && !(c->stop = clone_expr(to, s->stop))) ok = 0;
+    if (s->step && !(c->step = clone_expr(to, s->step))) ok = 0;
+    c->indices = clone_exprs(to, s->indices, s->nindices, &ok);
+    if (clone_block(to, &c->body, &s->body) || clone_block(to, &c->orelse, &s->orelse))
+        ok = 0;
+    return ok ? c : NULL;
+}
+
+static int clone_block(ir_func *to, ir_block *dst, const ir_block *src) {
+    memset(dst, 0, sizeof *dst);
+    for (int i = 0; i < src->n; i++)
+        if (ir_block_push(to, dst, clone_stmt(to, src->stmts[i]))) return -1;
+    return 0;
+}
+
+ir_func *ir_clone(const ir_func *f) {
+    ir_func *c = ir_func_new();
+    if (!c) return NULL;
+    arena m = c->mem;
+    *c = *f;
+    c->mem = m;
+    c->name = arena_strdup(&c->mem, f->name);
+    c->params = arena_alloc(&c->mem, (f->nparams ? f->nparams : 1) * sizeof *c->params);
+    c->locals = NULL;
+    c->nlocals = c->locals_cap = 0;
+    int ok = c->name && c->params;
+    if (ok) memcpy(c->params, f->params, f->nparams * sizeof *c->params);
+    for (int i = 0; ok && i < f->nlocals; i++) {
+        if (ir_local_add(c, f->locals[i].name) != i) ok = 0;
+        else c->locals[i].type = f->locals[i].type;
+    }
+    if (ok && f->start && !(c->start = clone_expr(c, f->start))) ok = 0;
+    if (ok && f->stop && !(c->stop = clone_expr(c, f->stop))) ok = 0;
+    if (ok && f->step && !(c->step = clone_expr(c, f->step))) ok = 0;
+    if (ok && clone_block(c, &c->body, &f->body)) ok = 0;
+    if (!ok) {
+        ir_func_free(c);
+        return NULL;
+    }
+    return c;
+}

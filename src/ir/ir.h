@@ -1,0 +1,168 @@
+/*
+ * ir.h - Tack's typed IR: a structured tree (expressions and statements)
+ * that lowering produces from the AST and the passes refine until every
+ * node has a concrete type and the code generator can emit it directly.
+ *
+ * An IR function lives in one arena.  The IR template (what lowering
+ * produces) is immutable once published; each variant clones it and runs
+ * the passes on its private copy.
+ */
+#ifndef TACK_IR_H
+#define TACK_IR_H
+
+#include <stdint.h>
+#include "tack.h"
+#include "util/arena.h"
+
+/* Types: the concrete element types of tack.h, plus the "weak" types of
+ * literals, which take the type of whatever they meet (as NumPy's NEP 50). */
+typedef int ir_type;
+enum {
+    IRT_UNSET = -1,
+    IRT_WEAK_INT = 100,
+    IRT_WEAK_FLOAT = 101,
+    IRT_VOID = 102
+};
+int ir_type_is_int(ir_type t);      /* concrete or weak integer */
+int ir_type_is_signed(ir_type t);
+int ir_type_is_float(ir_type t);
+int ir_type_bits(ir_type t);        /* 1 for bool */
+const char *ir_type_name(ir_type t);
+
+typedef enum ir_op {
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD, OP_POW,
+    OP_AND, OP_OR, OP_XOR, OP_SHL, OP_SHR,
+    OP_NEG, OP_POS, OP_INVERT, OP_NOT,
+    OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE
+} ir_op;
+
+/* Intrinsic functions a kernel may call. */
+typedef enum ir_intrinsic {
+#define TACK_INTRINSIC(id, name, nargs) id,
+#include "intrinsics.def"
+#undef TACK_INTRINSIC
+    INTR_COUNT
+} ir_intrinsic;
+const char *ir_intrinsic_name(ir_intrinsic f);
+int ir_intrinsic_nargs(ir_intrinsic f); /* -1: two or more */
+
+typedef enum ir_expr_kind {
+    IR_CONST,  /* literal: type + i/u/f */
+    IR_PARAM,  /* a scalar parameter's value */
+    IR_LOCAL,  /* a local variable */
+    IR_DIM,    /* param's dimension d; resolved to a literal in the body */
+    IR_LOAD,   /* array param [index...] */
+    IR_BINOP,  /* a op b (arithmetic, bitwise, comparison) */
+    IR_UNOP,   /* op a */
+    IR_ANDOR,  /* short-circuit a and/or b (op OP_AND / OP_OR) */
+    IR_SELECT, /* a if cond else b; only the chosen side is evaluated */
+    IR_CAST,   /* a converted to type */
+    IR_CALL    /* intrinsic(args...) */
+} ir_expr_kind;
+
+typedef struct ir_expr ir_expr;
+struct ir_expr {
+    ir_expr_kind kind;
+    ir_type type;     /* IRT_UNSET until inference */
+    int line, col;    /* source position (relative to the kernel's text) */
+    ir_op op;
+    int index;        /* PARAM/LOAD/DIM: param; LOCAL: local */
+    int dim;          /* DIM */
+    ir_intrinsic fn;  /* CALL */
+    int64_t i;        /* CONST (ints and bools) */
+    double f;         /* CONST (floats) */
+    ir_expr *a, *b, *cond;
+    ir_expr **args;   /* LOAD indices, CALL arguments */
+    int nargs;
+};
+
+typedef enum ir_stmt_kind {
+    IR_ASSIGN,  /* local = value */
+    IR_STORE,   /* array param [index...] = value */
+    IR_IF,      /* if cond: body else: orelse */
+    IR_WHILE,   /* while cond: body */
+    IR_FOR,     /* for local in range(start, stop, step): body */
+    IR_BREAK, IR_CONTINUE
+} ir_stmt_kind;
+
+typedef struct ir_block ir_block;
+typedef struct ir_stmt ir_stmt;
+struct ir_block {
+    ir_stmt **stmts;
+    int n, cap;
+};
+
+struct ir_stmt {
+    ir_stmt_kind kind;
+    int line, col;
+    int index;          /* ASSIGN/FOR: local; STORE: param */
+    ir_expr *value;     /* ASSIGN/STORE value; IF/WHILE cond */
+    ir_expr **indices;  /* STORE */
+    int nindices;
+    ir_expr *start, *stop, *step; /* FOR */
+    ir_block body, orelse;
+};
+
+/* How the body uses a parameter; a call must match. */
+typedef enum ir_param_role {
+    ROLE_UNUSED = 0, ROLE_SCALAR, ROLE_ARRAY
+} ir_param_role;
+
+typedef struct ir_param {
+    const char *name;
+    ir_param_role role;
+    int index_ndim;   /* arrays: indices per access (0: never indexed) */
+    int max_dim_read; /* arrays: highest d in x.shape[d], -1 if none */
+    int written;      /* arrays: the kernel may store to it */
+    ir_type type;     /* set per variant from the call */
+    int line, col;    /* the def's parameter, for messages */
+} ir_param;
+
+typedef struct ir_local {
+    const char *name;
+    ir_type type; /* set by inference */
+} ir_local;
+
+typedef struct ir_func {
+    arena mem;
+    const char *name;
+    const char *filename;
+    int first_line;
+    const char *source;
+    ir_param *params;
+    int nparams;
+    ir_local *locals;
+    int nlocals, locals_cap;
+    /* The parallel launch: for local `loop_var` in range(start, stop, step). */
+    int loop_var;
+    ir_expr *start, *stop, *step;
+    ir_block body;
+    /* Set by passes on a variant's copy. */
+    ir_type default_float; /* f64 when any array argument is f64, else f32 */
+    int disjoint;          /* the call's arrays do not overlap: noalias */
+} ir_func;
+
+/* Construction (lowering and passes). */
+ir_func *ir_func_new(void);
+void ir_func_free(ir_func *f);
+ir_expr *ir_expr_new(ir_func *f, ir_expr_kind kind, int line, int col);
+ir_stmt *ir_stmt_new(ir_func *f, ir_stmt_kind kind, int line, int col);
+int ir_block_push(ir_func *f, ir_block *b, ir_stmt *s); /* 0, or -1 no memory */
+int ir_local_add(ir_func *f, const char *name);          /* index or -1 */
+int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
+ir_expr *ir_const_int(ir_func *f, int64_t v, ir_type t, int line, int col);
+ir_expr *ir_const_float(ir_func *f, double v, ir_type t, int line, int col);
+ir_expr *ir_cast(ir_func *f, ir_expr *e, ir_type to);
+
+/* A deep copy into a new arena (a variant's private IR). */
+ir_func *ir_clone(const ir_func *f);
+
+/* Checks the IR's invariants after `pass`; `typed` requires every node to
+ * have a concrete type.  On failure fills err with TACK_ERR_INTERNAL naming
+ * the pass and returns it. */
+tack_status ir_verify(const ir_func *f, const char *pass, int typed, tack_error *err);
+
+/* Writes a readable text form (for debugging and tests). */
+char *ir_print(const ir_func *f); /* malloc'd */
+
+#endif

@@ -1,0 +1,198 @@
+/* verify.c - the IR verifier, run at every pass boundary.  A failure is a
+ * bug in Tack (never the user's): it names the pass so it can be found. */
+#include "ir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+typedef struct verifier {
+    const ir_func *f;
+    const char *pass;
+    int typed;
+    tack_error *err;
+    int failed;
+    int loop_depth;
+} verifier;
+
+static void fail(verifier *v, int line, const char *fmt, ...) {
+    if (v->failed++) return;
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    v->err->status = TACK_ERR_INTERNAL;
+    v->err->lineno = 0;
+    snprintf(v->err->message, sizeof v->err->message,
+             "internal error: IR verification failed after pass '%s' in kernel '%s' "
+             "(source line %d): %s",
+             v->pass, v->f->name, line, what);
+}
+
+static int concrete(ir_type t) { return t >= 0 && t < TACK_DTYPE_COUNT; }
+
+static void check_type(verifier *v, const ir_expr *e) {
+    if (v->typed && !concrete(e->type))
+        fail(v, e->line, "expression of kind %d has no concrete type (%s)", e->kind,
+             ir_type_name(e->type));
+}
+
+static void expr(verifier *v, const ir_expr *e);
+
+static void array_param(verifier *v, int index, int line) {
+    if (index < 0 || index >= v->f->nparams)
+        fail(v, line, "parameter index %d out of range", index);
+    else if (v->f->params[index].role != ROLE_ARRAY)
+        fail(v, line, "parameter '%s' used as an array but not an array",
+             v->f->params[index].name);
+}
+
+static void index_list(verifier *v, ir_expr *const *idx, int n, int line) {
+    for (int i = 0; i < n; i++) {
+        if (!idx[i]) {
+            fail(v, line, "missing index");
+            continue;
+        }
+        expr(v, idx[i]);
+        if (v->typed && !ir_type_is_int(idx[i]->type) && idx[i]->type != TACK_BOOL)
+            fail(v, line, "index of type %s", ir_type_name(idx[i]->type));
+    }
+}
+
+static void expr(verifier *v, const ir_expr *e) {
+    if (!e) {
+        fail(v, 0, "missing expression");
+        return;
+    }
+    check_type(v, e);
+    switch (e->kind) {
+    case IR_CONST:
+        break;
+    case IR_PARAM:
+        if (e->index < 0 || e->index >= v->f->nparams)
+            fail(v, e->line, "parameter index %d out of range", e->index);
+        else if (v->f->params[e->index].role != ROLE_SCALAR)
+            fail(v, e->line, "parameter '%s' read as a scalar", v->f->params[e->index].name);
+        break;
+    case IR_LOCAL:
+        if (e->index < 0 || e->index >= v->f->nlocals)
+            fail(v, e->line, "local index %d out of range", e->index);
+        else if (v->typed && e->type != v->f->locals[e->index].type)
+            fail(v, e->line, "local '%s' read as %s but has type %s",
+                 v->f->locals[e->index].name, ir_type_name(e->type),
+                 ir_type_name(v->f->locals[e->index].type));
+        break;
+    case IR_DIM:
+        array_param(v, e->index, e->line);
+        break;
+    case IR_LOAD:
+        array_param(v, e->index, e->line);
+        index_list(v, e->args, e->nargs, e->line);
+        if (v->typed && e->index >= 0 && e->index < v->f->nparams &&
+            e->type != v->f->params[e->index].type)
+            fail(v, e->line, "load type %s differs from the array's %s",
+                 ir_type_name(e->type), ir_type_name(v->f->params[e->index].type));
+        break;
+    case IR_BINOP:
+        expr(v, e->a);
+        expr(v, e->b);
+        if (v->typed && e->a && e->b && e->a->type != e->b->type &&
+            e->op != OP_SHL && e->op != OP_SHR && e->op != OP_POW)
+            fail(v, e->line, "operands of types %s and %s", ir_type_name(e->a->type),
+                 ir_type_name(e->b->type));
+        if (v->typed && e->op >= OP_LT && e->type != TACK_BOOL)
+            fail(v, e->line, "comparison of type %s", ir_type_name(e->type));
+        break;
+    case IR_UNOP:
+    case IR_CAST:
+        expr(v, e->a);
+        break;
+    case IR_ANDOR:
+    case IR_SELECT:
+        if (e->kind == IR_SELECT) {
+            expr(v, e->cond);
+            if (v->typed && e->cond && e->cond->type != TACK_BOOL)
+                fail(v, e->line, "condition of type %s", ir_type_name(e->cond->type));
+        }
+        expr(v, e->a);
+        expr(v, e->b);
+        if (v->typed && e->a && e->b && (e->a->type != e->type || e->b->type != e->type))
+            fail(v, e->line, "branches of types %s and %s for a %s result",
+                 ir_type_name(e->a->type), ir_type_name(e->b->type), ir_type_name(e->type));
+        break;
+    case IR_CALL:
+        if (e->fn < 0 || e->fn >= INTR_COUNT) fail(v, e->line, "unknown intrinsic");
+        for (int i = 0; i < e->nargs; i++) expr(v, e->args[i]);
+        break;
+    }
+}
+
+static void block(verifier *v, const ir_block *b);
+
+static void stmt(verifier *v, const ir_stmt *s) {
+    switch (s->kind) {
+    case IR_ASSIGN:
+        if (s->index < 0 || s->index >= v->f->nlocals) {
+            fail(v, s->line, "assignment to local %d out of range", s->index);
+            break;
+        }
+        expr(v, s->value);
+        if (v->typed && s->value && s->value->type != v->f->locals[s->index].type)
+            fail(v, s->line, "assigning %s to local '%s' of type %s",
+                 ir_type_name(s->value->type), v->f->locals[s->index].name,
+                 ir_type_name(v->f->locals[s->index].type));
+        break;
+    case IR_STORE:
+        array_param(v, s->index, s->line);
+        index_list(v, s->indices, s->nindices, s->line);
+        expr(v, s->value);
+        if (v->typed && s->value && s->index >= 0 && s->index < v->f->nparams &&
+            s->value->type != v->f->params[s->index].type)
+            fail(v, s->line, "storing %s into an array of %s", ir_type_name(s->value->type),
+                 ir_type_name(v->f->params[s->index].type));
+        break;
+    case IR_IF:
+    case IR_WHILE:
+        expr(v, s->value);
+        if (v->typed && s->value && s->value->type != TACK_BOOL)
+            fail(v, s->line, "condition of type %s", ir_type_name(s->value->type));
+        if (s->kind == IR_WHILE) v->loop_depth++;
+        block(v, &s->body);
+        if (s->kind == IR_WHILE) v->loop_depth--;
+        block(v, &s->orelse);
+        break;
+    case IR_FOR:
+        if (s->index < 0 || s->index >= v->f->nlocals)
+            fail(v, s->line, "loop variable %d out of range", s->index);
+        expr(v, s->start);
+        expr(v, s->stop);
+        expr(v, s->step);
+        if (v->typed && s->index >= 0 && s->index < v->f->nlocals &&
+            v->f->locals[s->index].type != TACK_I64)
+            fail(v, s->line, "loop variable of type %s",
+                 ir_type_name(v->f->locals[s->index].type));
+        v->loop_depth++;
+        block(v, &s->body);
+        v->loop_depth--;
+        break;
+    case IR_BREAK:
+    case IR_CONTINUE:
+        if (!v->loop_depth) fail(v, s->line, "break/continue outside a loop");
+        break;
+    }
+}
+
+static void block(verifier *v, const ir_block *b) {
+    for (int i = 0; i < b->n && !v->failed; i++) stmt(v, b->stmts[i]);
+}
+
+tack_status ir_verify(const ir_func *f, const char *pass, int typed, tack_error *err) {
+    verifier v = {f, pass, typed, err, 0, 0};
+    if (f->loop_var < 0 || f->loop_var >= f->nlocals)
+        fail(&v, 0, "no parallel loop variable");
+    expr(&v, f->start);
+    expr(&v, f->stop);
+    expr(&v, f->step);
+    block(&v, &f->body);
+    return v.failed ? TACK_ERR_INTERNAL : TACK_OK;
+}

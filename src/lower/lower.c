@@ -1,0 +1,897 @@
+/* lower.c - AST -> IR template (see lower.h). */
+#include "lower.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct lowerer {
+    const lower_input *in;
+    ir_func *f;
+    tack_error *err;
+    int failed;
+    int loop_depth;
+} lowerer;
+
+#define ERR(L, line, col, ...)                                                  \
+    do {                                                                        \
+        if (!(L)->failed++) src_error((L)->in->src, line, col, (L)->err, __VA_ARGS__); \
+    } while (0)
+
+static int oom(lowerer *L) {
+    if (!L->failed++) {
+        L->err->status = TACK_ERR_NOMEM;
+        snprintf(L->err->message, sizeof L->err->message, "out of memory lowering kernel '%s'",
+                 L->in->def->name);
+    }
+    return -1;
+}
+
+/* ---- names ---- */
+
+static const char *const builtin_names[] = {"range", "abs", "min", "max", "int", "float",
+                                            "bool", "round", "len", NULL};
+
+int lower_default_resolve(const char *name, tack_name *out) {
+    memset(out, 0, sizeof *out);
+    if (!strcmp(name, "tack") || !strcmp(name, "math")) {
+        out->kind = TACK_NAME_MODULE;
+        out->text = name;
+        return 0;
+    }
+    if (!strcmp(name, "numpy") || !strcmp(name, "np")) {
+        out->kind = TACK_NAME_MODULE;
+        out->text = "numpy";
+        return 0;
+    }
+    for (int i = 0; builtin_names[i]; i++)
+        if (!strcmp(name, builtin_names[i])) {
+            out->kind = TACK_NAME_BUILTIN;
+            out->text = builtin_names[i];
+            return 0;
+        }
+    return -1;
+}
+
+static int param_index(lowerer *L, const char *name) {
+    for (int i = 0; i < L->f->nparams; i++)
+        if (!strcmp(L->f->params[i].name, name)) return i;
+    return -1;
+}
+
+/* Resolves an outside name: the host's resolver first, then the defaults. */
+static int resolve(lowerer *L, const char *name, tack_name *out) {
+    memset(out, 0, sizeof *out);
+    if (L->in->resolver && L->in->resolver(L->in->resolver_ctx, name, out) == 0 &&
+        out->kind != TACK_NAME_UNBOUND)
+        return 0;
+    return lower_default_resolve(name, out);
+}
+
+/* The dotted path of an attribute chain rooted at a module, e.g.
+ * `np.float32` -> "numpy.float32", `tack.math.sqrt` -> "tack.math.sqrt".
+ * Returns 0 and fills buf, or -1 when the root is not a module. */
+static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
+    if (e->kind == EX_NAME) {
+        if (param_index(L, e->name) >= 0 || ir_local_find(L->f, e->name) >= 0) return -1;
+        tack_name n;
+        if (resolve(L, e->name, &n) || n.kind != TACK_NAME_MODULE) return -1;
+        snprintf(buf, size, "%s", n.text);
+        return 0;
+    }
+    if (e->kind == EX_ATTR && module_path(L, e->a, buf, size) == 0) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, ".%s", e->name);
+        return 0;
+    }
+    return -1;
+}
+
+/* What a callee or attribute path names. */
+typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE,
+                           CALLEE_LEN, CALLEE_CONST } callee_kind;
+typedef struct callee {
+    callee_kind kind;
+    ir_type cast_to;   /* CAST */
+    ir_intrinsic fn;   /* INTRINSIC */
+    double value;      /* CONST */
+} callee;
+
+static const struct { const char *name; tack_dtype t; } cast_names[] = {
+    {"bool_", TACK_BOOL}, {"i8", TACK_I8}, {"i16", TACK_I16}, {"i32", TACK_I32},
+    {"i64", TACK_I64}, {"u8", TACK_U8}, {"u16", TACK_U16}, {"u32", TACK_U32},
+    {"u64", TACK_U64}, {"f32", TACK_F32}, {"f64", TACK_F64}, {"int8", TACK_I8},
+    {"int16", TACK_I16}, {"int32", TACK_I32}, {"int64", TACK_I64}, {"uint8", TACK_U8},
+    {"uint16", TACK_U16}, {"uint32", TACK_U32}, {"uint64", TACK_U64},
+    {"float32", TACK_F32}, {"float64", TACK_F64}, {"intp", TACK_I64}, {NULL, 0}};
+
+/* Functions available as math.X, tack.math.X and numpy.X. */
+static int math_function(const char *name, ir_intrinsic *fn) {
+    for (int i = 0; i < INTR_COUNT; i++) {
+        if (i == INTR_MIN || i == INTR_MAX || i == INTR_ROUND || i == INTR_ABS) continue;
+        if (!strcmp(name, ir_intrinsic_name(i))) {
+            *fn = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int math_constant(const char *name, double *v) {
+    static const struct { const char *n; double v; } consts[] = {
+        {"pi", 3.141592653589793}, {"e", 2.718281828459045}, {"tau", 6.283185307179586},
+        {"inf", __builtin_inf()}, {"nan", __builtin_nan("")}, {NULL, 0}};
+    for (int i = 0; consts[i].n; i++)
+        if (!strcmp(name, consts[i].n)) {
+            *v = consts[i].v;
+            return 1;
+        }
+    return 0;
+}
+
+static callee classify_path(const char *path) {
+    callee c = {CALLEE_NONE, 0, 0, 0};
+    const char *dot = strrchr(path, '.');
+    const char *leaf = dot ? dot + 1 : path;
+    size_t mod_len = dot ? (size_t)(dot - path) : 0;
+    int is_tack = mod_len == 4 && !strncmp(path, "tack", 4);
+    int is_numpy = mod_len == 5 && !strncmp(path, "numpy", 5);
+    int is_math = (mod_len == 4 && !strncmp(path, "math", 4)) ||
+                  (mod_len == 9 && !strncmp(path, "tack.math", 9));
+    if (is_tack || is_numpy)
+        for (int i = 0; cast_names[i].name; i++)
+            if (!strcmp(leaf, cast_names[i].name) &&
+                (is_numpy ? strlen(leaf) > 3 || !strcmp(leaf, "bool_") : 1)) {
+                c.kind = CALLEE_CAST;
+                c.cast_to = cast_names[i].t;
+                return c;
+            }
+    if (is_math || is_numpy) {
+        if (math_function(leaf, &c.fn)) c.kind = CALLEE_INTRINSIC;
+        else if (math_constant(leaf, &c.value)) c.kind = CALLEE_CONST;
+        else if (is_numpy && !strcmp(leaf, "abs")) {
+            c.kind = CALLEE_INTRINSIC;
+            c.fn = INTR_ABS;
+        }
+    }
+    return c;
+}
+
+static callee classify_builtin(const char *name) {
+    callee c = {CALLEE_NONE, 0, 0, 0};
+    if (!strcmp(name, "range")) c.kind = CALLEE_RANGE;
+    else if (!strcmp(name, "len")) c.kind = CALLEE_LEN;
+    else if (!strcmp(name, "int")) c.kind = CALLEE_CAST, c.cast_to = TACK_I64;
+    else if (!strcmp(name, "float")) c.kind = CALLEE_CAST, c.cast_to = TACK_F64;
+    else if (!strcmp(name, "bool")) c.kind = CALLEE_CAST, c.cast_to = TACK_BOOL;
+    else if (!strcmp(name, "abs")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_ABS;
+    else if (!strcmp(name, "min")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_MIN;
+    else if (!strcmp(name, "max")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_MAX;
+    else if (!strcmp(name, "round")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_ROUND;
+    return c;
+}
+
+/* Classifies the callee expression of a call (or an attribute value). */
+static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
+    callee none = {CALLEE_NONE, 0, 0, 0};
+    path[0] = 0;
+    if (e->kind == EX_NAME) {
+        snprintf(path, size, "%s", e->name);
+        if (param_index(L, e->name) >= 0 || ir_local_find(L->f, e->name) >= 0) return none;
+        tack_name n;
+        if (resolve(L, e->name, &n)) return none;
+        if (n.kind == TACK_NAME_BUILTIN) return classify_builtin(n.text);
+        return none;
+    }
+    if (e->kind == EX_ATTR && module_path(L, e, path, size) == 0) return classify_path(path);
+    return none;
+}
+
+/* ---- expressions ---- */
+
+static ir_expr *lower_expr(lowerer *L, const expr *e);
+
+static ir_op binop_of(const char *op) {
+    static const struct { const char *t; ir_op op; } map[] = {
+        {"+", OP_ADD}, {"-", OP_SUB}, {"*", OP_MUL}, {"/", OP_DIV}, {"//", OP_FLOORDIV},
+        {"%", OP_MOD}, {"**", OP_POW}, {"&", OP_AND}, {"|", OP_OR}, {"^", OP_XOR},
+        {"<<", OP_SHL}, {">>", OP_SHR}, {"<", OP_LT}, {"<=", OP_LE}, {">", OP_GT},
+        {">=", OP_GE}, {"==", OP_EQ}, {"!=", OP_NE}, {NULL, 0}};
+    for (int i = 0; map[i].t; i++)
+        if (!strcmp(op, map[i].t)) return map[i].op;
+    return (ir_op)-1;
+}
+
+static int use_param(lowerer *L, int p, ir_param_role role, int line, int col) {
+    ir_param *prm = &L->f->params[p];
+    if (prm->role != ROLE_UNUSED && prm->role != role) {
+        ERR(L, line, col, "parameter '%s' is used both as an array and as a scalar", prm->name);
+        return -1;
+    }
+    prm->role = role;
+    return 0;
+}
+
+static ir_expr *new_expr(lowerer *L, ir_expr_kind k, const expr *at) {
+    ir_expr *e = ir_expr_new(L->f, k, at->line, at->col);
+    if (!e) oom(L);
+    return e;
+}
+
+static ir_expr *lower_name(lowerer *L, const expr *e) {
+    int p = param_index(L, e->name);
+    if (p >= 0) {
+        if (use_param(L, p, ROLE_SCALAR, e->line, e->col)) return NULL;
+        ir_expr *x = new_expr(L, IR_PARAM, e);
+        if (x) x->index = p;
+        return x;
+    }
+    int l = ir_local_find(L->f, e->name);
+    if (l >= 0) {
+        ir_expr *x = new_expr(L, IR_LOCAL, e);
+        if (x) x->index = l;
+        return x;
+    }
+    tack_name n;
+    if (resolve(L, e->name, &n)) {
+        ERR(L, e->line, e->col, "name '%s' is not defined", e->name);
+        return NULL;
+    }
+    switch (n.kind) {
+    case TACK_NAME_INT:
+        if (n.is_unsigned) {
+            ir_expr *x = ir_const_int(L->f, (int64_t)n.u, TACK_U64, e->line, e->col);
+            if (!x) oom(L);
+            return x;
+        } else {
+            ir_expr *x = ir_const_int(L->f, n.i, IRT_WEAK_INT, e->line, e->col);
+            if (!x) oom(L);
+            return x;
+        }
+    case TACK_NAME_BOOL: {
+        ir_expr *x = ir_const_int(L->f, n.i != 0, TACK_BOOL, e->line, e->col);
+        if (!x) oom(L);
+        return x;
+    }
+    case TACK_NAME_FLOAT: {
+        ir_expr *x = ir_const_float(L->f, n.f, IRT_WEAK_FLOAT, e->line, e->col);
+        if (!x) oom(L);
+        return x;
+    }
+    case TACK_NAME_MODULE:
+        ERR(L, e->line, e->col, "'%s' is a module, not a value", e->name);
+        return NULL;
+    case TACK_NAME_BUILTIN:
+    case TACK_NAME_FUNC:
+        ERR(L, e->line, e->col, "'%s' is a function; call it", e->name);
+        return NULL;
+    default:
+        ERR(L, e->line, e->col, "name '%s' is not defined", e->name);
+        return NULL;
+    }
+}
+
+/* `x.shape[d]` and `len(x)`: a dimension of an array parameter. */
+static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
+    if (arr->kind != EX_NAME || param_index(L, arr->name) < 0) {
+        ERR(L, at->line, at->col, "only a kernel parameter's shape can be read");
+        return NULL;
+    }
+    int p = param_index(L, arr->name);
+    if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
+    if (d < 0 || d >= TACK_MAX_NDIM) {
+        ERR(L, at->line, at->col, "dimension %d of '%s' is out of range (arrays have at most %d)",
+            d, arr->name, TACK_MAX_NDIM);
+        return NULL;
+    }
+    if (d > L->f->params[p].max_dim_read) L->f->params[p].max_dim_read = d;
+    ir_expr *x = new_expr(L, IR_DIM, at);
+    if (x) {
+        x->index = p;
+        x->dim = d;
+        x->type = TACK_I64;
+    }
+    return x;
+}
+
+/* Lowers the index list of `a[i, j]` and checks it against earlier uses. */
+static ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
+    const expr *arr = sub->a;
+    if (arr->kind != EX_NAME || param_index(L, arr->name) < 0) {
+        if (arr->kind == EX_NAME && ir_local_find(L->f, arr->name) >= 0)
+            ERR(L, sub->line, sub->col, "'%s' is a local scalar and cannot be indexed", arr->name);
+        else
+            ERR(L, sub->line, sub->col, "only array parameters can be indexed");
+        return NULL;
+    }
+    int p = param_index(L, arr->name);
+    if (use_param(L, p, ROLE_ARRAY, sub->line, sub->col)) return NULL;
+    ir_param *prm = &L->f->params[p];
+    if (sub->nitems > TACK_MAX_NDIM) {
+        ERR(L, sub->line, sub->col, "too many indices for '%s' (at most %d)", prm->name,
+            TACK_MAX_NDIM);
+        return NULL;
+    }
+    if (prm->index_ndim && prm->index_ndim != sub->nitems) {
+        ERR(L, sub->line, sub->col, "'%s' is indexed with %d indices here and %d elsewhere",
+            prm->name, sub->nitems, prm->index_ndim);
+        return NULL;
+    }
+    prm->index_ndim = sub->nitems;
+    ir_expr **idx = arena_alloc(&L->f->mem, sub->nitems * sizeof *idx);
+    if (!idx) {
+        oom(L);
+        return NULL;
+    }
+    for (int i = 0; i < sub->nitems; i++)
+        if (!(idx[i] = lower_expr(L, sub->items[i]))) return NULL;
+    *p_out = p;
+    *n_out = sub->nitems;
+    return idx;
+}
+
+static ir_expr *lower_subscript(lowerer *L, const expr *e) {
+    /* x.shape[d] */
+    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "shape")) {
+        if (e->nitems != 1 || e->items[0]->kind != EX_INT) {
+            ERR(L, e->line, e->col, "shape must be indexed with one integer literal");
+            return NULL;
+        }
+        return lower_dim(L, e->a->a, e, (int)e->items[0]->ival);
+    }
+    int p, n;
+    ir_expr **idx = lower_indices(L, e, &p, &n);
+    if (!idx) return NULL;
+    ir_expr *x = new_expr(L, IR_LOAD, e);
+    if (x) {
+        x->index = p;
+        x->args = idx;
+        x->nargs = n;
+    }
+    return x;
+}
+
+static ir_expr *lower_call(lowerer *L, const expr *e) {
+    char path[256];
+    callee c = classify(L, e->a, path, sizeof path);
+    switch (c.kind) {
+    case CALLEE_CAST: {
+        if (e->nitems != 1) {
+            ERR(L, e->line, e->col, "%s() takes exactly one argument here", path);
+            return NULL;
+        }
+        ir_expr *a = lower_expr(L, e->items[0]);
+        if (!a) return NULL;
+        ir_expr *x = new_expr(L, IR_CAST, e);
+        if (x) {
+            x->a = a;
+            x->type = c.cast_to;
+        }
+        return x;
+    }
+    case CALLEE_INTRINSIC: {
+        int want = ir_intrinsic_nargs(c.fn);
+        if ((want > 0 && e->nitems != want) || (want < 0 && e->nitems < 2)) {
+            ERR(L, e->line, e->col, "%s() takes %s%d argument%s, got %d", path,
+                want < 0 ? "at least " : "", want < 0 ? 2 : want, want == 1 ? "" : "s",
+                e->nitems);
+            return NULL;
+        }
+        ir_expr **args = arena_alloc(&L->f->mem, e->nitems * sizeof *args);
+        if (!args) {
+            oom(L);
+            return NULL;
+        }
+        for (int i = 0; i < e->nitems; i++)
+            if (!(args[i] = lower_expr(L, e->items[i]))) return NULL;
+        /* min/max of more than two fold left into pairs. */
+        if (want < 0) {
+            ir_expr *acc = args[0];
+            for (int i = 1; i < e->nitems; i++) {
+                ir_expr *x = new_expr(L, IR_CALL, e);
+                if (!x) return NULL;
+                x->fn = c.fn;
+                x->args = arena_alloc(&L->f->mem, 2 * sizeof *x->args);
+                if (!x->args) {
+                    oom(L);
+                    return NULL;
+                }
+                x->args[0] = acc;
+                x->args[1] = args[i];
+                x->nargs = 2;
+                acc = x;
+            }
+            return acc;
+        }
+        ir_expr *x = new_expr(L, IR_CALL, e);
+        if (x) {
+            x->fn = c.fn;
+            x->args = args;
+            x->nargs = e->nitems;
+        }
+        return x;
+    }
+    case CALLEE_LEN:
+        if (e->nitems != 1) {
+            ERR(L, e->line, e->col, "len() takes exactly one argument");
+            return NULL;
+        }
+        return lower_dim(L, e->items[0], e, 0);
+    case CALLEE_RANGE:
+        ERR(L, e->line, e->col, "range() can only be used as the iterable of a for loop");
+        return NULL;
+    case CALLEE_CONST:
+        ERR(L, e->line, e->col, "'%s' is a constant, not a function", path);
+        return NULL;
+    case CALLEE_NONE:
+        break;
+    }
+    if (e->a->kind == EX_NAME) {
+        tack_name n;
+        int local = param_index(L, e->a->name) >= 0 || ir_local_find(L->f, e->a->name) >= 0;
+        if (!local && resolve(L, e->a->name, &n)) {
+            ERR(L, e->line, e->col, "name '%s' is not defined", e->a->name);
+            return NULL;
+        }
+        if (!local && n.kind == TACK_NAME_FUNC) {
+            ERR(L, e->line, e->col, "calling device function '%s' is not supported yet",
+                e->a->name);
+            return NULL;
+        }
+    }
+    ERR(L, e->line, e->col, "'%s' cannot be called in a kernel", path[0] ? path : "this");
+    return NULL;
+}
+
+static ir_expr *lower_attr(lowerer *L, const expr *e) {
+    char path[256];
+    callee c = classify(L, e, path, sizeof path);
+    if (c.kind == CALLEE_CONST) {
+        ir_expr *x = ir_const_float(L->f, c.value, IRT_WEAK_FLOAT, e->line, e->col);
+        if (!x) oom(L);
+        return x;
+    }
+    if (!strcmp(e->name, "shape"))
+        ERR(L, e->line, e->col, "shape must be indexed, as in x.shape[0]");
+    else if (path[0])
+        ERR(L, e->line, e->col, "'%s' is not a value a kernel can use", path);
+    else
+        ERR(L, e->line, e->col, "attribute '%s' is not supported here", e->name);
+    return NULL;
+}
+
+static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
+    if (!a || !b) return NULL;
+    ir_expr *x = new_expr(L, IR_BINOP, at);
+    if (x) {
+        x->op = op;
+        x->a = a;
+        x->b = b;
+    }
+    return x;
+}
+
+static ir_expr *lower_expr(lowerer *L, const expr *e) {
+    if (L->failed) return NULL;
+    switch (e->kind) {
+    case EX_NAME:
+        return lower_name(L, e);
+    case EX_INT: {
+        if (e->ival_overflow) {
+            ERR(L, e->line, e->col, "integer literal does not fit in 64 bits");
+            return NULL;
+        }
+        ir_type t = e->ival > (uint64_t)INT64_MAX ? TACK_U64 : IRT_WEAK_INT;
+        ir_expr *x = ir_const_int(L->f, (int64_t)e->ival, t, e->line, e->col);
+        if (!x) oom(L);
+        return x;
+    }
+    case EX_FLOAT: {
+        ir_expr *x = ir_const_float(L->f, e->fval, IRT_WEAK_FLOAT, e->line, e->col);
+        if (!x) oom(L);
+        return x;
+    }
+    case EX_BOOL: {
+        ir_expr *x = ir_const_int(L->f, e->bval, TACK_BOOL, e->line, e->col);
+        if (!x) oom(L);
+        return x;
+    }
+    case EX_BINOP: {
+        ir_op op = binop_of(e->op);
+        if ((int)op < 0) {
+            ERR(L, e->line, e->col, "operator '%s' is not supported", e->op);
+            return NULL;
+        }
+        return binop(L, op, lower_expr(L, e->a), lower_expr(L, e->b), e);
+    }
+    case EX_UNARY: {
+        /* Fold -literal so that -9223372036854775808 is an i64. */
+        if (!strcmp(e->op, "-") && e->a->kind == EX_INT && !e->a->ival_overflow &&
+            e->a->ival <= (uint64_t)INT64_MAX + 1) {
+            ir_expr *x = ir_const_int(L->f, (int64_t)(0 - e->a->ival), IRT_WEAK_INT, e->line, e->col);
+            if (!x) oom(L);
+            return x;
+        }
+        ir_expr *a = lower_expr(L, e->a);
+        if (!a) return NULL;
+        ir_expr *x = new_expr(L, IR_UNOP, e);
+        if (!x) return NULL;
+        x->a = a;
+        if (!strcmp(e->op, "-")) x->op = OP_NEG;
+        else if (!strcmp(e->op, "+")) x->op = OP_POS;
+        else if (!strcmp(e->op, "~")) x->op = OP_INVERT;
+        else if (!strcmp(e->op, "not")) x->op = OP_NOT;
+        else {
+            ERR(L, e->line, e->col, "operator '%s' is not supported", e->op);
+            return NULL;
+        }
+        return x;
+    }
+    case EX_COMPARE: {
+        /* a < b < c is (a < b) and (b < c); operands are pure, so b may be
+         * evaluated twice. */
+        ir_expr *acc = NULL;
+        for (int i = 0; i + 1 < e->nitems; i++) {
+            ir_op op = binop_of(e->ops[i]);
+            if ((int)op < 0 || op < OP_LT) {
+                ERR(L, e->line, e->col, "comparison '%s' is not supported in kernels", e->ops[i]);
+                return NULL;
+            }
+            ir_expr *cmp = binop(L, op, lower_expr(L, e->items[i]), lower_expr(L, e->items[i + 1]), e);
+            if (!cmp) return NULL;
+            if (!acc) {
+                acc = cmp;
+                continue;
+            }
+            ir_expr *x = new_expr(L, IR_ANDOR, e);
+            if (!x) return NULL;
+            x->op = OP_AND;
+            x->a = acc;
+            x->b = cmp;
+            acc = x;
+        }
+        return acc;
+    }
+    case EX_BOOLOP: {
+        ir_expr *acc = lower_expr(L, e->items[0]);
+        for (int i = 1; acc && i < e->nitems; i++) {
+            ir_expr *b = lower_expr(L, e->items[i]);
+            if (!b) return NULL;
+            ir_expr *x = new_expr(L, IR_ANDOR, e);
+            if (!x) return NULL;
+            x->op = !strcmp(e->op, "and") ? OP_AND : OP_OR;
+            x->a = acc;
+            x->b = b;
+            acc = x;
+        }
+        return acc;
+    }
+    case EX_IFEXP: {
+        ir_expr *x = new_expr(L, IR_SELECT, e);
+        if (!x) return NULL;
+        x->cond = lower_expr(L, e->a);
+        x->a = lower_expr(L, e->b);
+        x->b = lower_expr(L, e->c);
+        return x->cond && x->a && x->b ? x : NULL;
+    }
+    case EX_CALL:
+        return lower_call(L, e);
+    case EX_ATTR:
+        return lower_attr(L, e);
+    case EX_SUBSCRIPT:
+        return lower_subscript(L, e);
+    case EX_TUPLE:
+        ERR(L, e->line, e->col, "tuples can only be unpacked in an assignment");
+        return NULL;
+    }
+    ERR(L, e->line, e->col, "unsupported expression");
+    return NULL;
+}
+
+/* ---- statements ---- */
+
+static int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
+
+static int push(lowerer *L, ir_block *b, ir_stmt *s) {
+    if (!s || ir_block_push(L->f, b, s)) return oom(L);
+    return 0;
+}
+
+static int check_assignable_name(lowerer *L, const expr *t) {
+    if (param_index(L, t->name) >= 0) {
+        ERR(L, t->line, t->col, "cannot assign to parameter '%s'; use a local name", t->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* target = value, for one NAME or SUBSCRIPT target. */
+static int assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, const stmt *at) {
+    if (t->kind == EX_NAME) {
+        if (check_assignable_name(L, t)) return -1;
+        ir_stmt *s = ir_stmt_new(L->f, IR_ASSIGN, at->line, at->col);
+        if (!s) return oom(L);
+        s->index = ir_local_find(L->f, t->name);
+        s->value = value;
+        return push(L, b, s);
+    }
+    if (t->kind == EX_SUBSCRIPT) {
+        if (t->a->kind == EX_ATTR && !strcmp(t->a->name, "shape")) {
+            ERR(L, t->line, t->col, "an array's shape cannot be assigned");
+            return -1;
+        }
+        int p, n;
+        ir_expr **idx = lower_indices(L, t, &p, &n);
+        if (!idx) return -1;
+        L->f->params[p].written = 1;
+        ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
+        if (!s) return oom(L);
+        s->index = p;
+        s->indices = idx;
+        s->nindices = n;
+        s->value = value;
+        return push(L, b, s);
+    }
+    ERR(L, t->line, t->col, "cannot assign to this expression");
+    return -1;
+}
+
+/* Declares every name a statement list assigns, so that reads anywhere in
+ * the body see a local (Python's function scope). */
+static int declare_locals(lowerer *L, stmt *const *body, int n);
+
+static int declare_target(lowerer *L, const expr *t) {
+    if (t->kind == EX_NAME && param_index(L, t->name) < 0)
+        return ir_local_add(L->f, t->name) < 0 ? oom(L) : 0;
+    if (t->kind == EX_TUPLE)
+        for (int i = 0; i < t->nitems; i++)
+            if (declare_target(L, t->items[i])) return -1;
+    return 0;
+}
+
+static int declare_locals(lowerer *L, stmt *const *body, int n) {
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        for (int t = 0; t < s->ntargets; t++)
+            if (declare_target(L, s->targets[t])) return -1;
+        if (declare_locals(L, s->body, s->nbody) || declare_locals(L, s->orelse, s->norelse))
+            return -1;
+    }
+    return 0;
+}
+
+static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
+    /* Tuple unpacking: evaluate every value first, then assign. */
+    for (int t = 0; t < s->ntargets; t++) {
+        const expr *tgt = s->targets[t];
+        if (tgt->kind != EX_TUPLE) continue;
+        if (s->value->kind != EX_TUPLE || s->value->nitems != tgt->nitems) {
+            ERR(L, s->line, s->col, "tuple unpacking needs a tuple of %d values on the right",
+                tgt->nitems);
+            return -1;
+        }
+    }
+    if (s->value->kind == EX_TUPLE) {
+        int n = s->value->nitems;
+        int temps[TACK_MAX_PARAMS];
+        if (n > TACK_MAX_PARAMS) {
+            ERR(L, s->line, s->col, "too many values to unpack");
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "$tuple%d_%d", s->line, i);
+            temps[i] = ir_local_add(L->f, name);
+            if (temps[i] < 0) return oom(L);
+            ir_expr *v = lower_expr(L, s->value->items[i]);
+            if (!v) return -1;
+            ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
+            if (!a) return oom(L);
+            a->index = temps[i];
+            a->value = v;
+            if (push(L, b, a)) return -1;
+        }
+        for (int t = 0; t < s->ntargets; t++) {
+            const expr *tgt = s->targets[t];
+            if (tgt->kind != EX_TUPLE) {
+                ERR(L, tgt->line, tgt->col, "a tuple can only be unpacked into names");
+                return -1;
+            }
+            for (int i = 0; i < n; i++) {
+                ir_expr *v = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
+                if (!v) return oom(L);
+                v->index = temps[i];
+                if (assign_to(L, b, tgt->items[i], v, s)) return -1;
+            }
+        }
+        return 0;
+    }
+    /* a = b = v evaluates v once, then assigns left to right. */
+    ir_expr *v = lower_expr(L, s->value);
+    if (!v) return -1;
+    if (s->ntargets == 1) return assign_to(L, b, s->targets[0], v, s);
+    char name[64];
+    snprintf(name, sizeof name, "$chain%d_%d", s->line, s->col);
+    int tmp = ir_local_add(L->f, name);
+    if (tmp < 0) return oom(L);
+    ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
+    if (!a) return oom(L);
+    a->index = tmp;
+    a->value = v;
+    if (push(L, b, a)) return -1;
+    for (int t = 0; t < s->ntargets; t++) {
+        ir_expr *r = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
+        if (!r) return oom(L);
+        r->index = tmp;
+        if (assign_to(L, b, s->targets[t], r, s)) return -1;
+    }
+    return 0;
+}
+
+static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
+    ir_op op = binop_of(s->op);
+    const expr *t = s->targets[0];
+    if ((int)op < 0 || op >= OP_NEG) {
+        ERR(L, s->line, s->col, "operator '%s=' is not supported", s->op);
+        return -1;
+    }
+    if (t->kind != EX_NAME && t->kind != EX_SUBSCRIPT) {
+        ERR(L, t->line, t->col, "cannot assign to this expression");
+        return -1;
+    }
+    if (t->kind == EX_NAME && check_assignable_name(L, t)) return -1;
+    /* x[i] op= v reads x[i] with the same (pure) index expressions. */
+    ir_expr *cur = lower_expr(L, t);
+    ir_expr *v = lower_expr(L, s->value);
+    if (!cur || !v) return -1;
+    return assign_to(L, b, t, binop(L, op, cur, v, s->value), s);
+}
+
+/* Reads range(a[, b[, c]]) into start, stop, step. */
+static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **stop,
+                       ir_expr **step) {
+    char path[256];
+    if (it->kind != EX_CALL || classify(L, it->a, path, sizeof path).kind != CALLEE_RANGE) {
+        ERR(L, it->line, it->col, "for loops in kernels must iterate over range(...)");
+        return -1;
+    }
+    if (it->nitems < 1 || it->nitems > 3) {
+        ERR(L, it->line, it->col, "range() takes 1 to 3 arguments, got %d", it->nitems);
+        return -1;
+    }
+    ir_expr *v[3];
+    for (int i = 0; i < it->nitems; i++)
+        if (!(v[i] = lower_expr(L, it->items[i]))) return -1;
+    *start = it->nitems == 1 ? ir_const_int(L->f, 0, IRT_WEAK_INT, it->line, it->col) : v[0];
+    *stop = it->nitems == 1 ? v[0] : v[1];
+    *step = it->nitems == 3 ? v[2] : ir_const_int(L->f, 1, IRT_WEAK_INT, it->line, it->col);
+    if (!*start || !*step) return oom(L);
+    return 0;
+}
+
+static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
+    switch (s->kind) {
+    case ST_EXPR:
+        /* Calls in kernels are pure, so an expression statement does
+         * nothing; lower it anyway so that errors in it are reported. */
+        return lower_expr(L, s->value) ? 0 : -1;
+    case ST_ASSIGN:
+        return lower_assign(L, b, s);
+    case ST_AUGASSIGN:
+        return lower_augassign(L, b, s);
+    case ST_IF:
+    case ST_WHILE: {
+        ir_stmt *x = ir_stmt_new(L->f, s->kind == ST_IF ? IR_IF : IR_WHILE, s->line, s->col);
+        if (!x) return oom(L);
+        if (!(x->value = lower_expr(L, s->value))) return -1;
+        if (s->kind == ST_WHILE) L->loop_depth++;
+        int rc = lower_block(L, &x->body, s->body, s->nbody);
+        if (s->kind == ST_WHILE) L->loop_depth--;
+        if (rc || lower_block(L, &x->orelse, s->orelse, s->norelse)) return -1;
+        return push(L, b, x);
+    }
+    case ST_FOR: {
+        const expr *t = s->targets[0];
+        if (t->kind != EX_NAME) {
+            ERR(L, t->line, t->col, "a sequential for loop needs one loop variable");
+            return -1;
+        }
+        if (check_assignable_name(L, t)) return -1;
+        ir_stmt *x = ir_stmt_new(L->f, IR_FOR, s->line, s->col);
+        if (!x) return oom(L);
+        x->index = ir_local_find(L->f, t->name);
+        if (lower_range(L, s->value, &x->start, &x->stop, &x->step)) return -1;
+        L->loop_depth++;
+        int rc = lower_block(L, &x->body, s->body, s->nbody);
+        L->loop_depth--;
+        return rc ? -1 : push(L, b, x);
+    }
+    case ST_BREAK:
+    case ST_CONTINUE: {
+        if (!L->loop_depth) {
+            ERR(L, s->line, s->col, "'%s' outside a sequential loop (the kernel's outermost loop "
+                "is the parallel launch)", s->kind == ST_BREAK ? "break" : "continue");
+            return -1;
+        }
+        return push(L, b, ir_stmt_new(L->f, s->kind == ST_BREAK ? IR_BREAK : IR_CONTINUE,
+                                      s->line, s->col));
+    }
+    case ST_PASS:
+        return 0;
+    case ST_RETURN:
+        ERR(L, s->line, s->col, "'return' is not allowed in a kernel");
+        return -1;
+    }
+    ERR(L, s->line, s->col, "unsupported statement");
+    return -1;
+}
+
+static int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
+    for (int i = 0; i < n; i++)
+        if (lower_stmt(L, out, body[i])) return -1;
+    return 0;
+}
+
+tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) {
+    const func_def *d = in->def;
+    *out = NULL;
+    ir_func *f = ir_func_new();
+    if (!f) {
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return TACK_ERR_NOMEM;
+    }
+    lowerer L = {in, f, err, 0, 0};
+    f->name = arena_strdup(&f->mem, d->name);
+    f->filename = in->src->filename;
+    f->first_line = in->src->first_line;
+    f->source = in->src->text;
+    if (d->nparams > TACK_MAX_PARAMS) {
+        ERR(&L, d->line, d->col, "kernels take at most %d parameters", TACK_MAX_PARAMS);
+        goto fail;
+    }
+    f->nparams = d->nparams;
+    f->params = arena_alloc(&f->mem, (d->nparams ? d->nparams : 1) * sizeof *f->params);
+    if (!f->name || !f->params) {
+        oom(&L);
+        goto fail;
+    }
+    for (int i = 0; i < d->nparams; i++) {
+        f->params[i].name = arena_strdup(&f->mem, d->params[i]);
+        f->params[i].max_dim_read = -1;
+        f->params[i].type = IRT_UNSET;
+        f->params[i].line = d->param_lines ? d->param_lines[i] : d->line;
+        f->params[i].col = d->param_cols ? d->param_cols[i] : d->col;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(d->params[i], d->params[j])) {
+                ERR(&L, f->params[i].line, f->params[i].col, "duplicate parameter '%s'",
+                    d->params[i]);
+                goto fail;
+            }
+    }
+    /* The body is one `for ... in range(...)`: the parallel launch. */
+    if (d->nbody != 1 || d->body[0]->kind != ST_FOR) {
+        const stmt *at = d->nbody ? d->body[d->nbody > 1 && d->body[0]->kind == ST_FOR ? 1 : 0]
+                                  : NULL;
+        ERR(&L, at ? at->line : d->line, at ? at->col : d->col,
+            "a kernel's body must be a single 'for ... in range(...)' loop (the parallel "
+            "launch); move other statements inside it");
+        goto fail;
+    }
+    const stmt *loop = d->body[0];
+    if (loop->targets[0]->kind != EX_NAME) {
+        ERR(&L, loop->line, loop->col,
+            "the parallel loop takes one loop variable (tack.ndindex comes later)");
+        goto fail;
+    }
+    if (check_assignable_name(&L, loop->targets[0])) goto fail;
+    if (declare_locals(&L, d->body, d->nbody)) goto fail;
+    f->loop_var = ir_local_find(f, loop->targets[0]->name);
+    if (lower_range(&L, loop->value, &f->start, &f->stop, &f->step)) goto fail;
+    if (lower_block(&L, &f->body, loop->body, loop->nbody)) goto fail;
+    if (ir_verify(f, "lower", 0, err)) goto fail;
+    *out = f;
+    return TACK_OK;
+fail:
+    ir_func_free(f);
+    return err->status ? err->status : TACK_ERR_COMPILE;
+}

@@ -1,0 +1,26 @@
+/*
+ * lower.h - AST -> IR template.  Lowering resolves every name (parameters,
+ * locals, and outside names through the host's resolver), turns Python
+ * constructs into IR nodes and records how each parameter is used.  It
+ * knows nothing of a call's arguments: the result is shared by all variants.
+ */
+#ifndef TACK_LOWER_H
+#define TACK_LOWER_H
+
+#include "front/ast.h"
+#include "ir/ir.h"
+
+typedef struct lower_input {
+    const src_info *src;
+    const func_def *def;
+    tack_resolver resolver; /* NULL: only tack, math, numpy and builtins */
+    void *resolver_ctx;
+} lower_input;
+
+tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err);
+
+/* The fallback for names no resolver knows: the modules tack, math, numpy
+ * (and np) and Python's builtins. */
+int lower_default_resolve(const char *name, tack_name *out);
+
+#endif

@@ -1,0 +1,397 @@
+/* infer.c - type inference and conversion insertion (see passes.h).
+ *
+ * Two phases.  First a fixed point gives every local the promotion of all
+ * values assigned to it (types may be "weak": literals that adapt to what
+ * they meet).  Then one walk fixes every node's concrete type, pushing the
+ * expected type down into weak subexpressions and inserting casts where
+ * operands differ.  The promotion rules are NumPy's (docs/language.md). */
+#include "passes.h"
+
+#include <stdio.h>
+
+typedef struct typer {
+    ir_func *f;
+    const src_info *src;
+    tack_error *err;
+    int failed;
+    int changed;
+} typer;
+
+#define TERR(T, e, ...)                                                         \
+    do {                                                                        \
+        if (!(T)->failed++) src_error((T)->src, (e)->line, (e)->col, (T)->err, __VA_ARGS__); \
+    } while (0)
+
+static int is_weak(ir_type t) { return t == IRT_WEAK_INT || t == IRT_WEAK_FLOAT; }
+static int concrete(ir_type t) { return t >= 0 && t < TACK_DTYPE_COUNT; }
+
+static ir_type int_of_bits(int bits, int is_signed) {
+    switch (bits) {
+    case 8: return is_signed ? TACK_I8 : TACK_U8;
+    case 16: return is_signed ? TACK_I16 : TACK_U16;
+    case 32: return is_signed ? TACK_I32 : TACK_U32;
+    default: return is_signed ? TACK_I64 : TACK_U64;
+    }
+}
+
+/* NumPy's promotion of two concrete types. */
+static ir_type promote_concrete(ir_type a, ir_type b) {
+    if (a == b) return a;
+    if (a == TACK_BOOL) return b;
+    if (b == TACK_BOOL) return a;
+    int fa = ir_type_is_float(a), fb = ir_type_is_float(b);
+    if (fa && fb) return a == TACK_F64 || b == TACK_F64 ? TACK_F64 : TACK_F32;
+    if (fa || fb) {
+        ir_type fl = fa ? a : b, in = fa ? b : a;
+        if (fl == TACK_F64) return TACK_F64;
+        return ir_type_bits(in) <= 16 ? TACK_F32 : TACK_F64;
+    }
+    int sa = ir_type_is_signed(a), sb = ir_type_is_signed(b);
+    int ba = ir_type_bits(a), bb = ir_type_bits(b);
+    if (sa == sb) return ba >= bb ? a : b;
+    int ubits = sa ? bb : ba, sbits = sa ? ba : bb;
+    if (ubits < sbits) return sa ? a : b;
+    if (ubits < 64) return int_of_bits(ubits * 2, 1);
+    return TACK_F64;
+}
+
+/* Promotion with weak (literal) types: a weak int takes the other side's
+ * type; a weak float takes a float's type and turns integers into the
+ * variant's default float. */
+static ir_type promote(typer *T, ir_type a, ir_type b) {
+    if (a == IRT_UNSET) return b;
+    if (b == IRT_UNSET) return a;
+    if (is_weak(a) && is_weak(b)) return a == IRT_WEAK_FLOAT || b == IRT_WEAK_FLOAT
+                                              ? IRT_WEAK_FLOAT : IRT_WEAK_INT;
+    if (is_weak(b)) {
+        ir_type t = a;
+        a = b;
+        b = t;
+    }
+    if (a == IRT_WEAK_INT) return b == TACK_BOOL ? TACK_I64 : b;
+    if (a == IRT_WEAK_FLOAT) return ir_type_is_float(b) ? b : T->f->default_float;
+    return promote_concrete(a, b);
+}
+
+/* The concrete type a weak type settles on when nothing else decides. */
+static ir_type settle(typer *T, ir_type t) {
+    if (t == IRT_WEAK_INT || t == IRT_UNSET) return TACK_I64;
+    if (t == IRT_WEAK_FLOAT) return T->f->default_float;
+    return t;
+}
+
+static ir_type float_of(typer *T, ir_type t) {
+    if (t == IRT_WEAK_INT || t == IRT_WEAK_FLOAT) return T->f->default_float;
+    return ir_type_is_float(t) ? t : TACK_F64;
+}
+
+/* ---- phase 1: types, possibly weak ---- */
+
+static ir_type type_of(typer *T, ir_expr *e);
+
+static ir_type binop_type(typer *T, ir_expr *e, ir_type a, ir_type b) {
+    if (a == IRT_UNSET || b == IRT_UNSET) return IRT_UNSET;
+    ir_type t = promote(T, a, b);
+    switch (e->op) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_FLOORDIV: case OP_MOD: case OP_POW:
+        return t == TACK_BOOL ? TACK_I64 : t;
+    case OP_DIV:
+        if (t == IRT_WEAK_INT) return IRT_WEAK_FLOAT;
+        return ir_type_is_float(t) ? t : TACK_F64;
+    case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
+        if (ir_type_is_float(t)) {
+            TERR(T, e, "bitwise operators need integer or bool operands, not %s",
+                 ir_type_name(settle(T, t)));
+            return IRT_UNSET;
+        }
+        if ((e->op == OP_SHL || e->op == OP_SHR) && t == TACK_BOOL) return TACK_I64;
+        return t;
+    default:
+        return TACK_BOOL; /* comparisons */
+    }
+}
+
+static ir_type call_type(typer *T, ir_expr *e) {
+    ir_type at[2] = {IRT_UNSET, IRT_UNSET};
+    for (int i = 0; i < e->nargs; i++) {
+        ir_type t = type_of(T, e->args[i]);
+        if (t == IRT_UNSET) return IRT_UNSET;
+        if (i < 2) at[i] = t;
+    }
+    switch (e->fn) {
+    case INTR_ISNAN: case INTR_ISINF: case INTR_ISFINITE:
+        return TACK_BOOL;
+    case INTR_ABS:
+        return at[0] == TACK_BOOL ? TACK_I64 : at[0];
+    case INTR_MIN: case INTR_MAX:
+        return promote(T, at[0], at[1]);
+    case INTR_ROUND:
+        return ir_type_is_float(at[0]) ? TACK_I64 : at[0] == TACK_BOOL ? TACK_I64 : at[0];
+    case INTR_ATAN2: case INTR_POW: case INTR_COPYSIGN: case INTR_FMOD: case INTR_HYPOT:
+        return float_of(T, promote(T, at[0], at[1]));
+    default:
+        return float_of(T, at[0]);
+    }
+}
+
+static ir_type type_of(typer *T, ir_expr *e) {
+    ir_type t = IRT_UNSET;
+    switch (e->kind) {
+    case IR_CONST:
+        return e->type;
+    case IR_PARAM:
+        t = T->f->params[e->index].type;
+        break;
+    case IR_LOCAL:
+        t = T->f->locals[e->index].type;
+        break;
+    case IR_DIM:
+        t = TACK_I64;
+        break;
+    case IR_LOAD:
+        for (int i = 0; i < e->nargs; i++) {
+            ir_type it = type_of(T, e->args[i]);
+            if (ir_type_is_float(it)) TERR(T, e->args[i], "array indices must be integers, not %s",
+                                           ir_type_name(settle(T, it)));
+        }
+        t = T->f->params[e->index].type;
+        break;
+    case IR_BINOP:
+        t = binop_type(T, e, type_of(T, e->a), type_of(T, e->b));
+        break;
+    case IR_UNOP: {
+        ir_type a = type_of(T, e->a);
+        if (e->op == OP_NOT) t = TACK_BOOL;
+        else if (e->op == OP_INVERT && ir_type_is_float(a)) {
+            TERR(T, e, "'~' needs an integer or bool operand, not %s", ir_type_name(settle(T, a)));
+            t = IRT_UNSET;
+        } else if (e->op == OP_INVERT) t = a;
+        else t = a == TACK_BOOL ? TACK_I64 : a;
+        break;
+    }
+    case IR_ANDOR:
+    case IR_SELECT: {
+        if (e->cond) type_of(T, e->cond);
+        ir_type a = type_of(T, e->a), b = type_of(T, e->b);
+        t = a == IRT_UNSET || b == IRT_UNSET ? IRT_UNSET : promote(T, a, b);
+        break;
+    }
+    case IR_CAST:
+        type_of(T, e->a);
+        return e->type;
+    case IR_CALL:
+        t = call_type(T, e);
+        break;
+    }
+    e->type = t;
+    return t;
+}
+
+static void join_local(typer *T, int l, ir_type t) {
+    if (t == IRT_UNSET) return;
+    ir_type cur = T->f->locals[l].type;
+    ir_type next = cur == IRT_UNSET ? t : promote(T, cur, t);
+    if (next != cur) {
+        T->f->locals[l].type = next;
+        T->changed = 1;
+    }
+}
+
+static void scan_block(typer *T, ir_block *b) {
+    for (int i = 0; i < b->n && !T->failed; i++) {
+        ir_stmt *s = b->stmts[i];
+        switch (s->kind) {
+        case IR_ASSIGN:
+            join_local(T, s->index, type_of(T, s->value));
+            break;
+        case IR_STORE:
+            for (int k = 0; k < s->nindices; k++) type_of(T, s->indices[k]);
+            type_of(T, s->value);
+            break;
+        case IR_FOR:
+            type_of(T, s->start);
+            type_of(T, s->stop);
+            type_of(T, s->step);
+            join_local(T, s->index, TACK_I64);
+            break;
+        case IR_IF:
+        case IR_WHILE:
+            type_of(T, s->value);
+            break;
+        default:
+            break;
+        }
+        scan_block(T, &s->body);
+        scan_block(T, &s->orelse);
+    }
+}
+
+/* ---- phase 2: concrete types and conversions ---- */
+
+static ir_expr *fix(typer *T, ir_expr *e, ir_type want);
+
+/* Converts a constant's value representation to type t. */
+static void retype_const(ir_expr *e, ir_type t) {
+    if (ir_type_is_float(t) && !ir_type_is_float(e->type)) e->f = (double)e->i;
+    e->type = t;
+}
+
+/* Gives `e` its settled type (children first), then converts it to `want`
+ * (IRT_UNSET: keep).  Weak literal trees adopt `want` directly, so
+ * x_f32 * (1 + 2) computes in f32. */
+static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
+    if (!e || T->failed) return e;
+    int weak = is_weak(e->type);
+    ir_type target = settle(T, e->type);
+    if (weak && concrete(want) && want != TACK_BOOL) {
+        /* A weak float never becomes an integer: keep float, cast after. */
+        int keeps_float = e->type == IRT_WEAK_FLOAT && !ir_type_is_float(want);
+        int needs_int = ir_type_is_float(want) &&
+                        ((e->kind == IR_BINOP && e->op >= OP_AND && e->op <= OP_SHR) ||
+                         (e->kind == IR_UNOP && e->op == OP_INVERT));
+        if (!keeps_float && !needs_int) target = want;
+    }
+    switch (e->kind) {
+    case IR_CONST:
+        retype_const(e, target);
+        break;
+    case IR_PARAM:
+    case IR_LOCAL:
+    case IR_DIM:
+        break;
+    case IR_LOAD:
+        for (int i = 0; i < e->nargs; i++) e->args[i] = fix(T, e->args[i], TACK_I64);
+        break;
+    case IR_BINOP: {
+        if (e->op >= OP_LT) {
+            ir_type common = settle(T, promote(T, e->a->type, e->b->type));
+            e->a = fix(T, e->a, common);
+            e->b = fix(T, e->b, common);
+            target = TACK_BOOL;
+        } else if (e->op == OP_DIV) {
+            e->a = fix(T, e->a, target);
+            e->b = fix(T, e->b, target);
+        } else {
+            ir_type operand = target;
+            e->a = fix(T, e->a, operand);
+            e->b = fix(T, e->b, operand);
+        }
+        break;
+    }
+    case IR_UNOP:
+        if (e->op == OP_NOT) {
+            e->a = fix(T, e->a, TACK_BOOL);
+            target = TACK_BOOL;
+        } else {
+            e->a = fix(T, e->a, target);
+        }
+        break;
+    case IR_ANDOR:
+    case IR_SELECT:
+        if (e->cond) e->cond = fix(T, e->cond, TACK_BOOL);
+        e->a = fix(T, e->a, target);
+        e->b = fix(T, e->b, target);
+        break;
+    case IR_CAST:
+        e->a = fix(T, e->a, IRT_UNSET);
+        target = e->type;
+        break;
+    case IR_CALL:
+        switch (e->fn) {
+        case INTR_ISNAN: case INTR_ISINF: case INTR_ISFINITE:
+            e->args[0] = fix(T, e->args[0], IRT_UNSET);
+            target = TACK_BOOL;
+            break;
+        case INTR_ROUND:
+            e->args[0] = fix(T, e->args[0], IRT_UNSET);
+            target = ir_type_is_float(e->args[0]->type) || e->args[0]->type == TACK_BOOL
+                         ? TACK_I64 : e->args[0]->type;
+            break;
+        default:
+            for (int i = 0; i < e->nargs; i++) e->args[i] = fix(T, e->args[i], target);
+            break;
+        }
+        break;
+    }
+    e->type = target;
+    if (concrete(want) && want != e->type) return ir_cast(T->f, e, want);
+    return e;
+}
+
+static void fix_block(typer *T, ir_block *b) {
+    for (int i = 0; i < b->n && !T->failed; i++) {
+        ir_stmt *s = b->stmts[i];
+        switch (s->kind) {
+        case IR_ASSIGN:
+            s->value = fix(T, s->value, T->f->locals[s->index].type);
+            break;
+        case IR_STORE:
+            for (int k = 0; k < s->nindices; k++) s->indices[k] = fix(T, s->indices[k], TACK_I64);
+            s->value = fix(T, s->value, T->f->params[s->index].type);
+            break;
+        case IR_FOR:
+            s->start = fix(T, s->start, TACK_I64);
+            s->stop = fix(T, s->stop, TACK_I64);
+            s->step = fix(T, s->step, TACK_I64);
+            break;
+        case IR_IF:
+        case IR_WHILE:
+            s->value = fix(T, s->value, TACK_BOOL);
+            break;
+        default:
+            break;
+        }
+        fix_block(T, &s->body);
+        fix_block(T, &s->orelse);
+    }
+}
+
+static void check_loop_bound(typer *T, ir_expr *e) {
+    if (e && ir_type_is_float(e->type))
+        TERR(T, e, "range() arguments must be integers, not %s", ir_type_name(settle(T, e->type)));
+}
+
+static void check_range_types(typer *T, ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_FOR) {
+            check_loop_bound(T, s->start);
+            check_loop_bound(T, s->stop);
+            check_loop_bound(T, s->step);
+        }
+        check_range_types(T, &s->body);
+        check_range_types(T, &s->orelse);
+    }
+}
+
+tack_status pass_infer_types(ir_func *f, const src_info *src, tack_error *err) {
+    typer T = {f, src, err, 0, 0};
+    for (int i = 0; i < f->nlocals; i++) f->locals[i].type = IRT_UNSET;
+    f->locals[f->loop_var].type = TACK_I64;
+    type_of(&T, f->start);
+    type_of(&T, f->stop);
+    type_of(&T, f->step);
+    /* Each round can only widen a local's type, so this terminates; the
+     * bound is a guard. */
+    for (int round = 0; round < 4 * f->nlocals + 4 && !T.failed; round++) {
+        T.changed = 0;
+        scan_block(&T, &f->body);
+        if (!T.changed) break;
+    }
+    if (!T.failed) {
+        check_loop_bound(&T, f->start);
+        check_loop_bound(&T, f->stop);
+        check_loop_bound(&T, f->step);
+        check_range_types(&T, &f->body);
+    }
+    if (T.failed) return err->status;
+    for (int i = 0; i < f->nlocals; i++) f->locals[i].type = settle(&T, f->locals[i].type);
+    /* Re-type reads of locals with their settled types. */
+    T.changed = 0;
+    scan_block(&T, &f->body);
+    f->start = fix(&T, f->start, TACK_I64);
+    f->stop = fix(&T, f->stop, TACK_I64);
+    f->step = fix(&T, f->step, TACK_I64);
+    fix_block(&T, &f->body);
+    return T.failed ? err->status : TACK_OK;
+}

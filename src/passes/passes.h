@@ -1,0 +1,37 @@
+/*
+ * passes.h - the passes that turn a variant's private copy of the IR
+ * template into fully typed IR for the code generator, and the facts about
+ * a template that the runtime memoizes (which dimensions reach generated
+ * code).  Each pass is one file; the runtime runs ir_verify after each.
+ */
+#ifndef TACK_PASSES_H
+#define TACK_PASSES_H
+
+#include "front/ast.h"
+#include "ir/ir.h"
+
+/* One baked-in dimension: parameter `param`, dimension `dim`. */
+typedef struct shape_dep {
+    int param, dim;
+} shape_dep;
+
+/* The dimensions whose values reach generated code: every IR_DIM outside
+ * the parallel loop's end, and the trailing dimensions of every array that
+ * is indexed with more than one index (row-major index arithmetic).
+ * Sorted, without repeats.  Returns the count; fills deps (capacity cap). */
+int shape_deps(const ir_func *f, shape_dep *deps, int cap);
+
+/* resolve.c: substitutes the call's dimensions as literals everywhere but
+ * the parallel loop's end (left for the runtime), and linearizes multi-index
+ * accesses (row-major) so that loads and stores carry one index. */
+tack_status pass_resolve_dims(ir_func *f, const int64_t (*dims)[TACK_MAX_NDIM],
+                              tack_error *err);
+
+/* infer.c: gives every node and local a concrete type from the parameter
+ * types (set by the caller on f->params[].type and f->default_float) and
+ * inserts the conversions the numeric rules call for (docs/language.md).
+ * Source that has no meaning for these types is a compile error naming the
+ * line. */
+tack_status pass_infer_types(ir_func *f, const src_info *src, tack_error *err);
+
+#endif

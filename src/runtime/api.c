@@ -1,0 +1,106 @@
+/* api.c - the small public helpers of tack.h: dtypes, argument builders,
+ * counters, debug mode, version. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+runtime_counters tack_counters;
+static atomic_int debug_mode = -1;
+
+static const char *const dtype_names[TACK_DTYPE_COUNT] = {
+    "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"};
+static const size_t dtype_sizes[TACK_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+
+const char *tack_dtype_name(tack_dtype t) {
+    return (unsigned)t < TACK_DTYPE_COUNT ? dtype_names[t] : "?";
+}
+size_t tack_dtype_size(tack_dtype t) { return (unsigned)t < TACK_DTYPE_COUNT ? dtype_sizes[t] : 0; }
+int tack_dtype_from_name(const char *name) {
+    for (int i = 0; i < TACK_DTYPE_COUNT; i++)
+        if (!strcmp(name, dtype_names[i])) return i;
+    return -1;
+}
+
+tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim, const int64_t *shape,
+                        int writable) {
+    tack_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TACK_ARG_ARRAY;
+    a.dtype = dtype;
+    a.ndim = ndim;
+    a.writable = writable;
+    a.data = data;
+    /* C order strides, in bytes. */
+    int64_t stride = (int64_t)tack_dtype_size(dtype);
+    for (int d = ndim - 1; d >= 0 && d < TACK_MAX_NDIM; d--) {
+        a.shape[d] = shape[d];
+        a.strides[d] = stride;
+        stride *= shape[d];
+    }
+    return a;
+}
+
+tack_arg tack_arg_int(int64_t v) {
+    tack_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TACK_ARG_INT;
+    a.i = v;
+    return a;
+}
+tack_arg tack_arg_uint(uint64_t v) {
+    tack_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TACK_ARG_UINT;
+    a.u = v;
+    return a;
+}
+tack_arg tack_arg_float(double v) {
+    tack_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TACK_ARG_FLOAT;
+    a.f = v;
+    return a;
+}
+tack_arg tack_arg_bool(int v) {
+    tack_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = TACK_ARG_BOOL;
+    a.i = v != 0;
+    return a;
+}
+
+void tack_get_stats(tack_stats *out) {
+    memset(out, 0, sizeof *out);
+    out->compiles = atomic_load(&tack_counters.compiles);
+    out->lowerings = atomic_load(&tack_counters.lowerings);
+    out->launches = atomic_load(&tack_counters.launches);
+    out->variant_hits = atomic_load(&tack_counters.variant_hits);
+}
+
+void tack_set_debug(int on) { atomic_store(&debug_mode, on != 0); }
+int tack_get_debug(void) {
+    int d = atomic_load(&debug_mode);
+    if (d < 0) {
+        const char *env = getenv("TACK_DEBUG");
+        d = env && env[0] && strcmp(env, "0") != 0;
+        atomic_store(&debug_mode, d);
+    }
+    return d;
+}
+
+const char *tack_version(void) { return "0.1.0"; }
+
+tack_status runtime_error(tack_error *err, tack_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->status = st;
+    err->lineno = 0;
+    err->col = 0;
+    err->filename[0] = 0;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return st;
+}

@@ -1,0 +1,149 @@
+/* kernel.c - kernel objects: parsed when created, lowered to the IR
+ * template on first use (once, under the kernel's lock), and registered so
+ * that freeing a device can drop the variants kept for it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/lower.h"
+#include "runtime.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static tack_kernel *registry;
+
+static char *dup_or_null(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+tack_kernel *tack_kernel_create(const char *source, const char *filename, int first_line,
+                                tack_resolver resolver, void *resolver_ctx, tack_error *err) {
+    memset(err, 0, sizeof *err);
+    if (!source) {
+        runtime_error(err, TACK_ERR_VALUE, "tack_kernel_create: source is NULL");
+        return NULL;
+    }
+    tack_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        runtime_error(err, TACK_ERR_NOMEM, "out of memory creating a kernel");
+        return NULL;
+    }
+    k->source = dup_or_null(source);
+    k->filename = dup_or_null(filename ? filename : "<string>");
+    k->first_line = first_line > 0 ? first_line : 1;
+    k->resolver = resolver;
+    k->resolver_ctx = resolver_ctx;
+    arena_init(&k->ast);
+    pthread_mutex_init(&k->lock, NULL);
+    if (!k->source || !k->filename) {
+        runtime_error(err, TACK_ERR_NOMEM, "out of memory creating a kernel");
+        tack_kernel_free(k);
+        return NULL;
+    }
+    k->src = (src_info){k->source, k->filename, k->first_line, NULL};
+    if (parse_function(&k->src, &k->ast, &k->def, err) != TACK_OK) {
+        tack_kernel_free(k);
+        return NULL;
+    }
+    k->src.kernel_name = k->def->name;
+    pthread_mutex_lock(&registry_lock);
+    k->next = registry;
+    if (registry) registry->prev = k;
+    registry = k;
+    pthread_mutex_unlock(&registry_lock);
+    return k;
+}
+
+static void template_free(ir_template *t) {
+    if (!t) return;
+    ir_func_free(t->ir);
+    free(t);
+}
+
+void tack_kernel_free(tack_kernel *k) {
+    if (!k) return;
+    if (k->def) { /* registered only once parsed */
+        pthread_mutex_lock(&registry_lock);
+        if (k->prev) k->prev->next = k->next;
+        else if (registry == k) registry = k->next;
+        if (k->next) k->next->prev = k->prev;
+        pthread_mutex_unlock(&registry_lock);
+    }
+    kernel_slot *s = atomic_load(&k->slots);
+    while (s) {
+        kernel_slot *next = s->next;
+        variant_free_all(s);
+        free(s);
+        s = next;
+    }
+    template_free(atomic_load(&k->tmpl));
+    arena_free(&k->ast);
+    pthread_mutex_destroy(&k->lock);
+    free(k->source);
+    free(k->filename);
+    free(k);
+}
+
+void kernel_registry_drop_device(tack_device *dev) {
+    pthread_mutex_lock(&registry_lock);
+    for (tack_kernel *k = registry; k; k = k->next) {
+        pthread_mutex_lock(&k->lock);
+        for (kernel_slot *s = atomic_load(&k->slots); s; s = s->next)
+            if (atomic_load(&s->dev) == dev) {
+                atomic_store(&s->dev, NULL);
+                variant_free_all(s);
+            }
+        pthread_mutex_unlock(&k->lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static int body_has_loops(const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_FOR || s->kind == IR_WHILE) return 1;
+        if (body_has_loops(&s->body) || body_has_loops(&s->orelse)) return 1;
+    }
+    return 0;
+}
+
+tack_status kernel_template(tack_kernel *k, ir_template **out, tack_error *err) {
+    ir_template *t = atomic_load_explicit(&k->tmpl, memory_order_acquire);
+    if (t) {
+        *out = t;
+        return TACK_OK;
+    }
+    pthread_mutex_lock(&k->lock);
+    t = atomic_load(&k->tmpl); /* another thread may have lowered it meanwhile */
+    if (!t) {
+        lower_input in = {&k->src, k->def, k->resolver, k->resolver_ctx};
+        ir_func *f;
+        if (lower_kernel(&in, &f, err) == TACK_OK) {
+            t = calloc(1, sizeof *t);
+            if (!t) {
+                ir_func_free(f);
+                runtime_error(err, TACK_ERR_NOMEM, "out of memory lowering kernel '%s'",
+                              k->def->name);
+            } else {
+                t->ir = f;
+                t->ndeps = shape_deps(f, t->deps, MAX_SHAPE_DEPS);
+                if (t->ndeps > MAX_SHAPE_DEPS) t->ndeps = MAX_SHAPE_DEPS;
+                t->has_inner_loops = body_has_loops(&f->body);
+                atomic_fetch_add(&tack_counters.lowerings, 1);
+                atomic_store_explicit(&k->tmpl, t, memory_order_release);
+            }
+        }
+    }
+    pthread_mutex_unlock(&k->lock);
+    *out = t;
+    return t ? TACK_OK : err->status;
+}
+
+const char *tack_kernel_name(const tack_kernel *k) { return k->def->name; }
+int tack_kernel_num_params(const tack_kernel *k) { return k->def->nparams; }
+const char *tack_kernel_param_name(const tack_kernel *k, int i) {
+    return i >= 0 && i < k->def->nparams ? k->def->params[i] : NULL;
+}
+int tack_kernel_num_ir_templates(const tack_kernel *k) { return atomic_load(&k->tmpl) ? 1 : 0; }

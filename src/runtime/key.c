@@ -1,0 +1,215 @@
+/* key.c - checks a call's arguments against the kernel and derives the
+ * variant key (param_sig, vec_sig, tmpl_key, shape_sig, disjoint).
+ *
+ * The key names every fact the passes bake into code: each parameter's type
+ * and array-ness, the dimensions the body reads (the template's shape
+ * dependencies), and whether the arrays are disjoint (noalias).  Scalar
+ * values and the parallel loop's length are runtime values and never keyed.
+ * Facts that are checked instead of keyed: an array's number of dimensions
+ * must equal the number of indices the kernel uses, arrays must be
+ * C-contiguous and aligned, and written arrays must be writable. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+int variant_key_equal(const variant_key *a, const variant_key *b) {
+    if (a->nparams != b->nparams || a->nshape != b->nshape || a->disjoint != b->disjoint)
+        return 0;
+    return !memcmp(a->type, b->type, a->nparams) && !memcmp(a->is_array, b->is_array, a->nparams) &&
+           !memcmp(a->shape, b->shape, a->nshape * sizeof a->shape[0]);
+}
+
+void variant_key_export(const variant_key *k, tack_variant_key *out) {
+    memset(out, 0, sizeof *out);
+    out->num_params = k->nparams;
+    for (int i = 0; i < k->nparams; i++) {
+        out->params[i].type = (tack_dtype)k->type[i];
+        out->params[i].is_array = k->is_array[i];
+    }
+    out->num_shape = k->nshape;
+    memcpy(out->shape, k->shape, k->nshape * sizeof k->shape[0]);
+    out->disjoint = k->disjoint;
+}
+
+static const char *kname(const tack_kernel *k) { return k->def->name; }
+
+/* Integers are typed by value: i32 when it fits, else i64, else u64. */
+static tack_dtype int_type(int64_t v) {
+    return v >= INT32_MIN && v <= INT32_MAX ? TACK_I32 : TACK_I64;
+}
+
+static tack_status check_array(const tack_kernel *k, const ir_param *p, int i, const tack_arg *a,
+                               tack_error *err) {
+    const char *pn = p->name;
+    if ((unsigned)a->dtype >= TACK_DTYPE_COUNT)
+        return runtime_error(err, TACK_ERR_TYPE, "kernel '%s': parameter '%s': unsupported dtype",
+                             kname(k), pn);
+    if (a->ndim < 0 || a->ndim > TACK_MAX_NDIM)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': parameter '%s': arrays have 0 to %d dimensions, got %d",
+                             kname(k), pn, TACK_MAX_NDIM, a->ndim);
+    if (p->index_ndim && a->ndim != p->index_ndim)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': parameter '%s' is indexed with %d index%s but the array "
+                             "has %d dimension%s",
+                             kname(k), pn, p->index_ndim, p->index_ndim == 1 ? "" : "es", a->ndim,
+                             a->ndim == 1 ? "" : "s");
+    if (p->max_dim_read >= a->ndim)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': parameter '%s': the kernel reads shape[%d] but the array "
+                             "has %d dimension%s",
+                             kname(k), pn, p->max_dim_read, a->ndim, a->ndim == 1 ? "" : "s");
+    int64_t size = 1, itemsize = (int64_t)tack_dtype_size(a->dtype);
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->shape[d] < 0)
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': parameter '%s': negative dimension %lld", kname(k),
+                                 pn, (long long)a->shape[d]);
+        size *= a->shape[d];
+    }
+    if (size > 0) {
+        /* C order: each stride is the product of the later dimensions
+         * (dimensions of length 1 may have any stride). */
+        int64_t expect = itemsize;
+        for (int d = a->ndim - 1; d >= 0; d--) {
+            if (a->shape[d] != 1 && a->strides[d] != expect)
+                return runtime_error(err, TACK_ERR_VALUE,
+                                     "kernel '%s': parameter '%s': the array is not C-contiguous "
+                                     "(strides must be row-major); pass a contiguous copy such as "
+                                     "numpy.ascontiguousarray(...)",
+                                     kname(k), pn);
+            expect *= a->shape[d];
+        }
+        if (!a->data)
+            return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': NULL data",
+                                 kname(k), pn);
+        if ((uintptr_t)a->data % (uintptr_t)itemsize)
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': parameter '%s': the array's data is not aligned to "
+                                 "its %lld-byte elements",
+                                 kname(k), pn, (long long)itemsize);
+    }
+    if (p->written && !a->writable)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s' writes to parameter '%s', but the array is read-only",
+                             kname(k), pn);
+    (void)i;
+    return TACK_OK;
+}
+
+typedef struct span {
+    uintptr_t lo, hi;
+    int written;
+} span;
+
+/* True when no written array's bytes overlap any other array's bytes.
+ * Read-only arrays may overlap each other. */
+static int arrays_disjoint(span *s, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!s[i].written || s[i].lo == s[i].hi) continue;
+        for (int j = 0; j < n; j++)
+            if (j != i && s[j].lo < s[i].hi && s[i].lo < s[j].hi) return 0;
+    }
+    return 1;
+}
+
+tack_status call_classify(const tack_kernel *k, const ir_template *t, const tack_arg *args,
+                          int nargs, call_info *info, tack_error *err) {
+    const ir_func *f = t->ir;
+    if (nargs != f->nparams) {
+        char names[512] = "";
+        size_t len = 0;
+        for (int i = 0; i < f->nparams && len < sizeof names; i++)
+            len += snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", f->params[i].name);
+        return runtime_error(err, TACK_ERR_TYPE, "kernel '%s' takes %d argument%s (%s) but %d %s given",
+                             kname(k), f->nparams, f->nparams == 1 ? "" : "s", names, nargs,
+                             nargs == 1 ? "was" : "were");
+    }
+    variant_key *key = &info->key;
+    key->nparams = f->nparams;
+    span spans[TACK_MAX_PARAMS];
+    int nspans = 0, any_f64 = 0;
+    for (int i = 0; i < nargs; i++) {
+        const ir_param *p = &f->params[i];
+        const tack_arg *a = &args[i];
+        int is_array = a->kind == TACK_ARG_ARRAY;
+        if (p->role == ROLE_ARRAY && !is_array)
+            return runtime_error(err, TACK_ERR_TYPE,
+                                 "kernel '%s': parameter '%s' must be an array (the kernel indexes "
+                                 "it or reads its shape), got a scalar",
+                                 kname(k), p->name);
+        if (p->role == ROLE_SCALAR && is_array)
+            return runtime_error(err, TACK_ERR_TYPE,
+                                 "kernel '%s': parameter '%s' is used as a scalar value, got an array",
+                                 kname(k), p->name);
+        key->is_array[i] = (uint8_t)is_array;
+        if (is_array) {
+            if (check_array(k, p, i, a, err)) return err->status;
+            key->type[i] = (uint8_t)a->dtype;
+            any_f64 |= a->dtype == TACK_F64;
+            info->slots[i] = (uint64_t)(uintptr_t)a->data;
+            int64_t bytes = (int64_t)tack_dtype_size(a->dtype);
+            for (int d = 0; d < TACK_MAX_NDIM; d++) {
+                info->dims[i][d] = d < a->ndim ? a->shape[d] : 1;
+                if (d < a->ndim) bytes *= a->shape[d];
+            }
+            spans[nspans++] = (span){(uintptr_t)a->data, (uintptr_t)a->data + (uintptr_t)bytes,
+                                     p->written};
+            continue;
+        }
+        memset(info->dims[i], 0, sizeof info->dims[i]);
+        info->slots[i] = 0;
+        switch (a->kind) {
+        case TACK_ARG_INT:
+            key->type[i] = (uint8_t)int_type(a->i);
+            if (key->type[i] == TACK_I32) {
+                int32_t v = (int32_t)a->i;
+                memcpy(&info->slots[i], &v, sizeof v);
+            } else {
+                memcpy(&info->slots[i], &a->i, sizeof a->i);
+            }
+            break;
+        case TACK_ARG_UINT:
+            if (a->u <= (uint64_t)INT64_MAX) {
+                key->type[i] = (uint8_t)int_type((int64_t)a->u);
+                if (key->type[i] == TACK_I32) {
+                    int32_t v = (int32_t)a->u;
+                    memcpy(&info->slots[i], &v, sizeof v);
+                    break;
+                }
+            } else {
+                key->type[i] = TACK_U64;
+            }
+            memcpy(&info->slots[i], &a->u, sizeof a->u);
+            break;
+        case TACK_ARG_FLOAT:
+            key->type[i] = TACK_F32; /* f64 decided below, once all arrays are seen */
+            break;
+        case TACK_ARG_BOOL:
+            key->type[i] = TACK_BOOL;
+            info->slots[i] = a->i != 0;
+            break;
+        default:
+            return runtime_error(err, TACK_ERR_TYPE,
+                                 "kernel '%s': parameter '%s': unsupported argument kind %d",
+                                 kname(k), p->name, (int)a->kind);
+        }
+    }
+    /* Python floats are f32, or f64 when any array argument is f64. */
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind != TACK_ARG_FLOAT) continue;
+        if (any_f64) {
+            key->type[i] = TACK_F64;
+            memcpy(&info->slots[i], &args[i].f, sizeof(double));
+        } else {
+            float v = (float)args[i].f;
+            info->slots[i] = 0;
+            memcpy(&info->slots[i], &v, sizeof v);
+        }
+    }
+    key->nshape = t->ndeps;
+    for (int i = 0; i < t->ndeps; i++) key->shape[i] = info->dims[t->deps[i].param][t->deps[i].dim];
+    key->disjoint = arrays_disjoint(spans, nspans);
+    return TACK_OK;
+}

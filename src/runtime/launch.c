@@ -1,0 +1,58 @@
+/* launch.c - tack_kernel_launch: classify the arguments, find or compile
+ * the variant, evaluate the parallel loop's range for this call, and run
+ * it on the device's thread pool. */
+#include <string.h>
+
+#include "runtime.h"
+
+/* Launches shorter than this many iterations run on the calling thread:
+ * waking the pool costs more than a short loop.  Bodies with inner loops
+ * are parallelized from a few iterations on. */
+#define GRAIN_FLAT 32768
+#define GRAIN_LOOPS 4
+
+typedef struct chunk_ctx {
+    cpu_entry_fn entry;
+    const uint64_t *slots;
+    int64_t start, step;
+} chunk_ctx;
+
+static void run_chunk(void *arg, int64_t lo, int64_t hi) {
+    chunk_ctx *c = arg;
+    c->entry(c->slots, c->start, c->step, lo, hi);
+}
+
+static int64_t trip_count(int64_t start, int64_t stop, int64_t step) {
+    if (step > 0 && stop > start) return (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1);
+    if (step < 0 && start > stop)
+        return (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / (0 - (uint64_t)step) + 1);
+    return 0;
+}
+
+tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                               tack_error *err) {
+    err->status = TACK_OK;
+    if (!k || !dev || (nargs && !args))
+        return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+    ir_template *t;
+    if (kernel_template(k, &t, err)) return err->status;
+    call_info info;
+    if (call_classify(k, t, args, nargs, &info, err)) return err->status;
+    kernel_slot *s = variant_slot(k, dev);
+    if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
+    variant *v = variant_find(s, &info.key);
+    if (v) atomic_fetch_add_explicit(&tack_counters.variant_hits, 1, memory_order_relaxed);
+    else if (variant_compile(k, t, &info, s, &v, err)) return err->status;
+
+    int64_t range[3];
+    v->range(info.slots, &info.dims[0][0], range);
+    if (range[2] == 0)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': the parallel loop's range() step must not be zero",
+                             k->def->name);
+    int64_t n = trip_count(range[0], range[1], range[2]);
+    chunk_ctx c = {v->entry, info.slots, range[0], range[2]};
+    cpu_pool_run(dev->pool, n, t->has_inner_loops ? GRAIN_LOOPS : GRAIN_FLAT, run_chunk, &c);
+    atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
+    return TACK_OK;
+}
