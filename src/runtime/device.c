@@ -28,6 +28,7 @@ static tack_device *make_device(const char *spec, int num_threads, int shared, t
 }
 
 tack_device *tack_device_get(const char *spec, tack_error *err) {
+    err->status = TACK_OK;
     pthread_mutex_lock(&shared_lock);
     if (!shared_cpu && spec && !strcmp(spec, "cpu")) shared_cpu = make_device(spec, 0, 1, err);
     tack_device *d = spec && !strcmp(spec, "cpu") ? shared_cpu : NULL;

@@ -1,0 +1,257 @@
+/* test_api.c - the public C API end to end: compile kernels from source
+ * text, launch them on C arrays, check results, variant counts (the
+ * reference's worked examples), and refused calls. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tack.h"
+
+static tack_device *dev;
+
+static tack_kernel *make(const char *src) {
+    tack_error err;
+    tack_kernel *k = tack_kernel_create(src, "test_api.py", 1, NULL, NULL, &err);
+    if (!k) fprintf(stderr, "unexpected compile error: %s\n", err.message);
+    return k;
+}
+
+static tack_status launch(tack_kernel *k, tack_arg *args, int n, tack_error *err) {
+    tack_status st = tack_kernel_launch(k, dev, args, n, err);
+    return st;
+}
+
+static const char *SCALE =
+    "@tack.kernel\n"
+    "def scale(x, out, a):\n"
+    "    for i in range(x.shape[0]):\n"
+    "        out[i] = x[i] * a\n";
+
+static void test_scale_variants(void) {
+    tack_kernel *k = make(SCALE);
+    CHECK(k != NULL);
+    if (!k) return;
+    float x[32], out[32];
+    double xd[8], outd[8];
+    for (int i = 0; i < 32; i++) x[i] = (float)i;
+    for (int i = 0; i < 8; i++) xd[i] = i;
+    tack_error err;
+    int64_t lens[3] = {8, 16, 32};
+    for (int l = 0; l < 3; l++) {
+        tack_arg a[3] = {tack_arg_array(x, TACK_F32, 1, &lens[l], 0),
+                         tack_arg_array(out, TACK_F32, 1, &lens[l], 1), tack_arg_float(2.0)};
+        CHECK(launch(k, a, 3, &err) == TACK_OK);
+        CHECK(out[lens[l] - 1] == 2.0f * (float)(lens[l] - 1));
+    }
+    CHECK(tack_kernel_num_variants(k, dev) == 1);
+    int64_t n8 = 8;
+    tack_arg a[3] = {tack_arg_array(x, TACK_F32, 1, &n8, 0), tack_arg_array(out, TACK_F32, 1, &n8, 1),
+                     tack_arg_float(3.5)};
+    CHECK(launch(k, a, 3, &err) == TACK_OK && out[2] == 7.0f);
+    CHECK(tack_kernel_num_variants(k, dev) == 1);
+    a[2] = tack_arg_int(3);
+    CHECK(launch(k, a, 3, &err) == TACK_OK && out[2] == 6.0f);
+    CHECK(tack_kernel_num_variants(k, dev) == 2);
+    a[2] = tack_arg_int(INT64_C(1) << 40);
+    CHECK(launch(k, a, 3, &err) == TACK_OK);
+    CHECK(tack_kernel_num_variants(k, dev) == 3);
+    tack_variant_key key;
+    CHECK(tack_kernel_variant_key(k, dev, 2, &key) == TACK_OK && key.params[2].type == TACK_I64);
+    CHECK(tack_kernel_variant_key(k, dev, 1, &key) == TACK_OK && key.params[2].type == TACK_I32);
+    tack_arg d[3] = {tack_arg_array(xd, TACK_F64, 1, &n8, 0), tack_arg_array(outd, TACK_F64, 1, &n8, 1),
+                     tack_arg_float(2.0)};
+    CHECK(launch(k, d, 3, &err) == TACK_OK && outd[7] == 14.0);
+    CHECK(tack_kernel_num_variants(k, dev) == 4);
+    CHECK(tack_kernel_variant_key(k, dev, 3, &key) == TACK_OK && key.params[2].type == TACK_F64 &&
+          key.disjoint == 1);
+    /* scale(x, x, 2.0): the written array overlaps another: not disjoint. */
+    tack_arg alias[3] = {tack_arg_array(x, TACK_F32, 1, &n8, 1), tack_arg_array(x, TACK_F32, 1, &n8, 1),
+                         tack_arg_float(2.0)};
+    CHECK(launch(k, alias, 3, &err) == TACK_OK && x[3] == 6.0f);
+    CHECK(tack_kernel_num_variants(k, dev) == 5);
+    CHECK(tack_kernel_variant_key(k, dev, 4, &key) == TACK_OK && key.disjoint == 0);
+    CHECK(tack_kernel_num_ir_templates(k) == 1);
+    tack_kernel_free(k);
+}
+
+static int count_after_lengths(const char *src, int with_n) {
+    tack_kernel *k = make(src);
+    if (!k) return -1;
+    float x[32], out[32];
+    for (int i = 0; i < 32; i++) x[i] = (float)i;
+    int64_t lens[3] = {8, 16, 32};
+    for (int l = 0; l < 3; l++) {
+        tack_error err;
+        tack_arg a[3] = {tack_arg_array(x, TACK_F32, 1, &lens[l], 0),
+                         tack_arg_array(out, TACK_F32, 1, &lens[l], 1), tack_arg_int(lens[l])};
+        CHECK(launch(k, a, with_n ? 3 : 2, &err) == TACK_OK);
+        CHECK(out[0] == (float)(lens[l] - 1)); /* reversed */
+    }
+    int n = tack_kernel_num_variants(k, dev);
+    tack_kernel_free(k);
+    return n;
+}
+
+static void test_shape_variants(void) {
+    CHECK(count_after_lengths("def rev(x, out):\n"
+                              "    for i in range(x.shape[0]):\n"
+                              "        out[i] = x[x.shape[0] - 1 - i]\n", 0) == 3);
+    CHECK(count_after_lengths("def rev(x, out, n):\n"
+                              "    for i in range(x.shape[0]):\n"
+                              "        out[i] = x[n - 1 - i]\n", 1) == 1);
+    /* A stencil: the start of the parallel range is not a dimension. */
+    tack_kernel *k = make("def stencil(x, out):\n"
+                          "    for i in range(1, x.shape[0] - 1):\n"
+                          "        out[i] = x[i - 1] + x[i + 1]\n");
+    float x[32], out[32];
+    for (int i = 0; i < 32; i++) x[i] = (float)i, out[i] = -1;
+    int64_t lens[3] = {8, 16, 32};
+    for (int l = 0; l < 3; l++) {
+        tack_error err;
+        tack_arg a[2] = {tack_arg_array(x, TACK_F32, 1, &lens[l], 0),
+                         tack_arg_array(out, TACK_F32, 1, &lens[l], 1)};
+        CHECK(launch(k, a, 2, &err) == TACK_OK);
+    }
+    CHECK(out[0] == -1 && out[5] == 10 && out[30] == 60 && out[31] == -1);
+    CHECK(tack_kernel_num_variants(k, dev) == 1);
+    tack_kernel_free(k);
+}
+
+static void test_2d(void) {
+    tack_kernel *k = make("def add2(a, out):\n"
+                          "    for i in range(a.shape[0]):\n"
+                          "        for j in range(a.shape[1]):\n"
+                          "            out[i, j] = a[i, j] + i * 100 + j\n");
+    int32_t a[16 * 9], out[16 * 9];
+    for (int i = 0; i < 16 * 9; i++) a[i] = i;
+    int64_t shapes[3][2] = {{4, 8}, {16, 8}, {4, 9}};
+    for (int s = 0; s < 3; s++) {
+        tack_error err;
+        tack_arg args[2] = {tack_arg_array(a, TACK_I32, 2, shapes[s], 0),
+                            tack_arg_array(out, TACK_I32, 2, shapes[s], 1)};
+        CHECK(launch(k, args, 2, &err) == TACK_OK);
+        int64_t cols = shapes[s][1];
+        int ok = 1;
+        for (int i = 0; i < shapes[s][0]; i++)
+            for (int j = 0; j < cols; j++)
+                ok &= out[i * cols + j] == a[i * cols + j] + i * 100 + j;
+        CHECK(ok);
+    }
+    CHECK(tack_kernel_num_variants(k, dev) == 2); /* (4,8) and (16,8) share one */
+    tack_kernel_free(k);
+}
+
+static void test_numerics(void) {
+    tack_kernel *k = make("def ops(a, b, q, r, s):\n"
+                          "    for i in range(a.shape[0]):\n"
+                          "        q[i] = a[i] // b[i]\n"
+                          "        r[i] = a[i] % b[i]\n"
+                          "        s[i] = a[i] << b[i]\n");
+    int32_t a[6] = {7, -7, 7, -7, INT32_MIN, 5}, b[6] = {2, 2, -2, -2, -1, 0}, q[6], r[6], s[6];
+    int32_t eq[6] = {3, -4, -4, 3, INT32_MIN, 0}, er[6] = {1, 1, -1, -1, 0, 0};
+    int64_t n = 6;
+    tack_error err;
+    tack_arg args[5] = {tack_arg_array(a, TACK_I32, 1, &n, 0), tack_arg_array(b, TACK_I32, 1, &n, 0),
+                        tack_arg_array(q, TACK_I32, 1, &n, 1), tack_arg_array(r, TACK_I32, 1, &n, 1),
+                        tack_arg_array(s, TACK_I32, 1, &n, 1)};
+    CHECK(launch(k, args, 5, &err) == TACK_OK);
+    CHECK(!memcmp(q, eq, sizeof q));
+    CHECK(!memcmp(r, er, sizeof r));
+    CHECK(s[0] == 28 && s[4] == 0 && s[5] == 5); /* shift by -1 (>= width unsigned) is 0 */
+    tack_kernel_free(k);
+
+    k = make("def fl(x, out):\n"
+             "    for i in range(x.shape[0]):\n"
+             "        out[i] = max(x[i], 0.0) + math.sqrt(abs(x[i])) if not math.isnan(x[i]) else -1.0\n");
+    double x[4] = {4.0, -9.0, NAN, -0.0}, out[4];
+    n = 4;
+    tack_arg fargs[2] = {tack_arg_array(x, TACK_F64, 1, &n, 0), tack_arg_array(out, TACK_F64, 1, &n, 1)};
+    CHECK(launch(k, fargs, 2, &err) == TACK_OK);
+    CHECK(out[0] == 6.0 && out[1] == 3.0 && out[2] == -1.0 && out[3] == 0.0);
+    tack_kernel_free(k);
+}
+
+static void test_errors(void) {
+    tack_error err;
+    /* Compile errors carry the user's file and line. */
+    tack_kernel *bad = tack_kernel_create("def k(x):\n    for i in range(3):\n        x[i] = [1]\n",
+                                          "user.py", 40, NULL, NULL, &err);
+    CHECK(bad == NULL && err.status == TACK_ERR_COMPILE && err.lineno == 42);
+    CHECK(strstr(err.message, "user.py:42") != NULL);
+    /* Errors found at lowering (first launch). */
+    tack_kernel *k = make("def k(x):\n    for i in range(x.shape[0]):\n        x[i] = undefined_name\n");
+    float x[4] = {1, 2, 3, 4};
+    int64_t n = 4;
+    tack_arg a1[1] = {tack_arg_array(x, TACK_F32, 1, &n, 1)};
+    CHECK(launch(k, a1, 1, &err) == TACK_ERR_COMPILE && strstr(err.message, "undefined_name") &&
+          err.lineno == 3);
+    tack_kernel_free(k);
+
+    k = make(SCALE);
+    float out[4] = {9, 9, 9, 9};
+    tack_arg args[3] = {tack_arg_array(x, TACK_F32, 1, &n, 0), tack_arg_array(out, TACK_F32, 1, &n, 1),
+                        tack_arg_float(2)};
+    CHECK(launch(k, args, 2, &err) == TACK_ERR_TYPE && strstr(err.message, "scale"));
+    tack_arg swapped[3] = {args[0], args[1], args[0]};
+    CHECK(launch(k, swapped, 3, &err) == TACK_ERR_TYPE && strstr(err.message, "'a'"));
+    tack_arg scalar_x[3] = {tack_arg_float(1), args[1], args[2]};
+    CHECK(launch(k, scalar_x, 3, &err) == TACK_ERR_TYPE && strstr(err.message, "'x'"));
+    tack_arg ro[3] = {args[0], tack_arg_array(out, TACK_F32, 1, &n, 0), args[2]};
+    CHECK(launch(k, ro, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "'out'") &&
+          strstr(err.message, "read-only"));
+    tack_arg strided[3] = {args[0], args[1], args[2]};
+    strided[0].strides[0] = 8;
+    CHECK(launch(k, strided, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "contiguous"));
+    tack_arg wrong_ndim[3] = {args[0], args[1], args[2]};
+    int64_t shape2[2] = {2, 2};
+    wrong_ndim[0] = tack_arg_array(x, TACK_F32, 2, shape2, 0);
+    CHECK(launch(k, wrong_ndim, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "'x'"));
+    CHECK(out[0] == 9 && out[3] == 9); /* nothing written by refused calls */
+    CHECK(tack_kernel_num_variants(k, dev) == 0);
+    tack_kernel_free(k);
+
+    /* A type error in the body for these argument types. */
+    k = make("def k(x):\n    for i in range(x.shape[0]):\n        x[i] = x[i] << 1\n");
+    tack_arg fa[1] = {tack_arg_array(x, TACK_F32, 1, &n, 1)};
+    CHECK(launch(k, fa, 1, &err) == TACK_ERR_COMPILE && err.lineno == 3);
+    tack_kernel_free(k);
+}
+
+static void test_devices(void) {
+    tack_error err;
+    CHECK(tack_device_get("cpu", &err) == dev);
+    CHECK(tack_device_get("gpu9", &err) == NULL && err.status == TACK_ERR_VALUE);
+    tack_device *one = tack_device_create("cpu", 1, &err);
+    CHECK(one && tack_device_num_threads(one) == 1);
+    tack_kernel *k = make(SCALE);
+    enum { N = 200000 };
+    float *x = malloc(N * sizeof *x), *out = malloc(N * sizeof *out);
+    for (int i = 0; i < N; i++) x[i] = (float)i;
+    int64_t n = N;
+    tack_arg args[3] = {tack_arg_array(x, TACK_F32, 1, &n, 0), tack_arg_array(out, TACK_F32, 1, &n, 1),
+                        tack_arg_float(0.5)};
+    CHECK(tack_kernel_launch(k, one, args, 3, &err) == TACK_OK && out[N - 1] == (N - 1) * 0.5f);
+    CHECK(tack_kernel_launch(k, dev, args, 3, &err) == TACK_OK && out[1] == 0.5f);
+    CHECK(tack_kernel_num_variants(k, one) == 1 && tack_kernel_num_variants(k, dev) == 1);
+    tack_device_free(one); /* drops its variants; the kernel still runs elsewhere */
+    CHECK(tack_kernel_launch(k, dev, args, 3, &err) == TACK_OK);
+    tack_kernel_free(k);
+    free(x);
+    free(out);
+}
+
+int main(void) {
+    tack_error err;
+    dev = tack_device_get("cpu", &err);
+    CHECK(dev != NULL);
+    if (!dev) return CHECK_DONE();
+    test_scale_variants();
+    test_shape_variants();
+    test_2d();
+    test_numerics();
+    test_errors();
+    test_devices();
+    return CHECK_DONE();
+}
