@@ -23,6 +23,8 @@ class CMakeBuildExt(build_ext):
             llvm_flags = shlex.split(f.read())
         for ext in self.extensions:
             ext.extra_objects = [os.path.join(BUILD, "libtack_static.a")]
+            # Relink whenever the library changed, not only the extension's sources.
+            ext.depends = list(ext.depends) + ext.extra_objects
             ext.extra_link_args = llvm_flags + ["-lpthread", "-lm"]
         super().run()
 

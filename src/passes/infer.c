@@ -93,7 +93,16 @@ static ir_type binop_type(typer *T, ir_expr *e, ir_type a, ir_type b) {
     if (a == IRT_UNSET || b == IRT_UNSET) return IRT_UNSET;
     ir_type t = promote(T, a, b);
     switch (e->op) {
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_FLOORDIV: case OP_MOD: case OP_POW:
+    case OP_ADD: case OP_MUL:
+        /* NumPy: bool + bool is logical or, bool * bool logical and. */
+        return t;
+    case OP_SUB:
+        if (a == TACK_BOOL && b == TACK_BOOL) {
+            TERR(T, e, "'-' is not defined for two bools (NumPy refuses it too); use '^'");
+            return IRT_UNSET;
+        }
+        return t == TACK_BOOL ? TACK_I64 : t;
+    case OP_FLOORDIV: case OP_MOD: case OP_POW:
         return t == TACK_BOOL ? TACK_I64 : t;
     case OP_DIV:
         if (t == IRT_WEAK_INT) return IRT_WEAK_FLOAT;

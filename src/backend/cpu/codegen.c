@@ -329,7 +329,9 @@ static LLVMValueRef emit_binop(gen *g, const ir_expr *e) {
     LLVMValueRef a = emit(g, e->a), b = emit(g, e->b);
     int fl = ir_type_is_float(t);
     switch (e->op) {
-    case OP_ADD: return fl ? LLVMBuildFAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
+    case OP_ADD:
+        if (t == TACK_BOOL) return LLVMBuildOr(g->b, a, b, "");
+        return fl ? LLVMBuildFAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
     case OP_SUB: return fl ? LLVMBuildFSub(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
     case OP_MUL: return fl ? LLVMBuildFMul(g->b, a, b, "") : LLVMBuildMul(g->b, a, b, "");
     case OP_DIV: return LLVMBuildFDiv(g->b, a, b, "");
