@@ -201,6 +201,15 @@ typedef struct tack_stats {
 } tack_stats;
 void tack_get_stats(tack_stats *out);
 
+/* Messages about compilation.  Each new variant logs (TACK_LOG_INFO) why it
+ * was needed: the key elements that differ from the nearest existing
+ * variant, in words.  A kernel that passes 32 variants logs one warning
+ * naming the element that keeps changing.  With TACK_LOG=compile in the
+ * environment the messages also go to stderr. */
+typedef enum tack_log_level { TACK_LOG_INFO = 0, TACK_LOG_WARNING = 1 } tack_log_level;
+typedef void (*tack_log_fn)(void *ctx, tack_log_level level, const char *message);
+void tack_set_log_handler(tack_log_fn fn, void *ctx);
+
 /* Debug mode: bounds-checked kernels (later issue). */
 void tack_set_debug(int on);
 int tack_get_debug(void);

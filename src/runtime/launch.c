@@ -42,7 +42,10 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
     if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
     variant *v = variant_find(s, &info.key);
     if (v) atomic_fetch_add_explicit(&tack_counters.variant_hits, 1, memory_order_relaxed);
-    else if (variant_compile(k, t, &info, s, &v, err)) return err->status;
+    else {
+        explain_new_variant(k, t, s, &info, args);
+        if (variant_compile(k, t, &info, s, &v, err)) return err->status;
+    }
 
     int64_t range[3];
     v->range(info.slots, &info.dims[0][0], range);

@@ -102,6 +102,10 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
                             kernel_slot *s, variant **out, tack_error *err);
 void variant_free_all(kernel_slot *s);
 
+/* explain.c: logs why a call needs a new variant (before compiling it). */
+void explain_new_variant(const tack_kernel *k, const ir_template *t, kernel_slot *s,
+                         const call_info *info, const tack_arg *args);
+
 /* api.c: process-wide counters. */
 typedef struct runtime_counters {
     atomic_ullong compiles, lowerings, launches, variant_hits;

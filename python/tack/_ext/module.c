@@ -150,6 +150,34 @@ static PyObject *make_compile_error(void)
     return exc;
 }
 
+/* Routes libtack's compile messages to the logging logger "tack". */
+static PyObject *tack_logger;
+
+static void log_to_python(void *ctx, tack_log_level level, const char *message)
+{
+    (void)ctx;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *r = PyObject_CallMethod(tack_logger, level == TACK_LOG_WARNING ? "warning" : "info",
+                                      "ss", "%s", message);
+    if (!r)
+        PyErr_WriteUnraisable(tack_logger);
+    Py_XDECREF(r);
+    PyGILState_Release(gil);
+}
+
+static int install_logger(void)
+{
+    PyObject *logging = PyImport_ImportModule("logging");
+    if (!logging)
+        return -1;
+    tack_logger = PyObject_CallMethod(logging, "getLogger", "s", "tack");
+    Py_DECREF(logging);
+    if (!tack_logger)
+        return -1;
+    tack_set_log_handler(log_to_python, NULL);
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__tack(void)
 {
     import_array();
@@ -169,6 +197,8 @@ PyMODINIT_FUNC PyInit__tack(void)
         PyModule_AddObjectRef(m, "CompileError", ext_CompileError) < 0)
         goto fail;
     if (PyModule_AddStringConstant(m, "__version__", tack_version()) < 0)
+        goto fail;
+    if (install_logger() < 0)
         goto fail;
     return m;
 fail:
