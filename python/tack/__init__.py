@@ -3,6 +3,7 @@
 The work is done by the C extension ``tack._tack`` (a client of libtack's C
 API); this file only re-exports it and adds decorator sugar.
 """
+import itertools as _itertools
 import math as _pymath
 import sys as _sys
 import types as _types
@@ -27,6 +28,11 @@ def kernel(fn=None, **options):
     return _tack.kernel(fn)
 
 
+def ndindex(*extents):
+    """A 2-D or 3-D launch inside kernels; all index tuples outside them."""
+    return _itertools.product(*(range(e) for e in extents))
+
+
 # tack.math.*: intrinsics inside kernels, Python's math outside them.
 math = _types.ModuleType("tack.math", "Math intrinsics (Python's math outside kernels).")
 math.__dict__.update({k: v for k, v in vars(_pymath).items() if not k.startswith("_")})
@@ -37,5 +43,5 @@ __all__ = [
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
     "array", "copyto", "empty", "zeros",
     "device", "get_default_device", "set_default_device",
-    "kernel", "func", "constant", "math", "stats", "get_debug", "set_debug",
+    "kernel", "ndindex", "func", "constant", "math", "stats", "get_debug", "set_debug",
 ]

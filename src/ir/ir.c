@@ -213,6 +213,8 @@ ir_func *ir_clone(const ir_func *f) {
     if (ok && f->start && !(c->start = clone_expr(c, f->start))) ok = 0;
     if (ok && f->stop && !(c->stop = clone_expr(c, f->stop))) ok = 0;
     if (ok && f->step && !(c->step = clone_expr(c, f->step))) ok = 0;
+    for (int d = 0; ok && d < f->ninner; d++)
+        if (!(c->inner_stop[d] = clone_expr(c, f->inner_stop[d]))) ok = 0;
     if (ok && clone_block(c, &c->body, &f->body)) ok = 0;
     if (!ok) {
         ir_func_free(c);

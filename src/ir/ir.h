@@ -133,9 +133,15 @@ typedef struct ir_func {
     int nparams;
     ir_local *locals;
     int nlocals, locals_cap;
-    /* The parallel launch: for local `loop_var` in range(start, stop, step). */
+    /* The parallel launch: for local `loop_var` in range(start, stop, step);
+     * for tack.ndindex(e0, e1[, e2]) also the inner dimensions, each
+     * `inner_var[d]` in range(inner_stop[d]), run sequentially inside each
+     * outer iteration.  All stops are runtime values (never baked in). */
     int loop_var;
     ir_expr *start, *stop, *step;
+    int ninner;
+    int inner_var[2];
+    ir_expr *inner_stop[2];
     ir_block body;
     /* Set by passes on a variant's copy. */
     ir_type default_float; /* f64 when any array argument is f64, else f32 */

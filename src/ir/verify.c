@@ -193,6 +193,11 @@ tack_status ir_verify(const ir_func *f, const char *pass, int typed, tack_error 
     expr(&v, f->start);
     expr(&v, f->stop);
     expr(&v, f->step);
+    for (int d = 0; d < f->ninner; d++) {
+        expr(&v, f->inner_stop[d]);
+        if (f->inner_var[d] < 0 || f->inner_var[d] >= f->nlocals)
+            fail(&v, 0, "launch variable %d out of range", f->inner_var[d]);
+    }
     block(&v, &f->body);
     return v.failed ? TACK_ERR_INTERNAL : TACK_OK;
 }

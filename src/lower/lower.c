@@ -87,7 +87,7 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 }
 
 /* What a callee or attribute path names. */
-typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE,
+typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_LEN, CALLEE_CONST } callee_kind;
 typedef struct callee {
     callee_kind kind;
@@ -145,6 +145,10 @@ static callee classify_path(const char *path) {
                 c.cast_to = cast_names[i].t;
                 return c;
             }
+    if (is_tack && !strcmp(leaf, "ndindex")) {
+        c.kind = CALLEE_NDINDEX;
+        return c;
+    }
     if (is_math || is_numpy) {
         if (math_function(leaf, &c.fn)) c.kind = CALLEE_INTRINSIC;
         else if (math_constant(leaf, &c.value)) c.kind = CALLEE_CONST;
@@ -418,6 +422,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         return lower_dim(L, e->items[0], e, 0);
     case CALLEE_RANGE:
         ERR(L, e->line, e->col, "range() can only be used as the iterable of a for loop");
+        return NULL;
+    case CALLEE_NDINDEX:
+        ERR(L, e->line, e->col, "tack.ndindex() can only be the iterable of the kernel's outermost loop");
         return NULL;
     case CALLEE_CONST:
         ERR(L, e->line, e->col, "'%s' is a constant, not a function", path);
@@ -750,7 +757,12 @@ static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
 static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **stop,
                        ir_expr **step) {
     char path[256];
-    if (it->kind != EX_CALL || classify(L, it->a, path, sizeof path).kind != CALLEE_RANGE) {
+    callee_kind kind = it->kind == EX_CALL ? classify(L, it->a, path, sizeof path).kind : CALLEE_NONE;
+    if (kind == CALLEE_NDINDEX) {
+        ERR(L, it->line, it->col, "tack.ndindex() can only be the iterable of the kernel's outermost loop");
+        return -1;
+    }
+    if (kind != CALLEE_RANGE) {
         ERR(L, it->line, it->col, "for loops in kernels must iterate over range(...)");
         return -1;
     }
@@ -831,6 +843,58 @@ static int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
     return 0;
 }
 
+/* The outermost loop: `for i in range(...)` (1-D) or
+ * `for i, j[, k] in tack.ndindex(e0, e1[, e2])`, whose outer dimension is
+ * split across threads and inner ones run in order inside each iteration. */
+static int lower_launch(lowerer *L, const stmt *loop) {
+    ir_func *f = L->f;
+    const expr *t = loop->targets[0], *it = loop->value;
+    char path[256];
+    callee_kind kind = it->kind == EX_CALL ? classify(L, it->a, path, sizeof path).kind : CALLEE_NONE;
+    if (kind != CALLEE_NDINDEX) {
+        if (t->kind != EX_NAME) {
+            ERR(L, t->line, t->col, "a range() launch takes one loop variable; use "
+                "tack.ndindex(...) for 2-D and 3-D launches");
+            return -1;
+        }
+        if (check_assignable_name(L, t)) return -1;
+        f->loop_var = ir_local_find(f, t->name);
+        return lower_range(L, it, &f->start, &f->stop, &f->step);
+    }
+    if (it->nitems < 1 || it->nitems > 3) {
+        ERR(L, it->line, it->col, "tack.ndindex() takes 1 to 3 extents, got %d", it->nitems);
+        return -1;
+    }
+    int nvars = t->kind == EX_TUPLE ? t->nitems : 1;
+    if (nvars != it->nitems) {
+        ERR(L, t->line, t->col, "tack.ndindex() with %d extent%s needs %d loop variables, got %d",
+            it->nitems, it->nitems == 1 ? "" : "s", it->nitems, nvars);
+        return -1;
+    }
+    for (int d = 0; d < nvars; d++) {
+        const expr *v = t->kind == EX_TUPLE ? t->items[d] : t;
+        if (v->kind != EX_NAME) {
+            ERR(L, v->line, v->col, "tack.ndindex() loop variables must be names");
+            return -1;
+        }
+        if (check_assignable_name(L, v)) return -1;
+        ir_expr *stop = lower_expr(L, it->items[d]);
+        if (!stop) return -1;
+        int local = ir_local_find(f, v->name);
+        if (d == 0) {
+            f->loop_var = local;
+            f->stop = stop;
+        } else {
+            f->inner_var[d - 1] = local;
+            f->inner_stop[d - 1] = stop;
+            f->ninner = d;
+        }
+    }
+    f->start = ir_const_int(f, 0, IRT_WEAK_INT, it->line, it->col);
+    f->step = ir_const_int(f, 1, IRT_WEAK_INT, it->line, it->col);
+    return f->start && f->step ? 0 : oom(L);
+}
+
 tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) {
     const func_def *d = in->def;
     *out = NULL;
@@ -877,17 +941,9 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
             "launch); move other statements inside it");
         goto fail;
     }
-    const stmt *loop = d->body[0];
-    if (loop->targets[0]->kind != EX_NAME) {
-        ERR(&L, loop->line, loop->col,
-            "the parallel loop takes one loop variable (tack.ndindex comes later)");
-        goto fail;
-    }
-    if (check_assignable_name(&L, loop->targets[0])) goto fail;
     if (declare_locals(&L, d->body, d->nbody)) goto fail;
-    f->loop_var = ir_local_find(f, loop->targets[0]->name);
-    if (lower_range(&L, loop->value, &f->start, &f->stop, &f->step)) goto fail;
-    if (lower_block(&L, &f->body, loop->body, loop->nbody)) goto fail;
+    if (lower_launch(&L, d->body[0])) goto fail;
+    if (lower_block(&L, &f->body, d->body[0]->body, d->body[0]->nbody)) goto fail;
     if (ir_verify(f, "lower", 0, err)) goto fail;
     *out = f;
     return TACK_OK;

@@ -377,6 +377,10 @@ tack_status pass_infer_types(ir_func *f, const src_info *src, tack_error *err) {
     typer T = {f, src, err, 0, 0};
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = IRT_UNSET;
     f->locals[f->loop_var].type = TACK_I64;
+    for (int d = 0; d < f->ninner; d++) {
+        f->locals[f->inner_var[d]].type = TACK_I64;
+        type_of(&T, f->inner_stop[d]);
+    }
     type_of(&T, f->start);
     type_of(&T, f->stop);
     type_of(&T, f->step);
@@ -391,16 +395,19 @@ tack_status pass_infer_types(ir_func *f, const src_info *src, tack_error *err) {
         check_loop_bound(&T, f->start);
         check_loop_bound(&T, f->stop);
         check_loop_bound(&T, f->step);
+        for (int d = 0; d < f->ninner; d++) check_loop_bound(&T, f->inner_stop[d]);
         check_range_types(&T, &f->body);
     }
     if (T.failed) return err->status;
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = settle(&T, f->locals[i].type);
+    for (int d = 0; d < f->ninner; d++) f->locals[f->inner_var[d]].type = TACK_I64;
     /* Re-type reads of locals with their settled types. */
     T.changed = 0;
     scan_block(&T, &f->body);
     f->start = fix(&T, f->start, TACK_I64);
     f->stop = fix(&T, f->stop, TACK_I64);
     f->step = fix(&T, f->step, TACK_I64);
+    for (int d = 0; d < f->ninner; d++) f->inner_stop[d] = fix(&T, f->inner_stop[d], TACK_I64);
     fix_block(&T, &f->body);
     return T.failed ? err->status : TACK_OK;
 }

@@ -14,12 +14,12 @@
 typedef struct chunk_ctx {
     cpu_entry_fn entry;
     const uint64_t *slots;
-    int64_t start, step;
+    const int64_t *range;
 } chunk_ctx;
 
 static void run_chunk(void *arg, int64_t lo, int64_t hi) {
     chunk_ctx *c = arg;
-    c->entry(c->slots, c->start, c->step, lo, hi);
+    c->entry(c->slots, c->range, lo, hi);
 }
 
 static int64_t trip_count(int64_t start, int64_t stop, int64_t step) {
@@ -47,15 +47,22 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
         if (variant_compile(k, t, &info, s, &v, err)) return err->status;
     }
 
-    int64_t range[3];
+    int64_t range[CPU_RANGE_LEN];
     v->range(info.slots, &info.dims[0][0], range);
     if (range[2] == 0)
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s': the parallel loop's range() step must not be zero",
                              k->def->name);
     int64_t n = trip_count(range[0], range[1], range[2]);
-    chunk_ctx c = {v->entry, info.slots, range[0], range[2]};
-    cpu_pool_run(dev->pool, n, t->has_inner_loops ? GRAIN_LOOPS : GRAIN_FLAT, run_chunk, &c);
+    /* Work per outer iteration: the inner ndindex extents. */
+    int64_t inner = 1;
+    for (int d = 3; d < CPU_RANGE_LEN; d++) {
+        if (range[d] <= 0) n = 0;
+        else inner = inner > INT64_MAX / range[d] ? INT64_MAX : inner * range[d];
+    }
+    int64_t grain = t->has_inner_loops ? GRAIN_LOOPS : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
+    chunk_ctx c = {v->entry, info.slots, range};
+    cpu_pool_run(dev->pool, n, grain, run_chunk, &c);
     atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
     return TACK_OK;
 }

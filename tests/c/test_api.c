@@ -143,6 +143,41 @@ static void test_2d(void) {
     tack_kernel_free(k);
 }
 
+/* tack.ndindex: a 2-D launch whose extents are runtime values; only the
+ * row length (used in index arithmetic) is baked in. */
+static void test_ndindex(void) {
+    tack_kernel *k = make("def nd(a, out):\n"
+                          "    for i, j in tack.ndindex(a.shape[0], a.shape[1]):\n"
+                          "        out[i, j] = a[i, j] + i * 100 + j\n");
+    float a[16 * 9], out[16 * 9];
+    for (int i = 0; i < 16 * 9; i++) a[i] = (float)i;
+    int64_t shapes[3][2] = {{4, 8}, {16, 8}, {4, 9}};
+    for (int s = 0; s < 3; s++) {
+        tack_error err;
+        tack_arg args[2] = {tack_arg_array(a, TACK_F32, 2, shapes[s], 0),
+                            tack_arg_array(out, TACK_F32, 2, shapes[s], 1)};
+        CHECK(launch(k, args, 2, &err) == TACK_OK);
+        int64_t cols = shapes[s][1];
+        int ok = 1;
+        for (int i = 0; i < shapes[s][0]; i++)
+            for (int j = 0; j < cols; j++)
+                ok &= out[i * cols + j] == a[i * cols + j] + (float)(i * 100 + j);
+        CHECK(ok);
+    }
+    CHECK(tack_kernel_num_variants(k, dev) == 2);
+    tack_kernel_free(k);
+    tack_error err;
+    tack_kernel *bad = make("def nd(a):\n"
+                            "    for i in range(3):\n"
+                            "        for j, k in tack.ndindex(2, 2):\n"
+                            "            a[i] = j\n");
+    float x[3];
+    int64_t n = 3;
+    tack_arg args[1] = {tack_arg_array(x, TACK_F32, 1, &n, 1)};
+    CHECK(launch(bad, args, 1, &err) == TACK_ERR_COMPILE && err.lineno == 3);
+    tack_kernel_free(bad);
+}
+
 static void test_numerics(void) {
     tack_kernel *k = make("def ops(a, b, q, r, s):\n"
                           "    for i in range(a.shape[0]):\n"
@@ -250,6 +285,7 @@ int main(void) {
     test_scale_variants();
     test_shape_variants();
     test_2d();
+    test_ndindex();
     test_numerics();
     test_errors();
     test_devices();

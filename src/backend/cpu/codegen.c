@@ -500,10 +500,14 @@ static LLVMValueRef trip_count(gen *g, LLVMValueRef start, LLVMValueRef stop, LL
     return LLVMBuildSelect(g->b, any, n, zero, "");
 }
 
-/* A counted loop k = 0 .. n-1 with var = start + k * step, the shape the
- * vectorizer recognizes.  body(g, ctx) emits the loop body. */
+typedef void (*body_fn)(gen *g, const void *ctx);
+
+static void body_block(gen *g, const void *b) { emit_block(g, b); }
+
+/* A counted loop k = first .. end-1 with var = start + k * step, the shape
+ * the vectorizer recognizes.  body(g, ctx) emits the loop body. */
 static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
-                         LLVMValueRef start, LLVMValueRef step, const ir_block *body) {
+                         LLVMValueRef start, LLVMValueRef step, body_fn body, const void *ctx) {
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef head = block(g, "loop"), bodyb = block(g, "body"), latch = block(g, "next"),
                       exit = block(g, "exit");
@@ -516,7 +520,7 @@ static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
     LLVMValueRef v = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k, step, ""), "");
     LLVMBuildStore(g->b, v, g->locals[var]);
     g->loops[g->nloops++] = (loop_targets){latch, exit};
-    emit_block(g, body);
+    body(g, ctx);
     g->nloops--;
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, latch);
     LLVMPositionBuilderAtEnd(g->b, latch);
@@ -579,7 +583,7 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
     case IR_FOR: {
         LLVMValueRef start = emit(g, s->start), stop = emit(g, s->stop), step = emit(g, s->step);
         LLVMValueRef n = trip_count(g, start, stop, step);
-        counted_loop(g, LLVMConstInt(g->i64, 0, 0), n, s->index, start, step, &s->body);
+        counted_loop(g, LLVMConstInt(g->i64, 0, 0), n, s->index, start, step, body_block, &s->body);
         break;
     }
     case IR_BREAK:
@@ -644,13 +648,35 @@ static LLVMValueRef load_slot(gen *g, LLVMValueRef slots, int p) {
     return LLVMBuildLoad2(g->b, t, typed, prm->name);
 }
 
+/* The inner ndindex dimensions, then the body; ctx points at the level. */
+typedef struct launch_level {
+    int level;
+    LLVMValueRef extents[2];
+} launch_level;
+
+static void launch_body(gen *g, const void *ctx) {
+    const launch_level *lv = ctx;
+    if (lv->level == g->f->ninner) {
+        emit_block(g, &g->f->body);
+        return;
+    }
+    launch_level next = *lv;
+    next.level++;
+    LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0), one = LLVMConstInt(g->i64, 1, 0);
+    counted_loop(g, zero, lv->extents[lv->level], g->f->inner_var[lv->level], zero, one,
+                 launch_body, &next);
+}
+
+/* impl(params..., start, step, e1, e2, lo, hi) */
+#define IMPL_EXTRA 6
+
 static LLVMValueRef build_impl(gen *g, const char *name) {
     const ir_func *f = g->f;
     int n = f->nparams;
-    LLVMTypeRef *pt = calloc(n + 4, sizeof *pt);
+    LLVMTypeRef *pt = calloc(n + IMPL_EXTRA, sizeof *pt);
     for (int i = 0; i < n; i++) pt[i] = param_type(g, &f->params[i]);
-    for (int i = 0; i < 4; i++) pt[n + i] = g->i64;
-    LLVMTypeRef ft = LLVMFunctionType(g->vd, pt, n + 4, 0);
+    for (int i = 0; i < IMPL_EXTRA; i++) pt[n + i] = g->i64;
+    LLVMTypeRef ft = LLVMFunctionType(g->vd, pt, n + IMPL_EXTRA, 0);
     free(pt);
     LLVMValueRef fn = LLVMAddFunction(g->mod, name, ft);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
@@ -671,23 +697,33 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
      * the vectorizer sees a unit stride. */
     LLVMValueRef start = f->start->kind == IR_CONST ? emit(g, f->start) : LLVMGetParam(fn, n);
     LLVMValueRef step = f->step->kind == IR_CONST ? emit(g, f->step) : LLVMGetParam(fn, n + 1);
-    counted_loop(g, LLVMGetParam(fn, n + 2), LLVMGetParam(fn, n + 3), f->loop_var, start, step,
-                 &f->body);
+    launch_level top = {0, {LLVMGetParam(fn, n + 2), LLVMGetParam(fn, n + 3)}};
+    counted_loop(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5), f->loop_var, start, step,
+                 launch_body, &top);
     LLVMBuildRetVoid(g->b);
     return fn;
 }
 
 static void build_entry(gen *g, LLVMValueRef impl, const char *name) {
     const ir_func *f = g->f;
-    LLVMTypeRef pt[5] = {LLVMPointerType(g->i64, 0), g->i64, g->i64, g->i64, g->i64};
-    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 5, 0));
+    LLVMTypeRef p64 = LLVMPointerType(g->i64, 0);
+    LLVMTypeRef pt[4] = {p64, p64, g->i64, g->i64};
+    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 4, 0));
     g->fn = fn;
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     int n = f->nparams;
-    LLVMValueRef *args = calloc(n + 4, sizeof *args);
+    LLVMValueRef *args = calloc(n + IMPL_EXTRA, sizeof *args);
     for (int i = 0; i < n; i++) args[i] = load_slot(g, LLVMGetParam(fn, 0), i);
-    for (int i = 0; i < 4; i++) args[n + i] = LLVMGetParam(fn, i + 1);
-    LLVMBuildCall2(g->b, LLVMGlobalGetValueType(impl), impl, args, n + 4, "");
+    /* range[] = start, stop, step, e1, e2: pass start, step, e1, e2. */
+    static const int from_range[4] = {0, 2, 3, 4};
+    for (int i = 0; i < 4; i++) {
+        LLVMValueRef idx = LLVMConstInt(g->i64, from_range[i], 0);
+        LLVMValueRef p = LLVMBuildGEP2(g->b, g->i64, LLVMGetParam(fn, 1), &idx, 1, "");
+        args[n + i] = LLVMBuildLoad2(g->b, g->i64, p, "");
+    }
+    args[n + 4] = LLVMGetParam(fn, 2);
+    args[n + 5] = LLVMGetParam(fn, 3);
+    LLVMBuildCall2(g->b, LLVMGlobalGetValueType(impl), impl, args, n + IMPL_EXTRA, "");
     free(args);
     LLVMBuildRetVoid(g->b);
 }
@@ -702,11 +738,12 @@ static void build_range(gen *g, const char *name) {
     for (int i = 0; i < f->nparams; i++)
         g->params[i] = load_slot(g, LLVMGetParam(fn, 0), i);
     g->dims = LLVMGetParam(fn, 1);
-    const ir_expr *v[3] = {f->start, f->stop, f->step};
-    for (int i = 0; i < 3; i++) {
+    const ir_expr *v[CPU_RANGE_LEN] = {f->start, f->stop, f->step, f->inner_stop[0], f->inner_stop[1]};
+    for (int i = 0; i < CPU_RANGE_LEN; i++) {
         LLVMValueRef idx = LLVMConstInt(g->i64, i, 0);
         LLVMValueRef out = LLVMBuildGEP2(g->b, g->i64, LLVMGetParam(fn, 2), &idx, 1, "");
-        LLVMBuildStore(g->b, emit(g, v[i]), out);
+        LLVMValueRef value = i < 3 || i - 3 < f->ninner ? emit(g, v[i]) : LLVMConstInt(g->i64, 1, 0);
+        LLVMBuildStore(g->b, value, out);
     }
     LLVMBuildRetVoid(g->b);
 }

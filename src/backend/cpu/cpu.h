@@ -4,11 +4,13 @@
  * the persistent thread pool that runs the parallel loop (pool.c).
  *
  * The object code of a variant defines two functions:
- *   void <sym>_entry(const uint64_t *slots, int64_t start, int64_t step,
+ *   void <sym>_range(const uint64_t *slots, const int64_t *dims, int64_t out[5])
+ *       evaluates the launch for a call: the parallel loop's start, stop and
+ *       step, and the extents of the inner ndindex dimensions (1 if none);
+ *   void <sym>_entry(const uint64_t *slots, const int64_t range[5],
  *                    int64_t lo, int64_t hi)
- *       runs iterations [lo, hi) of the parallel loop: i = start + k * step;
- *   void <sym>_range(const uint64_t *slots, const int64_t *dims, int64_t out[3])
- *       evaluates the parallel loop's start, stop and step for a call.
+ *       runs iterations [lo, hi) of the parallel loop: i = start + k * step,
+ *       each over all inner dimensions.
  * slots[p] holds parameter p: an array's data pointer, or a scalar's value
  * in the low bytes; dims[p * TACK_MAX_NDIM + d] is a dimension.
  */
@@ -19,8 +21,8 @@
 #include <stdint.h>
 #include "ir/ir.h"
 
-typedef void (*cpu_entry_fn)(const uint64_t *slots, int64_t start, int64_t step, int64_t lo,
-                             int64_t hi);
+#define CPU_RANGE_LEN 5
+typedef void (*cpu_entry_fn)(const uint64_t *slots, const int64_t *range, int64_t lo, int64_t hi);
 typedef void (*cpu_range_fn)(const uint64_t *slots, const int64_t *dims, int64_t *out);
 
 typedef struct cpu_object {
