@@ -92,6 +92,20 @@ int ir_block_push(ir_func *f, ir_block *b, ir_stmt *s) {
     return 0;
 }
 
+int ir_source_add(ir_func *f, const char *text, const char *filename, const char *name,
+                  int first_line) {
+    ir_source *s = arena_grow(&f->mem, f->sources, f->nsources, f->nsources + 1, sizeof *s);
+    if (!s) return -1;
+    f->sources = s;
+    s += f->nsources;
+    s->text = arena_strdup(&f->mem, text ? text : "");
+    s->filename = arena_strdup(&f->mem, filename ? filename : "<string>");
+    s->name = arena_strdup(&f->mem, name ? name : "?");
+    s->first_line = first_line;
+    if (!s->text || !s->filename || !s->name) return -1;
+    return f->nsources++;
+}
+
 int ir_local_find(const ir_func *f, const char *name) {
     for (int i = 0; i < f->nlocals; i++)
         if (strcmp(f->locals[i].name, name) == 0) return i;
@@ -169,6 +183,10 @@ static ir_expr *clone_expr(ir_func *to, const ir_expr *e) {
     if (e->b && !(c->b = clone_expr(to, e->b))) ok = 0;
     if (e->cond && !(c->cond = clone_expr(to, e->cond))) ok = 0;
     c->args = clone_exprs(to, e->args, e->nargs, &ok);
+    if (e->body) {
+        c->body = arena_alloc(&to->mem, sizeof *c->body);
+        if (!c->body || clone_block(to, c->body, e->body)) ok = 0;
+    }
     return ok ? c : NULL;
 }
 
@@ -202,6 +220,7 @@ ir_func *ir_clone(const ir_func *f) {
     c->mem = m;
     c->name = arena_strdup(&c->mem, f->name);
     c->params = arena_alloc(&c->mem, (f->nparams ? f->nparams : 1) * sizeof *c->params);
+    /* Source texts stay shared with the template, which outlives its copies. */
     c->locals = NULL;
     c->nlocals = c->locals_cap = 0;
     int ok = c->name && c->params;

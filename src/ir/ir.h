@@ -57,14 +57,19 @@ typedef enum ir_expr_kind {
     IR_ANDOR,  /* short-circuit a and/or b (op OP_AND / OP_OR) */
     IR_SELECT, /* a if cond else b; only the chosen side is evaluated */
     IR_CAST,   /* a converted to type */
-    IR_CALL    /* intrinsic(args...) */
+    IR_CALL,   /* intrinsic(args...) */
+    IR_INLINE  /* an inlined device function: run `body`, then the value is
+                  local `index` (-1: no value); IR_EXIT with the same
+                  inline_id leaves the body (a `return`) */
 } ir_expr_kind;
 
+typedef struct ir_block ir_block;
 typedef struct ir_expr ir_expr;
 struct ir_expr {
     ir_expr_kind kind;
     ir_type type;     /* IRT_UNSET until inference */
-    int line, col;    /* source position (relative to the kernel's text) */
+    int line, col;    /* source position, relative to source `src` */
+    int src;          /* index into ir_func.sources: 0 is the kernel */
     ir_op op;
     int index;        /* PARAM/LOAD/DIM: param; LOCAL: local */
     int dim;          /* DIM */
@@ -74,6 +79,8 @@ struct ir_expr {
     ir_expr *a, *b, *cond;
     ir_expr **args;   /* LOAD indices, CALL arguments */
     int nargs;
+    ir_block *body;   /* INLINE */
+    int inline_id;    /* INLINE */
 };
 
 typedef enum ir_stmt_kind {
@@ -82,10 +89,11 @@ typedef enum ir_stmt_kind {
     IR_IF,      /* if cond: body else: orelse */
     IR_WHILE,   /* while cond: body */
     IR_FOR,     /* for local in range(start, stop, step): body */
-    IR_BREAK, IR_CONTINUE
+    IR_BREAK, IR_CONTINUE,
+    IR_EVAL,    /* evaluate value for its effects (an inlined call) */
+    IR_EXIT     /* leave the IR_INLINE body with inline_id `index` */
 } ir_stmt_kind;
 
-typedef struct ir_block ir_block;
 typedef struct ir_stmt ir_stmt;
 struct ir_block {
     ir_stmt **stmts;
@@ -95,6 +103,7 @@ struct ir_block {
 struct ir_stmt {
     ir_stmt_kind kind;
     int line, col;
+    int src;
     int index;          /* ASSIGN/FOR: local; STORE: param */
     ir_expr *value;     /* ASSIGN/STORE value; IF/WHILE cond */
     ir_expr **indices;  /* STORE */
@@ -123,8 +132,18 @@ typedef struct ir_local {
     ir_type type; /* set by inference */
 } ir_local;
 
+/* A source text that IR nodes point into: the kernel's, then each inlined
+ * device function's, so messages name the right file and line. */
+typedef struct ir_source {
+    const char *text, *filename, *name;
+    int first_line;
+} ir_source;
+
 typedef struct ir_func {
     arena mem;
+    ir_source *sources;
+    int nsources;
+    int ninlines;        /* inline ids handed out */
     const char *name;
     const char *filename;
     int first_line;
@@ -162,6 +181,10 @@ ir_expr *ir_cast(ir_func *f, ir_expr *e, ir_type to);
 
 /* A deep copy into a new arena (a variant's private IR). */
 ir_func *ir_clone(const ir_func *f);
+
+/* Adds a source; returns its index or -1.  Strings must outlive f. */
+int ir_source_add(ir_func *f, const char *text, const char *filename, const char *name,
+                  int first_line);
 
 /* Checks the IR's invariants after `pass`; `typed` requires every node to
  * have a concrete type.  On failure fills err with TACK_ERR_INTERNAL naming

@@ -34,6 +34,8 @@ static const char *op_text[] = {"+", "-", "*", "/", "//", "%", "**", "&", "|", "
                                 "<<", ">>", "-", "+", "~", "not ", "<", "<=", ">",
                                 ">=", "==", "!="};
 
+static void block(out *o, const ir_func *f, const ir_block *b, int depth);
+
 static void expr(out *o, const ir_func *f, const ir_expr *e) {
     if (!e) {
         put(o, "<null>");
@@ -88,6 +90,11 @@ static void expr(out *o, const ir_func *f, const ir_expr *e) {
         expr(o, f, e->a);
         put(o, ")");
         break;
+    case IR_INLINE:
+        put(o, "inline#%d {\n", e->inline_id);
+        block(o, f, e->body, 2);
+        put(o, "} -> %s", e->index >= 0 ? f->locals[e->index].name : "None");
+        break;
     case IR_CALL:
         put(o, "%s(", ir_intrinsic_name(e->fn));
         for (int i = 0; i < e->nargs; i++) {
@@ -99,8 +106,6 @@ static void expr(out *o, const ir_func *f, const ir_expr *e) {
     }
     if (e->kind != IR_CAST) put(o, ":%s", ir_type_name(e->type));
 }
-
-static void block(out *o, const ir_func *f, const ir_block *b, int depth);
 
 static void stmt(out *o, const ir_func *f, const ir_stmt *s, int depth) {
     put(o, "%*s", depth * 4, "");
@@ -142,6 +147,11 @@ static void stmt(out *o, const ir_func *f, const ir_stmt *s, int depth) {
         block(o, f, &s->body, depth + 1);
         break;
     case IR_BREAK: put(o, "break\n"); break;
+    case IR_EVAL:
+        expr(o, f, s->value);
+        put(o, "\n");
+        break;
+    case IR_EXIT: put(o, "return from inline#%d\n", s->index); break;
     case IR_CONTINUE: put(o, "continue\n"); break;
     }
 }

@@ -12,6 +12,8 @@ typedef struct verifier {
     tack_error *err;
     int failed;
     int loop_depth;
+    int inlines[64]; /* the enclosing IR_INLINE ids */
+    int ninlines;
 } verifier;
 
 static void fail(verifier *v, int line, const char *fmt, ...) {
@@ -32,12 +34,14 @@ static void fail(verifier *v, int line, const char *fmt, ...) {
 static int concrete(ir_type t) { return t >= 0 && t < TACK_DTYPE_COUNT; }
 
 static void check_type(verifier *v, const ir_expr *e) {
+    if (e->kind == IR_INLINE && e->index < 0) return; /* a call without a value */
     if (v->typed && !concrete(e->type))
         fail(v, e->line, "expression of kind %d has no concrete type (%s)", e->kind,
              ir_type_name(e->type));
 }
 
 static void expr(verifier *v, const ir_expr *e);
+static void block(verifier *v, const ir_block *b);
 
 static void array_param(verifier *v, int index, int line) {
     if (index < 0 || index >= v->f->nparams)
@@ -124,10 +128,33 @@ static void expr(verifier *v, const ir_expr *e) {
         if (e->fn < 0 || e->fn >= INTR_COUNT) fail(v, e->line, "unknown intrinsic");
         for (int i = 0; i < e->nargs; i++) expr(v, e->args[i]);
         break;
+    case IR_INLINE: {
+        if (!e->body) {
+            fail(v, e->line, "inlined call without a body");
+            break;
+        }
+        if (e->index >= v->f->nlocals || e->index < -1)
+            fail(v, e->line, "inlined call's result local %d out of range", e->index);
+        else if (v->typed && e->index >= 0 && e->type != v->f->locals[e->index].type)
+            fail(v, e->line, "inlined call typed %s but its result is %s", ir_type_name(e->type),
+                 ir_type_name(v->f->locals[e->index].type));
+        if (v->ninlines == 64) {
+            fail(v, e->line, "inlining nested too deeply");
+            break;
+        }
+        /* break/continue never cross a function boundary. */
+        int depth = v->loop_depth;
+        v->loop_depth = 0;
+        v->inlines[v->ninlines++] = e->inline_id;
+        block(v, e->body);
+        v->ninlines--;
+        v->loop_depth = depth;
+        break;
     }
+    }
+    if (e->src < 0 || e->src >= (v->f->nsources ? v->f->nsources : 1))
+        fail(v, e->line, "source index %d out of range", e->src);
 }
-
-static void block(verifier *v, const ir_block *b);
 
 static void stmt(verifier *v, const ir_stmt *s) {
     switch (s->kind) {
@@ -179,6 +206,15 @@ static void stmt(verifier *v, const ir_stmt *s) {
     case IR_CONTINUE:
         if (!v->loop_depth) fail(v, s->line, "break/continue outside a loop");
         break;
+    case IR_EVAL:
+        expr(v, s->value);
+        break;
+    case IR_EXIT: {
+        int found = 0;
+        for (int i = 0; i < v->ninlines; i++) found |= v->inlines[i] == s->index;
+        if (!found) fail(v, s->line, "return from inlined call %d outside it", s->index);
+        break;
+    }
     }
 }
 
@@ -187,7 +223,7 @@ static void block(verifier *v, const ir_block *b) {
 }
 
 tack_status ir_verify(const ir_func *f, const char *pass, int typed, tack_error *err) {
-    verifier v = {f, pass, typed, err, 0, 0};
+    verifier v = {f, pass, typed, err, 0, 0, {0}, 0};
     if (f->loop_var < 0 || f->loop_var >= f->nlocals)
         fail(&v, 0, "no parallel loop variable");
     expr(&v, f->start);

@@ -11,15 +11,23 @@
 
 typedef struct typer {
     ir_func *f;
-    const src_info *src;
     tack_error *err;
     int failed;
     int changed;
 } typer;
 
+/* Where node `e` came from: the kernel's source or an inlined function's. */
+static src_info source_of(const ir_func *f, int src) {
+    const ir_source *s = &f->sources[src];
+    return (src_info){s->text, s->filename, s->first_line, s->name};
+}
+
 #define TERR(T, e, ...)                                                         \
     do {                                                                        \
-        if (!(T)->failed++) src_error((T)->src, (e)->line, (e)->col, (T)->err, __VA_ARGS__); \
+        if (!(T)->failed++) {                                                   \
+            src_info where_ = source_of((T)->f, (e)->src);                      \
+            src_error(&where_, (e)->line, (e)->col, (T)->err, __VA_ARGS__);     \
+        }                                                                       \
     } while (0)
 
 static int is_weak(ir_type t) { return t == IRT_WEAK_INT || t == IRT_WEAK_FLOAT; }
@@ -88,6 +96,7 @@ static ir_type float_of(typer *T, ir_type t) {
 /* ---- phase 1: types, possibly weak ---- */
 
 static ir_type type_of(typer *T, ir_expr *e);
+static void scan_block(typer *T, ir_block *b);
 
 static ir_type binop_type(typer *T, ir_expr *e, ir_type a, ir_type b) {
     if (a == IRT_UNSET || b == IRT_UNSET) return IRT_UNSET;
@@ -191,6 +200,10 @@ static ir_type type_of(typer *T, ir_expr *e) {
     case IR_CALL:
         t = call_type(T, e);
         break;
+    case IR_INLINE:
+        scan_block(T, e->body);
+        t = e->index >= 0 ? T->f->locals[e->index].type : IRT_VOID;
+        break;
     }
     e->type = t;
     return t;
@@ -225,6 +238,7 @@ static void scan_block(typer *T, ir_block *b) {
             break;
         case IR_IF:
         case IR_WHILE:
+        case IR_EVAL:
             type_of(T, s->value);
             break;
         default:
@@ -238,6 +252,7 @@ static void scan_block(typer *T, ir_block *b) {
 /* ---- phase 2: concrete types and conversions ---- */
 
 static ir_expr *fix(typer *T, ir_expr *e, ir_type want);
+static void fix_block(typer *T, ir_block *b);
 
 /* Converts a constant's value representation to type t. */
 static void retype_const(ir_expr *e, ir_type t) {
@@ -305,6 +320,14 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
         e->a = fix(T, e->a, IRT_UNSET);
         target = e->type;
         break;
+    case IR_INLINE:
+        fix_block(T, e->body);
+        target = e->index >= 0 ? T->f->locals[e->index].type : IRT_VOID;
+        if (target == IRT_VOID && concrete(want)) {
+            TERR(T, e, "this function call returns no value");
+            return e;
+        }
+        break;
     case IR_CALL:
         switch (e->fn) {
         case INTR_ISNAN: case INTR_ISINF: case INTR_ISFINITE:
@@ -327,6 +350,11 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
     return e;
 }
 
+static void check_loop_bound(typer *T, ir_expr *e) {
+    if (e && ir_type_is_float(e->type))
+        TERR(T, e, "range() arguments must be integers, not %s", ir_type_name(settle(T, e->type)));
+}
+
 static void fix_block(typer *T, ir_block *b) {
     for (int i = 0; i < b->n && !T->failed; i++) {
         ir_stmt *s = b->stmts[i];
@@ -339,6 +367,9 @@ static void fix_block(typer *T, ir_block *b) {
             s->value = fix(T, s->value, T->f->params[s->index].type);
             break;
         case IR_FOR:
+            check_loop_bound(T, s->start);
+            check_loop_bound(T, s->stop);
+            check_loop_bound(T, s->step);
             s->start = fix(T, s->start, TACK_I64);
             s->stop = fix(T, s->stop, TACK_I64);
             s->step = fix(T, s->step, TACK_I64);
@@ -346,6 +377,9 @@ static void fix_block(typer *T, ir_block *b) {
         case IR_IF:
         case IR_WHILE:
             s->value = fix(T, s->value, TACK_BOOL);
+            break;
+        case IR_EVAL:
+            s->value = fix(T, s->value, IRT_UNSET);
             break;
         default:
             break;
@@ -355,26 +389,8 @@ static void fix_block(typer *T, ir_block *b) {
     }
 }
 
-static void check_loop_bound(typer *T, ir_expr *e) {
-    if (e && ir_type_is_float(e->type))
-        TERR(T, e, "range() arguments must be integers, not %s", ir_type_name(settle(T, e->type)));
-}
-
-static void check_range_types(typer *T, ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        ir_stmt *s = b->stmts[i];
-        if (s->kind == IR_FOR) {
-            check_loop_bound(T, s->start);
-            check_loop_bound(T, s->stop);
-            check_loop_bound(T, s->step);
-        }
-        check_range_types(T, &s->body);
-        check_range_types(T, &s->orelse);
-    }
-}
-
-tack_status pass_infer_types(ir_func *f, const src_info *src, tack_error *err) {
-    typer T = {f, src, err, 0, 0};
+tack_status pass_infer_types(ir_func *f, tack_error *err) {
+    typer T = {f, err, 0, 0};
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = IRT_UNSET;
     f->locals[f->loop_var].type = TACK_I64;
     for (int d = 0; d < f->ninner; d++) {
@@ -396,7 +412,6 @@ tack_status pass_infer_types(ir_func *f, const src_info *src, tack_error *err) {
         check_loop_bound(&T, f->stop);
         check_loop_bound(&T, f->step);
         for (int d = 0; d < f->ninner; d++) check_loop_bound(&T, f->inner_stop[d]);
-        check_range_types(&T, &f->body);
     }
     if (T.failed) return err->status;
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = settle(&T, f->locals[i].type);

@@ -32,6 +32,6 @@ tack_status pass_resolve_dims(ir_func *f, const int64_t (*dims)[TACK_MAX_NDIM],
  * inserts the conversions the numeric rules call for (docs/language.md).
  * Source that has no meaning for these types is a compile error naming the
  * line. */
-tack_status pass_infer_types(ir_func *f, const src_info *src, tack_error *err);
+tack_status pass_infer_types(ir_func *f, tack_error *err);
 
 #endif

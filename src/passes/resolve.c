@@ -38,12 +38,15 @@ static ir_expr *linearize(resolver *r, int p, ir_expr **idx, int n, const ir_exp
     return acc;
 }
 
+static void block(resolver *r, ir_block *b);
+
 static ir_expr *resolve_expr(resolver *r, ir_expr *e) {
     if (!e) return NULL;
     e->a = resolve_expr(r, e->a);
     e->b = resolve_expr(r, e->b);
     e->cond = resolve_expr(r, e->cond);
     for (int i = 0; i < e->nargs; i++) e->args[i] = resolve_expr(r, e->args[i]);
+    if (e->body) block(r, e->body);
     if (e->kind == IR_DIM) return lit(r, r->dims[e->index][e->dim], e);
     if (e->kind == IR_LOAD && e->nargs > 1) {
         ir_expr *flat = linearize(r, e->index, e->args, e->nargs, e);

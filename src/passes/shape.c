@@ -14,6 +14,8 @@ static void add(dep_set *s, int p, int d) {
     s->n++;
 }
 
+static void block(dep_set *s, const ir_func *f, const ir_block *b);
+
 static void dep_expr(dep_set *s, const ir_func *f, const ir_expr *e) {
     if (!e) return;
     if (e->kind == IR_DIM) add(s, e->index, e->dim);
@@ -23,6 +25,7 @@ static void dep_expr(dep_set *s, const ir_func *f, const ir_expr *e) {
     dep_expr(s, f, e->b);
     dep_expr(s, f, e->cond);
     for (int i = 0; i < e->nargs; i++) dep_expr(s, f, e->args[i]);
+    if (e->body) block(s, f, e->body);
 }
 
 static void block(dep_set *s, const ir_func *f, const ir_block *b) {

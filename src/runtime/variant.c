@@ -31,10 +31,10 @@ variant *variant_find(kernel_slot *s, const variant_key *key) {
 }
 
 /* The passes, each followed by the verifier. */
-static tack_status run_passes(tack_kernel *k, ir_func *f, const call_info *info, tack_error *err) {
+static tack_status run_passes(ir_func *f, const call_info *info, tack_error *err) {
     if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])info->dims, err)) return err->status;
     if (ir_verify(f, "resolve_dims", 0, err)) return err->status;
-    if (pass_infer_types(f, &k->src, err)) return err->status;
+    if (pass_infer_types(f, err)) return err->status;
     return ir_verify(f, "infer_types", 1, err);
 }
 
@@ -51,7 +51,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     f->disjoint = info->key.disjoint;
     variant *v = NULL;
     cpu_object obj = {0};
-    tack_status st = run_passes(k, f, info, err);
+    tack_status st = run_passes(f, info, err);
     if (!st) st = cpu_codegen(f, &obj, err);
     if (!st && !(v = calloc(1, sizeof *v)))
         st = runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", f->name);

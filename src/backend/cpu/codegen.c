@@ -62,6 +62,12 @@ typedef struct loop_targets {
     LLVMBasicBlockRef cont, brk;
 } loop_targets;
 
+/* Where a `return` in an inlined device function goes. */
+typedef struct inline_target {
+    int id;
+    LLVMBasicBlockRef exit;
+} inline_target;
+
 typedef struct gen {
     const ir_func *f;
     LLVMContextRef ctx;
@@ -71,8 +77,10 @@ typedef struct gen {
     LLVMValueRef *params;   /* impl: parameter values */
     LLVMValueRef *locals;   /* allocas */
     LLVMValueRef dims;      /* range function only */
-    loop_targets loops[64];
+    loop_targets *loops;     /* sized by count_nesting: never overflows */
     int nloops;
+    inline_target *inlines;
+    int ninlines;
     LLVMTypeRef i1, i8, i32, i64, f32, f64, vd;
 } gen;
 
@@ -123,6 +131,7 @@ static LLVMBasicBlockRef block(gen *g, const char *name) {
 }
 
 static LLVMValueRef emit(gen *g, const ir_expr *e);
+static void emit_block(gen *g, const ir_block *b);
 
 /* Converts v from type `from` to `to` (both concrete). */
 static LLVMValueRef convert(gen *g, LLVMValueRef v, ir_type from, ir_type to) {
@@ -476,13 +485,21 @@ static LLVMValueRef emit(gen *g, const ir_expr *e) {
         return convert(g, emit(g, e->a), e->a->type, e->type);
     case IR_CALL:
         return emit_call(g, e);
+    case IR_INLINE: {
+        LLVMBasicBlockRef exit = block(g, "inline_end");
+        g->inlines[g->ninlines++] = (inline_target){e->inline_id, exit};
+        emit_block(g, e->body);
+        g->ninlines--;
+        if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, exit);
+        LLVMPositionBuilderAtEnd(g->b, exit);
+        if (e->index < 0) return NULL;
+        return LLVMBuildLoad2(g->b, ty(g, e->type), g->locals[e->index], "");
+    }
     }
     return NULL;
 }
 
 /* ---- statements ---- */
-
-static void emit_block(gen *g, const ir_block *b);
 
 /* Number of iterations of range(start, stop, step); 0 for a zero step. */
 static LLVMValueRef trip_count(gen *g, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step) {
@@ -592,6 +609,16 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
     case IR_CONTINUE:
         LLVMBuildBr(g->b, g->loops[g->nloops - 1].cont);
         break;
+    case IR_EVAL:
+        emit(g, s->value);
+        break;
+    case IR_EXIT:
+        for (int i = g->ninlines - 1; i >= 0; i--)
+            if (g->inlines[i].id == s->index) {
+                LLVMBuildBr(g->b, g->inlines[i].exit);
+                break;
+            }
+        break;
     }
 }
 
@@ -599,17 +626,29 @@ static void emit_block(gen *g, const ir_block *b) {
     for (int i = 0; i < b->n; i++) emit_stmt(g, b->stmts[i]);
 }
 
-static int max_loop_depth(const ir_block *b) {
-    int m = 0;
+/* Counts loops and inlined calls anywhere in the IR: a bound on how deeply
+ * they can nest, which sizes the generator's stacks. */
+static int count_nesting_block(const ir_block *b);
+
+static int count_nesting_expr(const ir_expr *e) {
+    if (!e) return 0;
+    int n = count_nesting_expr(e->a) + count_nesting_expr(e->b) + count_nesting_expr(e->cond);
+    for (int i = 0; i < e->nargs; i++) n += count_nesting_expr(e->args[i]);
+    if (e->body) n += 1 + count_nesting_block(e->body);
+    return n;
+}
+
+static int count_nesting_block(const ir_block *b) {
+    int n = 0;
     for (int i = 0; i < b->n; i++) {
         const ir_stmt *s = b->stmts[i];
-        int d = max_loop_depth(&s->body);
-        int o = max_loop_depth(&s->orelse);
-        if (s->kind == IR_FOR || s->kind == IR_WHILE) d++;
-        if (d > m) m = d;
-        if (o > m) m = o;
+        n += s->kind == IR_FOR || s->kind == IR_WHILE;
+        n += count_nesting_expr(s->value) + count_nesting_expr(s->start) +
+             count_nesting_expr(s->stop) + count_nesting_expr(s->step);
+        for (int k = 0; k < s->nindices; k++) n += count_nesting_expr(s->indices[k]);
+        n += count_nesting_block(&s->body) + count_nesting_block(&s->orelse);
     }
-    return m;
+    return n;
 }
 
 /* ---- the three functions ---- */
@@ -760,11 +799,6 @@ tack_status cpu_codegen(const ir_func *f, cpu_object *out, tack_error *err) {
     memset(out, 0, sizeof *out);
     pthread_once(&target_once, init_target);
     if (!target_machine) return llvm_fail(err, f, target_error, NULL);
-    if (max_loop_depth(&f->body) >= 60) {
-        err->status = TACK_ERR_COMPILE;
-        snprintf(err->message, sizeof err->message, "kernel '%s': loops nested too deeply", f->name);
-        return TACK_ERR_COMPILE;
-    }
     unsigned long long id = atomic_fetch_add(&symbol_counter, 1);
     char impl_name[64];
     snprintf(out->entry_symbol, sizeof out->entry_symbol, "tack_k%llu_entry", id);
@@ -785,6 +819,9 @@ tack_status cpu_codegen(const ir_func *f, cpu_object *out, tack_error *err) {
     g.vd = LLVMVoidTypeInContext(g.ctx);
     g.params = calloc(f->nparams + 1, sizeof *g.params);
     g.locals = calloc(f->nlocals + 1, sizeof *g.locals);
+    int nesting = count_nesting_block(&f->body) + f->ninner + 2;
+    g.loops = calloc(nesting, sizeof *g.loops);
+    g.inlines = calloc(nesting, sizeof *g.inlines);
     tack_status st = TACK_OK;
 
     pthread_mutex_lock(&target_lock);
@@ -839,6 +876,8 @@ done:
     LLVMContextDispose(g.ctx);
     free(g.params);
     free(g.locals);
+    free(g.loops);
+    free(g.inlines);
     return st;
 }
 
