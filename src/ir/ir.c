@@ -67,6 +67,7 @@ ir_expr *ir_expr_new(ir_func *f, ir_expr_kind kind, int line, int col) {
     e->type = IRT_UNSET;
     e->line = line;
     e->col = col;
+    e->src = f->cur_src;
     return e;
 }
 
@@ -76,6 +77,7 @@ ir_stmt *ir_stmt_new(ir_func *f, ir_stmt_kind kind, int line, int col) {
     s->kind = kind;
     s->line = line;
     s->col = col;
+    s->src = f->cur_src;
     return s;
 }
 

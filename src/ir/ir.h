@@ -144,6 +144,7 @@ typedef struct ir_func {
     ir_source *sources;
     int nsources;
     int ninlines;        /* inline ids handed out */
+    int cur_src;         /* the source new nodes belong to (lowering) */
     const char *name;
     const char *filename;
     int first_line;

@@ -1,23 +1,12 @@
-/* lower.c - AST -> IR template (see lower.h). */
-#include "lower.h"
-
+/* lower.c - AST -> IR template (see lower.h): expressions and statements.
+ * Names are looked up in the current scope (lower_internal.h); calls to
+ * device functions are inlined by inline.c. */
 #include <stdio.h>
 #include <string.h>
 
-typedef struct lowerer {
-    const lower_input *in;
-    ir_func *f;
-    tack_error *err;
-    int failed;
-    int loop_depth;
-} lowerer;
+#include "lower_internal.h"
 
-#define ERR(L, line, col, ...)                                                  \
-    do {                                                                        \
-        if (!(L)->failed++) src_error((L)->in->src, line, col, (L)->err, __VA_ARGS__); \
-    } while (0)
-
-static int oom(lowerer *L) {
+int lower_oom(lowerer *L) {
     if (!L->failed++) {
         L->err->status = TACK_ERR_NOMEM;
         snprintf(L->err->message, sizeof L->err->message, "out of memory lowering kernel '%s'",
@@ -25,6 +14,8 @@ static int oom(lowerer *L) {
     }
     return -1;
 }
+
+#define oom lower_oom
 
 /* ---- names ---- */
 
@@ -52,27 +43,64 @@ int lower_default_resolve(const char *name, tack_name *out) {
     return -1;
 }
 
-static int param_index(lowerer *L, const char *name) {
-    for (int i = 0; i < L->f->nparams; i++)
-        if (!strcmp(L->f->params[i].name, name)) return i;
-    return -1;
+/* ---- scopes ---- */
+
+const binding *scope_find(const scope *s, const char *name) {
+    for (int i = 0; i < s->nbinds; i++)
+        if (!strcmp(s->binds[i].name, name)) return &s->binds[i];
+    return NULL;
 }
 
+int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index) {
+    if (s->nbinds == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 16;
+        binding *b = arena_grow(&L->scratch, s->binds, s->nbinds, cap, sizeof *b);
+        if (!b) return lower_oom(L);
+        s->binds = b;
+        s->cap = cap;
+    }
+    s->binds[s->nbinds++] = (binding){name, kind, index};
+    return 0;
+}
+
+int lower_temp(lowerer *L, const char *what) {
+    char name[64];
+    snprintf(name, sizeof name, "$%s%d", what, L->temps++);
+    int l = ir_local_add(L->f, name);
+    if (l < 0) lower_oom(L);
+    return l;
+}
+
+/* The kernel parameter `name` stands for in the current scope, or -1. */
+static int param_index(lowerer *L, const char *name) {
+    const binding *b = scope_find(L->sc, name);
+    return b && b->kind == BIND_PARAM ? b->index : -1;
+}
+
+/* The local `name` stands for in the current scope, or -1. */
+static int local_index(lowerer *L, const char *name) {
+    const binding *b = scope_find(L->sc, name);
+    return b && b->kind == BIND_LOCAL ? b->index : -1;
+}
+
+static int is_bound(lowerer *L, const char *name) { return scope_find(L->sc, name) != NULL; }
+
 /* Resolves an outside name: the host's resolver first, then the defaults. */
-static int resolve(lowerer *L, const char *name, tack_name *out) {
+int lower_resolve(lowerer *L, const char *name, tack_name *out) {
     memset(out, 0, sizeof *out);
-    if (L->in->resolver && L->in->resolver(L->in->resolver_ctx, name, out) == 0 &&
+    if (L->in->resolver && L->in->resolver(L->sc->resolver_ctx, name, out) == 0 &&
         out->kind != TACK_NAME_UNBOUND)
         return 0;
     return lower_default_resolve(name, out);
 }
+#define resolve lower_resolve
 
 /* The dotted path of an attribute chain rooted at a module, e.g.
  * `np.float32` -> "numpy.float32", `tack.math.sqrt` -> "tack.math.sqrt".
  * Returns 0 and fills buf, or -1 when the root is not a module. */
 static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
     if (e->kind == EX_NAME) {
-        if (param_index(L, e->name) >= 0 || ir_local_find(L->f, e->name) >= 0) return -1;
+        if (is_bound(L, e->name)) return -1;
         tack_name n;
         if (resolve(L, e->name, &n) || n.kind != TACK_NAME_MODULE) return -1;
         snprintf(buf, size, "%s", n.text);
@@ -180,7 +208,7 @@ static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
     path[0] = 0;
     if (e->kind == EX_NAME) {
         snprintf(path, size, "%s", e->name);
-        if (param_index(L, e->name) >= 0 || ir_local_find(L->f, e->name) >= 0) return none;
+        if (is_bound(L, e->name)) return none;
         tack_name n;
         if (resolve(L, e->name, &n)) return none;
         if (n.kind == TACK_NAME_BUILTIN) return classify_builtin(n.text);
@@ -192,7 +220,6 @@ static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
 
 /* ---- expressions ---- */
 
-static ir_expr *lower_expr(lowerer *L, const expr *e);
 
 static ir_op binop_of(const char *op) {
     static const struct { const char *t; ir_op op; } map[] = {
@@ -229,7 +256,7 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         if (x) x->index = p;
         return x;
     }
-    int l = ir_local_find(L->f, e->name);
+    int l = local_index(L, e->name);
     if (l >= 0) {
         ir_expr *x = new_expr(L, IR_LOCAL, e);
         if (x) x->index = l;
@@ -301,7 +328,7 @@ static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
 static ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
     const expr *arr = sub->a;
     if (arr->kind != EX_NAME || param_index(L, arr->name) < 0) {
-        if (arr->kind == EX_NAME && ir_local_find(L->f, arr->name) >= 0)
+        if (arr->kind == EX_NAME && local_index(L, arr->name) >= 0)
             ERR(L, sub->line, sub->col, "'%s' is a local scalar and cannot be indexed", arr->name);
         else
             ERR(L, sub->line, sub->col, "only array parameters can be indexed");
@@ -434,15 +461,21 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     }
     if (e->a->kind == EX_NAME) {
         tack_name n;
-        int local = param_index(L, e->a->name) >= 0 || ir_local_find(L->f, e->a->name) >= 0;
+        int local = is_bound(L, e->a->name);
         if (!local && resolve(L, e->a->name, &n)) {
             ERR(L, e->line, e->col, "name '%s' is not defined", e->a->name);
             return NULL;
         }
         if (!local && n.kind == TACK_NAME_FUNC) {
-            ERR(L, e->line, e->col, "calling device function '%s' is not supported yet",
-                e->a->name);
-            return NULL;
+            const int *results;
+            int nresults;
+            ir_expr *x = lower_device_call(L, e, &n, &results, &nresults);
+            if (x && nresults > 1) {
+                ERR(L, e->line, e->col, "'%s' returns %d values; unpack them as in "
+                    "'a, b = %s(...)'", e->a->name, nresults, e->a->name);
+                return NULL;
+            }
+            return x;
         }
     }
     ERR(L, e->line, e->col, "'%s' cannot be called in a kernel", path[0] ? path : "this");
@@ -477,7 +510,7 @@ static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *
     return x;
 }
 
-static ir_expr *lower_expr(lowerer *L, const expr *e) {
+ir_expr *lower_expr(lowerer *L, const expr *e) {
     if (L->failed) return NULL;
     switch (e->kind) {
     case EX_NAME:
@@ -596,7 +629,6 @@ static ir_expr *lower_expr(lowerer *L, const expr *e) {
 
 /* ---- statements ---- */
 
-static int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
 
 static int push(lowerer *L, ir_block *b, ir_stmt *s) {
     if (!s || ir_block_push(L->f, b, s)) return oom(L);
@@ -617,7 +649,7 @@ static int assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, con
         if (check_assignable_name(L, t)) return -1;
         ir_stmt *s = ir_stmt_new(L->f, IR_ASSIGN, at->line, at->col);
         if (!s) return oom(L);
-        s->index = ir_local_find(L->f, t->name);
+        s->index = local_index(L, t->name);
         s->value = value;
         return push(L, b, s);
     }
@@ -644,29 +676,74 @@ static int assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, con
 
 /* Declares every name a statement list assigns, so that reads anywhere in
  * the body see a local (Python's function scope). */
-static int declare_locals(lowerer *L, stmt *const *body, int n);
-
 static int declare_target(lowerer *L, const expr *t) {
-    if (t->kind == EX_NAME && param_index(L, t->name) < 0)
-        return ir_local_add(L->f, t->name) < 0 ? oom(L) : 0;
+    if (t->kind == EX_NAME && !is_bound(L, t->name)) {
+        /* Kernel locals keep their names; a device function's get a
+         * suffix so that each inlined copy has its own. */
+        char name[256];
+        if (L->sc->inline_id < 0) snprintf(name, sizeof name, "%s", t->name);
+        else snprintf(name, sizeof name, "%s@%d", t->name, L->sc->inline_id);
+        int l = ir_local_add(L->f, name);
+        if (l < 0) return oom(L);
+        return scope_bind(L, L->sc, t->name, BIND_LOCAL, l);
+    }
     if (t->kind == EX_TUPLE)
         for (int i = 0; i < t->nitems; i++)
             if (declare_target(L, t->items[i])) return -1;
     return 0;
 }
 
-static int declare_locals(lowerer *L, stmt *const *body, int n) {
+int lower_declare_locals(lowerer *L, stmt *const *body, int n) {
     for (int i = 0; i < n; i++) {
         const stmt *s = body[i];
         for (int t = 0; t < s->ntargets; t++)
             if (declare_target(L, s->targets[t])) return -1;
-        if (declare_locals(L, s->body, s->nbody) || declare_locals(L, s->orelse, s->norelse))
+        if (lower_declare_locals(L, s->body, s->nbody) ||
+            lower_declare_locals(L, s->orelse, s->norelse))
             return -1;
     }
     return 0;
 }
 
+/* Whether `e` calls a device function; fills *fn. */
+static int is_device_call(lowerer *L, const expr *e, tack_name *fn) {
+    return e->kind == EX_CALL && e->a->kind == EX_NAME && !is_bound(L, e->a->name) &&
+           lower_resolve(L, e->a->name, fn) == 0 && fn->kind == TACK_NAME_FUNC;
+}
+
+/* a, b = f(...): the device function's result locals, assigned in order. */
+static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack_name *fn) {
+    const int *results;
+    int n;
+    ir_expr *call = lower_device_call(L, s->value, fn, &results, &n);
+    if (!call) return -1;
+    ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
+    if (!eval) return oom(L);
+    eval->value = call;
+    if (push(L, b, eval)) return -1;
+    for (int t = 0; t < s->ntargets; t++) {
+        const expr *tgt = s->targets[t];
+        int want = tgt->kind == EX_TUPLE ? tgt->nitems : 1;
+        if (want != n) {
+            ERR(L, s->line, s->col, "'%s' returns %d value%s but %d %s expected", s->value->a->name,
+                n, n == 1 ? "" : "s", want, want == 1 ? "is" : "are");
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            ir_expr *v = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
+            if (!v) return oom(L);
+            v->index = results[i];
+            if (assign_to(L, b, tgt->kind == EX_TUPLE ? tgt->items[i] : tgt, v, s)) return -1;
+        }
+    }
+    return 0;
+}
+
 static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
+    tack_name fn;
+    for (int t = 0; t < s->ntargets; t++)
+        if (s->targets[t]->kind == EX_TUPLE && is_device_call(L, s->value, &fn))
+            return unpack_device_call(L, b, s, &fn);
     /* Tuple unpacking: evaluate every value first, then assign. */
     for (int t = 0; t < s->ntargets; t++) {
         const expr *tgt = s->targets[t];
@@ -685,10 +762,8 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
             return -1;
         }
         for (int i = 0; i < n; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "$tuple%d_%d", s->line, i);
-            temps[i] = ir_local_add(L->f, name);
-            if (temps[i] < 0) return oom(L);
+            temps[i] = lower_temp(L, "tuple");
+            if (temps[i] < 0) return -1;
             ir_expr *v = lower_expr(L, s->value->items[i]);
             if (!v) return -1;
             ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
@@ -716,10 +791,8 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     ir_expr *v = lower_expr(L, s->value);
     if (!v) return -1;
     if (s->ntargets == 1) return assign_to(L, b, s->targets[0], v, s);
-    char name[64];
-    snprintf(name, sizeof name, "$chain%d_%d", s->line, s->col);
-    int tmp = ir_local_add(L->f, name);
-    if (tmp < 0) return oom(L);
+    int tmp = lower_temp(L, "chain");
+    if (tmp < 0) return -1;
     ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
     if (!a) return oom(L);
     a->index = tmp;
@@ -782,10 +855,13 @@ static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **st
 
 static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     switch (s->kind) {
-    case ST_EXPR:
-        /* Calls in kernels are pure, so an expression statement does
-         * nothing; lower it anyway so that errors in it are reported. */
-        return lower_expr(L, s->value) ? 0 : -1;
+    case ST_EXPR: {
+        /* A call for its effects (a device function storing to an array). */
+        ir_stmt *x = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
+        if (!x) return oom(L);
+        if (!(x->value = lower_expr(L, s->value))) return -1;
+        return push(L, b, x);
+    }
     case ST_ASSIGN:
         return lower_assign(L, b, s);
     case ST_AUGASSIGN:
@@ -810,7 +886,7 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
         if (check_assignable_name(L, t)) return -1;
         ir_stmt *x = ir_stmt_new(L->f, IR_FOR, s->line, s->col);
         if (!x) return oom(L);
-        x->index = ir_local_find(L->f, t->name);
+        x->index = local_index(L, t->name);
         if (lower_range(L, s->value, &x->start, &x->stop, &x->step)) return -1;
         L->loop_depth++;
         int rc = lower_block(L, &x->body, s->body, s->nbody);
@@ -830,6 +906,7 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     case ST_PASS:
         return 0;
     case ST_RETURN:
+        if (L->sc->inline_id >= 0) return lower_return(L, b, s);
         ERR(L, s->line, s->col, "'return' is not allowed in a kernel");
         return -1;
     }
@@ -837,7 +914,7 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     return -1;
 }
 
-static int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
+int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
     for (int i = 0; i < n; i++)
         if (lower_stmt(L, out, body[i])) return -1;
     return 0;
@@ -858,7 +935,7 @@ static int lower_launch(lowerer *L, const stmt *loop) {
             return -1;
         }
         if (check_assignable_name(L, t)) return -1;
-        f->loop_var = ir_local_find(f, t->name);
+        f->loop_var = local_index(L, t->name);
         return lower_range(L, it, &f->start, &f->stop, &f->step);
     }
     if (it->nitems < 1 || it->nitems > 3) {
@@ -880,7 +957,7 @@ static int lower_launch(lowerer *L, const stmt *loop) {
         if (check_assignable_name(L, v)) return -1;
         ir_expr *stop = lower_expr(L, it->items[d]);
         if (!stop) return -1;
-        int local = ir_local_find(f, v->name);
+        int local = local_index(L, v->name);
         if (d == 0) {
             f->loop_var = local;
             f->stop = stop;
@@ -904,8 +981,23 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         snprintf(err->message, sizeof err->message, "out of memory");
         return TACK_ERR_NOMEM;
     }
-    lowerer L = {in, f, err, 0, 0};
+    scope kernel_scope = {0};
+    kernel_scope.def = d;
+    kernel_scope.src = *in->src;
+    kernel_scope.resolver_ctx = in->resolver_ctx;
+    kernel_scope.inline_id = -1;
+    kernel_scope.nresults = -1;
+    lowerer L = {0};
+    L.in = in;
+    L.f = f;
+    L.err = err;
+    L.sc = &kernel_scope;
+    arena_init(&L.scratch);
     f->name = arena_strdup(&f->mem, d->name);
+    if (ir_source_add(f, in->src->text, in->src->filename, d->name, in->src->first_line) != 0) {
+        oom(&L);
+        goto fail;
+    }
     f->filename = in->src->filename;
     f->first_line = in->src->first_line;
     f->source = in->src->text;
@@ -931,6 +1023,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
                     d->params[i]);
                 goto fail;
             }
+        if (scope_bind(&L, &kernel_scope, f->params[i].name, BIND_PARAM, i)) goto fail;
     }
     /* The body is one `for ... in range(...)`: the parallel launch. */
     if (d->nbody != 1 || d->body[0]->kind != ST_FOR) {
@@ -941,13 +1034,15 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
             "launch); move other statements inside it");
         goto fail;
     }
-    if (declare_locals(&L, d->body, d->nbody)) goto fail;
+    if (lower_declare_locals(&L, d->body, d->nbody)) goto fail;
     if (lower_launch(&L, d->body[0])) goto fail;
     if (lower_block(&L, &f->body, d->body[0]->body, d->body[0]->nbody)) goto fail;
     if (ir_verify(f, "lower", 0, err)) goto fail;
+    arena_free(&L.scratch);
     *out = f;
     return TACK_OK;
 fail:
+    arena_free(&L.scratch);
     ir_func_free(f);
     return err->status ? err->status : TACK_ERR_COMPILE;
 }

@@ -1,0 +1,487 @@
+/* serialize.c - IR functions to bytes and back (see serialize.h).
+ *
+ * Adding a field to an IR struct: one put line in its write_* function and
+ * one get line at the same place in its read_* function, then bump
+ * IR_FORMAT_VERSION.  Adding an enum value: move the *_LAST bound below. */
+#include "serialize.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The last value of each enum a reader accepts. */
+#define EXPR_KIND_LAST IR_CALL
+#define STMT_KIND_LAST IR_CONTINUE
+#define OP_LAST OP_NE
+#define ROLE_LAST ROLE_ARRAY
+
+/* Deep enough for any kernel lowering accepts (the parser stops at 100
+ * nested expressions), shallow enough for any thread's stack. */
+#define MAX_DEPTH 1000
+#define MAX_STRING (64u << 20)
+#define MAGIC 0x52495454u /* "TTIR" */
+
+/* ---- writer ----------------------------------------------------------- */
+
+void ser_writer_free(ser_writer *w) {
+    free(w->data);
+    w->data = NULL;
+    w->len = w->cap = 0;
+}
+
+void ser_put_bytes(ser_writer *w, const void *p, size_t n) {
+    if (w->failed || !n) return;
+    if (n > SIZE_MAX / 2 - w->len) {
+        w->failed = 1;
+        return;
+    }
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap < w->len + n) cap *= 2;
+        unsigned char *d = realloc(w->data, cap);
+        if (!d) {
+            w->failed = 1;
+            return;
+        }
+        w->data = d;
+        w->cap = cap;
+    }
+    memcpy(w->data + w->len, p, n);
+    w->len += n;
+}
+
+void ser_put_u8(ser_writer *w, uint8_t v) { ser_put_bytes(w, &v, 1); }
+
+void ser_put_u32(ser_writer *w, uint32_t v) {
+    unsigned char b[4];
+    for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+    ser_put_bytes(w, b, 4);
+}
+
+void ser_put_u64(ser_writer *w, uint64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+    ser_put_bytes(w, b, 8);
+}
+
+void ser_put_i64(ser_writer *w, int64_t v) { ser_put_u64(w, (uint64_t)v); }
+
+void ser_put_f64(ser_writer *w, double v) {
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    ser_put_u64(w, u);
+}
+
+/* NULL is length UINT32_MAX, so it survives a round trip distinct from "". */
+void ser_put_str(ser_writer *w, const char *s) {
+    if (!s) {
+        ser_put_u32(w, UINT32_MAX);
+        return;
+    }
+    size_t n = strlen(s);
+    if (n >= MAX_STRING) {
+        w->failed = 1;
+        return;
+    }
+    ser_put_u32(w, (uint32_t)n);
+    ser_put_bytes(w, s, n);
+}
+
+void ser_put_blob(ser_writer *w, const void *p, size_t n) {
+    ser_put_u64(w, n);
+    ser_put_bytes(w, p, n);
+}
+
+/* ---- reader ----------------------------------------------------------- */
+
+ser_reader ser_reader_init(const void *p, size_t len) {
+    ser_reader r = {p, p ? len : 0, 0, 0};
+    return r;
+}
+
+void ser_fail(ser_reader *r) { r->failed = 1; }
+
+size_t ser_left(const ser_reader *r) { return r->failed ? 0 : r->len - r->pos; }
+
+const void *ser_get_bytes(ser_reader *r, size_t n) {
+    if (r->failed || n > r->len - r->pos) {
+        r->failed = 1;
+        return NULL;
+    }
+    const void *p = r->p + r->pos;
+    r->pos += n;
+    return p;
+}
+
+uint8_t ser_get_u8(ser_reader *r) {
+    const unsigned char *b = ser_get_bytes(r, 1);
+    return b ? b[0] : 0;
+}
+
+uint32_t ser_get_u32(ser_reader *r) {
+    const unsigned char *b = ser_get_bytes(r, 4);
+    uint32_t v = 0;
+    if (b)
+        for (int i = 0; i < 4; i++) v |= (uint32_t)b[i] << (8 * i);
+    return v;
+}
+
+uint64_t ser_get_u64(ser_reader *r) {
+    const unsigned char *b = ser_get_bytes(r, 8);
+    uint64_t v = 0;
+    if (b)
+        for (int i = 0; i < 8; i++) v |= (uint64_t)b[i] << (8 * i);
+    return v;
+}
+
+int64_t ser_get_i64(ser_reader *r) { return (int64_t)ser_get_u64(r); }
+
+double ser_get_f64(ser_reader *r) {
+    uint64_t u = ser_get_u64(r);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+int ser_get_int(ser_reader *r, int lo, int hi) {
+    int64_t v = (int32_t)ser_get_u32(r);
+    if (r->failed || v < lo || v > hi) {
+        r->failed = 1;
+        return lo;
+    }
+    return (int)v;
+}
+
+const char *ser_get_str(ser_reader *r, size_t *n, int *is_null) {
+    uint32_t len = ser_get_u32(r);
+    *n = 0;
+    *is_null = !r->failed && len == UINT32_MAX;
+    if (r->failed || *is_null) return NULL;
+    if (len >= MAX_STRING) {
+        r->failed = 1;
+        return NULL;
+    }
+    const char *s = ser_get_bytes(r, len);
+    if (s) *n = len;
+    return s;
+}
+
+char *ser_get_str_arena(ser_reader *r, arena *a) {
+    size_t n;
+    int is_null;
+    const char *s = ser_get_str(r, &n, &is_null);
+    if (!s) return NULL;
+    if (memchr(s, 0, n)) {
+        r->failed = 1;
+        return NULL;
+    }
+    char *c = arena_strndup(a, s, n);
+    if (!c) r->failed = 1;
+    return c;
+}
+
+const void *ser_get_blob(ser_reader *r, size_t *n) {
+    uint64_t len = ser_get_u64(r);
+    *n = 0;
+    if (r->failed || len > r->len - r->pos) {
+        r->failed = 1;
+        return NULL;
+    }
+    *n = (size_t)len;
+    return ser_get_bytes(r, (size_t)len);
+}
+
+/* ---- IR out ----------------------------------------------------------- */
+
+static void put_int(ser_writer *w, int v) { ser_put_u32(w, (uint32_t)v); }
+
+static void write_expr(ser_writer *w, const ir_expr *e);
+static void write_block(ser_writer *w, const ir_block *b);
+
+static void write_exprs(ser_writer *w, ir_expr *const *v, int n) {
+    put_int(w, n);
+    for (int i = 0; i < n; i++) write_expr(w, v[i]);
+}
+
+/* A tag byte first: 0 for an absent expression. */
+static void write_expr(ser_writer *w, const ir_expr *e) {
+    ser_put_u8(w, e != NULL);
+    if (!e) return;
+    put_int(w, e->kind);
+    put_int(w, e->type);
+    put_int(w, e->line);
+    put_int(w, e->col);
+    put_int(w, e->op);
+    put_int(w, e->index);
+    put_int(w, e->dim);
+    put_int(w, e->fn);
+    ser_put_i64(w, e->i);
+    ser_put_f64(w, e->f);
+    write_expr(w, e->a);
+    write_expr(w, e->b);
+    write_expr(w, e->cond);
+    write_exprs(w, e->args, e->nargs);
+}
+
+static void write_stmt(ser_writer *w, const ir_stmt *s) {
+    put_int(w, s->kind);
+    put_int(w, s->line);
+    put_int(w, s->col);
+    put_int(w, s->index);
+    write_expr(w, s->value);
+    write_exprs(w, s->indices, s->nindices);
+    write_expr(w, s->start);
+    write_expr(w, s->stop);
+    write_expr(w, s->step);
+    write_block(w, &s->body);
+    write_block(w, &s->orelse);
+}
+
+static void write_block(ser_writer *w, const ir_block *b) {
+    put_int(w, b->n);
+    for (int i = 0; i < b->n; i++) write_stmt(w, b->stmts[i]);
+}
+
+static void write_param(ser_writer *w, const ir_param *p) {
+    ser_put_str(w, p->name);
+    put_int(w, p->role);
+    put_int(w, p->index_ndim);
+    put_int(w, p->max_dim_read);
+    put_int(w, p->written);
+    put_int(w, p->type);
+    put_int(w, p->line);
+    put_int(w, p->col);
+}
+
+static void write_local(ser_writer *w, const ir_local *l) {
+    ser_put_str(w, l->name);
+    put_int(w, l->type);
+}
+
+void ir_serialize(const ir_func *f, ser_writer *w) {
+    ser_put_u32(w, MAGIC);
+    ser_put_u32(w, IR_FORMAT_VERSION);
+    ser_put_str(w, f->name);
+    ser_put_str(w, f->filename);
+    put_int(w, f->first_line);
+    ser_put_str(w, f->source);
+    put_int(w, f->nparams);
+    for (int i = 0; i < f->nparams; i++) write_param(w, &f->params[i]);
+    put_int(w, f->nlocals);
+    for (int i = 0; i < f->nlocals; i++) write_local(w, &f->locals[i]);
+    put_int(w, f->loop_var);
+    write_expr(w, f->start);
+    write_expr(w, f->stop);
+    write_expr(w, f->step);
+    put_int(w, f->ninner);
+    for (int d = 0; d < 2; d++) put_int(w, f->inner_var[d]);
+    for (int d = 0; d < 2; d++) write_expr(w, f->inner_stop[d]);
+    write_block(w, &f->body);
+    put_int(w, f->default_float);
+    put_int(w, f->disjoint);
+}
+
+/* ---- IR in ------------------------------------------------------------ */
+
+typedef struct reader {
+    ser_reader *r;
+    ir_func *f;
+    int depth;
+    int nomem;
+} reader;
+
+/* The smallest encodings, to cap counts by the bytes left before
+ * allocating for them. */
+#define MIN_EXPR 1
+#define MIN_STMT 30
+
+static int get_type(reader *rd) {
+    int t = ser_get_int(rd->r, IRT_UNSET, IRT_VOID);
+    if ((t >= TACK_DTYPE_COUNT && t < IRT_WEAK_INT) || (t < 0 && t != IRT_UNSET)) ser_fail(rd->r);
+    return t;
+}
+
+static int get_count(reader *rd, size_t min_size) {
+    int n = ser_get_int(rd->r, 0, INT_MAX);
+    if ((size_t)n > ser_left(rd->r) / min_size) ser_fail(rd->r);
+    return rd->r->failed ? 0 : n;
+}
+
+static void *alloc(reader *rd, size_t size) {
+    void *p = arena_alloc(&rd->f->mem, size ? size : 1);
+    if (!p) {
+        rd->nomem = 1;
+        ser_fail(rd->r);
+    }
+    return p;
+}
+
+static ir_expr *read_expr(reader *rd);
+static void read_block(reader *rd, ir_block *b);
+
+static ir_expr **read_exprs(reader *rd, int *n) {
+    *n = get_count(rd, MIN_EXPR);
+    if (!*n) return NULL;
+    ir_expr **v = alloc(rd, (size_t)*n * sizeof *v);
+    for (int i = 0; v && i < *n && !rd->r->failed; i++) v[i] = read_expr(rd);
+    return rd->r->failed ? NULL : v;
+}
+
+/* Facts the verifier leaves to lowering but the code generator relies on. */
+static void check_expr(reader *rd, const ir_expr *e) {
+    if (e->kind == IR_DIM && (e->dim < 0 || e->dim >= TACK_MAX_NDIM)) ser_fail(rd->r);
+    if (e->kind == IR_LOAD && (e->nargs < 1 || e->nargs > TACK_MAX_NDIM)) ser_fail(rd->r);
+    if (e->kind == IR_CALL) {
+        int want = ir_intrinsic_nargs(e->fn);
+        if (want >= 0 ? e->nargs != want : e->nargs < 2) ser_fail(rd->r);
+    }
+}
+
+static ir_expr *read_expr(reader *rd) {
+    ser_reader *r = rd->r;
+    uint8_t tag = ser_get_u8(r);
+    if (tag > 1) ser_fail(r);
+    if (r->failed || !tag) return NULL;
+    if (++rd->depth > MAX_DEPTH) {
+        ser_fail(r);
+        return NULL;
+    }
+    ir_expr *e = alloc(rd, sizeof *e);
+    if (!e) return NULL;
+    e->kind = ser_get_int(r, IR_CONST, EXPR_KIND_LAST);
+    e->type = get_type(rd);
+    e->line = ser_get_int(r, INT_MIN, INT_MAX);
+    e->col = ser_get_int(r, INT_MIN, INT_MAX);
+    e->op = ser_get_int(r, OP_ADD, OP_LAST);
+    e->index = ser_get_int(r, INT_MIN, INT_MAX);
+    e->dim = ser_get_int(r, INT_MIN, INT_MAX);
+    e->fn = ser_get_int(r, 0, INTR_COUNT - 1);
+    e->i = ser_get_i64(r);
+    e->f = ser_get_f64(r);
+    e->a = read_expr(rd);
+    e->b = read_expr(rd);
+    e->cond = read_expr(rd);
+    e->args = read_exprs(rd, &e->nargs);
+    if (!r->failed) check_expr(rd, e);
+    rd->depth--;
+    return r->failed ? NULL : e;
+}
+
+static ir_stmt *read_stmt(reader *rd) {
+    ser_reader *r = rd->r;
+    ir_stmt *s = alloc(rd, sizeof *s);
+    if (!s) return NULL;
+    s->kind = ser_get_int(r, IR_ASSIGN, STMT_KIND_LAST);
+    s->line = ser_get_int(r, INT_MIN, INT_MAX);
+    s->col = ser_get_int(r, INT_MIN, INT_MAX);
+    s->index = ser_get_int(r, INT_MIN, INT_MAX);
+    s->value = read_expr(rd);
+    s->indices = read_exprs(rd, &s->nindices);
+    s->start = read_expr(rd);
+    s->stop = read_expr(rd);
+    s->step = read_expr(rd);
+    read_block(rd, &s->body);
+    read_block(rd, &s->orelse);
+    if (s->kind == IR_STORE && (s->nindices < 1 || s->nindices > TACK_MAX_NDIM)) ser_fail(r);
+    return r->failed ? NULL : s;
+}
+
+static void read_block(reader *rd, ir_block *b) {
+    b->n = b->cap = 0;
+    b->stmts = NULL;
+    if (++rd->depth > MAX_DEPTH) {
+        ser_fail(rd->r);
+        return;
+    }
+    int n = get_count(rd, MIN_STMT);
+    if (n) b->stmts = alloc(rd, (size_t)n * sizeof *b->stmts);
+    for (int i = 0; i < n && !rd->r->failed; i++) b->stmts[i] = read_stmt(rd);
+    if (!rd->r->failed) b->n = b->cap = n;
+    rd->depth--;
+}
+
+static void read_param(reader *rd, ir_param *p) {
+    ser_reader *r = rd->r;
+    p->name = ser_get_str_arena(r, &rd->f->mem);
+    p->role = ser_get_int(r, ROLE_UNUSED, ROLE_LAST);
+    p->index_ndim = ser_get_int(r, 0, TACK_MAX_NDIM);
+    p->max_dim_read = ser_get_int(r, -1, TACK_MAX_NDIM - 1);
+    p->written = ser_get_int(r, 0, 1);
+    p->type = get_type(rd);
+    p->line = ser_get_int(r, INT_MIN, INT_MAX);
+    p->col = ser_get_int(r, INT_MIN, INT_MAX);
+    if (!p->name) ser_fail(r); /* messages print it */
+}
+
+static void read_local(reader *rd, ir_local *l) {
+    l->name = ser_get_str_arena(rd->r, &rd->f->mem);
+    l->type = get_type(rd);
+    if (!l->name) ser_fail(rd->r); /* ir_local_find compares it */
+}
+
+static void read_func(reader *rd) {
+    ser_reader *r = rd->r;
+    ir_func *f = rd->f;
+    if (ser_get_u32(r) != MAGIC || ser_get_u32(r) != IR_FORMAT_VERSION) ser_fail(r);
+    f->name = ser_get_str_arena(r, &f->mem);
+    f->filename = ser_get_str_arena(r, &f->mem);
+    f->first_line = ser_get_int(r, INT_MIN, INT_MAX);
+    f->source = ser_get_str_arena(r, &f->mem);
+    if (!f->name) ser_fail(r); /* the verifier's messages print it */
+    f->nparams = ser_get_int(r, 0, TACK_MAX_PARAMS);
+    f->params = alloc(rd, (size_t)(f->nparams ? f->nparams : 1) * sizeof *f->params);
+    for (int i = 0; i < f->nparams && !r->failed; i++) read_param(rd, &f->params[i]);
+    f->nlocals = get_count(rd, 4);
+    if (f->nlocals) f->locals = alloc(rd, (size_t)f->nlocals * sizeof *f->locals);
+    for (int i = 0; i < f->nlocals && !r->failed; i++) read_local(rd, &f->locals[i]);
+    f->locals_cap = r->failed ? 0 : f->nlocals;
+    f->loop_var = ser_get_int(r, INT_MIN, INT_MAX);
+    f->start = read_expr(rd);
+    f->stop = read_expr(rd);
+    f->step = read_expr(rd);
+    f->ninner = ser_get_int(r, 0, 2);
+    for (int d = 0; d < 2; d++) f->inner_var[d] = ser_get_int(r, INT_MIN, INT_MAX);
+    for (int d = 0; d < 2; d++) f->inner_stop[d] = read_expr(rd);
+    read_block(rd, &f->body);
+    f->default_float = get_type(rd);
+    f->disjoint = ser_get_int(r, 0, 1);
+}
+
+tack_status ir_deserialize(ser_reader *r, int typed, ir_func **out, tack_error *err) {
+    *out = NULL;
+    size_t start = r->pos;
+    ir_func *f = ir_func_new();
+    if (!f) {
+        ser_fail(r);
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory reading cached IR");
+        return TACK_ERR_NOMEM;
+    }
+    reader rd = {r, f, 0, 0};
+    if (!r->failed) read_func(&rd);
+    if (r->failed) {
+        err->status = rd.nomem ? TACK_ERR_NOMEM : TACK_ERR_INTERNAL;
+        err->lineno = 0;
+        snprintf(err->message, sizeof err->message,
+                 rd.nomem ? "out of memory reading cached IR"
+                          : "cached IR is damaged or of another format (near byte %zu)",
+                 r->pos - start);
+        ir_func_free(f);
+        return err->status;
+    }
+    /* The stop expressions are required: lowering always sets them. */
+    int ok = f->start && f->stop && f->step;
+    for (int d = 0; d < f->ninner; d++) ok = ok && f->inner_stop[d];
+    if (!ok || ir_verify(f, "deserialize", typed, err) != TACK_OK) {
+        if (!ok) {
+            err->status = TACK_ERR_INTERNAL;
+            snprintf(err->message, sizeof err->message, "cached IR lacks its launch range");
+        }
+        ser_fail(r);
+        ir_func_free(f);
+        return TACK_ERR_INTERNAL;
+    }
+    *out = f;
+    return TACK_OK;
+}

@@ -1,0 +1,180 @@
+/* inline.c - @tack.func device functions, inlined at each call.
+ *
+ * A call becomes an IR_INLINE expression: the arguments are bound, the
+ * function's body is lowered in a fresh scope, each `return v` assigns the
+ * call's result locals and leaves the body (IR_EXIT).  An argument that is
+ * a bare kernel parameter is bound by reference (so an array parameter
+ * stays the caller's array, and stores through it count as stores to that
+ * array); any other argument is evaluated once into a local, as Python
+ * evaluates arguments before the call. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+#define MAX_INLINE_DEPTH 32
+
+/* Whether `name` is assigned anywhere in the statements. */
+static int target_names(const expr *t, const char *name) {
+    if (t->kind == EX_NAME) return !strcmp(t->name, name);
+    if (t->kind == EX_TUPLE)
+        for (int i = 0; i < t->nitems; i++)
+            if (target_names(t->items[i], name)) return 1;
+    return 0;
+}
+
+static int assigns(stmt *const *body, int n, const char *name) {
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        for (int t = 0; t < s->ntargets; t++)
+            if (target_names(s->targets[t], name)) return 1;
+        if (assigns(s->body, s->nbody, name) || assigns(s->orelse, s->norelse, name)) return 1;
+    }
+    return 0;
+}
+
+/* Whether every path through the statements ends in a return. */
+static int always_returns(stmt *const *body, int n) {
+    if (!n) return 0;
+    const stmt *last = body[n - 1];
+    if (last->kind == ST_RETURN) return 1;
+    if (last->kind == ST_IF)
+        return always_returns(last->body, last->nbody) && always_returns(last->orelse, last->norelse);
+    return 0;
+}
+
+static int same_function(const scope *s, const tack_name *fn) {
+    return s->inline_id >= 0 && !strcmp(s->src.text, fn->text) &&
+           !strcmp(s->src.filename ? s->src.filename : "", fn->filename ? fn->filename : "") &&
+           s->src.first_line == fn->first_line;
+}
+
+/* Binds parameter i of the callee to the caller's argument, appending any
+ * evaluation to `body`.  Runs in the caller's scope. */
+static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_def *def, int i,
+                         const expr *arg) {
+    const char *pname = def->params[i];
+    if (arg->kind == EX_NAME && !assigns(def->body, def->nbody, pname)) {
+        const binding *b = scope_find(L->sc, arg->name);
+        if (b && b->kind == BIND_PARAM) return scope_bind(L, callee, pname, BIND_PARAM, b->index);
+    }
+    ir_expr *v = lower_expr(L, arg);
+    if (!v) return -1;
+    char name[256];
+    snprintf(name, sizeof name, "%s@%d", pname, callee->inline_id);
+    int local = ir_local_add(L->f, name);
+    ir_stmt *s = ir_stmt_new(L->f, IR_ASSIGN, arg->line, arg->col);
+    if (local < 0 || !s) return lower_oom(L);
+    s->index = local;
+    s->value = v;
+    if (ir_block_push(L->f, body, s)) return lower_oom(L);
+    return scope_bind(L, callee, pname, BIND_LOCAL, local);
+}
+
+ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
+                           const int **results, int *nresults) {
+    const char *name = call->a->name;
+    *results = NULL;
+    *nresults = 0;
+    for (const scope *s = L->sc; s; s = s->parent)
+        if (same_function(s, fn)) {
+            ERR(L, call->line, call->col,
+                "device function '%s' calls itself: recursion is not supported", name);
+            return NULL;
+        }
+    if (L->depth >= MAX_INLINE_DEPTH) {
+        ERR(L, call->line, call->col, "device functions nested more than %d calls deep",
+            MAX_INLINE_DEPTH);
+        return NULL;
+    }
+    scope *callee = arena_alloc(&L->scratch, sizeof *callee);
+    ir_block *body = arena_alloc(&L->f->mem, sizeof *body);
+    ir_expr *x = ir_expr_new(L->f, IR_INLINE, call->line, call->col);
+    if (!callee || !body || !x) {
+        lower_oom(L);
+        return NULL;
+    }
+    callee->src = (src_info){fn->text, fn->filename, fn->first_line, NULL};
+    func_def *def;
+    if (parse_function(&callee->src, &L->scratch, &def, L->err) != TACK_OK) {
+        L->failed++;
+        return NULL;
+    }
+    callee->src.kernel_name = def->name;
+    if (call->nitems != def->nparams) {
+        ERR(L, call->line, call->col, "device function '%s' takes %d argument%s, got %d", name,
+            def->nparams, def->nparams == 1 ? "" : "s", call->nitems);
+        return NULL;
+    }
+    callee->parent = L->sc;
+    callee->def = def;
+    callee->resolver_ctx = fn->func_ctx;
+    callee->inline_id = L->f->ninlines++;
+    callee->nresults = -1;
+    callee->src_id = ir_source_add(L->f, fn->text, fn->filename, def->name, fn->first_line);
+    if (callee->src_id < 0) {
+        lower_oom(L);
+        return NULL;
+    }
+    x->inline_id = callee->inline_id;
+    x->body = body;
+    x->index = -1;
+    for (int i = 0; i < def->nparams; i++)
+        if (bind_argument(L, callee, body, def, i, call->items[i])) return NULL;
+
+    /* Lower the body in the callee's scope; break/continue cannot cross. */
+    scope *caller = L->sc;
+    int caller_src = L->f->cur_src, caller_loops = L->loop_depth;
+    L->sc = callee;
+    L->f->cur_src = callee->src_id;
+    L->loop_depth = 0;
+    L->depth++;
+    int rc = lower_declare_locals(L, def->body, def->nbody);
+    if (!rc) rc = lower_block(L, body, def->body, def->nbody);
+    if (!rc && callee->nresults > 0 && !always_returns(def->body, def->nbody)) {
+        ERR(L, def->line, def->col,
+            "device function '%s' can reach its end without returning a value", def->name);
+        rc = -1;
+    }
+    L->depth--;
+    L->loop_depth = caller_loops;
+    L->f->cur_src = caller_src;
+    L->sc = caller;
+    if (rc) return NULL;
+    if (callee->nresults > 0) x->index = callee->results[0];
+    *results = callee->results;
+    *nresults = callee->nresults > 0 ? callee->nresults : 0;
+    return x;
+}
+
+int lower_return(lowerer *L, ir_block *b, const stmt *s) {
+    scope *sc = L->sc;
+    const expr *v = s->value;
+    int n = !v ? 0 : v->kind == EX_TUPLE ? v->nitems : 1;
+    if (n > MAX_RESULTS) {
+        ERR(L, s->line, s->col, "a device function returns at most %d values", MAX_RESULTS);
+        return -1;
+    }
+    if (sc->nresults < 0) {
+        sc->nresults = n;
+        for (int k = 0; k < n; k++)
+            if ((sc->results[k] = lower_temp(L, "ret")) < 0) return -1;
+    } else if (sc->nresults != n) {
+        ERR(L, s->line, s->col, "'%s' returns %d value%s here but %d elsewhere", sc->def->name, n,
+            n == 1 ? "" : "s", sc->nresults);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        ir_expr *value = lower_expr(L, v->kind == EX_TUPLE ? v->items[k] : v);
+        ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
+        if (!value) return -1;
+        if (!a) return lower_oom(L);
+        a->index = sc->results[k];
+        a->value = value;
+        if (ir_block_push(L->f, b, a)) return lower_oom(L);
+    }
+    ir_stmt *exit = ir_stmt_new(L->f, IR_EXIT, s->line, s->col);
+    if (!exit) return lower_oom(L);
+    exit->index = sc->inline_id;
+    return ir_block_push(L->f, b, exit) ? lower_oom(L) : 0;
+}
