@@ -153,12 +153,13 @@ def double_shift(x, out):
 
 
 def test_partial_overlap_of_output_with_shifted_input():
-    # out = base[:-1] and x = base[1:] overlap, so the call is not disjoint.
-    # Over many iterations that program races, so it runs a one-iteration
-    # launch here and checks the key.
-    base = np.array([1.0, 2.0], dtype=np.float64)
+    # out = base[:-1] and x = base[1:] share base[1], so the call is not
+    # disjoint.  A launch this short runs in order on one thread, so the
+    # result is the sequential one: iteration 0 reads base[1] before
+    # iteration 1 overwrites it.
+    base = np.array([1.0, 2.0, 3.0], dtype=np.float64)
     double_shift(base[1:], base[:-1])
-    np.testing.assert_array_equal(base, [4.0, 2.0])
+    np.testing.assert_array_equal(base, [4.0, 6.0, 3.0])
     assert [k[4] for k in double_shift.variants()] == [False]
     a = np.array([1.0, 2.0, 3.0])
     b = np.zeros(3)
