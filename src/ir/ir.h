@@ -36,6 +36,13 @@ typedef enum ir_op {
     OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE
 } ir_op;
 
+typedef enum ir_atomic_op {
+    ATOM_ADD, ATOM_SUB, ATOM_MIN, ATOM_MAX, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_EXCHANGE,
+    ATOM_COMPARE_EXCHANGE, ATOM_COUNT
+} ir_atomic_op;
+/* "add", ..., "compare_exchange": tack.atomic_<name>. */
+const char *ir_atomic_name(ir_atomic_op op);
+
 /* Intrinsic functions a kernel may call. */
 typedef enum ir_intrinsic {
 #define TACK_INTRINSIC(id, name, nargs) id,
@@ -58,6 +65,9 @@ typedef enum ir_expr_kind {
     IR_SELECT, /* a if cond else b; only the chosen side is evaluated */
     IR_CAST,   /* a converted to type */
     IR_CALL,   /* intrinsic(args...) */
+    IR_ATOMIC, /* atomic read-modify-write of array param [index...]; a is the
+                  operand (compare_exchange: a expected, b desired); the
+                  value is the element's old value */
     IR_INLINE  /* an inlined device function: run `body`, then the value is
                   local `index` (-1: no value); IR_EXIT with the same
                   inline_id leaves the body (a `return`) */
@@ -79,6 +89,7 @@ struct ir_expr {
     ir_expr *a, *b, *cond;
     ir_expr **args;   /* LOAD indices, CALL arguments */
     int nargs;
+    ir_atomic_op atomic; /* ATOMIC */
     ir_block *body;   /* INLINE */
     int inline_id;    /* INLINE */
 };

@@ -90,6 +90,20 @@ static void expr(out *o, const ir_func *f, const ir_expr *e) {
         expr(o, f, e->a);
         put(o, ")");
         break;
+    case IR_ATOMIC:
+        put(o, "atomic_%s(%s[", ir_atomic_name(e->atomic), f->params[e->index].name);
+        for (int i = 0; i < e->nargs; i++) {
+            if (i) put(o, ", ");
+            expr(o, f, e->args[i]);
+        }
+        put(o, "], ");
+        expr(o, f, e->a);
+        if (e->b) {
+            put(o, ", ");
+            expr(o, f, e->b);
+        }
+        put(o, ")");
+        break;
     case IR_INLINE:
         put(o, "inline#%d {\n", e->inline_id);
         block(o, f, e->body, 2);

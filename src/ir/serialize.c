@@ -11,8 +11,8 @@
 #include <string.h>
 
 /* The last value of each enum a reader accepts. */
-#define EXPR_KIND_LAST IR_CALL
-#define STMT_KIND_LAST IR_CONTINUE
+#define EXPR_KIND_LAST IR_INLINE
+#define STMT_KIND_LAST IR_EXIT
 #define OP_LAST OP_NE
 #define ROLE_LAST ROLE_ARRAY
 
@@ -199,6 +199,12 @@ static void put_int(ser_writer *w, int v) { ser_put_u32(w, (uint32_t)v); }
 static void write_expr(ser_writer *w, const ir_expr *e);
 static void write_block(ser_writer *w, const ir_block *b);
 
+/* A tag byte first: 0 for an absent block. */
+static void write_opt_block(ser_writer *w, const ir_block *b) {
+    ser_put_u8(w, b != NULL);
+    if (b) write_block(w, b);
+}
+
 static void write_exprs(ser_writer *w, ir_expr *const *v, int n) {
     put_int(w, n);
     for (int i = 0; i < n; i++) write_expr(w, v[i]);
@@ -212,6 +218,7 @@ static void write_expr(ser_writer *w, const ir_expr *e) {
     put_int(w, e->type);
     put_int(w, e->line);
     put_int(w, e->col);
+    put_int(w, e->src);
     put_int(w, e->op);
     put_int(w, e->index);
     put_int(w, e->dim);
@@ -222,12 +229,16 @@ static void write_expr(ser_writer *w, const ir_expr *e) {
     write_expr(w, e->b);
     write_expr(w, e->cond);
     write_exprs(w, e->args, e->nargs);
+    put_int(w, e->atomic);
+    write_opt_block(w, e->body);
+    put_int(w, e->inline_id);
 }
 
 static void write_stmt(ser_writer *w, const ir_stmt *s) {
     put_int(w, s->kind);
     put_int(w, s->line);
     put_int(w, s->col);
+    put_int(w, s->src);
     put_int(w, s->index);
     write_expr(w, s->value);
     write_exprs(w, s->indices, s->nindices);
@@ -259,9 +270,20 @@ static void write_local(ser_writer *w, const ir_local *l) {
     put_int(w, l->type);
 }
 
+static void write_source(ser_writer *w, const ir_source *s) {
+    ser_put_str(w, s->text);
+    ser_put_str(w, s->filename);
+    ser_put_str(w, s->name);
+    put_int(w, s->first_line);
+}
+
 void ir_serialize(const ir_func *f, ser_writer *w) {
     ser_put_u32(w, MAGIC);
     ser_put_u32(w, IR_FORMAT_VERSION);
+    put_int(w, f->nsources);
+    for (int i = 0; i < f->nsources; i++) write_source(w, &f->sources[i]);
+    put_int(w, f->ninlines);
+    put_int(w, f->cur_src);
     ser_put_str(w, f->name);
     ser_put_str(w, f->filename);
     put_int(w, f->first_line);
@@ -294,7 +316,7 @@ typedef struct reader {
 /* The smallest encodings, to cap counts by the bytes left before
  * allocating for them. */
 #define MIN_EXPR 1
-#define MIN_STMT 30
+#define MIN_STMT 34
 
 static int get_type(reader *rd) {
     int t = ser_get_int(rd->r, IRT_UNSET, IRT_VOID);
@@ -320,6 +342,15 @@ static void *alloc(reader *rd, size_t size) {
 static ir_expr *read_expr(reader *rd);
 static void read_block(reader *rd, ir_block *b);
 
+static ir_block *read_opt_block(reader *rd) {
+    uint8_t tag = ser_get_u8(rd->r);
+    if (tag > 1) ser_fail(rd->r);
+    if (rd->r->failed || !tag) return NULL;
+    ir_block *b = alloc(rd, sizeof *b);
+    if (b) read_block(rd, b);
+    return rd->r->failed ? NULL : b;
+}
+
 static ir_expr **read_exprs(reader *rd, int *n) {
     *n = get_count(rd, MIN_EXPR);
     if (!*n) return NULL;
@@ -331,7 +362,8 @@ static ir_expr **read_exprs(reader *rd, int *n) {
 /* Facts the verifier leaves to lowering but the code generator relies on. */
 static void check_expr(reader *rd, const ir_expr *e) {
     if (e->kind == IR_DIM && (e->dim < 0 || e->dim >= TACK_MAX_NDIM)) ser_fail(rd->r);
-    if (e->kind == IR_LOAD && (e->nargs < 1 || e->nargs > TACK_MAX_NDIM)) ser_fail(rd->r);
+    if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC) && (e->nargs < 1 || e->nargs > TACK_MAX_NDIM))
+        ser_fail(rd->r);
     if (e->kind == IR_CALL) {
         int want = ir_intrinsic_nargs(e->fn);
         if (want >= 0 ? e->nargs != want : e->nargs < 2) ser_fail(rd->r);
@@ -353,6 +385,7 @@ static ir_expr *read_expr(reader *rd) {
     e->type = get_type(rd);
     e->line = ser_get_int(r, INT_MIN, INT_MAX);
     e->col = ser_get_int(r, INT_MIN, INT_MAX);
+    e->src = ser_get_int(r, 0, rd->f->nsources ? rd->f->nsources - 1 : 0);
     e->op = ser_get_int(r, OP_ADD, OP_LAST);
     e->index = ser_get_int(r, INT_MIN, INT_MAX);
     e->dim = ser_get_int(r, INT_MIN, INT_MAX);
@@ -363,6 +396,9 @@ static ir_expr *read_expr(reader *rd) {
     e->b = read_expr(rd);
     e->cond = read_expr(rd);
     e->args = read_exprs(rd, &e->nargs);
+    e->atomic = ser_get_int(r, 0, ATOM_COUNT - 1);
+    e->body = read_opt_block(rd);
+    e->inline_id = ser_get_int(r, INT_MIN, INT_MAX);
     if (!r->failed) check_expr(rd, e);
     rd->depth--;
     return r->failed ? NULL : e;
@@ -375,6 +411,7 @@ static ir_stmt *read_stmt(reader *rd) {
     s->kind = ser_get_int(r, IR_ASSIGN, STMT_KIND_LAST);
     s->line = ser_get_int(r, INT_MIN, INT_MAX);
     s->col = ser_get_int(r, INT_MIN, INT_MAX);
+    s->src = ser_get_int(r, 0, rd->f->nsources ? rd->f->nsources - 1 : 0);
     s->index = ser_get_int(r, INT_MIN, INT_MAX);
     s->value = read_expr(rd);
     s->indices = read_exprs(rd, &s->nindices);
@@ -420,10 +457,24 @@ static void read_local(reader *rd, ir_local *l) {
     if (!l->name) ser_fail(rd->r); /* ir_local_find compares it */
 }
 
+static void read_source(reader *rd, ir_source *s) {
+    s->text = ser_get_str_arena(rd->r, &rd->f->mem);
+    s->filename = ser_get_str_arena(rd->r, &rd->f->mem);
+    s->name = ser_get_str_arena(rd->r, &rd->f->mem);
+    s->first_line = ser_get_int(rd->r, INT_MIN, INT_MAX);
+    if (!s->text || !s->filename || !s->name) ser_fail(rd->r); /* messages print them */
+}
+
 static void read_func(reader *rd) {
     ser_reader *r = rd->r;
     ir_func *f = rd->f;
     if (ser_get_u32(r) != MAGIC || ser_get_u32(r) != IR_FORMAT_VERSION) ser_fail(r);
+    int nsources = get_count(rd, 16);
+    if (nsources) f->sources = alloc(rd, (size_t)nsources * sizeof *f->sources);
+    for (int i = 0; i < nsources && !r->failed; i++) read_source(rd, &f->sources[i]);
+    f->nsources = r->failed ? 0 : nsources;
+    f->ninlines = ser_get_int(r, 0, INT_MAX);
+    f->cur_src = ser_get_int(r, 0, f->nsources ? f->nsources - 1 : 0);
     f->name = ser_get_str_arena(r, &f->mem);
     f->filename = ser_get_str_arena(r, &f->mem);
     f->first_line = ser_get_int(r, INT_MIN, INT_MAX);

@@ -97,6 +97,18 @@ static void expr(verifier *v, const ir_expr *e) {
             fail(v, e->line, "load type %s differs from the array's %s",
                  ir_type_name(e->type), ir_type_name(v->f->params[e->index].type));
         break;
+    case IR_ATOMIC:
+        array_param(v, e->index, e->line);
+        index_list(v, e->args, e->nargs, e->line);
+        expr(v, e->a);
+        if (e->atomic == ATOM_COMPARE_EXCHANGE) expr(v, e->b);
+        if (v->typed && e->index >= 0 && e->index < v->f->nparams) {
+            ir_type t = v->f->params[e->index].type;
+            if (e->type != t || (e->a && e->a->type != t) ||
+                (e->atomic == ATOM_COMPARE_EXCHANGE && e->b && e->b->type != t))
+                fail(v, e->line, "atomic operands differ from the array's %s", ir_type_name(t));
+        }
+        break;
     case IR_BINOP:
         expr(v, e->a);
         expr(v, e->b);

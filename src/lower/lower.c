@@ -116,11 +116,13 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 
 /* What a callee or attribute path names. */
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
+                           CALLEE_ATOMIC,
                            CALLEE_LEN, CALLEE_CONST } callee_kind;
 typedef struct callee {
     callee_kind kind;
     ir_type cast_to;   /* CAST */
     ir_intrinsic fn;   /* INTRINSIC */
+    ir_atomic_op atomic; /* ATOMIC */
     double value;      /* CONST */
 } callee;
 
@@ -157,7 +159,7 @@ static int math_constant(const char *name, double *v) {
 }
 
 static callee classify_path(const char *path) {
-    callee c = {CALLEE_NONE, 0, 0, 0};
+    callee c = {0}; /* CALLEE_NONE */
     const char *dot = strrchr(path, '.');
     const char *leaf = dot ? dot + 1 : path;
     size_t mod_len = dot ? (size_t)(dot - path) : 0;
@@ -177,6 +179,13 @@ static callee classify_path(const char *path) {
         c.kind = CALLEE_NDINDEX;
         return c;
     }
+    if (is_tack && !strncmp(leaf, "atomic_", 7))
+        for (int op = 0; op < ATOM_COUNT; op++)
+            if (!strcmp(leaf + 7, ir_atomic_name(op))) {
+                c.kind = CALLEE_ATOMIC;
+                c.atomic = op;
+                return c;
+            }
     if (is_math || is_numpy) {
         if (math_function(leaf, &c.fn)) c.kind = CALLEE_INTRINSIC;
         else if (math_constant(leaf, &c.value)) c.kind = CALLEE_CONST;
@@ -189,7 +198,7 @@ static callee classify_path(const char *path) {
 }
 
 static callee classify_builtin(const char *name) {
-    callee c = {CALLEE_NONE, 0, 0, 0};
+    callee c = {0}; /* CALLEE_NONE */
     if (!strcmp(name, "range")) c.kind = CALLEE_RANGE;
     else if (!strcmp(name, "len")) c.kind = CALLEE_LEN;
     else if (!strcmp(name, "int")) c.kind = CALLEE_CAST, c.cast_to = TACK_I64;
@@ -204,7 +213,7 @@ static callee classify_builtin(const char *name) {
 
 /* Classifies the callee expression of a call (or an attribute value). */
 static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
-    callee none = {CALLEE_NONE, 0, 0, 0};
+    callee none = {0}; /* CALLEE_NONE */
     path[0] = 0;
     if (e->kind == EX_NAME) {
         snprintf(path, size, "%s", e->name);
@@ -325,39 +334,73 @@ static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
 }
 
 /* Lowers the index list of `a[i, j]` and checks it against earlier uses. */
-static ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
-    const expr *arr = sub->a;
+/* Lowers the indices of `arr[items...]` (a subscript, or an atomic's
+ * target) and checks them against the array's other uses. */
+static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *items, int n,
+                                  const expr *at, int *p_out) {
     if (arr->kind != EX_NAME || param_index(L, arr->name) < 0) {
         if (arr->kind == EX_NAME && local_index(L, arr->name) >= 0)
-            ERR(L, sub->line, sub->col, "'%s' is a local scalar and cannot be indexed", arr->name);
+            ERR(L, at->line, at->col, "'%s' is a local scalar and cannot be indexed", arr->name);
         else
-            ERR(L, sub->line, sub->col, "only array parameters can be indexed");
+            ERR(L, at->line, at->col, "only array parameters can be indexed");
         return NULL;
     }
     int p = param_index(L, arr->name);
-    if (use_param(L, p, ROLE_ARRAY, sub->line, sub->col)) return NULL;
+    if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
     ir_param *prm = &L->f->params[p];
-    if (sub->nitems > TACK_MAX_NDIM) {
-        ERR(L, sub->line, sub->col, "too many indices for '%s' (at most %d)", prm->name,
+    if (n > TACK_MAX_NDIM) {
+        ERR(L, at->line, at->col, "too many indices for '%s' (at most %d)", prm->name,
             TACK_MAX_NDIM);
         return NULL;
     }
-    if (prm->index_ndim && prm->index_ndim != sub->nitems) {
-        ERR(L, sub->line, sub->col, "'%s' is indexed with %d indices here and %d elsewhere",
-            prm->name, sub->nitems, prm->index_ndim);
+    if (prm->index_ndim && prm->index_ndim != n) {
+        ERR(L, at->line, at->col, "'%s' is indexed with %d indices here and %d elsewhere",
+            prm->name, n, prm->index_ndim);
         return NULL;
     }
-    prm->index_ndim = sub->nitems;
-    ir_expr **idx = arena_alloc(&L->f->mem, sub->nitems * sizeof *idx);
+    prm->index_ndim = n;
+    ir_expr **idx = arena_alloc(&L->f->mem, n * sizeof *idx);
     if (!idx) {
         oom(L);
         return NULL;
     }
-    for (int i = 0; i < sub->nitems; i++)
-        if (!(idx[i] = lower_expr(L, sub->items[i]))) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!(idx[i] = lower_expr(L, items[i]))) return NULL;
     *p_out = p;
-    *n_out = sub->nitems;
     return idx;
+}
+
+static ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
+    *n_out = sub->nitems;
+    return lower_index_list(L, sub->a, sub->items, sub->nitems, sub, p_out);
+}
+
+/* tack.atomic_<op>(arr, index, value) and
+ * tack.atomic_compare_exchange(arr, index, expected, desired); a tuple
+ * index addresses a multi-dimensional array. */
+static ir_expr *lower_atomic(lowerer *L, const expr *e, ir_atomic_op op) {
+    int want = op == ATOM_COMPARE_EXCHANGE ? 4 : 3;
+    if (e->nitems != want) {
+        ERR(L, e->line, e->col, "tack.atomic_%s() takes %d arguments (array, index, %s), got %d",
+            ir_atomic_name(op), want, want == 4 ? "expected, desired" : "value", e->nitems);
+        return NULL;
+    }
+    const expr *index = e->items[1];
+    int single = index->kind != EX_TUPLE;
+    int p;
+    ir_expr **idx = lower_index_list(L, e->items[0], single ? &e->items[1] : index->items,
+                                     single ? 1 : index->nitems, e, &p);
+    if (!idx) return NULL;
+    L->f->params[p].written = 1;
+    ir_expr *x = new_expr(L, IR_ATOMIC, e);
+    if (!x) return NULL;
+    x->index = p;
+    x->atomic = op;
+    x->args = idx;
+    x->nargs = single ? 1 : index->nitems;
+    if (!(x->a = lower_expr(L, e->items[2]))) return NULL;
+    if (want == 4 && !(x->b = lower_expr(L, e->items[3]))) return NULL;
+    return x;
 }
 
 static ir_expr *lower_subscript(lowerer *L, const expr *e) {
@@ -453,6 +496,8 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     case CALLEE_NDINDEX:
         ERR(L, e->line, e->col, "tack.ndindex() can only be the iterable of the kernel's outermost loop");
         return NULL;
+    case CALLEE_ATOMIC:
+        return lower_atomic(L, e, c.atomic);
     case CALLEE_CONST:
         ERR(L, e->line, e->col, "'%s' is a constant, not a function", path);
         return NULL;

@@ -174,6 +174,23 @@ static ir_type type_of(typer *T, ir_expr *e) {
         }
         t = T->f->params[e->index].type;
         break;
+    case IR_ATOMIC: {
+        for (int i = 0; i < e->nargs; i++) {
+            ir_type it = type_of(T, e->args[i]);
+            if (ir_type_is_float(it)) TERR(T, e->args[i], "array indices must be integers, not %s",
+                                           ir_type_name(settle(T, it)));
+        }
+        type_of(T, e->a);
+        if (e->b) type_of(T, e->b);
+        t = T->f->params[e->index].type;
+        const char *op = ir_atomic_name(e->atomic);
+        if (t == TACK_BOOL)
+            TERR(T, e, "tack.atomic_%s() does not work on bool arrays", op);
+        else if (ir_type_is_float(t) &&
+                 (e->atomic == ATOM_AND || e->atomic == ATOM_OR || e->atomic == ATOM_XOR))
+            TERR(T, e, "tack.atomic_%s() needs an integer array, not %s", op, ir_type_name(t));
+        break;
+    }
     case IR_BINOP:
         t = binop_type(T, e, type_of(T, e->a), type_of(T, e->b));
         break;
@@ -285,6 +302,12 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
         break;
     case IR_LOAD:
         for (int i = 0; i < e->nargs; i++) e->args[i] = fix(T, e->args[i], TACK_I64);
+        break;
+    case IR_ATOMIC:
+        for (int i = 0; i < e->nargs; i++) e->args[i] = fix(T, e->args[i], TACK_I64);
+        target = T->f->params[e->index].type;
+        e->a = fix(T, e->a, target);
+        if (e->b) e->b = fix(T, e->b, target);
         break;
     case IR_BINOP: {
         if (e->op >= OP_LT) {

@@ -48,7 +48,7 @@ static ir_expr *resolve_expr(resolver *r, ir_expr *e) {
     for (int i = 0; i < e->nargs; i++) e->args[i] = resolve_expr(r, e->args[i]);
     if (e->body) block(r, e->body);
     if (e->kind == IR_DIM) return lit(r, r->dims[e->index][e->dim], e);
-    if (e->kind == IR_LOAD && e->nargs > 1) {
+    if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC) && e->nargs > 1) {
         ir_expr *flat = linearize(r, e->index, e->args, e->nargs, e);
         e->args[0] = flat;
         e->nargs = 1;

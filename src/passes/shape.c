@@ -19,7 +19,7 @@ static void block(dep_set *s, const ir_func *f, const ir_block *b);
 static void dep_expr(dep_set *s, const ir_func *f, const ir_expr *e) {
     if (!e) return;
     if (e->kind == IR_DIM) add(s, e->index, e->dim);
-    if (e->kind == IR_LOAD)
+    if (e->kind == IR_LOAD || e->kind == IR_ATOMIC)
         for (int d = 1; d < e->nargs; d++) add(s, e->index, d);
     dep_expr(s, f, e->a);
     dep_expr(s, f, e->b);

@@ -386,6 +386,68 @@ static LLVMValueRef emit_choice(gen *g, LLVMValueRef cond, const ir_expr *then_e
     return phi;
 }
 
+/* tack.atomic_*: one atomicrmw (or cmpxchg), sequentially consistent;
+ * float min/max, which LLVM 14 lacks, retry a compare-exchange. */
+static LLVMValueRef emit_atomic(gen *g, const ir_expr *e) {
+    ir_type t = e->type;
+    LLVMValueRef ptr = element_ptr(g, e->index, emit(g, e->args[0]));
+    LLVMValueRef v = emit(g, e->a);
+    LLVMAtomicOrdering order = LLVMAtomicOrderingSequentiallyConsistent;
+    int fl = ir_type_is_float(t), sgn = ir_type_is_signed(t);
+    LLVMTypeRef bits = fl ? (t == TACK_F32 ? g->i32 : g->i64) : ty(g, t);
+    if (e->atomic == ATOM_COMPARE_EXCHANGE || (fl && (e->atomic == ATOM_MIN || e->atomic == ATOM_MAX))) {
+        LLVMValueRef iptr = fl ? LLVMBuildBitCast(g->b, ptr, LLVMPointerType(bits, 0), "") : ptr;
+        if (e->atomic == ATOM_COMPARE_EXCHANGE) {
+            LLVMValueRef desired = emit(g, e->b);
+            LLVMValueRef cmp = fl ? LLVMBuildBitCast(g->b, v, bits, "") : v;
+            LLVMValueRef nv = fl ? LLVMBuildBitCast(g->b, desired, bits, "") : desired;
+            LLVMValueRef pair = LLVMBuildAtomicCmpXchg(g->b, iptr, cmp, nv, order, order, 0);
+            LLVMValueRef old = LLVMBuildExtractValue(g->b, pair, 0, "");
+            return fl ? LLVMBuildBitCast(g->b, old, ty(g, t), "") : old;
+        }
+        /* Float min/max: new = v if v < cur (> for max) else cur. */
+        LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), loop = block(g, "amin"), done = block(g, "amin_done");
+        LLVMValueRef first = LLVMBuildLoad2(g->b, bits, iptr, "");
+        LLVMSetOrdering(first, LLVMAtomicOrderingMonotonic);
+        LLVMSetAlignment(first, (unsigned)tack_dtype_size(t));
+        LLVMBuildBr(g->b, loop);
+        LLVMPositionBuilderAtEnd(g->b, loop);
+        LLVMValueRef cur_bits = LLVMBuildPhi(g->b, bits, "");
+        LLVMValueRef cur = LLVMBuildBitCast(g->b, cur_bits, ty(g, t), "");
+        LLVMValueRef better = compare(g, t, e->atomic == ATOM_MIN ? OP_LT : OP_GT, v, cur);
+        LLVMValueRef next = LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, better, v, cur, ""), bits, "");
+        LLVMValueRef pair = LLVMBuildAtomicCmpXchg(g->b, iptr, cur_bits, next, order, order, 0);
+        LLVMValueRef seen = LLVMBuildExtractValue(g->b, pair, 0, "");
+        LLVMValueRef ok = LLVMBuildExtractValue(g->b, pair, 1, "");
+        LLVMBuildCondBr(g->b, ok, done, loop);
+        LLVMValueRef in_vals[2] = {first, seen};
+        LLVMBasicBlockRef in_blocks[2] = {pre, loop};
+        LLVMAddIncoming(cur_bits, in_vals, in_blocks, 2);
+        LLVMPositionBuilderAtEnd(g->b, done);
+        return cur;
+    }
+    LLVMAtomicRMWBinOp op;
+    switch (e->atomic) {
+    case ATOM_ADD: op = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
+    case ATOM_SUB: op = fl ? LLVMAtomicRMWBinOpFSub : LLVMAtomicRMWBinOpSub; break;
+    case ATOM_MIN: op = sgn ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
+    case ATOM_MAX: op = sgn ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
+    case ATOM_AND: op = LLVMAtomicRMWBinOpAnd; break;
+    case ATOM_OR: op = LLVMAtomicRMWBinOpOr; break;
+    case ATOM_XOR: op = LLVMAtomicRMWBinOpXor; break;
+    default:
+        if (fl) { /* exchange floats through their bits */
+            LLVMValueRef iptr = LLVMBuildBitCast(g->b, ptr, LLVMPointerType(bits, 0), "");
+            LLVMValueRef old = LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpXchg, iptr,
+                                                  LLVMBuildBitCast(g->b, v, bits, ""), order, 0);
+            return LLVMBuildBitCast(g->b, old, ty(g, t), "");
+        }
+        op = LLVMAtomicRMWBinOpXchg;
+        break;
+    }
+    return LLVMBuildAtomicRMW(g->b, op, ptr, v, order, 0);
+}
+
 static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
     ir_type t = e->type, at = e->args[0]->type;
     LLVMValueRef a[2];
@@ -485,6 +547,8 @@ static LLVMValueRef emit(gen *g, const ir_expr *e) {
         return convert(g, emit(g, e->a), e->a->type, e->type);
     case IR_CALL:
         return emit_call(g, e);
+    case IR_ATOMIC:
+        return emit_atomic(g, e);
     case IR_INLINE: {
         LLVMBasicBlockRef exit = block(g, "inline_end");
         g->inlines[g->ninlines++] = (inline_target){e->inline_id, exit};
