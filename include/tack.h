@@ -210,6 +210,14 @@ typedef enum tack_log_level { TACK_LOG_INFO = 0, TACK_LOG_WARNING = 1 } tack_log
 typedef void (*tack_log_fn)(void *ctx, tack_log_level level, const char *message);
 void tack_set_log_handler(tack_log_fn fn, void *ctx);
 
+/* Called on the launching thread around the part of a compile that makes
+ * no host callbacks (the passes and LLVM), so a host can release its own
+ * lock meanwhile: the Python extension releases the GIL.  begin's result
+ * is handed to end. */
+typedef void *(*tack_compile_begin_fn)(void);
+typedef void (*tack_compile_end_fn)(void *state);
+void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end);
+
 /* Debug mode: bounds-checked kernels (later issue). */
 void tack_set_debug(int on);
 int tack_get_debug(void);

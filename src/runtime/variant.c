@@ -38,6 +38,14 @@ static tack_status run_passes(ir_func *f, const call_info *info, tack_error *err
     return ir_verify(f, "infer_types", 1, err);
 }
 
+static tack_compile_begin_fn compile_begin;
+static tack_compile_end_fn compile_end;
+
+void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end) {
+    compile_begin = begin;
+    compile_end = end;
+}
+
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
                             kernel_slot *s, variant **out, tack_error *err) {
     *out = NULL;
@@ -51,6 +59,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     f->disjoint = info->key.disjoint;
     variant *v = NULL;
     cpu_object obj = {0};
+    void *hook_state = compile_begin ? compile_begin() : NULL;
     tack_status st = run_passes(f, info, err);
     if (!st) st = cpu_codegen(f, &obj, err);
     if (!st && !(v = calloc(1, sizeof *v)))
@@ -58,19 +67,29 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     if (!st) st = cpu_jit_load(&obj, &v->code, &v->entry, &v->range, err);
     cpu_object_free(&obj);
     ir_func_free(f);
+    if (compile_end) compile_end(hook_state);
     if (st) {
         free(v);
         return st;
     }
     v->key = info->key;
     atomic_fetch_add(&tack_counters.compiles, 1);
+    /* Two threads that missed together both compiled: the first to publish
+     * wins and the other's code is dropped (both are correct), so the cache
+     * holds one variant per key. */
     pthread_mutex_lock(&k->lock);
-    if (atomic_load(&s->dev)) {
+    variant *existing = variant_find(s, &v->key);
+    if (!existing && atomic_load(&s->dev)) {
         v->next = atomic_load(&s->head);
         atomic_store_explicit(&s->head, v, memory_order_release);
         atomic_fetch_add(&s->count, 1);
     }
     pthread_mutex_unlock(&k->lock);
+    if (existing) {
+        cpu_jit_unload(v->code);
+        free(v);
+        v = existing;
+    }
     *out = v;
     return TACK_OK;
 }

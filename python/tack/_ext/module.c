@@ -165,6 +165,19 @@ static void log_to_python(void *ctx, tack_log_level level, const char *message)
     PyGILState_Release(gil);
 }
 
+/* Compiling takes milliseconds: let other Python threads run meanwhile
+ * (when this thread holds the GIL; a large launch has released it). */
+static void *compile_begin(void)
+{
+    return PyGILState_Check() ? (void *)PyEval_SaveThread() : NULL;
+}
+
+static void compile_end(void *state)
+{
+    if (state)
+        PyEval_RestoreThread((PyThreadState *)state);
+}
+
 static int install_logger(void)
 {
     PyObject *logging = PyImport_ImportModule("logging");
@@ -175,6 +188,7 @@ static int install_logger(void)
     if (!tack_logger)
         return -1;
     tack_set_log_handler(log_to_python, NULL);
+    tack_set_compile_hooks(compile_begin, compile_end);
     return 0;
 }
 
