@@ -33,7 +33,7 @@ failures = 0
 def check(label, got, expected):
     global failures
     ok = got.shape == expected.shape and np.array_equal(got, expected)
-    print(f"{label:<28} {'ok' if ok else 'MISMATCH'}   {got[:4]} ...")
+    print(f"{label:<28} {'ok' if ok else 'MISMATCH'}   {got.ravel()[:4]} ...")
     failures += not ok
 
 
