@@ -83,6 +83,9 @@ void disk_cache_close(disk_cache *c);
 /* The process's cache, opened from the environment on first use.  NULL
  * when off or refused (the refusal is warned about once).  Never freed. */
 disk_cache *disk_cache_get(void);
+/* The process's cache if disk_cache_get has opened it, else NULL; opens
+ * nothing (for tack.stats()). */
+disk_cache *disk_cache_current(void);
 
 /* Before the first disk_cache_get: the host language's version, which
  * goes into the fingerprint ("3.11" from the Python extension; C programs
@@ -112,6 +115,10 @@ typedef struct disk_cache_counts {
 } disk_cache_counts;
 /* The counters of c (zeros for NULL). */
 disk_cache_counts disk_cache_counters(const disk_cache *c);
+
+/* Counts a hit whose payload the caller could not use (it passed the hash
+ * but did not decode): one more bad entry, and the hit becomes a miss. */
+void disk_cache_note_bad(disk_cache *c);
 
 /* The overridden clock, for tests (0: the real one). */
 void disk_cache_set_now(disk_cache *c, int64_t now);

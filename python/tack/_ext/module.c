@@ -214,6 +214,8 @@ PyMODINIT_FUNC PyInit__tack(void)
         goto fail;
     if (install_logger() < 0)
         goto fail;
+    if (ext_cache_init(m) < 0)
+        goto fail;
     return m;
 fail:
     Py_DECREF(m);
