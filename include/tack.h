@@ -138,8 +138,11 @@ typedef enum tack_arg_kind {
 
 typedef struct tack_arg {
     tack_arg_kind kind;
-    tack_dtype dtype;        /* arrays: element type */
-    int ndim;                /* arrays */
+    tack_dtype dtype;        /* arrays: element (or vector component) type */
+    int vec_width;           /* arrays of vectors (vec2f ... vec4i): 2-4,
+                                and the last of ndim dimensions is this
+                                width; 0 for arrays of scalars */
+    int ndim;                /* arrays: dimensions of the storage */
     int writable;            /* arrays: 0 refuses a kernel that stores to it */
     void *data;              /* arrays: first element, C-contiguous */
     int64_t shape[TACK_MAX_NDIM];
@@ -151,6 +154,10 @@ typedef struct tack_arg {
 
 tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim,
                         const int64_t *shape, int writable);
+/* An array of `width`-component vectors with logical shape shape[0..ndim):
+ * the storage is C-contiguous with a trailing dimension of `width`. */
+tack_arg tack_arg_vector_array(void *data, tack_dtype component, int width, int ndim,
+                               const int64_t *shape, int writable);
 tack_arg tack_arg_int(int64_t v);
 tack_arg tack_arg_uint(uint64_t v);
 tack_arg tack_arg_float(double v);

@@ -68,6 +68,9 @@ typedef enum ir_expr_kind {
     IR_ATOMIC, /* atomic read-modify-write of array param [index...]; a is the
                   operand (compare_exchange: a expected, b desired); the
                   value is the element's old value */
+    IR_VECTOR, /* lowering only: a vector value; run `body`, then its
+                  components are args[0..nargs) (reads of locals).  None
+                  survives lowering (a leftover is a compile error). */
     IR_INLINE  /* an inlined device function: run `body`, then the value is
                   local `index` (-1: no value); IR_EXIT with the same
                   inline_id leaves the body (a `return`) */
@@ -134,6 +137,8 @@ typedef struct ir_param {
     int index_ndim;   /* arrays: indices per access (0: never indexed) */
     int max_dim_read; /* arrays: highest d in x.shape[d], -1 if none */
     int written;      /* arrays: the kernel may store to it */
+    int vec_width;    /* arrays of vectors: components (the last storage
+                         dimension, keyed by vec_sig rather than shape_sig) */
     ir_type type;     /* set per variant from the call */
     int line, col;    /* the def's parameter, for messages */
 } ir_param;

@@ -104,6 +104,9 @@ static void expr(out *o, const ir_func *f, const ir_expr *e) {
         }
         put(o, ")");
         break;
+    case IR_VECTOR:
+        put(o, "vector%d", e->nargs);
+        break;
     case IR_INLINE:
         put(o, "inline#%d {\n", e->inline_id);
         block(o, f, e->body, 2);

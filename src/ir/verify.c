@@ -140,6 +140,9 @@ static void expr(verifier *v, const ir_expr *e) {
         if (e->fn < 0 || e->fn >= INTR_COUNT) fail(v, e->line, "unknown intrinsic");
         for (int i = 0; i < e->nargs; i++) expr(v, e->args[i]);
         break;
+    case IR_VECTOR:
+        fail(v, e->line, "a vector value survived lowering");
+        break;
     case IR_INLINE: {
         if (!e->body) {
             fail(v, e->line, "inlined call without a body");

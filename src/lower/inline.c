@@ -60,6 +60,11 @@ static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_d
     }
     ir_expr *v = lower_expr(L, arg);
     if (!v) return -1;
+    if (vec_is(v)) {
+        if (scope_bind(L, callee, pname, BIND_LOCAL, -1)) return -1;
+        const stmt at = {.line = arg->line, .col = arg->col};
+        return vec_assign_local(L, body, &callee->binds[callee->nbinds - 1], v, &at);
+    }
     char name[256];
     snprintf(name, sizeof name, "%s@%d", pname, callee->inline_id);
     int local = ir_local_add(L->f, name);
@@ -141,10 +146,22 @@ ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
     L->f->cur_src = caller_src;
     L->sc = caller;
     if (rc) return NULL;
+    if (callee->result_width) {
+        *nresults = 1;
+        return vec_from_locals(L, x, callee->results, callee->result_width, call);
+    }
     if (callee->nresults > 0) x->index = callee->results[0];
     *results = callee->results;
     *nresults = callee->nresults > 0 ? callee->nresults : 0;
     return x;
+}
+
+/* Leaves the inlined body: the end of every return. */
+static int push_exit(lowerer *L, ir_block *b, const stmt *s) {
+    ir_stmt *exit = ir_stmt_new(L->f, IR_EXIT, s->line, s->col);
+    if (!exit) return lower_oom(L);
+    exit->index = L->sc->inline_id;
+    return ir_block_push(L->f, b, exit) ? lower_oom(L) : 0;
 }
 
 int lower_return(lowerer *L, ir_block *b, const stmt *s) {
@@ -153,6 +170,56 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
     int n = !v ? 0 : v->kind == EX_TUPLE ? v->nitems : 1;
     if (n > MAX_RESULTS) {
         ERR(L, s->line, s->col, "a device function returns at most %d values", MAX_RESULTS);
+        return -1;
+    }
+    if (n == 1 && v->kind != EX_TUPLE) {
+        /* A vector result fills one result local per component. */
+        ir_expr *value = lower_expr(L, v);
+        if (!value) return -1;
+        if (vec_is(value)) {
+            if (sc->nresults < 0) {
+                sc->nresults = 1;
+                sc->result_width = value->nargs;
+                for (int k = 0; k < value->nargs; k++)
+                    if ((sc->results[k] = lower_temp(L, "ret")) < 0) return -1;
+            } else if (sc->result_width != value->nargs) {
+                ERR(L, s->line, s->col, "'%s' returns a %d-component vector here but not elsewhere",
+                    sc->def->name, value->nargs);
+                return -1;
+            }
+            if (vec_eval(L, b, value)) return -1;
+            for (int k = 0; k < value->nargs; k++) {
+                ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
+                ir_expr *r = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
+                if (!a || !r) return lower_oom(L);
+                r->index = value->args[k]->index;
+                a->index = sc->results[k];
+                a->value = r;
+                if (ir_block_push(L->f, b, a)) return lower_oom(L);
+            }
+            return push_exit(L, b, s);
+        }
+        if (sc->result_width) {
+            ERR(L, s->line, s->col, "'%s' returns a vector elsewhere, not a scalar", sc->def->name);
+            return -1;
+        }
+        if (sc->nresults < 0) {
+            sc->nresults = 1;
+            if ((sc->results[0] = lower_temp(L, "ret")) < 0) return -1;
+        } else if (sc->nresults != 1) {
+            ERR(L, s->line, s->col, "'%s' returns 1 value here but %d elsewhere", sc->def->name,
+                sc->nresults);
+            return -1;
+        }
+        ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
+        if (!a) return lower_oom(L);
+        a->index = sc->results[0];
+        a->value = value;
+        if (ir_block_push(L->f, b, a)) return lower_oom(L);
+        return push_exit(L, b, s);
+    }
+    if (sc->result_width) {
+        ERR(L, s->line, s->col, "'%s' returns a vector elsewhere", sc->def->name);
         return -1;
     }
     if (sc->nresults < 0) {
@@ -173,8 +240,5 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
         a->value = value;
         if (ir_block_push(L->f, b, a)) return lower_oom(L);
     }
-    ir_stmt *exit = ir_stmt_new(L->f, IR_EXIT, s->line, s->col);
-    if (!exit) return lower_oom(L);
-    exit->index = sc->inline_id;
-    return ir_block_push(L->f, b, exit) ? lower_oom(L) : 0;
+    return push_exit(L, b, s);
 }

@@ -59,7 +59,7 @@ int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index
         s->binds = b;
         s->cap = cap;
     }
-    s->binds[s->nbinds++] = (binding){name, kind, index};
+    s->binds[s->nbinds++] = (binding){.name = name, .kind = kind, .index = index};
     return 0;
 }
 
@@ -116,13 +116,14 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 
 /* What a callee or attribute path names. */
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
-                           CALLEE_ATOMIC,
+                           CALLEE_ATOMIC, CALLEE_VECTOR,
                            CALLEE_LEN, CALLEE_CONST } callee_kind;
 typedef struct callee {
     callee_kind kind;
     ir_type cast_to;   /* CAST */
     ir_intrinsic fn;   /* INTRINSIC */
     ir_atomic_op atomic; /* ATOMIC */
+    int width;           /* VECTOR: components, of type cast_to */
     double value;      /* CONST */
 } callee;
 
@@ -177,6 +178,13 @@ static callee classify_path(const char *path) {
             }
     if (is_tack && !strcmp(leaf, "ndindex")) {
         c.kind = CALLEE_NDINDEX;
+        return c;
+    }
+    if (is_tack && !strncmp(leaf, "vec", 3) && leaf[3] >= '2' && leaf[3] <= '4' && leaf[4] &&
+        strchr("fdi", leaf[4]) && !leaf[5]) {
+        c.kind = CALLEE_VECTOR;
+        c.width = leaf[3] - '0';
+        c.cast_to = leaf[4] == 'f' ? TACK_F32 : leaf[4] == 'd' ? TACK_F64 : TACK_I32;
         return c;
     }
     if (is_tack && !strncmp(leaf, "atomic_", 7))
@@ -265,6 +273,8 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         if (x) x->index = p;
         return x;
     }
+    const binding *vb = scope_find(L->sc, e->name);
+    if (vb && vb->kind == BIND_VECTOR) return vec_read_local(L, vb, e);
     int l = local_index(L, e->name);
     if (l >= 0) {
         ir_expr *x = new_expr(L, IR_LOCAL, e);
@@ -353,12 +363,19 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
             TACK_MAX_NDIM);
         return NULL;
     }
-    if (prm->index_ndim && prm->index_ndim != n) {
-        ERR(L, at->line, at->col, "'%s' is indexed with %d indices here and %d elsewhere",
-            prm->name, n, prm->index_ndim);
+    /* An array of vectors is indexed per element; its storage has one more
+     * dimension, the components. */
+    int comps = vec_width_of(L, p) ? 1 : 0;
+    if (comps && n + comps > TACK_MAX_NDIM) {
+        ERR(L, at->line, at->col, "arrays of vectors have at most %d dimensions", TACK_MAX_NDIM - 1);
         return NULL;
     }
-    prm->index_ndim = n;
+    if (prm->index_ndim && prm->index_ndim != n + comps) {
+        ERR(L, at->line, at->col, "'%s' is indexed with %d indices here and %d elsewhere",
+            prm->name, n, prm->index_ndim - comps);
+        return NULL;
+    }
+    prm->index_ndim = n + comps;
     ir_expr **idx = arena_alloc(&L->f->mem, n * sizeof *idx);
     if (!idx) {
         oom(L);
@@ -391,6 +408,10 @@ static ir_expr *lower_atomic(lowerer *L, const expr *e, ir_atomic_op op) {
     ir_expr **idx = lower_index_list(L, e->items[0], single ? &e->items[1] : index->items,
                                      single ? 1 : index->nitems, e, &p);
     if (!idx) return NULL;
+    if (vec_width_of(L, p)) {
+        ERR(L, e->line, e->col, "atomics work on arrays of scalars, not of vectors");
+        return NULL;
+    }
     L->f->params[p].written = 1;
     ir_expr *x = new_expr(L, IR_ATOMIC, e);
     if (!x) return NULL;
@@ -415,6 +436,7 @@ static ir_expr *lower_subscript(lowerer *L, const expr *e) {
     int p, n;
     ir_expr **idx = lower_indices(L, e, &p, &n);
     if (!idx) return NULL;
+    if (vec_width_of(L, p)) return vec_load(L, p, idx, n, e);
     ir_expr *x = new_expr(L, IR_LOAD, e);
     if (x) {
         x->index = p;
@@ -424,10 +446,51 @@ static ir_expr *lower_subscript(lowerer *L, const expr *e) {
     return x;
 }
 
+/* Lowers a call's arguments into an arena array. */
+static ir_expr **lower_args(lowerer *L, const expr *e) {
+    ir_expr **args = arena_alloc(&L->f->mem, (e->nitems ? e->nitems : 1) * sizeof *args);
+    if (!args) {
+        oom(L);
+        return NULL;
+    }
+    for (int i = 0; i < e->nitems; i++)
+        if (!(args[i] = lower_expr(L, e->items[i]))) return NULL;
+    return args;
+}
+
+static int any_vector(ir_expr **args, int n) {
+    for (int i = 0; i < n; i++)
+        if (vec_is(args[i])) return 1;
+    return 0;
+}
+
+/* v.dot(w), v.length(), v.normalized() */
+static int is_vector_method(lowerer *L, const expr *callee) {
+    char path[256];
+    return callee->kind == EX_ATTR &&
+           (!strcmp(callee->name, "dot") || !strcmp(callee->name, "length") ||
+            !strcmp(callee->name, "normalized")) &&
+           module_path(L, callee, path, sizeof path) != 0;
+}
+
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
+    if (is_vector_method(L, e->a)) {
+        ir_expr *self = lower_expr(L, e->a->a);
+        ir_expr **args = self ? lower_args(L, e) : NULL;
+        if (!args) return NULL;
+        if (!vec_is(self)) {
+            ERR(L, e->line, e->col, "%s() is a method of vectors", e->a->name);
+            return NULL;
+        }
+        return vec_method(L, e->a->name, self, args, e->nitems, e);
+    }
     callee c = classify(L, e->a, path, sizeof path);
     switch (c.kind) {
+    case CALLEE_VECTOR: {
+        ir_expr **args = lower_args(L, e);
+        return args ? vec_construct(L, c.cast_to, c.width, args, e->nitems, e) : NULL;
+    }
     case CALLEE_CAST: {
         if (e->nitems != 1) {
             ERR(L, e->line, e->col, "%s() takes exactly one argument here", path);
@@ -435,6 +498,7 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         }
         ir_expr *a = lower_expr(L, e->items[0]);
         if (!a) return NULL;
+        if (vec_is(a)) return vec_cast(L, c.cast_to, a, e);
         ir_expr *x = new_expr(L, IR_CAST, e);
         if (x) {
             x->a = a;
@@ -450,13 +514,18 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
                 e->nitems);
             return NULL;
         }
-        ir_expr **args = arena_alloc(&L->f->mem, e->nitems * sizeof *args);
-        if (!args) {
-            oom(L);
-            return NULL;
+        ir_expr **args = lower_args(L, e);
+        if (!args) return NULL;
+        if (any_vector(args, e->nitems)) {
+            /* Component by component; min/max of several fold in pairs. */
+            if (want > 0) return vec_call(L, c.fn, args, e->nitems, e);
+            ir_expr *acc = args[0];
+            for (int i = 1; acc && i < e->nitems; i++) {
+                ir_expr *pair[2] = {acc, args[i]};
+                acc = vec_call(L, c.fn, pair, 2, e);
+            }
+            return acc;
         }
-        for (int i = 0; i < e->nitems; i++)
-            if (!(args[i] = lower_expr(L, e->items[i]))) return NULL;
         /* min/max of more than two fold left into pairs. */
         if (want < 0) {
             ir_expr *acc = args[0];
@@ -535,6 +604,14 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
         if (!x) oom(L);
         return x;
     }
+    const char *comp = strchr("xyzw", e->name[0]);
+    if (!path[0] && comp && e->name[0] && !e->name[1]) {
+        ir_expr *v = lower_expr(L, e->a);
+        if (!v) return NULL;
+        if (vec_is(v)) return vec_component(L, v, (int)(comp - "xyzw"), e);
+        ERR(L, e->line, e->col, "'.%s' needs a vector", e->name);
+        return NULL;
+    }
     if (!strcmp(e->name, "shape"))
         ERR(L, e->line, e->col, "shape must be indexed, as in x.shape[0]");
     else if (path[0])
@@ -546,6 +623,7 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
 
 static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
     if (!a || !b) return NULL;
+    if (vec_is(a) || vec_is(b)) return vec_binop(L, op, a, b, at);
     ir_expr *x = new_expr(L, IR_BINOP, at);
     if (x) {
         x->op = op;
@@ -598,17 +676,20 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
         }
         ir_expr *a = lower_expr(L, e->a);
         if (!a) return NULL;
-        ir_expr *x = new_expr(L, IR_UNOP, e);
-        if (!x) return NULL;
-        x->a = a;
-        if (!strcmp(e->op, "-")) x->op = OP_NEG;
-        else if (!strcmp(e->op, "+")) x->op = OP_POS;
-        else if (!strcmp(e->op, "~")) x->op = OP_INVERT;
-        else if (!strcmp(e->op, "not")) x->op = OP_NOT;
+        ir_op op;
+        if (!strcmp(e->op, "-")) op = OP_NEG;
+        else if (!strcmp(e->op, "+")) op = OP_POS;
+        else if (!strcmp(e->op, "~")) op = OP_INVERT;
+        else if (!strcmp(e->op, "not")) op = OP_NOT;
         else {
             ERR(L, e->line, e->col, "operator '%s' is not supported", e->op);
             return NULL;
         }
+        if (vec_is(a)) return vec_unop(L, op, a, e);
+        ir_expr *x = new_expr(L, IR_UNOP, e);
+        if (!x) return NULL;
+        x->a = a;
+        x->op = op;
         return x;
     }
     case EX_COMPARE: {
@@ -656,6 +737,7 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
         x->cond = lower_expr(L, e->a);
         x->a = lower_expr(L, e->b);
         x->b = lower_expr(L, e->c);
+        if (vec_is(x->a) || vec_is(x->b)) return vec_select(L, x->cond, x->a, x->b, e);
         return x->cond && x->a && x->b ? x : NULL;
     }
     case EX_CALL:
@@ -692,6 +774,14 @@ static int check_assignable_name(lowerer *L, const expr *t) {
 static int assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, const stmt *at) {
     if (t->kind == EX_NAME) {
         if (check_assignable_name(L, t)) return -1;
+        binding *bound = (binding *)scope_find(L->sc, t->name);
+        if (vec_is(value)) return vec_assign_local(L, b, bound, value, at);
+        if (bound->kind == BIND_VECTOR) {
+            ERR(L, at->line, at->col, "'%s' holds a vector elsewhere; a name keeps one kind of value",
+                t->name);
+            return -1;
+        }
+        bound->holds_scalar = 1;
         ir_stmt *s = ir_stmt_new(L->f, IR_ASSIGN, at->line, at->col);
         if (!s) return oom(L);
         s->index = local_index(L, t->name);
@@ -707,6 +797,12 @@ static int assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, con
         ir_expr **idx = lower_indices(L, t, &p, &n);
         if (!idx) return -1;
         L->f->params[p].written = 1;
+        if (vec_width_of(L, p)) return vec_store(L, b, p, idx, n, value, at);
+        if (vec_is(value)) {
+            ERR(L, at->line, at->col, "'%s' is an array of scalars; store one component, or pass "
+                "an array of vectors", L->f->params[p].name);
+            return -1;
+        }
         ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
         if (!s) return oom(L);
         s->index = p;
@@ -1059,6 +1155,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     for (int i = 0; i < d->nparams; i++) {
         f->params[i].name = arena_strdup(&f->mem, d->params[i]);
         f->params[i].max_dim_read = -1;
+        f->params[i].vec_width = in->vec_width ? in->vec_width[i] : 0;
         f->params[i].type = IRT_UNSET;
         f->params[i].line = d->param_lines ? d->param_lines[i] : d->line;
         f->params[i].col = d->param_cols ? d->param_cols[i] : d->col;
@@ -1082,6 +1179,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     if (lower_declare_locals(&L, d->body, d->nbody)) goto fail;
     if (lower_launch(&L, d->body[0])) goto fail;
     if (lower_block(&L, &f->body, d->body[0]->body, d->body[0]->nbody)) goto fail;
+    if (vec_check_none_left(&L, &f->body)) goto fail;
     if (ir_verify(f, "lower", 0, err)) goto fail;
     arena_free(&L.scratch);
     *out = f;

@@ -13,6 +13,7 @@
 typedef struct lower_input {
     const src_info *src;
     const func_def *def;
+    const uint8_t *vec_width; /* per parameter: 2-4 for arrays of vectors, else 0 */
     tack_resolver resolver; /* NULL: only tack, math, numpy and builtins */
     void *resolver_ctx;
 } lower_input;

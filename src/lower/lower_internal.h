@@ -13,12 +13,15 @@
 
 #include "lower.h"
 
-typedef enum bind_kind { BIND_PARAM, BIND_LOCAL } bind_kind;
+typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR } bind_kind;
 
 typedef struct binding {
     const char *name;
     bind_kind kind;
-    int index; /* kernel parameter or local */
+    int index;         /* kernel parameter or local */
+    int width;         /* BIND_VECTOR: components, in locals comps[] */
+    int comps[4];
+    int holds_scalar;  /* BIND_LOCAL: a scalar was assigned to it */
 } binding;
 
 #define MAX_RESULTS 16
@@ -35,6 +38,7 @@ typedef struct scope {
     int inline_id;       /* -1 in the kernel */
     int results[MAX_RESULTS]; /* result locals, made by the first `return v` */
     int nresults;        /* -1 until a return is seen; 0: returns no value */
+    int result_width;    /* returns a vector of this many components (results[]) */
 } scope;
 
 typedef struct lowerer {
@@ -66,6 +70,32 @@ int lower_temp(lowerer *L, const char *what);
 ir_expr *lower_expr(lowerer *L, const expr *e);
 int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
 int lower_declare_locals(lowerer *L, stmt *const *body, int n);
+
+/* vectors.c: vector values, scalarized while lowering.  A vector value is
+ * an IR_VECTOR: a setup block that computes its components into fresh
+ * locals.  Consumers run the setup once, then read the components. */
+int vec_width_of(lowerer *L, int param);       /* 0 unless an array of vectors */
+int vec_is(const ir_expr *e);
+ir_expr *vec_component(lowerer *L, const ir_expr *v, int k, const expr *at); /* v.x ... */
+ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at);
+int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr *v, const stmt *at);
+ir_expr *vec_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
+ir_expr *vec_unop(lowerer *L, ir_op op, ir_expr *a, const expr *at);
+ir_expr *vec_cast(lowerer *L, ir_type to, ir_expr *a, const expr *at);
+ir_expr *vec_call(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr *at);
+ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const expr *at);
+ir_expr *vec_construct(lowerer *L, ir_type component, int width, ir_expr **args, int n, const expr *at);
+ir_expr *vec_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args, int n, const expr *at);
+/* Reads or assigns a vector local (binding BIND_VECTOR). */
+ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at);
+int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const stmt *at);
+/* A vector whose components are `locals` after evaluating `setup` (an
+ * inlined call returning a vector). */
+ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, const expr *at);
+/* Statements that run v's setup: `eval` it before reading components. */
+int vec_eval(lowerer *L, ir_block *b, ir_expr *v);
+/* A CompileError at the first vector value left where a scalar was needed. */
+int vec_check_none_left(lowerer *L, const ir_block *b);
 
 /* inline.c: `fn(args)` where fn is a device function (n: its resolution).
  * Returns an IR_INLINE expression; *results / *nresults give its result

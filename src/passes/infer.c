@@ -217,6 +217,8 @@ static ir_type type_of(typer *T, ir_expr *e) {
     case IR_CALL:
         t = call_type(T, e);
         break;
+    case IR_VECTOR: /* never survives lowering (the verifier says so) */
+        break;
     case IR_INLINE:
         scan_block(T, e->body);
         t = e->index >= 0 ? T->f->locals[e->index].type : IRT_VOID;
@@ -342,6 +344,8 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
     case IR_CAST:
         e->a = fix(T, e->a, IRT_UNSET);
         target = e->type;
+        break;
+    case IR_VECTOR:
         break;
     case IR_INLINE:
         fix_block(T, e->body);

@@ -14,13 +14,19 @@ static void add(dep_set *s, int p, int d) {
     s->n++;
 }
 
+/* Row-major index arithmetic bakes in dimensions 1..n-1; the component
+ * dimension of an array of vectors is its width, already in vec_sig. */
+static void add_index_dims(dep_set *s, const ir_func *f, int p, int n) {
+    if (f->params[p].vec_width) n--;
+    for (int d = 1; d < n; d++) add(s, p, d);
+}
+
 static void block(dep_set *s, const ir_func *f, const ir_block *b);
 
 static void dep_expr(dep_set *s, const ir_func *f, const ir_expr *e) {
     if (!e) return;
     if (e->kind == IR_DIM) add(s, e->index, e->dim);
-    if (e->kind == IR_LOAD || e->kind == IR_ATOMIC)
-        for (int d = 1; d < e->nargs; d++) add(s, e->index, d);
+    if (e->kind == IR_LOAD || e->kind == IR_ATOMIC) add_index_dims(s, f, e->index, e->nargs);
     dep_expr(s, f, e->a);
     dep_expr(s, f, e->b);
     dep_expr(s, f, e->cond);
@@ -31,8 +37,7 @@ static void dep_expr(dep_set *s, const ir_func *f, const ir_expr *e) {
 static void block(dep_set *s, const ir_func *f, const ir_block *b) {
     for (int i = 0; i < b->n; i++) {
         const ir_stmt *st = b->stmts[i];
-        if (st->kind == IR_STORE)
-            for (int d = 1; d < st->nindices; d++) add(s, st->index, d);
+        if (st->kind == IR_STORE) add_index_dims(s, f, st->index, st->nindices);
         dep_expr(s, f, st->value);
         dep_expr(s, f, st->start);
         dep_expr(s, f, st->stop);

@@ -78,7 +78,10 @@ void tack_kernel_free(tack_kernel *k) {
         free(s);
         s = next;
     }
-    template_free(atomic_load(&k->tmpl));
+    for (ir_template *t = atomic_load(&k->tmpl), *next; t; t = next) {
+        next = t->next;
+        template_free(t);
+    }
     arena_free(&k->ast);
     pthread_mutex_destroy(&k->lock);
     free(k->source);
@@ -109,16 +112,31 @@ static int body_has_loops(const ir_block *b) {
     return 0;
 }
 
-tack_status kernel_template(tack_kernel *k, ir_template **out, tack_error *err) {
-    ir_template *t = atomic_load_explicit(&k->tmpl, memory_order_acquire);
+void template_key_of(const tack_arg *args, int nargs, template_key *key) {
+    memset(key, 0, sizeof *key);
+    for (int i = 0; i < nargs && i < TACK_MAX_PARAMS; i++)
+        if (args[i].kind == TACK_ARG_ARRAY && args[i].vec_width > 0)
+            key->vec[i] = (uint8_t)args[i].vec_width;
+}
+
+static ir_template *find_template(ir_template *t, const template_key *key) {
+    for (; t; t = t->next)
+        if (!memcmp(&t->key, key, sizeof *key)) return t;
+    return NULL;
+}
+
+tack_status kernel_template(tack_kernel *k, const template_key *key, ir_template **out,
+                            tack_error *err) {
+    ir_template *t = find_template(atomic_load_explicit(&k->tmpl, memory_order_acquire), key);
     if (t) {
         *out = t;
         return TACK_OK;
     }
     pthread_mutex_lock(&k->lock);
-    t = atomic_load(&k->tmpl); /* another thread may have lowered it meanwhile */
+    /* Another thread may have lowered it meanwhile. */
+    t = find_template(atomic_load(&k->tmpl), key);
     if (!t) {
-        lower_input in = {&k->src, k->def, k->resolver, k->resolver_ctx};
+        lower_input in = {&k->src, k->def, key->vec, k->resolver, k->resolver_ctx};
         ir_func *f;
         if (lower_kernel(&in, &f, err) == TACK_OK) {
             t = calloc(1, sizeof *t);
@@ -127,10 +145,12 @@ tack_status kernel_template(tack_kernel *k, ir_template **out, tack_error *err) 
                 runtime_error(err, TACK_ERR_NOMEM, "out of memory lowering kernel '%s'",
                               k->def->name);
             } else {
+                t->key = *key;
                 t->ir = f;
                 t->ndeps = shape_deps(f, t->deps, MAX_SHAPE_DEPS);
                 if (t->ndeps > MAX_SHAPE_DEPS) t->ndeps = MAX_SHAPE_DEPS;
                 t->has_inner_loops = body_has_loops(&f->body);
+                t->next = atomic_load(&k->tmpl);
                 atomic_fetch_add(&tack_counters.lowerings, 1);
                 atomic_store_explicit(&k->tmpl, t, memory_order_release);
             }
@@ -146,4 +166,8 @@ int tack_kernel_num_params(const tack_kernel *k) { return k->def->nparams; }
 const char *tack_kernel_param_name(const tack_kernel *k, int i) {
     return i >= 0 && i < k->def->nparams ? k->def->params[i] : NULL;
 }
-int tack_kernel_num_ir_templates(const tack_kernel *k) { return atomic_load(&k->tmpl) ? 1 : 0; }
+int tack_kernel_num_ir_templates(const tack_kernel *k) {
+    int n = 0;
+    for (ir_template *t = atomic_load(&k->tmpl); t; t = t->next) n++;
+    return n;
+}

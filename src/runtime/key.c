@@ -17,6 +17,7 @@ int variant_key_equal(const variant_key *a, const variant_key *b) {
     if (a->nparams != b->nparams || a->nshape != b->nshape || a->disjoint != b->disjoint)
         return 0;
     return !memcmp(a->type, b->type, a->nparams) && !memcmp(a->is_array, b->is_array, a->nparams) &&
+           !memcmp(a->vec, b->vec, a->nparams) &&
            !memcmp(a->shape, b->shape, a->nshape * sizeof a->shape[0]);
 }
 
@@ -27,6 +28,11 @@ void variant_key_export(const variant_key *k, tack_variant_key *out) {
         out->params[i].type = (tack_dtype)k->type[i];
         out->params[i].is_array = k->is_array[i];
     }
+    for (int i = 0; i < k->nparams; i++)
+        if (k->vec[i]) {
+            out->vec_param[out->num_vec] = i;
+            out->vec_width[out->num_vec++] = k->vec[i];
+        }
     out->num_shape = k->nshape;
     memcpy(out->shape, k->shape, k->nshape * sizeof k->shape[0]);
     out->disjoint = k->disjoint;
@@ -49,17 +55,29 @@ static tack_status check_array(const tack_kernel *k, const ir_param *p, int i, c
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s': parameter '%s': arrays have 0 to %d dimensions, got %d",
                              kname(k), pn, TACK_MAX_NDIM, a->ndim);
-    if (p->index_ndim && a->ndim != p->index_ndim)
+    if (p->index_ndim && a->ndim != p->index_ndim) {
+        int comps = a->vec_width ? 1 : 0, n = p->index_ndim - comps, have = a->ndim - comps;
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s': parameter '%s' is indexed with %d index%s but the array "
                              "has %d dimension%s",
-                             kname(k), pn, p->index_ndim, p->index_ndim == 1 ? "" : "es", a->ndim,
-                             a->ndim == 1 ? "" : "s");
-    if (p->max_dim_read >= a->ndim)
+                             kname(k), pn, n, n == 1 ? "" : "es", have, have == 1 ? "" : "s");
+    }
+    /* An array of vectors stores its components as a last dimension. */
+    int logical = a->ndim;
+    if (a->vec_width) {
+        if (a->vec_width < 2 || a->vec_width > 4 || a->ndim < 2 ||
+            a->shape[a->ndim - 1] != a->vec_width)
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': parameter '%s': an array of %d-component vectors "
+                                 "needs a last storage dimension of %d",
+                                 kname(k), pn, a->vec_width, a->vec_width);
+        logical--;
+    }
+    if (p->max_dim_read >= logical)
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s': parameter '%s': the kernel reads shape[%d] but the array "
                              "has %d dimension%s",
-                             kname(k), pn, p->max_dim_read, a->ndim, a->ndim == 1 ? "" : "s");
+                             kname(k), pn, p->max_dim_read, logical, logical == 1 ? "" : "s");
     int64_t size = 1, itemsize = (int64_t)tack_dtype_size(a->dtype);
     for (int d = 0; d < a->ndim; d++) {
         if (a->shape[d] < 0)
@@ -144,6 +162,7 @@ tack_status call_classify(const tack_kernel *k, const ir_template *t, const tack
                                  "kernel '%s': parameter '%s' is used as a scalar value, got an array",
                                  kname(k), p->name);
         key->is_array[i] = (uint8_t)is_array;
+        key->vec[i] = (uint8_t)(is_array ? a->vec_width : 0);
         if (is_array) {
             if (check_array(k, p, i, a, err)) return err->status;
             key->type[i] = (uint8_t)a->dtype;

@@ -34,8 +34,10 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
     err->status = TACK_OK;
     if (!k || !dev || (nargs && !args))
         return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+    template_key tkey;
+    template_key_of(args, nargs, &tkey);
     ir_template *t;
-    if (kernel_template(k, &t, err)) return err->status;
+    if (kernel_template(k, &tkey, &t, err)) return err->status;
     call_info info;
     if (call_classify(k, t, args, nargs, &info, err)) return err->status;
     kernel_slot *s = variant_slot(k, dev);

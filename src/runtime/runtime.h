@@ -23,11 +23,18 @@
 
 #define MAX_SHAPE_DEPS (TACK_MAX_PARAMS * TACK_MAX_NDIM)
 
+/* What selects an IR template: the facts that change what lowering emits.
+ * Every one of them is in the variant key too. */
+typedef struct template_key {
+    uint8_t vec[TACK_MAX_PARAMS]; /* vector width per parameter, 0: none */
+} template_key;
+
 /* The variant key, packed for comparison (see key.c). */
 typedef struct variant_key {
     int nparams;
     uint8_t type[TACK_MAX_PARAMS];
     uint8_t is_array[TACK_MAX_PARAMS];
+    uint8_t vec[TACK_MAX_PARAMS];
     int nshape;
     int64_t shape[MAX_SHAPE_DEPS];
     int disjoint;
@@ -52,8 +59,10 @@ typedef struct kernel_slot {
     struct kernel_slot *next;
 } kernel_slot;
 
-/* What the runtime memoizes about an IR template. */
+/* An IR template and what the runtime memoizes about it. */
 typedef struct ir_template {
+    template_key key;
+    struct ir_template *next;
     ir_func *ir;
     int ndeps;
     shape_dep deps[MAX_SHAPE_DEPS];
@@ -69,7 +78,7 @@ struct tack_kernel {
     tack_resolver resolver;
     void *resolver_ctx;
     pthread_mutex_t lock;           /* lowering and slot creation */
-    ir_template *_Atomic tmpl;      /* the plain IR template */
+    ir_template *_Atomic tmpl;      /* the IR templates, newest first */
     kernel_slot *_Atomic slots;
     struct tack_kernel *prev, *next; /* the registry of live kernels */
 };
@@ -88,7 +97,11 @@ typedef struct call_info {
 } call_info;
 
 /* kernel.c */
-tack_status kernel_template(tack_kernel *k, ir_template **out, tack_error *err);
+/* The template for `key`, lowered on first use (once, under the kernel's
+ * lock).  template_key_of reads the key off a call's arguments. */
+void template_key_of(const tack_arg *args, int nargs, template_key *key);
+tack_status kernel_template(tack_kernel *k, const template_key *key, ir_template **out,
+                            tack_error *err);
 void kernel_registry_drop_device(tack_device *dev);
 
 /* key.c: checks the arguments against the template and fills info. */

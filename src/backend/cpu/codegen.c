@@ -549,6 +549,8 @@ static LLVMValueRef emit(gen *g, const ir_expr *e) {
         return emit_call(g, e);
     case IR_ATOMIC:
         return emit_atomic(g, e);
+    case IR_VECTOR: /* never survives lowering */
+        return NULL;
     case IR_INLINE: {
         LLVMBasicBlockRef exit = block(g, "inline_end");
         g->inlines[g->ninlines++] = (inline_target){e->inline_id, exit};

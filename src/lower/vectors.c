@@ -1,0 +1,477 @@
+/* vectors.c - vector values (tack.vec2f ... vec4i), scalarized during
+ * lowering.  Nothing after lowering sees a vector: each becomes one scalar
+ * local per component, computed by a setup block (see lower_internal.h).
+ * The setup evaluates every operand exactly once and in order, so device
+ * calls and loads inside vector expressions behave as in scalar code. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+int vec_width_of(lowerer *L, int param) {
+    return L->in->vec_width && param >= 0 ? L->in->vec_width[param] : 0;
+}
+
+int vec_is(const ir_expr *e) { return e && e->kind == IR_VECTOR; }
+
+static ir_expr *local_read(lowerer *L, int local, const expr *at) {
+    ir_expr *r = ir_expr_new(L->f, IR_LOCAL, at->line, at->col);
+    if (!r) lower_oom(L);
+    else r->index = local;
+    return r;
+}
+
+static int push(lowerer *L, ir_block *b, ir_stmt *s) {
+    if (!s || ir_block_push(L->f, b, s)) return lower_oom(L);
+    return 0;
+}
+
+static int assign(lowerer *L, ir_block *b, int local, ir_expr *value, const expr *at) {
+    if (!value) return -1;
+    ir_stmt *s = ir_stmt_new(L->f, IR_ASSIGN, at->line, at->col);
+    if (!s) return lower_oom(L);
+    s->index = local;
+    s->value = value;
+    return push(L, b, s);
+}
+
+int vec_eval(lowerer *L, ir_block *b, ir_expr *v) {
+    ir_expr *run = ir_expr_new(L->f, IR_INLINE, v->line, v->col);
+    ir_stmt *s = ir_stmt_new(L->f, IR_EVAL, v->line, v->col);
+    if (!run || !s) return lower_oom(L);
+    run->body = v->body;
+    run->index = -1;
+    run->inline_id = L->f->ninlines++;
+    s->value = run;
+    return push(L, b, s);
+}
+
+/* A new vector value with `width` fresh component locals and an empty
+ * setup, which the caller fills. */
+static ir_expr *vec_new(lowerer *L, int width, const expr *at) {
+    ir_expr *v = ir_expr_new(L->f, IR_VECTOR, at->line, at->col);
+    ir_block *setup = arena_alloc(&L->f->mem, sizeof *setup);
+    ir_expr **comps = arena_alloc(&L->f->mem, 4 * sizeof *comps);
+    if (!v || !setup || !comps) {
+        lower_oom(L);
+        return NULL;
+    }
+    v->body = setup;
+    v->args = comps;
+    v->nargs = width;
+    for (int k = 0; k < width; k++) {
+        int t = lower_temp(L, "v");
+        if (t < 0 || !(comps[k] = local_read(L, t, at))) return NULL;
+    }
+    return v;
+}
+
+static int comp_local(const ir_expr *v, int k) { return v->args[k]->index; }
+
+ir_expr *vec_component(lowerer *L, const ir_expr *v, int k, const expr *at) {
+    if (k >= v->nargs) {
+        ERR(L, at->line, at->col, "component '%c' of a %d-component vector", "xyzw"[k], v->nargs);
+        return NULL;
+    }
+    ir_expr *x = ir_expr_new(L->f, IR_INLINE, at->line, at->col);
+    if (!x) {
+        lower_oom(L);
+        return NULL;
+    }
+    x->body = v->body; /* runs the setup, then reads one component */
+    x->index = comp_local(v, k);
+    x->inline_id = L->f->ninlines++;
+    return x;
+}
+
+/* Evaluates a scalar once into a temp so it can be read per component. */
+static int hoist_scalar(lowerer *L, ir_block *b, ir_expr *s, const expr *at) {
+    int t = lower_temp(L, "s");
+    if (t < 0 || assign(L, b, t, s, at)) return -1;
+    return t;
+}
+
+typedef ir_expr *(*component_fn)(lowerer *L, ir_expr **ops, int n, const expr *at, const void *ctx);
+
+/* Applies `make` component by component; scalar operands broadcast. */
+static ir_expr *vec_map(lowerer *L, ir_expr **ops, int n, const expr *at, component_fn make,
+                        const void *ctx) {
+    int width = 0;
+    for (int i = 0; i < n; i++) {
+        if (!ops[i]) return NULL;
+        if (!vec_is(ops[i])) continue;
+        if (width && ops[i]->nargs != width) {
+            ERR(L, at->line, at->col, "vectors of %d and %d components cannot be combined", width,
+                ops[i]->nargs);
+            return NULL;
+        }
+        width = ops[i]->nargs;
+    }
+    ir_expr *out = vec_new(L, width, at);
+    if (!out) return NULL;
+    int scalar_tmp[8] = {0};
+    if (n > 8) {
+        ERR(L, at->line, at->col, "too many operands");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (vec_is(ops[i])) {
+            if (vec_eval(L, out->body, ops[i])) return NULL;
+        } else if ((scalar_tmp[i] = hoist_scalar(L, out->body, ops[i], at)) < 0) {
+            return NULL;
+        }
+    }
+    for (int k = 0; k < width; k++) {
+        ir_expr *comp[8];
+        for (int i = 0; i < n; i++)
+            if (!(comp[i] = local_read(L, vec_is(ops[i]) ? comp_local(ops[i], k) : scalar_tmp[i], at)))
+                return NULL;
+        if (assign(L, out->body, comp_local(out, k), make(L, comp, n, at, ctx), at)) return NULL;
+    }
+    return out;
+}
+
+static ir_expr *make_binop(lowerer *L, ir_expr **ops, int n, const expr *at, const void *ctx) {
+    (void)n;
+    ir_expr *x = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
+    if (!x) return NULL;
+    x->op = *(const ir_op *)ctx;
+    x->a = ops[0];
+    x->b = ops[1];
+    return x;
+}
+
+ir_expr *vec_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
+    if (op >= OP_LT) {
+        ERR(L, at->line, at->col, "vectors cannot be compared; compare their components");
+        return NULL;
+    }
+    ir_expr *ops[2] = {a, b};
+    return vec_map(L, ops, 2, at, make_binop, &op);
+}
+
+static ir_expr *make_unop(lowerer *L, ir_expr **ops, int n, const expr *at, const void *ctx) {
+    (void)n;
+    ir_expr *x = ir_expr_new(L->f, IR_UNOP, at->line, at->col);
+    if (!x) return NULL;
+    x->op = *(const ir_op *)ctx;
+    x->a = ops[0];
+    return x;
+}
+
+ir_expr *vec_unop(lowerer *L, ir_op op, ir_expr *a, const expr *at) {
+    if (op == OP_NOT) {
+        ERR(L, at->line, at->col, "'not' needs a scalar, not a vector");
+        return NULL;
+    }
+    return vec_map(L, &a, 1, at, make_unop, &op);
+}
+
+static ir_expr *make_cast(lowerer *L, ir_expr **ops, int n, const expr *at, const void *ctx) {
+    (void)n;
+    ir_expr *x = ir_expr_new(L->f, IR_CAST, at->line, at->col);
+    if (!x) return NULL;
+    x->type = *(const ir_type *)ctx;
+    x->a = ops[0];
+    return x;
+}
+
+ir_expr *vec_cast(lowerer *L, ir_type to, ir_expr *a, const expr *at) {
+    return vec_map(L, &a, 1, at, make_cast, &to);
+}
+
+static ir_expr *make_call(lowerer *L, ir_expr **ops, int n, const expr *at, const void *ctx) {
+    ir_expr *x = ir_expr_new(L->f, IR_CALL, at->line, at->col);
+    ir_expr **args = arena_alloc(&L->f->mem, n * sizeof *args);
+    if (!x || !args) return NULL;
+    memcpy(args, ops, n * sizeof *args);
+    x->fn = *(const ir_intrinsic *)ctx;
+    x->args = args;
+    x->nargs = n;
+    return x;
+}
+
+ir_expr *vec_call(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr *at) {
+    if (fn == INTR_ISNAN || fn == INTR_ISINF || fn == INTR_ISFINITE || fn == INTR_ROUND) {
+        ERR(L, at->line, at->col, "%s() needs a scalar, not a vector", ir_intrinsic_name(fn));
+        return NULL;
+    }
+    return vec_map(L, args, n, at, make_call, &fn);
+}
+
+ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const expr *at) {
+    if (!cond || !a || !b) return NULL;
+    if (vec_is(cond)) {
+        ERR(L, at->line, at->col, "a condition must be a scalar, not a vector");
+        return NULL;
+    }
+    if (!vec_is(a) || !vec_is(b) || a->nargs != b->nargs) {
+        ERR(L, at->line, at->col, "both sides of a conditional expression must be vectors of "
+            "the same width");
+        return NULL;
+    }
+    /* Only the chosen side's setup runs. */
+    ir_expr *out = vec_new(L, a->nargs, at);
+    ir_stmt *s = ir_stmt_new(L->f, IR_IF, at->line, at->col);
+    if (!out || !s) {
+        lower_oom(L);
+        return NULL;
+    }
+    s->value = cond;
+    ir_expr *side[2] = {a, b};
+    ir_block *blocks[2] = {&s->body, &s->orelse};
+    for (int i = 0; i < 2; i++) {
+        if (vec_eval(L, blocks[i], side[i])) return NULL;
+        for (int k = 0; k < a->nargs; k++)
+            if (assign(L, blocks[i], comp_local(out, k), local_read(L, comp_local(side[i], k), at), at))
+                return NULL;
+    }
+    return push(L, out->body, s) ? NULL : out;
+}
+
+ir_expr *vec_construct(lowerer *L, ir_type component, int width, ir_expr **args, int n,
+                       const expr *at) {
+    if (n != 1 && n != width) {
+        ERR(L, at->line, at->col, "a %d-component vector takes 1 or %d values, got %d", width,
+            width, n);
+        return NULL;
+    }
+    ir_expr *out = vec_new(L, width, at);
+    if (!out) return NULL;
+    int tmp[4];
+    for (int i = 0; i < n; i++) {
+        if (!args[i]) return NULL;
+        if (vec_is(args[i])) {
+            ERR(L, at->line, at->col, "vector components must be scalars");
+            return NULL;
+        }
+        if ((tmp[i] = hoist_scalar(L, out->body, args[i], at)) < 0) return NULL;
+    }
+    for (int k = 0; k < width; k++) {
+        ir_expr *c = ir_expr_new(L->f, IR_CAST, at->line, at->col);
+        if (!c) return NULL;
+        c->type = component;
+        c->a = local_read(L, tmp[n == 1 ? 0 : k], at);
+        if (assign(L, out->body, comp_local(out, k), c, at)) return NULL;
+    }
+    return out;
+}
+
+/* Sum of products of components: the dot product of a and b, whose setups
+ * the caller has already emitted into `b`. */
+static ir_expr *dot_of(lowerer *L, const ir_expr *a, const ir_expr *b, const expr *at) {
+    ir_expr *sum = NULL;
+    for (int k = 0; k < a->nargs; k++) {
+        ir_expr *m = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
+        if (!m) return NULL;
+        m->op = OP_MUL;
+        m->a = local_read(L, comp_local(a, k), at);
+        m->b = local_read(L, comp_local(b, k), at);
+        if (!sum) {
+            sum = m;
+            continue;
+        }
+        ir_expr *add = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
+        if (!add) return NULL;
+        add->op = OP_ADD;
+        add->a = sum;
+        add->b = m;
+        sum = add;
+    }
+    return sum;
+}
+
+static ir_expr *sqrt_of(lowerer *L, ir_expr *x, const expr *at) {
+    ir_intrinsic fn = INTR_SQRT;
+    return x ? make_call(L, &x, 1, at, &fn) : NULL;
+}
+
+ir_expr *vec_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args, int n,
+                    const expr *at) {
+    int want = !strcmp(name, "dot") ? 1 : 0;
+    if (n != want) {
+        ERR(L, at->line, at->col, "%s() takes %d argument%s, got %d", name, want,
+            want == 1 ? "" : "s", n);
+        return NULL;
+    }
+    if (!strcmp(name, "normalized")) {
+        /* v / |v|, with v evaluated once. */
+        ir_expr *out = vec_new(L, self->nargs, at);
+        if (!out || vec_eval(L, out->body, self)) return NULL;
+        int len = hoist_scalar(L, out->body, sqrt_of(L, dot_of(L, self, self, at), at), at);
+        if (len < 0) return NULL;
+        for (int k = 0; k < self->nargs; k++) {
+            ir_expr *d = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
+            if (!d) return NULL;
+            d->op = OP_DIV;
+            d->a = local_read(L, comp_local(self, k), at);
+            d->b = local_read(L, len, at);
+            if (assign(L, out->body, comp_local(out, k), d, at)) return NULL;
+        }
+        return out;
+    }
+    /* dot and length give a scalar: an inlined block with one result. */
+    ir_expr *other = want ? args[0] : self;
+    if (!other) return NULL;
+    if (!vec_is(other) || other->nargs != self->nargs) {
+        ERR(L, at->line, at->col, "dot() needs a vector of %d components", self->nargs);
+        return NULL;
+    }
+    ir_expr *x = ir_expr_new(L->f, IR_INLINE, at->line, at->col);
+    ir_block *body = arena_alloc(&L->f->mem, sizeof *body);
+    int r = lower_temp(L, "dot");
+    if (!x || !body || r < 0) {
+        lower_oom(L);
+        return NULL;
+    }
+    x->body = body;
+    x->index = r;
+    x->inline_id = L->f->ninlines++;
+    if (vec_eval(L, body, self) || (other != self && vec_eval(L, body, other))) return NULL;
+    ir_expr *value = dot_of(L, self, other, at);
+    if (!strcmp(name, "length")) value = sqrt_of(L, value, at);
+    return assign(L, body, r, value, at) ? NULL : x;
+}
+
+ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
+    int width = vec_width_of(L, param);
+    ir_expr *out = vec_new(L, width, at);
+    if (!out) return NULL;
+    int itmp[TACK_MAX_NDIM];
+    for (int i = 0; i < n; i++)
+        if ((itmp[i] = hoist_scalar(L, out->body, idx[i], at)) < 0) return NULL;
+    /* Component k of element (i, j) is storage element (i, j, k). */
+    for (int k = 0; k < width; k++) {
+        ir_expr *ld = ir_expr_new(L->f, IR_LOAD, at->line, at->col);
+        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
+        if (!ld || !args) {
+            lower_oom(L);
+            return NULL;
+        }
+        for (int i = 0; i < n; i++) args[i] = local_read(L, itmp[i], at);
+        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
+        ld->index = param;
+        ld->args = args;
+        ld->nargs = n + 1;
+        if (assign(L, out->body, comp_local(out, k), ld, at)) return NULL;
+    }
+    return out;
+}
+
+int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr *v, const stmt *at) {
+    int width = vec_width_of(L, param);
+    const expr where = {.line = at->line, .col = at->col};
+    if (!vec_is(v) || v->nargs != width) {
+        ERR(L, at->line, at->col, "'%s' holds %d-component vectors; assign a vector of that "
+            "width", L->f->params[param].name, width);
+        return -1;
+    }
+    int itmp[TACK_MAX_NDIM];
+    for (int i = 0; i < n; i++)
+        if ((itmp[i] = hoist_scalar(L, b, idx[i], &where)) < 0) return -1;
+    if (vec_eval(L, b, v)) return -1;
+    for (int k = 0; k < width; k++) {
+        ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
+        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
+        if (!s || !args) return lower_oom(L);
+        for (int i = 0; i < n; i++) args[i] = local_read(L, itmp[i], &where);
+        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
+        s->index = param;
+        s->indices = args;
+        s->nindices = n + 1;
+        s->value = local_read(L, comp_local(v, k), &where);
+        if (push(L, b, s)) return -1;
+    }
+    return 0;
+}
+
+ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, const expr *at) {
+    ir_expr *out = vec_new(L, width, at);
+    ir_stmt *s = ir_stmt_new(L->f, IR_EVAL, at->line, at->col);
+    if (!out || !s) {
+        lower_oom(L);
+        return NULL;
+    }
+    s->value = setup;
+    if (push(L, out->body, s)) return NULL;
+    for (int k = 0; k < width; k++)
+        if (assign(L, out->body, comp_local(out, k), local_read(L, locals[k], at), at)) return NULL;
+    return out;
+}
+
+ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at) {
+    ir_expr *out = vec_new(L, b->width, at);
+    if (!out) return NULL;
+    for (int k = 0; k < b->width; k++)
+        if (assign(L, out->body, comp_local(out, k), local_read(L, b->comps[k], at), at)) return NULL;
+    return out;
+}
+
+int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const stmt *at) {
+    const expr where = {.line = at->line, .col = at->col};
+    if (b->kind == BIND_LOCAL) {
+        if (b->holds_scalar) {
+            ERR(L, at->line, at->col, "'%s' holds a scalar elsewhere; a name keeps one kind of value",
+                b->name);
+            return -1;
+        }
+        /* The name's first vector: give it one local per component. */
+        b->kind = BIND_VECTOR;
+        b->width = v->nargs;
+        for (int k = 0; k < v->nargs; k++) {
+            char name[256];
+            snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], L->sc->inline_id);
+            if ((b->comps[k] = ir_local_add(L->f, name)) < 0) return lower_oom(L);
+        }
+    } else if (b->width != v->nargs) {
+        ERR(L, at->line, at->col, "'%s' holds %d-component vectors, not %d", b->name, b->width,
+            v->nargs);
+        return -1;
+    }
+    if (vec_eval(L, blk, v)) return -1;
+    for (int k = 0; k < v->nargs; k++)
+        if (assign(L, blk, b->comps[k], local_read(L, comp_local(v, k), &where), &where)) return -1;
+    return 0;
+}
+
+/* ---- leftovers ---- */
+
+static const ir_expr *find_vector(const ir_expr *e);
+
+static const ir_expr *find_in_block(const ir_block *b) {
+    for (int i = 0; b && i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        const ir_expr *found = NULL;
+        const ir_expr *parts[4] = {s->value, s->start, s->stop, s->step};
+        for (int p = 0; p < 4 && !found; p++) found = find_vector(parts[p]);
+        for (int k = 0; k < s->nindices && !found; k++) found = find_vector(s->indices[k]);
+        if (!found) found = find_in_block(&s->body);
+        if (!found) found = find_in_block(&s->orelse);
+        if (found) return found;
+    }
+    return NULL;
+}
+
+static const ir_expr *find_vector(const ir_expr *e) {
+    if (!e) return NULL;
+    if (e->kind == IR_VECTOR) return e;
+    const ir_expr *found = find_vector(e->a);
+    if (!found) found = find_vector(e->b);
+    if (!found) found = find_vector(e->cond);
+    for (int i = 0; i < e->nargs && !found; i++) found = find_vector(e->args[i]);
+    if (!found && e->body) found = find_in_block(e->body);
+    return found;
+}
+
+int vec_check_none_left(lowerer *L, const ir_block *b) {
+    const ir_expr *v = find_vector(L->f->stop);
+    if (!v) v = find_in_block(b);
+    if (!v) return 0;
+    /* Report in the source the leftover came from. */
+    const ir_source *s = &L->f->sources[v->src];
+    src_info where = {s->text, s->filename, s->first_line, s->name};
+    if (!L->failed++)
+        src_error(&where, v->line, v->col, L->err,
+                  "a %d-component vector cannot be used here; a scalar is needed", v->nargs);
+    return -1;
+}
