@@ -12,6 +12,7 @@ from . import _tack
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, dtype,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64,
+    vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, copyto, empty, zeros,
     device, get_default_device, set_default_device,
     constant, func, stats, get_debug, set_debug,
@@ -41,6 +42,7 @@ _sys.modules.setdefault("tack.math", math)
 __all__ = [
     "Array", "CompileError", "Device", "Kernel", "dtype",
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+    "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "array", "copyto", "empty", "zeros",
     "device", "get_default_device", "set_default_device",
     "kernel", "ndindex", "func", "constant", "math", "stats", "get_debug", "set_debug",

@@ -5,6 +5,11 @@
  * read through NumPy's struct accessors, tack.Array read directly; only
  * other buffer-protocol objects pay for PyObject_GetBuffer (released after
  * the launch).  Checks for bool come before int (bool is an int subclass).
+ *
+ * The caller's tack_arg array is not initialized: every array path sets
+ * every field the library reads, vec_width included.  Only a tack.Array of
+ * a vector dtype is an array of vectors (vec_width 2-4, storage shape
+ * logical + (width,)); NumPy arrays and other buffers never are.
  */
 #define NO_IMPORT_ARRAY
 #include "ext.h"
@@ -84,6 +89,7 @@ static int convert_ndarray(ext_KernelObject *kern, int i, PyArrayObject *arr,
                          "the array's data is not aligned to its element size", NULL);
     a->kind = TACK_ARG_ARRAY;
     a->dtype = (tack_dtype)t;
+    a->vec_width = 0;
     a->ndim = ndim;
     a->writable = PyArray_ISWRITEABLE(arr);
     a->data = PyArray_DATA(arr);
@@ -132,6 +138,7 @@ static int convert_buffer(ext_KernelObject *kern, int i, PyObject *o, tack_arg *
                          "the buffer's data is not aligned to its element size", NULL);
     a->kind = TACK_ARG_ARRAY;
     a->dtype = (tack_dtype)t;
+    a->vec_width = 0;
     a->ndim = view->ndim;
     a->writable = !view->readonly;
     a->data = view->buf;
@@ -166,8 +173,9 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
                 goto out;
             }
             a->kind = TACK_ARG_ARRAY;
-            a->dtype = arr->dtype;
-            a->ndim = arr->ndim;
+            a->dtype = arr->dtype;            /* the component for vectors */
+            a->vec_width = arr->vec_width;
+            a->ndim = ext_Array_STORAGE_NDIM(arr);
             a->writable = 1;
             a->data = arr->data;
             memcpy(a->shape, arr->shape, sizeof a->shape);

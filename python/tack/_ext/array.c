@@ -3,6 +3,10 @@
  * object owns, tied to the device it was made for.  It exports the buffer
  * protocol read/write, so np.asarray(arr) is a view without a copy.
  * Conversions between dtypes go through NumPy.
+ *
+ * An array of vectors (dtype tack.vec3f ...) has a logical shape (n,) and
+ * stores n * 3 components; NumPy, the buffer protocol and kernels see the
+ * storage, shape (n, 3) of the component dtype.
  */
 #define NO_IMPORT_ARRAY
 #include "ext.h"
@@ -66,11 +70,47 @@ static PyObject *shape_tuple(int ndim, const int64_t *shape)
     return t;
 }
 
-/* A new array; steals nothing.  zero: fill with zero bytes. */
-static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dtype,
-                                  PyObject *device, int zero)
+/* The dtype object of a's elements (borrowed). */
+static PyObject *array_dtype_object(const ext_ArrayObject *a)
 {
-    size_t itemsize = tack_dtype_size(dtype);
+    return ext_vec_dtype_object(a->dtype, a->vec_width);
+}
+
+/* "shapes differ" for copyto: dst's logical shape, and for vectors the
+ * shape src must have. */
+static void shape_mismatch(ext_ArrayObject *dst, PyArrayObject *src)
+{
+    int sndim = ext_Array_STORAGE_NDIM(dst);
+    PyObject *ds = shape_tuple(dst->ndim, dst->shape);
+    PyObject *want = ds ? shape_tuple(sndim, dst->shape) : NULL;
+    PyObject *ss = want ? PyObject_GetAttrString((PyObject *)src, "shape") : NULL;
+    if (ss && dst->vec_width)
+        PyErr_Format(PyExc_ValueError,
+                     "copyto(): shapes differ: dst is a %R array of shape %S, which "
+                     "takes src of shape %S; src has shape %S",
+                     array_dtype_object(dst), ds, want, ss);
+    else if (ss)
+        PyErr_Format(PyExc_ValueError,
+                     "copyto(): shapes differ: dst has shape %S, src has shape %S",
+                     ds, ss);
+    Py_XDECREF(ds);
+    Py_XDECREF(want);
+    Py_XDECREF(ss);
+}
+
+/* A new array; steals nothing.  zero: fill with zero bytes.  vec_width 2-4:
+ * an array of vectors of logical shape shape[0..ndim). */
+static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dtype,
+                                  int vec_width, PyObject *device, int zero)
+{
+    if (vec_width && ndim > TACK_MAX_NDIM - 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "arrays of vectors have at most %d dimensions, shape has %d",
+                     TACK_MAX_NDIM - 1, ndim);
+        return NULL;
+    }
+    size_t csize = tack_dtype_size(dtype);
+    size_t itemsize = csize * (size_t)(vec_width ? vec_width : 1);
     size_t size = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] != 0 && size > (size_t)PY_SSIZE_T_MAX / (size_t)shape[i]) {
@@ -102,9 +142,16 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
     if (zero)
         memset(a->data, 0, alloc);
     a->dtype = dtype;
+    a->vec_width = vec_width;
     a->ndim = ndim;
     a->size = (Py_ssize_t)size;
     a->nbytes = (Py_ssize_t)nbytes;
+    if (vec_width) {
+        a->shape[ndim] = vec_width;
+        a->strides[ndim] = (int64_t)csize;
+        a->py_shape[ndim] = vec_width;
+        a->py_strides[ndim] = (Py_ssize_t)csize;
+    }
     int64_t stride = (int64_t)itemsize;
     for (int i = ndim - 1; i >= 0; i--) {
         a->shape[i] = shape[i];
@@ -129,12 +176,13 @@ static PyObject *make_array(PyObject *args, PyObject *kwargs, const char *fname,
     if (ndim < 0)
         return NULL;
     tack_dtype dtype = TACK_F32;
-    if (dtype_obj != Py_None && ext_dtype_from_object(dtype_obj, &dtype) < 0)
+    int width = 0;
+    if (dtype_obj != Py_None && ext_dtype_from_object_vec(dtype_obj, &dtype, &width) < 0)
         return NULL;
     PyObject *device = ext_device_from_object(device_obj);
     if (!device)
         return NULL;
-    PyObject *a = (PyObject *)array_new(ndim, shape, dtype, device, zero);
+    PyObject *a = (PyObject *)array_new(ndim, shape, dtype, width, device, zero);
     Py_DECREF(device);
     return a;
 }
@@ -151,13 +199,14 @@ PyObject *ext_zeros(PyObject *self, PyObject *args, PyObject *kwargs)
     return make_array(args, kwargs, "O|OO:zeros", 1);
 }
 
-/* A NumPy array viewing a's memory (writable), keeping a alive. */
+/* A NumPy array viewing a's storage (writable), keeping a alive. */
 static PyObject *numpy_view(ext_ArrayObject *a)
 {
     npy_intp dims[TACK_MAX_NDIM];
-    for (int i = 0; i < a->ndim; i++)
+    int ndim = ext_Array_STORAGE_NDIM(a);
+    for (int i = 0; i < ndim; i++)
         dims[i] = (npy_intp)a->shape[i];
-    PyObject *v = PyArray_SimpleNewFromData(a->ndim, dims,
+    PyObject *v = PyArray_SimpleNewFromData(ndim, dims,
                                             ext_dtype_to_typenum(a->dtype), a->data);
     if (!v)
         return NULL;
@@ -178,13 +227,17 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
 
     PyArray_Descr *want = NULL;
+    int width = 0;
     if (dtype_obj != Py_None) {
         tack_dtype t;
-        if (ext_dtype_from_object(dtype_obj, &t) < 0)
+        if (ext_dtype_from_object_vec(dtype_obj, &t, &width) < 0)
             return NULL;
         want = PyArray_DescrFromType(ext_dtype_to_typenum(t));
         if (!want)
             return NULL;
+    } else if (ext_Array_Check(obj) && ((ext_ArrayObject *)obj)->vec_width) {
+        /* A copy of an array of vectors is one too. */
+        width = ((ext_ArrayObject *)obj)->vec_width;
     }
     /* Steals want; FORCECAST: an explicit dtype converts like np.array. */
     PyArrayObject *src = (PyArrayObject *)PyArray_FromAny(
@@ -214,9 +267,31 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
         Py_DECREF(src);
         return NULL;
     }
-    if (PyArray_NDIM(src) > TACK_MAX_NDIM) {
+    int ndim = PyArray_NDIM(src);
+    if (width) {
+        /* Components along the last dimension: shape (..., width). */
+        if (ndim == 0 || PyArray_DIM(src, ndim - 1) != width) {
+            PyObject *ss = PyObject_GetAttrString((PyObject *)src, "shape");
+            if (ss)
+                PyErr_Format(PyExc_ValueError,
+                             "tack.array(): an array of %R needs data of shape "
+                             "(..., %d), got shape %S",
+                             ext_vec_dtype_object((tack_dtype)t, width), width, ss);
+            Py_XDECREF(ss);
+            Py_DECREF(src);
+            return NULL;
+        }
+        ndim--;
+        if (ndim > TACK_MAX_NDIM - 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "arrays of vectors have at most %d dimensions, got %d "
+                         "(data of %d dimensions)", TACK_MAX_NDIM - 1, ndim, ndim + 1);
+            Py_DECREF(src);
+            return NULL;
+        }
+    } else if (ndim > TACK_MAX_NDIM) {
         PyErr_Format(PyExc_ValueError, "arrays have at most %d dimensions, got %d",
-                     TACK_MAX_NDIM, PyArray_NDIM(src));
+                     TACK_MAX_NDIM, ndim);
         Py_DECREF(src);
         return NULL;
     }
@@ -228,9 +303,9 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     int64_t shape[TACK_MAX_NDIM];
-    for (int i = 0; i < PyArray_NDIM(src); i++)
+    for (int i = 0; i < ndim; i++)
         shape[i] = PyArray_DIM(src, i);
-    ext_ArrayObject *a = array_new(PyArray_NDIM(src), shape, (tack_dtype)t, device, 0);
+    ext_ArrayObject *a = array_new(ndim, shape, (tack_dtype)t, width, device, 0);
     Py_DECREF(device);
     if (a)
         memcpy(a->data, PyArray_DATA(src), (size_t)a->nbytes);
@@ -257,18 +332,12 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *r = NULL;
     PyArray_Descr *dst_descr = NULL;
     PyObject *view = NULL;
-    int same = PyArray_NDIM(src) == dst->ndim;
-    for (int i = 0; same && i < dst->ndim; i++)
+    int sndim = ext_Array_STORAGE_NDIM(dst);
+    int same = PyArray_NDIM(src) == sndim;
+    for (int i = 0; same && i < sndim; i++)
         same = PyArray_DIM(src, i) == dst->shape[i];
     if (!same) {
-        PyObject *ds = shape_tuple(dst->ndim, dst->shape);
-        PyObject *ss = ds ? PyObject_GetAttrString((PyObject *)src, "shape") : NULL;
-        if (ss)
-            PyErr_Format(PyExc_ValueError,
-                         "copyto(): shapes differ: dst has shape %S, src has shape %S",
-                         ds, ss);
-        Py_XDECREF(ds);
-        Py_XDECREF(ss);
+        shape_mismatch(dst, src);
         goto done;
     }
     dst_descr = PyArray_DescrFromType(ext_dtype_to_typenum(dst->dtype));
@@ -276,9 +345,9 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
         goto done;
     if (!PyArray_CanCastTypeTo(PyArray_DESCR(src), dst_descr, NPY_SAME_KIND_CASTING)) {
         PyErr_Format(PyExc_TypeError,
-                     "copyto(): cannot copy %S data into a tack.%s array under the "
+                     "copyto(): cannot copy %S data into a %R array under the "
                      "'same_kind' casting rule", (PyObject *)PyArray_DESCR(src),
-                     tack_dtype_name(dst->dtype));
+                     array_dtype_object(dst));
         goto done;
     }
     view = numpy_view(dst);
@@ -315,7 +384,7 @@ static int array_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->readonly = 0;
     view->itemsize = (Py_ssize_t)tack_dtype_size(a->dtype);
     view->format = (flags & PyBUF_FORMAT) ? (char *)ext_dtype_format(a->dtype) : NULL;
-    view->ndim = a->ndim;
+    view->ndim = ext_Array_STORAGE_NDIM(a);
     view->shape = (flags & PyBUF_ND) ? a->py_shape : NULL;
     view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? a->py_strides : NULL;
     view->suboffsets = NULL;
@@ -345,7 +414,7 @@ static PyObject *array_repr(PyObject *self)
         return NULL;
     const char *dev = tack_device_name(((ext_DeviceObject *)a->device)->dev);
     PyObject *r = PyUnicode_FromFormat("tack.Array(shape=%S, dtype=%R, device='%s')",
-                                       shape, ext_dtype_object(a->dtype), dev);
+                                       shape, array_dtype_object(a), dev);
     Py_DECREF(shape);
     return r;
 }
@@ -355,9 +424,10 @@ static PyObject *array_numpy(PyObject *self, PyObject *unused)
     (void)unused;
     ext_ArrayObject *a = (ext_ArrayObject *)self;
     npy_intp dims[TACK_MAX_NDIM];
-    for (int i = 0; i < a->ndim; i++)
+    int ndim = ext_Array_STORAGE_NDIM(a);
+    for (int i = 0; i < ndim; i++)
         dims[i] = (npy_intp)a->shape[i];
-    PyObject *r = PyArray_SimpleNew(a->ndim, dims, ext_dtype_to_typenum(a->dtype));
+    PyObject *r = PyArray_SimpleNew(ndim, dims, ext_dtype_to_typenum(a->dtype));
     if (r)
         memcpy(PyArray_DATA((PyArrayObject *)r), a->data, (size_t)a->nbytes);
     return r;
@@ -380,7 +450,7 @@ static PyObject *array_get_strides(PyObject *self, void *closure)
 static PyObject *array_get_dtype(PyObject *self, void *closure)
 {
     (void)closure;
-    return Py_NewRef(ext_dtype_object(((ext_ArrayObject *)self)->dtype));
+    return Py_NewRef(array_dtype_object((ext_ArrayObject *)self));
 }
 
 static PyObject *array_get_ndim(PyObject *self, void *closure)
@@ -408,11 +478,13 @@ static PyObject *array_get_device(PyObject *self, void *closure)
 }
 
 static PyGetSetDef array_getset[] = {
-    {"shape", array_get_shape, NULL, "Dimensions, a tuple of ints.", NULL},
+    {"shape", array_get_shape, NULL,
+     "Dimensions, a tuple of ints (for arrays of vectors the logical shape, "
+     "without the components).", NULL},
     {"strides", array_get_strides, NULL, "Bytes between elements per dimension.", NULL},
-    {"dtype", array_get_dtype, NULL, "Element type, a tack.dtype.", NULL},
-    {"ndim", array_get_ndim, NULL, "Number of dimensions.", NULL},
-    {"size", array_get_size, NULL, "Number of elements.", NULL},
+    {"dtype", array_get_dtype, NULL, "Element type, a tack.dtype (tack.vec3f ...).", NULL},
+    {"ndim", array_get_ndim, NULL, "Number of (logical) dimensions.", NULL},
+    {"size", array_get_size, NULL, "Number of (logical) elements.", NULL},
     {"nbytes", array_get_nbytes, NULL, "Bytes of data.", NULL},
     {"device", array_get_device, NULL, "The tack.Device the array belongs to.", NULL},
     {NULL, NULL, NULL, NULL, NULL}
@@ -420,7 +492,8 @@ static PyGetSetDef array_getset[] = {
 
 static PyMethodDef array_methods[] = {
     {"numpy", array_numpy, METH_NOARGS,
-     "numpy()\n--\n\nA NumPy array holding a copy of the data."},
+     "numpy()\n--\n\nA NumPy array holding a copy of the data (for arrays of vectors\n"
+     "shape + (width,) of the component dtype)."},
     {NULL, NULL, 0, NULL}
 };
 

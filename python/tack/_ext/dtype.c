@@ -1,7 +1,8 @@
 /*
- * dtype.c - tack.dtype: one shared object per element type (tack.f32 ...),
- * and the mappings between Tack dtypes, NumPy type numbers and buffer
- * formats.
+ * dtype.c - tack.dtype: one shared object per element type (tack.f32 ...)
+ * and per vector element type (tack.vec2f ... tack.vec4i: 2-4 components of
+ * f32, f64 or i32), and the mappings between Tack dtypes, NumPy type numbers
+ * and buffer formats.
  */
 #define NO_IMPORT_ARRAY
 #include "ext.h"
@@ -13,9 +14,56 @@ static const char *const py_names[TACK_DTYPE_COUNT] = {
 
 static PyObject *dtype_objects[TACK_DTYPE_COUNT];
 
+/* Vector dtypes: components f32 'f', f64 'd', i32 'i'; widths 2-4. */
+#define NUM_VEC_COMPONENTS 3
+#define NUM_VEC_WIDTHS (EXT_VEC_MAX - EXT_VEC_MIN + 1)
+static const tack_dtype vec_components[NUM_VEC_COMPONENTS] = {TACK_F32, TACK_F64, TACK_I32};
+static const char *const vec_names[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS] = {
+    {"vec2f", "vec3f", "vec4f"},
+    {"vec2d", "vec3d", "vec4d"},
+    {"vec2i", "vec3i", "vec4i"},
+};
+static PyObject *vec_objects[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS];
+
+static int vec_component_index(tack_dtype t)
+{
+    for (int c = 0; c < NUM_VEC_COMPONENTS; c++)
+        if (vec_components[c] == t)
+            return c;
+    return -1;
+}
+
 PyObject *ext_dtype_object(tack_dtype t)
 {
     return dtype_objects[t];
+}
+
+PyObject *ext_vec_dtype_object(tack_dtype t, int width)
+{
+    if (width == 0)
+        return dtype_objects[t];
+    int c = vec_component_index(t);
+    if (c < 0 || width < EXT_VEC_MIN || width > EXT_VEC_MAX) {
+        PyErr_Format(PyExc_TypeError,
+                     "there is no vector dtype of %d %s components (vectors have 2-4 "
+                     "f32, f64 or i32 components)", width, tack_dtype_name(t));
+        return NULL;
+    }
+    return vec_objects[c][width - EXT_VEC_MIN];
+}
+
+/* Python attribute name: "f32", "bool_", "vec3f". */
+static const char *dtype_py_name(const ext_DTypeObject *d)
+{
+    if (d->width)
+        return vec_names[vec_component_index(d->t)][d->width - EXT_VEC_MIN];
+    return py_names[d->t];
+}
+
+/* .name and str(): "f32", "bool", "vec3f". */
+static const char *dtype_name(const ext_DTypeObject *d)
+{
+    return d->width ? dtype_py_name(d) : tack_dtype_name(d->t);
 }
 
 int ext_dtype_to_typenum(tack_dtype t)
@@ -103,10 +151,14 @@ int ext_dtype_from_format(const char *format, Py_ssize_t itemsize)
     }
 }
 
-int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
+/* Both lookups; vectors: whether vector dtypes are accepted (for the
+ * message; the caller refuses them). */
+static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
 {
+    *width = 0;
     if (PyObject_TypeCheck(obj, &ext_DType_Type)) {
         *out = ((ext_DTypeObject *)obj)->t;
+        *width = ((ext_DTypeObject *)obj)->width;
         return 0;
     }
     if (PyUnicode_Check(obj)) {
@@ -117,6 +169,15 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
             if (strcmp(s, py_names[t]) == 0 || strcmp(s, tack_dtype_name((tack_dtype)t)) == 0) {
                 *out = (tack_dtype)t;
                 return 0;
+            }
+        }
+        for (int c = 0; c < NUM_VEC_COMPONENTS; c++) {
+            for (int w = 0; w < NUM_VEC_WIDTHS; w++) {
+                if (strcmp(s, vec_names[c][w]) == 0) {
+                    *out = vec_components[c];
+                    *width = w + EXT_VEC_MIN;
+                    return 0;
+                }
             }
         }
     }
@@ -135,43 +196,104 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
     if (r) {
         PyErr_Format(PyExc_TypeError,
                      "%U is not a Tack dtype (bool_, i8, i16, i32, i64, u8, u16, "
-                     "u32, u64, f32, f64)", r);
+                     "u32, u64, f32, f64%s)", r,
+                     vectors ? ", vec2f-vec4f, vec2d-vec4d, vec2i-vec4i" : "");
         Py_DECREF(r);
     }
     return -1;
+}
+
+int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
+{
+    int width;
+    if (dtype_lookup(obj, out, &width, 0) < 0)
+        return -1;
+    if (width) {
+        PyErr_Format(PyExc_TypeError,
+                     "tack.%s is a vector dtype; a scalar dtype is needed here",
+                     vec_names[vec_component_index(*out)][width - EXT_VEC_MIN]);
+        return -1;
+    }
+    return 0;
+}
+
+int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width)
+{
+    return dtype_lookup(obj, out, width, 1);
 }
 
 /* ---- the tack.dtype type --------------------------------------------- */
 
 static PyObject *dtype_repr(PyObject *self)
 {
-    return PyUnicode_FromFormat("tack.%s", py_names[((ext_DTypeObject *)self)->t]);
+    return PyUnicode_FromFormat("tack.%s", dtype_py_name((ext_DTypeObject *)self));
 }
 
 static PyObject *dtype_str(PyObject *self)
 {
-    return PyUnicode_FromString(tack_dtype_name(((ext_DTypeObject *)self)->t));
+    return PyUnicode_FromString(dtype_name((ext_DTypeObject *)self));
 }
 
 static Py_hash_t dtype_hash(PyObject *self)
 {
-    return (Py_hash_t)0x7ac0 + ((ext_DTypeObject *)self)->t;
+    ext_DTypeObject *d = (ext_DTypeObject *)self;
+    return (Py_hash_t)0x7ac0 + d->t + 64 * d->width;
 }
 
 static PyObject *dtype_richcompare(PyObject *a, PyObject *b, int op)
 {
     if (!PyObject_TypeCheck(b, &ext_DType_Type) || (op != Py_EQ && op != Py_NE))
         Py_RETURN_NOTIMPLEMENTED;
-    int eq = ((ext_DTypeObject *)a)->t == ((ext_DTypeObject *)b)->t;
+    ext_DTypeObject *x = (ext_DTypeObject *)a, *y = (ext_DTypeObject *)b;
+    int eq = x->t == y->t && x->width == y->width;
     return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+/* Outside kernels a vector "constructor" returns a NumPy array of its
+ * components: tack.vec3f(1, 2, 3) or tack.vec3f([1, 2, 3]). */
+static PyObject *vec_call(ext_DTypeObject *d, PyObject *args, PyObject *kwargs)
+{
+    const char *name = dtype_py_name(d);
+    if (kwargs && PyDict_GET_SIZE(kwargs)) {
+        PyErr_Format(PyExc_TypeError, "tack.%s() takes no keyword arguments", name);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *seq;
+    if (n == d->width)
+        seq = args;
+    else if (n == 1)
+        seq = PyTuple_GET_ITEM(args, 0);
+    else
+        goto bad;
+    PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_to_typenum(d->t));
+    if (!descr)
+        return NULL;
+    /* Steals descr. */
+    PyObject *r = PyArray_FromAny(seq, descr, 0, 0,
+                                  NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSURECOPY |
+                                  NPY_ARRAY_DEFAULT, NULL);
+    if (!r)
+        return NULL;
+    if (PyArray_NDIM((PyArrayObject *)r) == 1 &&
+        PyArray_DIM((PyArrayObject *)r, 0) == d->width)
+        return r;
+    Py_DECREF(r);
+bad:
+    PyErr_Format(PyExc_TypeError,
+                 "tack.%s() takes %d components, or one sequence of %d", name,
+                 d->width, d->width);
+    return NULL;
 }
 
 /* Outside kernels a cast returns the NumPy scalar: tack.f32(3.7) is
  * numpy.float32(3.7). */
 static PyObject *dtype_call(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    PyArray_Descr *descr = PyArray_DescrFromType(
-        ext_dtype_to_typenum(((ext_DTypeObject *)self)->t));
+    ext_DTypeObject *d = (ext_DTypeObject *)self;
+    if (d->width)
+        return vec_call(d, args, kwargs);
+    PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_to_typenum(d->t));
     if (!descr)
         return NULL;
     PyObject *r = PyObject_Call((PyObject *)descr->typeobj, args, kwargs);
@@ -182,32 +304,65 @@ static PyObject *dtype_call(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyObject *dtype_get_name(PyObject *self, void *closure)
 {
     (void)closure;
-    return PyUnicode_FromString(tack_dtype_name(((ext_DTypeObject *)self)->t));
+    return PyUnicode_FromString(dtype_name((ext_DTypeObject *)self));
 }
 
 static PyObject *dtype_get_itemsize(PyObject *self, void *closure)
 {
     (void)closure;
-    return PyLong_FromSize_t(tack_dtype_size(((ext_DTypeObject *)self)->t));
+    ext_DTypeObject *d = (ext_DTypeObject *)self;
+    return PyLong_FromSize_t(tack_dtype_size(d->t) * (size_t)(d->width ? d->width : 1));
+}
+
+static PyObject *dtype_get_width(PyObject *self, void *closure)
+{
+    (void)closure;
+    ext_DTypeObject *d = (ext_DTypeObject *)self;
+    return PyLong_FromLong(d->width ? d->width : 1);
+}
+
+static PyObject *dtype_get_component(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(ext_dtype_object(((ext_DTypeObject *)self)->t));
 }
 
 static PyObject *dtype_get_numpy(PyObject *self, void *closure)
 {
     (void)closure;
-    return (PyObject *)PyArray_DescrFromType(
-        ext_dtype_to_typenum(((ext_DTypeObject *)self)->t));
+    ext_DTypeObject *d = (ext_DTypeObject *)self;
+    PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_to_typenum(d->t));
+    if (!descr || !d->width)
+        return (PyObject *)descr;
+    /* np.dtype((np.float32, (3,))) */
+    PyObject *spec = Py_BuildValue("(N(i))", (PyObject *)descr, d->width);
+    if (!spec)
+        return NULL;
+    PyArray_Descr *sub = NULL;
+    int ok = PyArray_DescrConverter(spec, &sub);
+    Py_DECREF(spec);
+    return ok ? (PyObject *)sub : NULL;
 }
 
 static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyUnicode_FromString(py_names[((ext_DTypeObject *)self)->t]);
+    return PyUnicode_FromString(dtype_py_name((ext_DTypeObject *)self));
 }
 
 static PyGetSetDef dtype_getset[] = {
-    {"name", dtype_get_name, NULL, "The dtype's name: 'f32', 'i64', 'bool', ...", NULL},
-    {"itemsize", dtype_get_itemsize, NULL, "Bytes per element.", NULL},
-    {"numpy", dtype_get_numpy, NULL, "The equivalent numpy.dtype.", NULL},
+    {"name", dtype_get_name, NULL, "The dtype's name: 'f32', 'i64', 'bool', 'vec3f', ...",
+     NULL},
+    {"itemsize", dtype_get_itemsize, NULL,
+     "Bytes per element (for vectors: width * component size).", NULL},
+    {"width", dtype_get_width, NULL,
+     "Components per element: 2-4 for vector dtypes, 1 for scalar dtypes.", NULL},
+    {"component", dtype_get_component, NULL,
+     "The scalar component dtype: tack.f32 for tack.vec3f; itself for scalar dtypes.",
+     NULL},
+    {"numpy", dtype_get_numpy, NULL,
+     "The equivalent numpy.dtype (for vectors a subarray dtype such as ('<f4', (3,))).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}
 };
 
@@ -221,8 +376,10 @@ PyTypeObject ext_DType_Type = {
     .tp_name = "tack.dtype",
     .tp_basicsize = sizeof(ext_DTypeObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "An element type (tack.f32, tack.i64, ...).  Inside kernels calling\n"
-              "it casts; outside it returns the NumPy scalar.",
+    .tp_doc = "An element type (tack.f32, tack.i64, ...) or vector element type\n"
+              "(tack.vec3f, ...).  Inside kernels calling it casts or builds a vector;\n"
+              "outside it returns the NumPy scalar (for vectors a NumPy array of the\n"
+              "components).",
     .tp_repr = dtype_repr,
     .tp_str = dtype_str,
     .tp_hash = dtype_hash,
@@ -243,9 +400,22 @@ int ext_dtype_init(PyObject *module)
         if (!d)
             return -1;
         d->t = (tack_dtype)t;
+        d->width = 0;
         dtype_objects[t] = (PyObject *)d; /* the module table keeps this ref */
         if (PyModule_AddObjectRef(module, py_names[t], (PyObject *)d) < 0)
             return -1;
+    }
+    for (int c = 0; c < NUM_VEC_COMPONENTS; c++) {
+        for (int w = 0; w < NUM_VEC_WIDTHS; w++) {
+            ext_DTypeObject *d = PyObject_New(ext_DTypeObject, &ext_DType_Type);
+            if (!d)
+                return -1;
+            d->t = vec_components[c];
+            d->width = w + EXT_VEC_MIN;
+            vec_objects[c][w] = (PyObject *)d; /* the module table keeps this ref */
+            if (PyModule_AddObjectRef(module, vec_names[c][w], (PyObject *)d) < 0)
+                return -1;
+        }
     }
     return 0;
 }

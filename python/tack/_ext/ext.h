@@ -14,6 +14,7 @@
  *   kernel.c   tack.Kernel: decoration, calls, introspection
  *   args.c     argument conversion for launches (the hot path)
  *   resolve.c  the tack_resolver callback
+ *   cache.c    the disk cache's administration (python -m tack cache ...)
  *
  * NumPy's C API table is shared by all files through PY_ARRAY_UNIQUE_SYMBOL;
  * only module.c imports it (every other file defines NO_IMPORT_ARRAY first).
@@ -52,19 +53,33 @@ PyObject *ext_raise(const tack_error *err);
 
 /* ---- dtype.c --------------------------------------------------------- */
 
+/* A scalar dtype (tack.f32: t = TACK_F32, width = 0) or a vector element
+ * dtype (tack.vec3f: t = TACK_F32, the component, width = 3).  width follows
+ * tack_arg.vec_width: 0 for scalars; Python's .width reads 1 for them. */
 typedef struct {
     PyObject_HEAD
     tack_dtype t;
+    int width;
 } ext_DTypeObject;
 
 extern PyTypeObject ext_DType_Type;
 
+#define EXT_VEC_MIN 2
+#define EXT_VEC_MAX 4
+
 int ext_dtype_init(PyObject *module); /* creates tack.f32 etc.; -1 on error */
 /* The shared dtype object for t (borrowed reference). */
 PyObject *ext_dtype_object(tack_dtype t);
+/* The shared dtype object for `width`-component vectors of t (width 0: the
+ * scalar dtype); borrowed, NULL with TypeError when no such dtype exists
+ * (vectors have f32, f64 or i32 components). */
+PyObject *ext_vec_dtype_object(tack_dtype t, int width);
 /* tack.f32, "f32", "float32", np.float32, np.dtype('f4'), float ... ->
- * *out; 0 on success, -1 with TypeError set. */
+ * *out; 0 on success, -1 with TypeError set (also for vector dtypes). */
 int ext_dtype_from_object(PyObject *obj, tack_dtype *out);
+/* As ext_dtype_from_object, and also tack.vec3f / "vec3f": *out is the
+ * component and *width the width (0 for scalar dtypes). */
+int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width);
 /* NumPy type number -> tack dtype, -1 when Tack has no such dtype. */
 int ext_dtype_from_typenum(int typenum);
 int ext_dtype_to_typenum(tack_dtype t);
@@ -94,14 +109,20 @@ PyObject *ext_get_default_device(PyObject *self, PyObject *unused);
 
 /* ---- array.c --------------------------------------------------------- */
 
+/* Arrays of vectors (dtype tack.vec3f ...) have vec_width 2-4 and a logical
+ * shape shape[0..ndim) of at most TACK_MAX_NDIM - 1 dimensions; the storage
+ * has one more, shape[ndim] == vec_width with strides[ndim] the component
+ * size, and that storage shape is what tack_arg, the buffer protocol and
+ * numpy() see.  dtype is then the component type. */
 typedef struct {
     PyObject_HEAD
     void *data;                          /* 64-byte aligned, owned */
-    tack_dtype dtype;
-    int ndim;
-    Py_ssize_t size;                     /* elements */
+    tack_dtype dtype;                    /* element, or vector component */
+    int vec_width;                       /* 0: scalars; 2-4: vectors */
+    int ndim;                            /* logical dimensions */
+    Py_ssize_t size;                     /* logical elements */
     Py_ssize_t nbytes;
-    int64_t shape[TACK_MAX_NDIM];
+    int64_t shape[TACK_MAX_NDIM];        /* storage shape (ndim + !!vec_width) */
     int64_t strides[TACK_MAX_NDIM];      /* bytes, C order */
     Py_ssize_t py_shape[TACK_MAX_NDIM];  /* for the buffer protocol */
     Py_ssize_t py_strides[TACK_MAX_NDIM];
@@ -112,6 +133,8 @@ typedef struct {
 extern PyTypeObject ext_ArrayType;
 
 #define ext_Array_Check(o) PyObject_TypeCheck((o), &ext_ArrayType)
+/* Dimensions of the storage: ndim, plus one for arrays of vectors. */
+#define ext_Array_STORAGE_NDIM(a) ((a)->ndim + ((a)->vec_width ? 1 : 0))
 
 PyObject *ext_empty(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ext_zeros(PyObject *self, PyObject *args, PyObject *kwargs);
@@ -181,5 +204,11 @@ typedef struct {
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
+
+/* ---- cache.c --------------------------------------------------------- */
+
+/* Adds the _cache_* functions and gives the disk cache Python's version
+ * (before any kernel can open it); -1 on error. */
+int ext_cache_init(PyObject *module);
 
 #endif
