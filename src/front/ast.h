@@ -40,6 +40,7 @@ typedef struct src_info {
     const char *filename;
     int first_line;
     const char *kernel_name; /* may be NULL before the def is parsed */
+    int is_function;         /* a @tack.func, not a kernel: messages say so */
 } src_info;
 
 /* Fills err with a TACK_ERR_COMPILE message

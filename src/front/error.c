@@ -73,7 +73,8 @@ tack_status src_error(const src_info *src, int line, int col, tack_error *err,
         sb_printf(&s, "%s:%d:%d: ", fname, err->lineno, col);
     else
         sb_printf(&s, "%s:%d: ", fname, err->lineno);
-    if (src && src->kernel_name) sb_printf(&s, "kernel '%s': ", src->kernel_name);
+    if (src && src->kernel_name)
+        sb_printf(&s, "%s '%s': ", src->is_function ? "device function" : "kernel", src->kernel_name);
     sb_printf(&s, "%s", msg);
 
     size_t n = 0;

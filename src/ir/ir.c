@@ -110,6 +110,7 @@ int ir_source_add(ir_func *f, const char *text, const char *filename, const char
     s->filename = arena_strdup(&f->mem, filename ? filename : "<string>");
     s->name = arena_strdup(&f->mem, name ? name : "?");
     s->first_line = first_line;
+    s->is_function = f->nsources > 0;
     if (!s->text || !s->filename || !s->name) return -1;
     return f->nsources++;
 }

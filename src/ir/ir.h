@@ -153,6 +153,7 @@ typedef struct ir_local {
 typedef struct ir_source {
     const char *text, *filename, *name;
     int first_line;
+    int is_function; /* an inlined device function's source */
 } ir_source;
 
 typedef struct ir_func {

@@ -473,7 +473,10 @@ static void read_func(reader *rd) {
     if (ser_get_u32(r) != MAGIC || ser_get_u32(r) != IR_FORMAT_VERSION) ser_fail(r);
     int nsources = get_count(rd, 16);
     if (nsources) f->sources = alloc(rd, (size_t)nsources * sizeof *f->sources);
-    for (int i = 0; i < nsources && !r->failed; i++) read_source(rd, &f->sources[i]);
+    for (int i = 0; i < nsources && !r->failed; i++) {
+        read_source(rd, &f->sources[i]);
+        f->sources[i].is_function = i > 0; /* source 0 is the kernel */
+    }
     f->nsources = r->failed ? 0 : nsources;
     f->ninlines = ser_get_int(r, 0, INT_MAX);
     f->cur_src = ser_get_int(r, 0, f->nsources ? f->nsources - 1 : 0);

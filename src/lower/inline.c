@@ -99,13 +99,14 @@ ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
         lower_oom(L);
         return NULL;
     }
-    callee->src = (src_info){fn->text, fn->filename, fn->first_line, NULL};
+    callee->src = (src_info){fn->text, fn->filename, fn->first_line, NULL, 0};
     func_def *def;
     if (parse_function(&callee->src, &L->scratch, &def, L->err) != TACK_OK) {
         L->failed++;
         return NULL;
     }
     callee->src.kernel_name = def->name;
+    callee->src.is_function = 1;
     if (call->nitems != def->nparams) {
         ERR(L, call->line, call->col, "device function '%s' takes %d argument%s, got %d", name,
             def->nparams, def->nparams == 1 ? "" : "s", call->nitems);

@@ -1020,6 +1020,13 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     }
     case ST_FOR: {
         const expr *t = s->targets[0];
+        char path[256];
+        if (s->value->kind == EX_CALL &&
+            classify(L, s->value->a, path, sizeof path).kind == CALLEE_NDINDEX) {
+            ERR(L, s->value->line, s->value->col,
+                "tack.ndindex() can only be the iterable of the kernel's outermost loop");
+            return -1;
+        }
         if (t->kind != EX_NAME) {
             ERR(L, t->line, t->col, "a sequential for loop needs one loop variable");
             return -1;

@@ -469,7 +469,7 @@ int vec_check_none_left(lowerer *L, const ir_block *b) {
     if (!v) return 0;
     /* Report in the source the leftover came from. */
     const ir_source *s = &L->f->sources[v->src];
-    src_info where = {s->text, s->filename, s->first_line, s->name};
+    src_info where = {s->text, s->filename, s->first_line, s->name, s->is_function};
     if (!L->failed++)
         src_error(&where, v->line, v->col, L->err,
                   "a %d-component vector cannot be used here; a scalar is needed", v->nargs);

@@ -19,7 +19,7 @@ typedef struct typer {
 /* Where node `e` came from: the kernel's source or an inlined function's. */
 static src_info source_of(const ir_func *f, int src) {
     const ir_source *s = &f->sources[src];
-    return (src_info){s->text, s->filename, s->first_line, s->name};
+    return (src_info){s->text, s->filename, s->first_line, s->name, s->is_function};
 }
 
 #define TERR(T, e, ...)                                                         \

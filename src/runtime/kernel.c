@@ -42,7 +42,7 @@ tack_kernel *tack_kernel_create(const char *source, const char *filename, int fi
         tack_kernel_free(k);
         return NULL;
     }
-    k->src = (src_info){k->source, k->filename, k->first_line, NULL};
+    k->src = (src_info){k->source, k->filename, k->first_line, NULL, 0};
     if (parse_function(&k->src, &k->ast, &k->def, err) != TACK_OK) {
         tack_kernel_free(k);
         return NULL;

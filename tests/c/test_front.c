@@ -9,7 +9,7 @@
 #include "front/ast.h"
 
 static src_info mk_src(const char *text) {
-    src_info s = {text, "k.py", 10, NULL};
+    src_info s = {text, "k.py", 10, NULL, 0};
     return s;
 }
 
@@ -466,7 +466,7 @@ static void test_errors(void) {
     arena_free(&a);
 
     /* src_error itself: no kernel name, a long message is cut, not overflowed. */
-    src_info s = {"a\n\tb c\n", NULL, 0, NULL};
+    src_info s = {"a\n\tb c\n", NULL, 0, NULL, 0};
     CHECK(src_error(&s, 2, 4, &err, "bad %s", "thing") == TACK_ERR_COMPILE);
     CHECK(!strcmp(err.message, "<string>:2:4: bad thing\n    \tb c\n    \t  ^"));
     CHECK(err.lineno == 2 && err.col == 4 && !strcmp(err.filename, "<string>"));
