@@ -143,6 +143,8 @@ typedef struct tack_arg {
                                 and the last of ndim dimensions is this
                                 width; 0 for arrays of scalars */
     int ndim;                /* arrays: dimensions of the storage */
+    int is_texture;          /* a tack.Texture3D: 3-D, f32 or f64, sampled
+                                by tex.sample(u, v, w) */
     int writable;            /* arrays: 0 refuses a kernel that stores to it */
     void *data;              /* arrays: first element, C-contiguous */
     int64_t shape[TACK_MAX_NDIM];

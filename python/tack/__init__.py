@@ -10,7 +10,7 @@ import types as _types
 
 from . import _tack
 from ._tack import (  # noqa: F401
-    Array, CompileError, Device, Kernel, dtype,
+    Array, CompileError, Device, Kernel, Texture3D, dtype,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64,
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, copyto, empty, zeros,
@@ -40,7 +40,7 @@ math.__dict__.update({k: v for k, v in vars(_pymath).items() if not k.startswith
 _sys.modules.setdefault("tack.math", math)
 
 __all__ = [
-    "Array", "CompileError", "Device", "Kernel", "dtype",
+    "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype",
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
     "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "array", "copyto", "empty", "zeros",

@@ -21,7 +21,8 @@ enum {
     IRT_UNSET = -1,
     IRT_WEAK_INT = 100,
     IRT_WEAK_FLOAT = 101,
-    IRT_VOID = 102
+    IRT_VOID = 102,
+    IRT_LIKE_PARAM = 103 /* IR_CAST only: to the element type of param `index` */
 };
 int ir_type_is_int(ir_type t);      /* concrete or weak integer */
 int ir_type_is_signed(ir_type t);
@@ -139,6 +140,7 @@ typedef struct ir_param {
     int written;      /* arrays: the kernel may store to it */
     int vec_width;    /* arrays of vectors: components (the last storage
                          dimension, keyed by vec_sig rather than shape_sig) */
+    int sampled;      /* a Texture3D: the kernel calls .sample() on it */
     ir_type type;     /* set per variant from the call */
     int line, col;    /* the def's parameter, for messages */
 } ir_param;

@@ -261,6 +261,7 @@ static void write_param(ser_writer *w, const ir_param *p) {
     put_int(w, p->max_dim_read);
     put_int(w, p->written);
     put_int(w, p->vec_width);
+    put_int(w, p->sampled);
     put_int(w, p->type);
     put_int(w, p->line);
     put_int(w, p->col);
@@ -447,6 +448,7 @@ static void read_param(reader *rd, ir_param *p) {
     p->max_dim_read = ser_get_int(r, -1, TACK_MAX_NDIM - 1);
     p->written = ser_get_int(r, 0, 1);
     p->vec_width = ser_get_int(r, 0, 4);
+    p->sampled = ser_get_int(r, 0, 1);
     p->type = get_type(rd);
     p->line = ser_get_int(r, INT_MIN, INT_MAX);
     p->col = ser_get_int(r, INT_MIN, INT_MAX);

@@ -475,6 +475,12 @@ static int is_vector_method(lowerer *L, const expr *callee) {
 
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
+    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "sample") && e->a->a->kind == EX_NAME &&
+        param_index(L, e->a->a->name) >= 0) {
+        int p = param_index(L, e->a->a->name);
+        ir_expr **args = lower_args(L, e);
+        return args ? lower_texture_sample(L, p, args, e->nitems, e) : NULL;
+    }
     if (is_vector_method(L, e->a)) {
         ir_expr *self = lower_expr(L, e->a->a);
         ir_expr **args = self ? lower_args(L, e) : NULL;

@@ -97,6 +97,10 @@ int vec_eval(lowerer *L, ir_block *b, ir_expr *v);
 /* A CompileError at the first vector value left where a scalar was needed. */
 int vec_check_none_left(lowerer *L, const ir_block *b);
 
+/* textures.c: tex.sample(u, v, w) on a Texture3D parameter: trilinear
+ * interpolation, normalized coordinates, clamp to edge. */
+ir_expr *lower_texture_sample(lowerer *L, int param, ir_expr **coords, int n, const expr *at);
+
 /* inline.c: `fn(args)` where fn is a device function (n: its resolution).
  * Returns an IR_INLINE expression; *results / *nresults give its result
  * locals (a tuple return has several). */

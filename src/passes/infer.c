@@ -213,6 +213,7 @@ static ir_type type_of(typer *T, ir_expr *e) {
     }
     case IR_CAST:
         type_of(T, e->a);
+        if (e->type == IRT_LIKE_PARAM) e->type = T->f->params[e->index].type;
         return e->type;
     case IR_CALL:
         t = call_type(T, e);

@@ -18,6 +18,8 @@ int variant_key_equal(const variant_key *a, const variant_key *b) {
         return 0;
     return !memcmp(a->type, b->type, a->nparams) && !memcmp(a->is_array, b->is_array, a->nparams) &&
            !memcmp(a->vec, b->vec, a->nparams) &&
+           !memcmp(a->is_texture, b->is_texture, a->nparams) &&
+           !memcmp(a->texture_shape, b->texture_shape, a->nparams * sizeof a->texture_shape[0]) &&
            !memcmp(a->shape, b->shape, a->nshape * sizeof a->shape[0]);
 }
 
@@ -27,6 +29,8 @@ void variant_key_export(const variant_key *k, tack_variant_key *out) {
     for (int i = 0; i < k->nparams; i++) {
         out->params[i].type = (tack_dtype)k->type[i];
         out->params[i].is_array = k->is_array[i];
+        out->params[i].is_texture = k->is_texture[i];
+        memcpy(out->params[i].texture_shape, k->texture_shape[i], sizeof k->texture_shape[i]);
     }
     for (int i = 0; i < k->nparams; i++)
         if (k->vec[i]) {
@@ -108,6 +112,14 @@ static tack_status check_array(const tack_kernel *k, const ir_param *p, int i, c
                                  "its %lld-byte elements",
                                  kname(k), pn, (long long)itemsize);
     }
+    if (p->sampled && !a->is_texture)
+        return runtime_error(err, TACK_ERR_TYPE,
+                             "kernel '%s': parameter '%s' is sampled, so it must be a tack.Texture3D",
+                             kname(k), pn);
+    if (a->is_texture && (a->ndim != 3 || a->vec_width || !(a->dtype == TACK_F32 || a->dtype == TACK_F64)))
+        return runtime_error(err, TACK_ERR_TYPE,
+                             "kernel '%s': parameter '%s': a texture holds a 3-D array of f32 or f64",
+                             kname(k), pn);
     if (p->written && !a->writable)
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s' writes to parameter '%s', but the array is read-only",
@@ -163,6 +175,9 @@ tack_status call_classify(const tack_kernel *k, const ir_template *t, const tack
                                  kname(k), p->name);
         key->is_array[i] = (uint8_t)is_array;
         key->vec[i] = (uint8_t)(is_array ? a->vec_width : 0);
+        key->is_texture[i] = (uint8_t)(is_array && a->is_texture);
+        for (int d = 0; d < 3; d++)
+            key->texture_shape[i][d] = key->is_texture[i] ? a->shape[d] : 0;
         if (is_array) {
             if (check_array(k, p, i, a, err)) return err->status;
             key->type[i] = (uint8_t)a->dtype;

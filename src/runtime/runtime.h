@@ -35,6 +35,8 @@ typedef struct variant_key {
     uint8_t type[TACK_MAX_PARAMS];
     uint8_t is_array[TACK_MAX_PARAMS];
     uint8_t vec[TACK_MAX_PARAMS];
+    uint8_t is_texture[TACK_MAX_PARAMS];
+    int64_t texture_shape[TACK_MAX_PARAMS][3];
     int nshape;
     int64_t shape[MAX_SHAPE_DEPS];
     int disjoint;

@@ -653,7 +653,7 @@ static int resolve_sq(void *ctx, const char *name, tack_name *out) {
 
 static ir_func *lower_src(const char *text, arena *a) {
     static src_info src;
-    src = (src_info){text, "test_disk_cache.py", 1, NULL};
+    src = (src_info){text, "test_disk_cache.py", 1, NULL, 0};
     func_def *def;
     tack_error err;
     memset(&err, 0, sizeof err);

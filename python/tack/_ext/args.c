@@ -90,6 +90,7 @@ static int convert_ndarray(ext_KernelObject *kern, int i, PyArrayObject *arr,
     a->kind = TACK_ARG_ARRAY;
     a->dtype = (tack_dtype)t;
     a->vec_width = 0;
+    a->is_texture = 0;
     a->ndim = ndim;
     a->writable = PyArray_ISWRITEABLE(arr);
     a->data = PyArray_DATA(arr);
@@ -139,6 +140,7 @@ static int convert_buffer(ext_KernelObject *kern, int i, PyObject *o, tack_arg *
     a->kind = TACK_ARG_ARRAY;
     a->dtype = (tack_dtype)t;
     a->vec_width = 0;
+    a->is_texture = 0;
     a->ndim = view->ndim;
     a->writable = !view->readonly;
     a->data = view->buf;
@@ -162,8 +164,10 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
         int rc = 0;
         if (PyArray_Check(o)) {
             rc = convert_ndarray(kern, i, (PyArrayObject *)o, a, st);
-        } else if (ext_Array_Check(o)) {
-            ext_ArrayObject *arr = (ext_ArrayObject *)o;
+        } else if (ext_Array_Check(o) || ext_Texture_Check(o)) {
+            int texture = ext_Texture_Check(o);
+            ext_ArrayObject *arr =
+                (ext_ArrayObject *)(texture ? ((ext_TextureObject *)o)->array : o);
             if (!st->device) {
                 st->device = arr->device;
             } else if (st->device != arr->device) {
@@ -175,8 +179,9 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
             a->kind = TACK_ARG_ARRAY;
             a->dtype = arr->dtype;            /* the component for vectors */
             a->vec_width = arr->vec_width;
+            a->is_texture = texture;
             a->ndim = ext_Array_STORAGE_NDIM(arr);
-            a->writable = 1;
+            a->writable = !texture; /* textures are read-only in kernels */
             a->data = arr->data;
             memcpy(a->shape, arr->shape, sizeof a->shape);
             memcpy(a->strides, arr->strides, sizeof a->strides);

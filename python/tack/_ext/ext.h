@@ -187,6 +187,16 @@ void ext_ctx_free_all(ext_KernelObject *owner);
 int ext_resolve(void *ctx, const char *name, tack_name *out);
 
 PyObject *ext_kernel_fn(PyObject *self, PyObject *func);
+
+/* ---- texture.c -------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *array; /* ext_ArrayObject: 3-D f32 or f64 */
+} ext_TextureObject;
+
+extern PyTypeObject ext_TextureType;
+#define ext_Texture_Check(o) PyObject_TypeCheck(o, &ext_TextureType)
 PyObject *ext_func_fn(PyObject *self, PyObject *func);
 
 /* ---- args.c ---------------------------------------------------------- */

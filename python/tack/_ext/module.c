@@ -204,7 +204,9 @@ PyMODINIT_FUNC PyInit__tack(void)
     if (ext_dtype_init(m) < 0 || ext_device_init(m) < 0)
         goto fail;
     if (PyModule_AddObjectRef(m, "Array", (PyObject *)&ext_ArrayType) < 0 ||
-        PyModule_AddObjectRef(m, "Kernel", (PyObject *)&ext_KernelType) < 0)
+        PyModule_AddObjectRef(m, "Kernel", (PyObject *)&ext_KernelType) < 0 ||
+        PyType_Ready(&ext_TextureType) < 0 ||
+        PyModule_AddObjectRef(m, "Texture3D", (PyObject *)&ext_TextureType) < 0)
         goto fail;
     ext_CompileError = make_compile_error();
     if (!ext_CompileError ||

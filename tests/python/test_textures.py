@@ -1,0 +1,103 @@
+"""tack.Texture3D and tex.sample(u, v, w): trilinear, normalized, clamp to edge."""
+import numpy as np
+import pytest
+
+import tack
+
+
+def reference_sample(d, u, v, w):
+    """Trilinear sample of d (3-D) at normalized (u, v, w), clamped to the edge."""
+    n = np.array(d.shape)
+    f = np.array([u, v, w]) * n - 0.5
+    base = np.floor(f)
+    t = f - base
+    lo = np.clip(base.astype(np.int64), 0, n - 1)
+    hi = np.clip(base.astype(np.int64) + 1, 0, n - 1)
+    acc = 0.0
+    for a in (0, 1):
+        for b in (0, 1):
+            for c in (0, 1):
+                weight = ((t[0] if a else 1 - t[0]) * (t[1] if b else 1 - t[1])
+                          * (t[2] if c else 1 - t[2]))
+                acc += weight * d[hi[0] if a else lo[0], hi[1] if b else lo[1],
+                                  hi[2] if c else lo[2]]
+    return acc
+
+
+@tack.kernel
+def sample_points(tex, uvw, out):
+    for i in range(out.shape[0]):
+        out[i] = tex.sample(uvw[i, 0], uvw[i, 1], uvw[i, 2])
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float64, 1e-13)])
+def test_sample_matches_trilinear_reference(dtype, tol):
+    rng = np.random.default_rng(7)
+    data = rng.random((4, 5, 6)).astype(dtype)
+    tex = tack.Texture3D(data)
+    assert tex.shape_3d == (4, 5, 6)
+    # Coordinates outside [0, 1] exercise clamp to edge.
+    uvw = rng.uniform(-0.3, 1.3, (2000, 3)).astype(dtype)
+    out = np.zeros(2000, dtype)
+    sample_points(tex, uvw, out)
+    ref = np.array([reference_sample(data.astype(np.float64), *c) for c in uvw.astype(np.float64)])
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
+
+
+def test_texel_centers_return_texels():
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    tex = tack.Texture3D(data)
+    idx = np.array([(i, j, k) for i in range(2) for j in range(3) for k in range(4)])
+    uvw = ((idx + 0.5) / np.array(data.shape)).astype(np.float32)
+    out = np.zeros(len(idx), np.float32)
+    sample_points(tex, uvw, out)
+    np.testing.assert_array_equal(out, data.ravel())
+
+
+def test_texture_extents_are_keyed():
+    @tack.kernel
+    def centre(tex, out):
+        for i in range(out.shape[0]):
+            out[i] = tex.sample(0.5, 0.5, 0.5)
+
+    out = np.zeros(1, np.float32)
+    for shape in [(2, 2, 2), (2, 2, 2), (3, 2, 2)]:
+        centre(tack.Texture3D(np.ones(shape, np.float32)), out)
+        assert out[0] == 1.0
+    keys = centre.variants()
+    assert len(keys) == 2
+    assert keys[0][0][0] == ("f32", True, True, (2, 2, 2))
+    assert keys[0][3] == (2, 2, 2)
+    assert keys[1][0][0] == ("f32", True, True, (3, 2, 2))
+
+
+def test_sampling_a_plain_array_is_refused():
+    out = np.zeros(3, np.float32)
+    with pytest.raises(TypeError, match="tex"):
+        sample_points(np.ones((2, 2, 2), np.float32), np.zeros((3, 3), np.float32), out)
+    assert not out.any()
+
+
+def test_texture_data_must_be_3d():
+    with pytest.raises(ValueError):
+        tack.Texture3D(np.ones((2, 2), np.float32))
+
+
+def test_texture_is_read_only_in_kernels():
+    @tack.kernel
+    def write(tex):
+        for i in range(tex.shape[0]):
+            tex[i, 0, 0] = 1.0
+
+    with pytest.raises(ValueError, match="read-only"):
+        write(tack.Texture3D(np.zeros((2, 2, 2), np.float32)))
+
+
+def test_sample_needs_three_coordinates():
+    with pytest.raises(tack.CompileError) as info:
+        @tack.kernel
+        def bad(tex, out):
+            for i in range(out.shape[0]):
+                out[i] = tex.sample(0.5, 0.5)  # line marker
+        bad(tack.Texture3D(np.ones((2, 2, 2), np.float32)), np.zeros(1, np.float32))
+    assert "3 coordinates" in str(info.value)
