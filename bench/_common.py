@@ -61,6 +61,21 @@ def best_s(fn, *args, reps=5, warmup=1):
     return best
 
 
+def interleaved(measures, rounds=3, better=min):
+    """Runs each of `measures` ({label: fn() -> value}) once per round,
+    in turn, for `rounds` rounds, and returns {label: best value}.  On a
+    shared 2-core machine a burst of outside load then hurts one round of
+    every peer rather than every run of one of them."""
+    best = {}
+    for _ in range(rounds):
+        for label, fn in measures.items():
+            if fn is None:
+                continue
+            v = fn()
+            best[label] = v if label not in best else better(best[label], v)
+    return best
+
+
 # ---- peers ----------------------------------------------------------------
 
 def import_numba():

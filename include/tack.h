@@ -133,8 +133,11 @@ typedef enum tack_arg_kind {
     TACK_ARG_INT,   /* typed by value: i32, i64, or u64 past INT64_MAX */
     TACK_ARG_UINT,  /* an unsigned value (u64 when past INT64_MAX) */
     TACK_ARG_FLOAT, /* f32, or f64 when any array argument is f64 */
-    TACK_ARG_BOOL
+    TACK_ARG_BOOL,
+    TACK_ARG_STRUCT /* an instance of a template class: see tack_struct */
 } tack_arg_kind;
+
+typedef struct tack_struct tack_struct;
 
 typedef struct tack_arg {
     tack_arg_kind kind;
@@ -152,7 +155,47 @@ typedef struct tack_arg {
     int64_t i;               /* INT, BOOL */
     uint64_t u;              /* UINT */
     double f;                /* FLOAT */
+    const tack_struct *tmpl; /* STRUCT */
 } tack_arg;
+
+/* ---- template classes (Python's @tack.device_class) -------------------
+ *
+ * A structured argument: named fields and methods.  A kernel reads
+ * `t.field`, `t.field[i]`, `t.inner.field` and calls `t.method(args)`.
+ * Class constants are inlined into code, so their types and values are in
+ * the key; instance scalars are runtime values (only their names are
+ * keyed); arrays are keyed by dtype, full shape and vector width; the class
+ * itself by its token. */
+typedef enum tack_field_role {
+    TACK_FIELD_CONSTANT = 1, /* value: INT, UINT, FLOAT or BOOL; inlined */
+    TACK_FIELD_SCALAR,       /* value: INT, UINT, FLOAT or BOOL; a runtime parameter */
+    TACK_FIELD_ARRAY,        /* value: an array (TACK_ARG_ARRAY) */
+    TACK_FIELD_STRUCT        /* nested: another template instance */
+} tack_field_role;
+
+typedef struct tack_field {
+    const char *name;
+    tack_field_role role;
+    tack_arg value;
+    const tack_struct *nested;
+} tack_field;
+
+struct tack_struct {
+    /* The class's identity: never reused while a kernel keyed on it lives
+     * (the host calls tack_retire_class when the class goes away). */
+    uint64_t class_token;
+    const char *class_name;  /* for messages */
+    /* Methods: the kernel's resolver is asked for the method's name with
+     * this context; it answers TACK_NAME_FUNC, whose first parameter is
+     * self, or anything else for "no such method". */
+    void *method_ctx;
+    int nfields;
+    const tack_field *fields; /* the same order on every call (sorted by name) */
+};
+
+/* Drops every IR template and variant keyed on the class, in every kernel
+ * and on every device: call it when the class is collected. */
+void tack_retire_class(uint64_t class_token);
 
 tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim,
                         const int64_t *shape, int writable);
@@ -176,6 +219,7 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev,
 /* One parameter of a variant key: (type, is_array, is_texture, texture_shape). */
 typedef struct tack_param_sig {
     tack_dtype type;
+    int is_template;  /* a template argument, expanded into hidden parameters */
     int is_array;
     int is_texture;
     int64_t texture_shape[3];
@@ -188,6 +232,11 @@ typedef struct tack_variant_key {
     int num_vec;                      /* vec_sig: (param, width) pairs */
     int vec_param[TACK_MAX_PARAMS];
     int vec_width[TACK_MAX_PARAMS];
+    /* tmpl_key: one text per template parameter, e.g.
+     * "tmpl_0 class=7 const=factor:float:4000000000000000 array=data:f32:(16):0
+     *  scalar=offset"; empty when there is none. */
+    int num_tmpl;
+    char tmpl[8][512];
     int num_shape;                    /* shape_sig: baked-in sizes */
     int64_t shape[TACK_MAX_PARAMS * TACK_MAX_NDIM];
     int disjoint;

@@ -129,7 +129,8 @@ struct ir_stmt {
 
 /* How the body uses a parameter; a call must match. */
 typedef enum ir_param_role {
-    ROLE_UNUSED = 0, ROLE_SCALAR, ROLE_ARRAY
+    ROLE_UNUSED = 0, ROLE_SCALAR, ROLE_ARRAY,
+    ROLE_TEMPLATE /* a template instance, expanded into hidden parameters */
 } ir_param_role;
 
 typedef struct ir_param {

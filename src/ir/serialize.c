@@ -14,7 +14,7 @@
 #define EXPR_KIND_LAST IR_INLINE
 #define STMT_KIND_LAST IR_EXIT
 #define OP_LAST OP_NE
-#define ROLE_LAST ROLE_ARRAY
+#define ROLE_LAST ROLE_TEMPLATE
 
 /* Deep enough for any kernel lowering accepts (the parser stops at 100
  * nested expressions), shallow enough for any thread's stack. */

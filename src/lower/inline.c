@@ -54,9 +54,21 @@ static int same_function(const scope *s, const tack_name *fn) {
 static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_def *def, int i,
                          const expr *arg) {
     const char *pname = def->params[i];
-    if (arg->kind == EX_NAME && !assigns(def->body, def->nbody, pname)) {
-        const binding *b = scope_find(L->sc, arg->name);
-        if (b && b->kind == BIND_PARAM) return scope_bind(L, callee, pname, BIND_PARAM, b->index);
+    tmpl_node *node;
+    int field;
+    int ref = template_ref(L, arg, &node, &field);
+    if (ref < 0) return -1;
+    if (ref == 1 && field < 0) { /* a template: bound by reference */
+        if (scope_bind(L, callee, pname, BIND_TEMPLATE, -1)) return -1;
+        callee->binds[callee->nbinds - 1].tmpl = node;
+        return 0;
+    }
+    if (!assigns(def->body, def->nbody, pname)) {
+        /* A kernel parameter (or a template's array) is bound by reference. */
+        int p = arg->kind == EX_NAME ? -1 : array_param_of(L, arg);
+        const binding *b = arg->kind == EX_NAME ? scope_find(L->sc, arg->name) : NULL;
+        if (b && b->kind == BIND_PARAM) p = b->index;
+        if (p >= 0) return scope_bind(L, callee, pname, BIND_PARAM, p);
     }
     ir_expr *v = lower_expr(L, arg);
     if (!v) return -1;
@@ -76,9 +88,9 @@ static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_d
     return scope_bind(L, callee, pname, BIND_LOCAL, local);
 }
 
-ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
-                           const int **results, int *nresults) {
-    const char *name = call->a->name;
+static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
+                            const int **results, int *nresults) {
+    const char *name = call->a->kind == EX_NAME || call->a->kind == EX_ATTR ? call->a->name : "?";
     *results = NULL;
     *nresults = 0;
     for (const scope *s = L->sc; s; s = s->parent)
@@ -107,9 +119,11 @@ ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
     }
     callee->src.kernel_name = def->name;
     callee->src.is_function = 1;
-    if (call->nitems != def->nparams) {
-        ERR(L, call->line, call->col, "device function '%s' takes %d argument%s, got %d", name,
-            def->nparams, def->nparams == 1 ? "" : "s", call->nitems);
+    int first = self ? 1 : 0; /* a method's self is bound, not passed */
+    if (call->nitems + first != def->nparams) {
+        ERR(L, call->line, call->col, "%s '%s' takes %d argument%s, got %d",
+            self ? "method" : "device function", name, def->nparams - first,
+            def->nparams - first == 1 ? "" : "s", call->nitems);
         return NULL;
     }
     callee->parent = L->sc;
@@ -125,8 +139,12 @@ ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
     x->inline_id = callee->inline_id;
     x->body = body;
     x->index = -1;
-    for (int i = 0; i < def->nparams; i++)
-        if (bind_argument(L, callee, body, def, i, call->items[i])) return NULL;
+    if (self) {
+        if (scope_bind(L, callee, def->params[0], BIND_TEMPLATE, -1)) return NULL;
+        callee->binds[callee->nbinds - 1].tmpl = self;
+    }
+    for (int i = first; i < def->nparams; i++)
+        if (bind_argument(L, callee, body, def, i, call->items[i - first])) return NULL;
 
     /* Lower the body in the callee's scope; break/continue cannot cross. */
     scope *caller = L->sc;
@@ -163,6 +181,16 @@ static int push_exit(lowerer *L, ir_block *b, const stmt *s) {
     if (!exit) return lower_oom(L);
     exit->index = L->sc->inline_id;
     return ir_block_push(L->f, b, exit) ? lower_oom(L) : 0;
+}
+
+ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
+                           const int **results, int *nresults) {
+    return inline_call(L, call, fn, NULL, results, nresults);
+}
+
+ir_expr *lower_method_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
+                           const int **results, int *nresults) {
+    return inline_call(L, call, fn, self, results, nresults);
 }
 
 int lower_return(lowerer *L, ir_block *b, const stmt *s) {

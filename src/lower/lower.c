@@ -275,6 +275,11 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
     }
     const binding *vb = scope_find(L->sc, e->name);
     if (vb && vb->kind == BIND_VECTOR) return vec_read_local(L, vb, e);
+    if (vb && vb->kind == BIND_TEMPLATE) {
+        ERR(L, e->line, e->col, "'%s' is a template instance; use its attributes and methods",
+            e->name);
+        return NULL;
+    }
     int l = local_index(L, e->name);
     if (l >= 0) {
         ir_expr *x = new_expr(L, IR_LOCAL, e);
@@ -322,11 +327,11 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
 
 /* `x.shape[d]` and `len(x)`: a dimension of an array parameter. */
 static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
-    if (arr->kind != EX_NAME || param_index(L, arr->name) < 0) {
-        ERR(L, at->line, at->col, "only a kernel parameter's shape can be read");
+    int p = array_param_of(L, arr);
+    if (p < 0) {
+        if (!L->failed) ERR(L, at->line, at->col, "only an array parameter's shape can be read");
         return NULL;
     }
-    int p = param_index(L, arr->name);
     if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
     if (d < 0 || d >= TACK_MAX_NDIM) {
         ERR(L, at->line, at->col, "dimension %d of '%s' is out of range (arrays have at most %d)",
@@ -348,14 +353,15 @@ static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
  * target) and checks them against the array's other uses. */
 static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *items, int n,
                                   const expr *at, int *p_out) {
-    if (arr->kind != EX_NAME || param_index(L, arr->name) < 0) {
+    int p = array_param_of(L, arr);
+    if (p < 0) {
+        if (L->failed) return NULL;
         if (arr->kind == EX_NAME && local_index(L, arr->name) >= 0)
             ERR(L, at->line, at->col, "'%s' is a local scalar and cannot be indexed", arr->name);
         else
             ERR(L, at->line, at->col, "only array parameters can be indexed");
         return NULL;
     }
-    int p = param_index(L, arr->name);
     if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
     ir_param *prm = &L->f->params[p];
     if (n > TACK_MAX_NDIM) {
@@ -475,9 +481,15 @@ static int is_vector_method(lowerer *L, const expr *callee) {
 
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
-    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "sample") && e->a->a->kind == EX_NAME &&
-        param_index(L, e->a->a->name) >= 0) {
-        int p = param_index(L, e->a->a->name);
+    if (e->a->kind == EX_ATTR) {
+        tmpl_node *node;
+        int field;
+        int ref = template_ref(L, e->a->a, &node, &field);
+        if (ref < 0) return NULL;
+        if (ref == 1 && field < 0) return template_method_call(L, e, node);
+    }
+    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "sample") && array_param_of(L, e->a->a) >= 0) {
+        int p = array_param_of(L, e->a->a);
         ir_expr **args = lower_args(L, e);
         return args ? lower_texture_sample(L, p, args, e->nitems, e) : NULL;
     }
@@ -604,6 +616,15 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
 
 static ir_expr *lower_attr(lowerer *L, const expr *e) {
     char path[256];
+    tmpl_node *node;
+    int field;
+    int ref = template_ref(L, e, &node, &field);
+    if (ref < 0) return NULL;
+    if (ref == 1) {
+        if (field >= 0) return template_field_value(L, node, field, e);
+        ERR(L, e->line, e->col, "'%s' is a template instance; use its attributes", node->path);
+        return NULL;
+    }
     callee c = classify(L, e, path, sizeof path);
     if (c.kind == CALLEE_CONST) {
         ir_expr *x = ir_const_float(L->f, c.value, IRT_WEAK_FLOAT, e->line, e->col);
@@ -769,7 +790,8 @@ static int push(lowerer *L, ir_block *b, ir_stmt *s) {
 }
 
 static int check_assignable_name(lowerer *L, const expr *t) {
-    if (param_index(L, t->name) >= 0) {
+    const binding *b = scope_find(L->sc, t->name);
+    if (param_index(L, t->name) >= 0 || (b && b->kind == BIND_TEMPLATE)) {
         ERR(L, t->line, t->col, "cannot assign to parameter '%s'; use a local name", t->name);
         return -1;
     }
@@ -1160,7 +1182,8 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         goto fail;
     }
     f->nparams = d->nparams;
-    f->params = arena_alloc(&f->mem, (d->nparams ? d->nparams : 1) * sizeof *f->params);
+    /* Room for the hidden parameters of template arguments too. */
+    f->params = arena_alloc(&f->mem, TACK_MAX_PARAMS * sizeof *f->params);
     if (!f->name || !f->params) {
         oom(&L);
         goto fail;
@@ -1178,8 +1201,11 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
                     d->params[i]);
                 goto fail;
             }
-        if (scope_bind(&L, &kernel_scope, f->params[i].name, BIND_PARAM, i)) goto fail;
+        int is_template = in->args && in->args[i].kind == TACK_ARG_STRUCT;
+        if (!is_template && scope_bind(&L, &kernel_scope, f->params[i].name, BIND_PARAM, i))
+            goto fail;
     }
+    if (template_params(&L, &kernel_scope)) goto fail;
     /* The body is one `for ... in range(...)`: the parallel launch. */
     if (d->nbody != 1 || d->body[0]->kind != ST_FOR) {
         const stmt *at = d->nbody ? d->body[d->nbody > 1 && d->body[0]->kind == ST_FOR ? 1 : 0]

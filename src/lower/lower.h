@@ -14,6 +14,9 @@ typedef struct lower_input {
     const src_info *src;
     const func_def *def;
     const uint8_t *vec_width; /* per parameter: 2-4 for arrays of vectors, else 0 */
+    const tack_arg *args;     /* the call being lowered for: template arguments'
+                                 structure (identical for every call that
+                                 shares this IR template) */
     tack_resolver resolver; /* NULL: only tack, math, numpy and builtins */
     void *resolver_ctx;
 } lower_input;

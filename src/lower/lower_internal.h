@@ -13,7 +13,16 @@
 
 #include "lower.h"
 
-typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR } bind_kind;
+typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR, BIND_TEMPLATE } bind_kind;
+
+/* A template instance as lowering sees it: per field, the hidden parameter
+ * holding it (arrays and scalars) or the nested template. */
+typedef struct tmpl_node {
+    const tack_struct *s;
+    int *param;             /* per field: hidden parameter, or -1 */
+    struct tmpl_node **sub; /* per field: nested template, or NULL */
+    const char *path;       /* "f", "f.inner": for names and messages */
+} tmpl_node;
 
 typedef struct binding {
     const char *name;
@@ -22,6 +31,7 @@ typedef struct binding {
     int width;         /* BIND_VECTOR: components, in locals comps[] */
     int comps[4];
     int holds_scalar;  /* BIND_LOCAL: a scalar was assigned to it */
+    tmpl_node *tmpl;   /* BIND_TEMPLATE */
 } binding;
 
 #define MAX_RESULTS 16
@@ -101,10 +111,28 @@ int vec_check_none_left(lowerer *L, const ir_block *b);
  * interpolation, normalized coordinates, clamp to edge. */
 ir_expr *lower_texture_sample(lowerer *L, int param, ir_expr **coords, int n, const expr *at);
 
+/* templates.c: `t.field`, `t.inner.field`: returns 1 and sets *node and
+ * *field (-1 for a template itself), 0 when e is no template reference,
+ * -1 after an error. */
+int template_ref(lowerer *L, const expr *e, tmpl_node **node, int *field);
+/* The kernel (or hidden) array parameter an expression names: a parameter
+ * or a template's array attribute; -1 if none. */
+int array_param_of(lowerer *L, const expr *e);
+/* The value of t.field (a constant or an instance scalar). */
+ir_expr *template_field_value(lowerer *L, tmpl_node *node, int field, const expr *at);
+/* Creates hidden parameters for every template argument of the call. */
+int template_params(lowerer *L, scope *kernel_scope);
+/* t.method(args): the method, resolved through the class, inlined with
+ * self bound to t. */
+ir_expr *template_method_call(lowerer *L, const expr *call, tmpl_node *self);
+
 /* inline.c: `fn(args)` where fn is a device function (n: its resolution).
  * Returns an IR_INLINE expression; *results / *nresults give its result
  * locals (a tuple return has several). */
 ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
+                           const int **results, int *nresults);
+/* The same for a method: self (not NULL) is bound to the first parameter. */
+ir_expr *lower_method_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
                            const int **results, int *nresults);
 /* `return [v]` inside a device function. */
 int lower_return(lowerer *L, ir_block *b, const stmt *s);

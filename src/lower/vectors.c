@@ -9,7 +9,7 @@
 #include "lower_internal.h"
 
 int vec_width_of(lowerer *L, int param) {
-    return L->in->vec_width && param >= 0 ? L->in->vec_width[param] : 0;
+    return param >= 0 && param < L->f->nparams ? L->f->params[param].vec_width : 0;
 }
 
 int vec_is(const ir_expr *e) { return e && e->kind == IR_VECTOR; }

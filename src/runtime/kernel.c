@@ -1,6 +1,7 @@
 /* kernel.c - kernel objects: parsed when created, lowered to the IR
  * template on first use (once, under the kernel's lock), and registered so
  * that freeing a device can drop the variants kept for it. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,7 @@ tack_kernel *tack_kernel_create(const char *source, const char *filename, int fi
     return k;
 }
 
-static void template_free(ir_template *t) {
+void template_free(ir_template *t) {
     if (!t) return;
     ir_func_free(t->ir);
     free(t);
@@ -103,6 +104,59 @@ void kernel_registry_drop_device(tack_device *dev) {
     pthread_mutex_unlock(&registry_lock);
 }
 
+/* Unlinks what names a retired class under the kernel's lock, waits until
+ * no thread is walking the lists, then frees it. */
+static void retire_in_kernel(tack_kernel *k, const uint64_t *tokens, int n) {
+    ir_template *dead_t = NULL;
+    variant *dead_v = NULL;
+    pthread_mutex_lock(&k->lock);
+    for (ir_template *_Atomic *link = &k->tmpl; atomic_load(link);) {
+        ir_template *t = atomic_load(link);
+        int named = 0;
+        for (int i = 0; i < n; i++) named |= tmpl_sig_names(&t->key.tmpl, tokens[i]);
+        if (!named) {
+            link = &t->next;
+            continue;
+        }
+        atomic_store(link, t->next);
+        t->next = dead_t;
+        dead_t = t;
+    }
+    for (kernel_slot *s = atomic_load(&k->slots); s; s = s->next)
+        for (variant *_Atomic *link = &s->head; atomic_load(link);) {
+            variant *v = atomic_load(link);
+            int named = 0;
+            for (int i = 0; i < n; i++) named |= tmpl_sig_names(&v->key.tmpl, tokens[i]);
+            if (!named) {
+                link = &v->next;
+                continue;
+            }
+            atomic_store(link, v->next);
+            atomic_fetch_sub(&s->count, 1);
+            v->next = dead_v;
+            dead_v = v;
+        }
+    pthread_mutex_unlock(&k->lock);
+    while (atomic_load(&k->readers) > 0) sched_yield();
+    while (dead_t) {
+        ir_template *next = dead_t->next;
+        template_free(dead_t);
+        dead_t = next;
+    }
+    while (dead_v) {
+        variant *next = dead_v->next;
+        cpu_jit_unload(dead_v->code);
+        free(dead_v);
+        dead_v = next;
+    }
+}
+
+void kernel_registry_retire(const uint64_t *tokens, int n) {
+    pthread_mutex_lock(&registry_lock);
+    for (tack_kernel *k = registry; k; k = k->next) retire_in_kernel(k, tokens, n);
+    pthread_mutex_unlock(&registry_lock);
+}
+
 static int body_has_loops(const ir_block *b) {
     for (int i = 0; i < b->n; i++) {
         const ir_stmt *s = b->stmts[i];
@@ -112,31 +166,32 @@ static int body_has_loops(const ir_block *b) {
     return 0;
 }
 
-void template_key_of(const tack_arg *args, int nargs, template_key *key) {
-    memset(key, 0, sizeof *key);
-    for (int i = 0; i < nargs && i < TACK_MAX_PARAMS; i++)
-        if (args[i].kind == TACK_ARG_ARRAY && args[i].vec_width > 0)
-            key->vec[i] = (uint8_t)args[i].vec_width;
+static int template_key_equal(const template_key *a, const template_key *b) {
+    return !memcmp(a->vec, b->vec, sizeof a->vec) && tmpl_sig_equal(&a->tmpl, &b->tmpl);
 }
 
-static ir_template *find_template(ir_template *t, const template_key *key) {
-    for (; t; t = t->next)
-        if (!memcmp(&t->key, key, sizeof *key)) return t;
-    return NULL;
+/* Lock-free: readers is counted so that retirement frees nothing that a
+ * thread is walking past. */
+static ir_template *find_template(tack_kernel *k, const template_key *key) {
+    atomic_fetch_add(&k->readers, 1);
+    ir_template *t = atomic_load_explicit(&k->tmpl, memory_order_acquire);
+    while (t && !template_key_equal(&t->key, key)) t = t->next;
+    atomic_fetch_sub(&k->readers, 1);
+    return t;
 }
 
-tack_status kernel_template(tack_kernel *k, const template_key *key, ir_template **out,
-                            tack_error *err) {
-    ir_template *t = find_template(atomic_load_explicit(&k->tmpl, memory_order_acquire), key);
+tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_arg *args,
+                            ir_template **out, tack_error *err) {
+    ir_template *t = find_template(k, key);
     if (t) {
         *out = t;
         return TACK_OK;
     }
     pthread_mutex_lock(&k->lock);
     /* Another thread may have lowered it meanwhile. */
-    t = find_template(atomic_load(&k->tmpl), key);
+    t = find_template(k, key);
     if (!t) {
-        lower_input in = {&k->src, k->def, key->vec, k->resolver, k->resolver_ctx};
+        lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx};
         ir_func *f;
         if (lower_kernel(&in, &f, err) == TACK_OK) {
             t = calloc(1, sizeof *t);
@@ -167,6 +222,7 @@ const char *tack_kernel_param_name(const tack_kernel *k, int i) {
     return i >= 0 && i < k->def->nparams ? k->def->params[i] : NULL;
 }
 int tack_kernel_num_ir_templates(const tack_kernel *k) {
+    retire_pending();
     int n = 0;
     for (ir_template *t = atomic_load(&k->tmpl); t; t = t->next) n++;
     return n;

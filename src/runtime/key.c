@@ -20,6 +20,7 @@ int variant_key_equal(const variant_key *a, const variant_key *b) {
            !memcmp(a->vec, b->vec, a->nparams) &&
            !memcmp(a->is_texture, b->is_texture, a->nparams) &&
            !memcmp(a->texture_shape, b->texture_shape, a->nparams * sizeof a->texture_shape[0]) &&
+           !memcmp(a->is_template, b->is_template, a->nparams) && tmpl_sig_equal(&a->tmpl, &b->tmpl) &&
            !memcmp(a->shape, b->shape, a->nshape * sizeof a->shape[0]);
 }
 
@@ -30,6 +31,7 @@ void variant_key_export(const variant_key *k, tack_variant_key *out) {
         out->params[i].type = (tack_dtype)k->type[i];
         out->params[i].is_array = k->is_array[i];
         out->params[i].is_texture = k->is_texture[i];
+        out->params[i].is_template = k->is_template[i];
         memcpy(out->params[i].texture_shape, k->texture_shape[i], sizeof k->texture_shape[i]);
     }
     for (int i = 0; i < k->nparams; i++)
@@ -37,6 +39,7 @@ void variant_key_export(const variant_key *k, tack_variant_key *out) {
             out->vec_param[out->num_vec] = i;
             out->vec_width[out->num_vec++] = k->vec[i];
         }
+    tmpl_sig_text(&k->tmpl, out->tmpl, 8, &out->num_tmpl);
     out->num_shape = k->nshape;
     memcpy(out->shape, k->shape, k->nshape * sizeof k->shape[0]);
     out->disjoint = k->disjoint;
@@ -144,26 +147,46 @@ static int arrays_disjoint(span *s, int n) {
     return 1;
 }
 
-tack_status call_classify(const tack_kernel *k, const ir_template *t, const tack_arg *args,
-                          int nargs, call_info *info, tack_error *err) {
+tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err) {
+    const func_def *d = k->def;
+    if (nargs == d->nparams) return TACK_OK;
+    char names[512] = "";
+    size_t len = 0;
+    for (int i = 0; i < d->nparams && len < sizeof names; i++)
+        len += snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", d->params[i]);
+    return runtime_error(err, TACK_ERR_TYPE, "kernel '%s' takes %d argument%s (%s) but %d %s given",
+                         kname(k), d->nparams, d->nparams == 1 ? "" : "s", names, nargs,
+                         nargs == 1 ? "was" : "were");
+}
+
+tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info *info,
+                          const template_key *tkey, tack_error *err) {
     const ir_func *f = t->ir;
-    if (nargs != f->nparams) {
-        char names[512] = "";
-        size_t len = 0;
-        for (int i = 0; i < f->nparams && len < sizeof names; i++)
-            len += snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", f->params[i].name);
-        return runtime_error(err, TACK_ERR_TYPE, "kernel '%s' takes %d argument%s (%s) but %d %s given",
-                             kname(k), f->nparams, f->nparams == 1 ? "" : "s", names, nargs,
-                             nargs == 1 ? "was" : "were");
-    }
+    const tack_arg *args = info->args;
+    int nargs = info->nargs;
+    if (nargs != f->nparams)
+        return runtime_error(err, TACK_ERR_INTERNAL,
+                             "internal error: kernel '%s' expands to %d arguments for %d parameters",
+                             kname(k), nargs, f->nparams);
     variant_key *key = &info->key;
     key->nparams = f->nparams;
+    key->tmpl = tkey->tmpl;
     span spans[TACK_MAX_PARAMS];
     int nspans = 0, any_f64 = 0;
     for (int i = 0; i < nargs; i++) {
         const ir_param *p = &f->params[i];
         const tack_arg *a = &args[i];
         int is_array = a->kind == TACK_ARG_ARRAY;
+        key->is_template[i] = a->kind == TACK_ARG_STRUCT;
+        if (p->role == ROLE_TEMPLATE || a->kind == TACK_ARG_STRUCT) {
+            /* Lowering gave every template argument this role. */
+            key->type[i] = 0;
+            key->is_array[i] = key->vec[i] = key->is_texture[i] = 0;
+            memset(key->texture_shape[i], 0, sizeof key->texture_shape[i]);
+            info->slots[i] = 0;
+            memset(info->dims[i], 0, sizeof info->dims[i]);
+            continue;
+        }
         if (p->role == ROLE_ARRAY && !is_array)
             return runtime_error(err, TACK_ERR_TYPE,
                                  "kernel '%s': parameter '%s' must be an array (the kernel indexes "

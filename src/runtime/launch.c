@@ -34,18 +34,21 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
     err->status = TACK_OK;
     if (!k || !dev || (nargs && !args))
         return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+    retire_pending();
+    if (call_arity(k, nargs, err)) return err->status;
     template_key tkey;
-    template_key_of(args, nargs, &tkey);
+    if (template_key_of(k, args, nargs, &tkey, err)) return err->status;
     ir_template *t;
-    if (kernel_template(k, &tkey, &t, err)) return err->status;
+    if (kernel_template(k, &tkey, args, &t, err)) return err->status;
     call_info info;
-    if (call_classify(k, t, args, nargs, &info, err)) return err->status;
+    if (template_expand(k, args, nargs, info.args, &info.nargs, err)) return err->status;
+    if (call_classify(k, t, &info, &tkey, err)) return err->status;
     kernel_slot *s = variant_slot(k, dev);
     if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
-    variant *v = variant_find(s, &info.key);
+    variant *v = variant_find(k, s, &info.key);
     if (v) atomic_fetch_add_explicit(&tack_counters.variant_hits, 1, memory_order_relaxed);
     else {
-        explain_new_variant(k, t, s, &info, args);
+        explain_new_variant(k, t, s, &info, info.args);
         if (variant_compile(k, t, &info, s, &v, err)) return err->status;
     }
 

@@ -23,10 +23,26 @@
 
 #define MAX_SHAPE_DEPS (TACK_MAX_PARAMS * TACK_MAX_NDIM)
 
+#define MAX_TMPL_BYTES 1536 /* the encoded template structure of one call */
+#define MAX_TMPL_TOKENS 16  /* classes named by one call's templates */
+#define MAX_ARGS (TACK_MAX_PARAMS * 2) /* kernel arguments plus hidden ones */
+
+/* The template-class part of a key (templates.c): each template argument's
+ * class token, constants (type and bits), array attributes (dtype, full
+ * shape, vector width) and scalar names, encoded as bytes; and the tokens,
+ * so that retiring a class finds what names it. */
+typedef struct tmpl_sig {
+    int len;
+    uint8_t bytes[MAX_TMPL_BYTES];
+    int ntokens;
+    uint64_t tokens[MAX_TMPL_TOKENS];
+} tmpl_sig;
+
 /* What selects an IR template: the facts that change what lowering emits.
  * Every one of them is in the variant key too. */
 typedef struct template_key {
     uint8_t vec[TACK_MAX_PARAMS]; /* vector width per parameter, 0: none */
+    tmpl_sig tmpl;
 } template_key;
 
 /* The variant key, packed for comparison (see key.c). */
@@ -36,7 +52,9 @@ typedef struct variant_key {
     uint8_t is_array[TACK_MAX_PARAMS];
     uint8_t vec[TACK_MAX_PARAMS];
     uint8_t is_texture[TACK_MAX_PARAMS];
+    uint8_t is_template[TACK_MAX_PARAMS];
     int64_t texture_shape[TACK_MAX_PARAMS][3];
+    tmpl_sig tmpl;
     int nshape;
     int64_t shape[MAX_SHAPE_DEPS];
     int disjoint;
@@ -50,7 +68,7 @@ typedef struct variant {
     cpu_code *code;
     cpu_entry_fn entry;
     cpu_range_fn range;
-    struct variant *next;
+    struct variant *_Atomic next;
 } variant;
 
 /* One kernel's variants on one device. */
@@ -64,7 +82,7 @@ typedef struct kernel_slot {
 /* An IR template and what the runtime memoizes about it. */
 typedef struct ir_template {
     template_key key;
-    struct ir_template *next;
+    struct ir_template *_Atomic next;
     ir_func *ir;
     int ndeps;
     shape_dep deps[MAX_SHAPE_DEPS];
@@ -81,6 +99,7 @@ struct tack_kernel {
     void *resolver_ctx;
     pthread_mutex_t lock;           /* lowering and slot creation */
     ir_template *_Atomic tmpl;      /* the IR templates, newest first */
+    atomic_int readers;             /* threads walking the lists lock-free */
     kernel_slot *_Atomic slots;
     struct tack_kernel *prev, *next; /* the registry of live kernels */
 };
@@ -91,28 +110,53 @@ struct tack_device {
     cpu_pool *pool;
 };
 
-/* A call's arguments, checked and classified. */
+/* A call's arguments, checked and classified.  Template arguments are
+ * expanded: their arrays and scalars follow the kernel's own arguments. */
 typedef struct call_info {
     variant_key key;
-    uint64_t slots[TACK_MAX_PARAMS];
-    int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    int nargs;                        /* after expansion */
+    tack_arg args[MAX_ARGS];
+    uint64_t slots[MAX_ARGS];
+    int64_t dims[MAX_ARGS][TACK_MAX_NDIM];
 } call_info;
 
 /* kernel.c */
 /* The template for `key`, lowered on first use (once, under the kernel's
- * lock).  template_key_of reads the key off a call's arguments. */
-void template_key_of(const tack_arg *args, int nargs, template_key *key);
-tack_status kernel_template(tack_kernel *k, const template_key *key, ir_template **out,
-                            tack_error *err);
-void kernel_registry_drop_device(tack_device *dev);
+ * lock) from this call's arguments. */
+tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_arg *args,
+                            ir_template **out, tack_error *err);
+void template_free(ir_template *t);
 
-/* key.c: checks the arguments against the template and fills info. */
-tack_status call_classify(const tack_kernel *k, const ir_template *t, const tack_arg *args,
-                          int nargs, call_info *info, tack_error *err);
+/* templates.c */
+/* Reads the template key off a call's arguments (vector widths and the
+ * template classes' structure). */
+tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int nargs,
+                            template_key *key, tack_error *err);
+int tmpl_sig_equal(const tmpl_sig *a, const tmpl_sig *b);
+int tmpl_sig_names(const tmpl_sig *s, uint64_t token);
+/* Appends each template argument's arrays and scalars, depth first in
+ * field order, after the kernel's arguments; the same order lowering gives
+ * the hidden parameters. */
+tack_status template_expand(const tack_kernel *k, const tack_arg *args, int nargs, tack_arg *out,
+                            int *nout, tack_error *err);
+/* One text per template argument, for tack_variant_key.tmpl. */
+void tmpl_sig_text(const tmpl_sig *s, char text[][512], int max, int *n);
+/* Carries out retirements asked for by tack_retire_class; called where no
+ * lock is held (launches and introspection). */
+void retire_pending(void);
+void kernel_registry_drop_device(tack_device *dev);
+/* Drops every IR template and variant naming one of the class tokens. */
+void kernel_registry_retire(const uint64_t *tokens, int n);
+
+/* key.c: checks the (expanded) arguments against the template and fills
+ * info's key, slots and dims. */
+tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err);
+tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info *info,
+                          const template_key *tkey, tack_error *err);
 
 /* variant.c */
 kernel_slot *variant_slot(tack_kernel *k, tack_device *dev); /* NULL: out of memory */
-variant *variant_find(kernel_slot *s, const variant_key *key);
+variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key);
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
                             kernel_slot *s, variant **out, tack_error *err);
 void variant_free_all(kernel_slot *s);

@@ -24,10 +24,13 @@ kernel_slot *variant_slot(tack_kernel *k, tack_device *dev) {
     return s;
 }
 
-variant *variant_find(kernel_slot *s, const variant_key *key) {
-    for (variant *v = atomic_load_explicit(&s->head, memory_order_acquire); v; v = v->next)
-        if (variant_key_equal(&v->key, key)) return v;
-    return NULL;
+variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key) {
+    /* Counted as a reader: retirement frees nothing under a walker. */
+    atomic_fetch_add(&k->readers, 1);
+    variant *v = atomic_load_explicit(&s->head, memory_order_acquire);
+    while (v && !variant_key_equal(&v->key, key)) v = v->next;
+    atomic_fetch_sub(&k->readers, 1);
+    return v;
 }
 
 /* The passes, each followed by the verifier. */
@@ -78,7 +81,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
      * wins and the other's code is dropped (both are correct), so the cache
      * holds one variant per key. */
     pthread_mutex_lock(&k->lock);
-    variant *existing = variant_find(s, &v->key);
+    variant *existing = variant_find(k, s, &v->key);
     if (!existing && atomic_load(&s->dev)) {
         v->next = atomic_load(&s->head);
         atomic_store_explicit(&s->head, v, memory_order_release);
@@ -112,12 +115,14 @@ static kernel_slot *find_slot(const tack_kernel *k, const tack_device *dev) {
 }
 
 int tack_kernel_num_variants(const tack_kernel *k, const tack_device *dev) {
+    retire_pending();
     kernel_slot *s = find_slot(k, dev);
     return s ? atomic_load(&s->count) : 0;
 }
 
 tack_status tack_kernel_variant_key(const tack_kernel *k, const tack_device *dev, int index,
                                     tack_variant_key *out) {
+    retire_pending();
     kernel_slot *s = find_slot(k, dev);
     int n = s ? atomic_load(&s->count) : 0;
     if (index < 0 || index >= n) return TACK_ERR_VALUE;
