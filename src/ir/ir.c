@@ -1,6 +1,8 @@
 /* ir.c - building IR nodes, type facts and deep copies. */
 #include "ir.h"
+#include "util/sha256.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +115,35 @@ int ir_source_add(ir_func *f, const char *text, const char *filename, const char
     s->is_function = f->nsources > 0;
     if (!s->text || !s->filename || !s->name) return -1;
     return f->nsources++;
+}
+
+int ir_record_resolution(ir_func *f, int src, const char *name, const tack_name *n) {
+    for (int i = 0; i < f->nresolved; i++)
+        if (f->resolved[i].src == src && !strcmp(f->resolved[i].name, name)) return 0;
+    /* The fingerprint: the binding's kind and everything that reaches code. */
+    char head[160];
+    const char *text = n->text ? n->text : "";
+    int len = snprintf(head, sizeof head, "%d|%lld|%d|%llu|%a|%s|%d|", (int)n->kind,
+                       (long long)n->i, n->is_unsigned, (unsigned long long)n->u, n->f,
+                       n->kind == TACK_NAME_FUNC && n->filename ? n->filename : "",
+                       n->kind == TACK_NAME_FUNC ? n->first_line : 0);
+    size_t hl = len > 0 ? (size_t)len : 0, tl = strlen(text);
+    char *print = malloc(hl + tl + 1);
+    if (!print) return -1;
+    memcpy(print, head, hl);
+    memcpy(print + hl, text, tl);
+    char digest[65];
+    sha256_hex(print, hl + tl, digest);
+    free(print);
+    ir_resolution *r = arena_grow(&f->mem, f->resolved, f->nresolved, f->nresolved + 1, sizeof *r);
+    if (!r) return -1;
+    f->resolved = r;
+    r += f->nresolved;
+    r->src = src;
+    if (!(r->name = arena_strdup(&f->mem, name))) return -1;
+    memcpy(r->digest, digest, sizeof digest);
+    f->nresolved++;
+    return 0;
 }
 
 int ir_local_find(const ir_func *f, const char *name) {

@@ -159,8 +159,20 @@ typedef struct ir_source {
     int is_function; /* an inlined device function's source */
 } ir_source;
 
+/* An outside name lowering resolved, with a digest of what it was bound to
+ * (a device function's source, a constant's value, a module's name): the
+ * disk cache uses a stored kernel only while every name still resolves to
+ * the same thing. */
+typedef struct ir_resolution {
+    int src;           /* the source the name appears in */
+    const char *name;
+    char digest[65];   /* hex SHA-256 of the binding's fingerprint */
+} ir_resolution;
+
 typedef struct ir_func {
     arena mem;
+    ir_resolution *resolved;
+    int nresolved;
     ir_source *sources;
     int nsources;
     int ninlines;        /* inline ids handed out */
@@ -202,6 +214,9 @@ ir_expr *ir_cast(ir_func *f, ir_expr *e, ir_type to);
 
 /* A deep copy into a new arena (a variant's private IR). */
 ir_func *ir_clone(const ir_func *f);
+
+/* Records that `name` (in source src) resolved to `n`; 0, or -1 no memory. */
+int ir_record_resolution(ir_func *f, int src, const char *name, const tack_name *n);
 
 /* Adds a source; returns its index or -1.  Strings must outlive f. */
 int ir_source_add(ir_func *f, const char *text, const char *filename, const char *name,

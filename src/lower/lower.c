@@ -88,10 +88,13 @@ static int is_bound(lowerer *L, const char *name) { return scope_find(L->sc, nam
 /* Resolves an outside name: the host's resolver first, then the defaults. */
 int lower_resolve(lowerer *L, const char *name, tack_name *out) {
     memset(out, 0, sizeof *out);
-    if (L->in->resolver && L->in->resolver(L->sc->resolver_ctx, name, out) == 0 &&
-        out->kind != TACK_NAME_UNBOUND)
-        return 0;
-    return lower_default_resolve(name, out);
+    int rc = L->in->resolver && L->in->resolver(L->sc->resolver_ctx, name, out) == 0 &&
+                     out->kind != TACK_NAME_UNBOUND
+                 ? 0
+                 : lower_default_resolve(name, out);
+    /* Every answer goes into the template: the disk cache re-checks them. */
+    if (ir_record_resolution(L->f, L->f->cur_src, name, out)) lower_oom(L);
+    return rc;
 }
 #define resolve lower_resolve
 

@@ -158,6 +158,10 @@ ir_expr *template_method_call(lowerer *L, const expr *call, tmpl_node *self) {
     memset(&fn, 0, sizeof fn);
     int found = L->in->resolver && self->s->method_ctx &&
                 L->in->resolver(self->s->method_ctx, name, &fn) == 0 && fn.kind == TACK_NAME_FUNC;
+    char qualified[300];
+    snprintf(qualified, sizeof qualified, "%s.%s", self->s->class_name ? self->s->class_name : "?",
+             name);
+    if (ir_record_resolution(L->f, L->f->cur_src, qualified, &fn)) lower_oom(L);
     if (!found) {
         ERR(L, call->line, call->col, "%s has no @tack.func method '%s'",
             self->s->class_name ? self->s->class_name : "the template", name);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "runtime/disk_cache.h"
 
 runtime_counters tack_counters;
 static atomic_int debug_mode = -1;
@@ -88,6 +89,13 @@ void tack_get_stats(tack_stats *out) {
     out->lowerings = atomic_load(&tack_counters.lowerings);
     out->launches = atomic_load(&tack_counters.launches);
     out->variant_hits = atomic_load(&tack_counters.variant_hits);
+    disk_cache *dc = disk_cache_current();
+    if (dc) {
+        disk_cache_counts c = disk_cache_counters(dc);
+        out->disk_hits = c.hits;
+        out->disk_misses = c.misses;
+        out->disk_bad_entries = c.bad;
+    }
 }
 
 void tack_set_debug(int on) { atomic_store(&debug_mode, on != 0); }

@@ -4,6 +4,7 @@
  * process ever needs a lock, and a reader trusts nothing it did not check. */
 #define _GNU_SOURCE /* O_NOFOLLOW, O_CLOEXEC, mkstemp, futimens, getpwuid_r */
 #include "disk_cache.h"
+#include "util/sha256.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -104,9 +105,7 @@ static void append(char *buf, size_t n, const char *fmt, ...) {
     va_end(ap);
 }
 
-static void sha256(const void *p, size_t n, unsigned char out[32]) {
-    if (!EVP_Digest(p, n, out, NULL, EVP_sha256(), NULL)) memset(out, 0, 32);
-}
+
 
 static void hex(const unsigned char *b, size_t n, char *out) {
     static const char digits[] = "0123456789abcdef";

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/serialize.h"
 #include "runtime.h"
+#include "runtime/disk_cache.h"
+#include "util/sha256.h"
 
 kernel_slot *variant_slot(tack_kernel *k, tack_device *dev) {
     for (kernel_slot *s = atomic_load_explicit(&k->slots, memory_order_acquire); s; s = s->next)
@@ -49,37 +52,94 @@ void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end
     compile_end = end;
 }
 
-tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
-                            kernel_slot *s, variant **out, tack_error *err) {
-    *out = NULL;
-    ir_func *f = ir_clone(t->ir);
-    if (!f) return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", f->name);
-    f->default_float = TACK_F32;
-    for (int i = 0; i < f->nparams; i++) {
-        f->params[i].type = info->key.type[i];
-        if (info->key.is_array[i] && info->key.type[i] == TACK_F64) f->default_float = TACK_F64;
+/* The variant's full identity: the kernel's source, every outside name
+ * lowering resolved (with a digest of what it meant), the variant key and
+ * the code generator's target.  Its digest names the code's symbols, and it
+ * is the disk cache's key. */
+static void full_key(const tack_kernel *k, const ir_template *t, const call_info *info,
+                     ser_writer *w) {
+    const variant_key *key = &info->key;
+    ser_put_str(w, "tack-variant-1");
+    ser_put_str(w, k->filename);
+    ser_put_u32(w, (uint32_t)k->first_line);
+    ser_put_str(w, k->source);
+    const ir_func *f = t->ir;
+    ser_put_u32(w, (uint32_t)f->nresolved);
+    for (int i = 0; i < f->nresolved; i++) {
+        ser_put_u32(w, (uint32_t)f->resolved[i].src);
+        ser_put_str(w, f->resolved[i].name);
+        ser_put_str(w, f->resolved[i].digest);
     }
-    f->disjoint = info->key.disjoint;
-    variant *v = NULL;
+    ser_put_u32(w, (uint32_t)key->nparams);
+    for (int i = 0; i < key->nparams; i++) {
+        ser_put_u8(w, key->type[i]);
+        ser_put_u8(w, key->is_array[i]);
+        ser_put_u8(w, key->vec[i]);
+        ser_put_u8(w, key->is_texture[i]);
+        ser_put_u8(w, key->is_template[i]);
+        for (int d = 0; d < 3; d++) ser_put_i64(w, key->texture_shape[i][d]);
+    }
+    ser_put_blob(w, key->tmpl.bytes, (size_t)key->tmpl.len);
+    ser_put_u32(w, (uint32_t)key->nshape);
+    for (int i = 0; i < key->nshape; i++) ser_put_i64(w, key->shape[i]);
+    ser_put_u8(w, (uint8_t)key->disjoint);
+    ser_put_str(w, cpu_target_description());
+}
+
+#define PAYLOAD_VERSION 1
+
+/* A disk entry: the object code with its symbols, then the post-pass IR. */
+static int payload_read(const void *p, size_t n, cpu_object *obj) {
+    ser_reader r = ser_reader_init(p, n);
+    if (ser_get_u32(&r) != PAYLOAD_VERSION) return -1;
+    size_t len;
+    int is_null;
+    const char *entry = ser_get_str(&r, &len, &is_null);
+    if (!entry || len >= sizeof obj->entry_symbol) return -1;
+    memcpy(obj->entry_symbol, entry, len);
+    obj->entry_symbol[len] = 0;
+    const char *range = ser_get_str(&r, &len, &is_null);
+    if (!range || len >= sizeof obj->range_symbol) return -1;
+    memcpy(obj->range_symbol, range, len);
+    obj->range_symbol[len] = 0;
+    obj->bytes = (unsigned char *)ser_get_blob(&r, &obj->size);
+    size_t ir_len;
+    ser_get_blob(&r, &ir_len); /* the post-pass IR, kept for tools */
+    return obj->bytes && !r.failed && ser_left(&r) == 0 ? 0 : -1;
+}
+
+static void payload_store(disk_cache *dc, const ser_writer *key, const ir_func *f,
+                          const cpu_object *obj) {
+    ser_writer ir = {0}, w = {0};
+    ir_serialize(f, &ir);
+    ser_put_u32(&w, PAYLOAD_VERSION);
+    ser_put_str(&w, obj->entry_symbol);
+    ser_put_str(&w, obj->range_symbol);
+    ser_put_blob(&w, obj->bytes, obj->size);
+    ser_put_blob(&w, ir.data, ir.len);
+    if (!w.failed && !ir.failed) disk_cache_store(dc, key->data, key->len, f->name, w.data, w.len);
+    ser_writer_free(&ir);
+    ser_writer_free(&w);
+}
+
+/* Links code found in the disk cache; 0 on success. */
+static int load_from_disk(disk_cache *dc, const ser_writer *key, variant *v) {
+    void *payload;
+    size_t len;
+    if (disk_cache_load(dc, key->data, key->len, &payload, &len) != 0) return -1;
     cpu_object obj = {0};
-    void *hook_state = compile_begin ? compile_begin() : NULL;
-    tack_status st = run_passes(f, info, err);
-    if (!st) st = cpu_codegen(f, &obj, err);
-    if (!st && !(v = calloc(1, sizeof *v)))
-        st = runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", f->name);
-    if (!st) st = cpu_jit_load(&obj, &v->code, &v->entry, &v->range, err);
-    cpu_object_free(&obj);
-    ir_func_free(f);
-    if (compile_end) compile_end(hook_state);
-    if (st) {
-        free(v);
-        return st;
-    }
-    v->key = info->key;
-    atomic_fetch_add(&tack_counters.compiles, 1);
-    /* Two threads that missed together both compiled: the first to publish
-     * wins and the other's code is dropped (both are correct), so the cache
-     * holds one variant per key. */
+    tack_error err;
+    int ok = payload_read(payload, len, &obj) == 0 &&
+             cpu_jit_load(&obj, &v->code, &v->entry, &v->range, &err) == TACK_OK;
+    if (!ok) disk_cache_note_bad(dc);
+    free(payload);
+    return ok ? 0 : -1;
+}
+
+/* Publishes v in the slot, unless a thread that missed at the same time
+ * published first: then v is dropped (both are correct) so the cache holds
+ * one variant per key. */
+static variant *publish(tack_kernel *k, kernel_slot *s, variant *v) {
     pthread_mutex_lock(&k->lock);
     variant *existing = variant_find(k, s, &v->key);
     if (!existing && atomic_load(&s->dev)) {
@@ -88,12 +148,63 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
         atomic_fetch_add(&s->count, 1);
     }
     pthread_mutex_unlock(&k->lock);
-    if (existing) {
-        cpu_jit_unload(v->code);
+    if (!existing) return v;
+    cpu_jit_unload(v->code);
+    free(v);
+    return existing;
+}
+
+tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
+                            kernel_slot *s, variant **out, tack_error *err) {
+    *out = NULL;
+    variant *v = calloc(1, sizeof *v);
+    ser_writer key = {0};
+    full_key(k, t, info, &key);
+    if (!v || key.failed) {
         free(v);
-        v = existing;
+        ser_writer_free(&key);
+        return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", t->ir->name);
     }
-    *out = v;
+    v->key = info->key;
+    char symbol_base[65];
+    sha256_hex(key.data, key.len, symbol_base);
+    symbol_base[32] = 0;
+    /* Template classes are named by per-process tokens: not for the disk. */
+    disk_cache *dc = info->key.tmpl.len ? NULL : disk_cache_get();
+    if (dc && load_from_disk(dc, &key, v) == 0) {
+        ser_writer_free(&key);
+        *out = publish(k, s, v);
+        return TACK_OK;
+    }
+
+    ir_func *f = ir_clone(t->ir);
+    if (!f) {
+        free(v);
+        ser_writer_free(&key);
+        return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", t->ir->name);
+    }
+    f->default_float = TACK_F32;
+    for (int i = 0; i < f->nparams; i++) {
+        f->params[i].type = info->key.type[i];
+        if (info->key.is_array[i] && info->key.type[i] == TACK_F64) f->default_float = TACK_F64;
+    }
+    f->disjoint = info->key.disjoint;
+    cpu_object obj = {0};
+    void *hook_state = compile_begin ? compile_begin() : NULL;
+    tack_status st = run_passes(f, info, err);
+    if (!st) st = cpu_codegen(f, symbol_base, &obj, err);
+    if (!st) st = cpu_jit_load(&obj, &v->code, &v->entry, &v->range, err);
+    if (!st && dc) payload_store(dc, &key, f, &obj);
+    cpu_object_free(&obj);
+    ir_func_free(f);
+    ser_writer_free(&key);
+    if (compile_end) compile_end(hook_state);
+    if (st) {
+        free(v);
+        return st;
+    }
+    atomic_fetch_add(&tack_counters.compiles, 1);
+    *out = publish(k, s, v);
     return TACK_OK;
 }
 

@@ -861,15 +861,18 @@ static tack_status llvm_fail(tack_error *err, const ir_func *f, const char *what
     return TACK_ERR_INTERNAL;
 }
 
-tack_status cpu_codegen(const ir_func *f, cpu_object *out, tack_error *err) {
+tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *out,
+                        tack_error *err) {
     memset(out, 0, sizeof *out);
     pthread_once(&target_once, init_target);
     if (!target_machine) return llvm_fail(err, f, target_error, NULL);
-    unsigned long long id = atomic_fetch_add(&symbol_counter, 1);
+    char base[48];
+    if (symbol_base) snprintf(base, sizeof base, "%.40s", symbol_base);
+    else snprintf(base, sizeof base, "k%llu", (unsigned long long)atomic_fetch_add(&symbol_counter, 1));
     char impl_name[64];
-    snprintf(out->entry_symbol, sizeof out->entry_symbol, "tack_k%llu_entry", id);
-    snprintf(out->range_symbol, sizeof out->range_symbol, "tack_k%llu_range", id);
-    snprintf(impl_name, sizeof impl_name, "tack_k%llu_impl", id);
+    snprintf(out->entry_symbol, sizeof out->entry_symbol, "tack_%s_entry", base);
+    snprintf(out->range_symbol, sizeof out->range_symbol, "tack_%s_range", base);
+    snprintf(impl_name, sizeof impl_name, "tack_%s_impl", base);
 
     gen g = {0};
     g.f = f;

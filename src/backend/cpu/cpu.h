@@ -32,14 +32,19 @@ typedef struct cpu_object {
     char range_symbol[64];
 } cpu_object;
 
-/* codegen.c: compiles typed IR to object code for this host. */
-tack_status cpu_codegen(const ir_func *f, cpu_object *out, tack_error *err);
+/* codegen.c: compiles typed IR to object code for this host.  Symbols are
+ * named tack_<symbol_base>_entry and _range: a base derived from the
+ * variant's full key (so a process can load the same code from the disk
+ * cache and share it between identical variants). */
+tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *out,
+                        tack_error *err);
 void cpu_object_free(cpu_object *o);
 /* "cpu-name:features" of the code generator's target, for cache keys. */
 const char *cpu_target_description(void);
 
-/* jit.c: links object code into the process.  The handle releases the
- * code's memory. */
+/* jit.c: links object code into the process.  Code already linked under
+ * the same symbols (the same variant key) is shared, counted by reference;
+ * unloading the last reference releases the code's memory. */
 typedef struct cpu_code cpu_code;
 tack_status cpu_jit_load(const cpu_object *o, cpu_code **code, cpu_entry_fn *entry,
                          cpu_range_fn *range, tack_error *err);

@@ -11,10 +11,20 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct cpu_code {
     LLVMOrcResourceTrackerRef tracker;
+    char entry_symbol[64];
+    cpu_entry_fn entry;
+    cpu_range_fn range;
+    int refs;
+    struct cpu_code *next;
 };
+
+/* Linked code by entry symbol: a second load of the same symbols shares. */
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static cpu_code *loaded;
 
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 static LLVMOrcLLJITRef jit;
@@ -59,11 +69,32 @@ static tack_status fail(tack_error *err, const char *what, LLVMErrorRef e) {
     return TACK_ERR_INTERNAL;
 }
 
+static tack_status link_object(const cpu_object *o, cpu_code **code, cpu_entry_fn *entry,
+                               cpu_range_fn *range, tack_error *err);
+static void release(cpu_code *c);
+
 tack_status cpu_jit_load(const cpu_object *o, cpu_code **code, cpu_entry_fn *entry,
                          cpu_range_fn *range, tack_error *err) {
     pthread_once(&jit_once, init_jit);
     *code = NULL;
     if (!jit) return fail(err, jit_error, NULL);
+    pthread_mutex_lock(&loaded_lock);
+    for (cpu_code *c = loaded; c; c = c->next)
+        if (!strcmp(c->entry_symbol, o->entry_symbol)) {
+            c->refs++;
+            *entry = c->entry;
+            *range = c->range;
+            *code = c;
+            pthread_mutex_unlock(&loaded_lock);
+            return TACK_OK;
+        }
+    tack_status st = link_object(o, code, entry, range, err);
+    pthread_mutex_unlock(&loaded_lock);
+    return st;
+}
+
+static tack_status link_object(const cpu_object *o, cpu_code **code, cpu_entry_fn *entry,
+                               cpu_range_fn *range, tack_error *err) {
     cpu_code *c = calloc(1, sizeof *c);
     if (!c) return fail(err, "out of memory", NULL);
     LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(jit);
@@ -82,19 +113,36 @@ tack_status cpu_jit_load(const cpu_object *o, cpu_code **code, cpu_entry_fn *ent
     e = LLVMOrcLLJITLookup(jit, &a_entry, o->entry_symbol);
     if (!e) e = LLVMOrcLLJITLookup(jit, &a_range, o->range_symbol);
     if (e) {
-        cpu_jit_unload(c);
+        release(c);
         return fail(err, "could not find the kernel's entry point", e);
     }
-    *entry = (cpu_entry_fn)(uintptr_t)a_entry;
-    *range = (cpu_range_fn)(uintptr_t)a_range;
+    *entry = c->entry = (cpu_entry_fn)(uintptr_t)a_entry;
+    *range = c->range = (cpu_range_fn)(uintptr_t)a_range;
+    snprintf(c->entry_symbol, sizeof c->entry_symbol, "%s", o->entry_symbol);
+    c->refs = 1;
+    c->next = loaded;
+    loaded = c;
     *code = c;
     return TACK_OK;
 }
 
-void cpu_jit_unload(cpu_code *c) {
-    if (!c) return;
+static void release(cpu_code *c) {
     LLVMErrorRef e = LLVMOrcResourceTrackerRemove(c->tracker);
     if (e) LLVMConsumeError(e);
     LLVMOrcReleaseResourceTracker(c->tracker);
     free(c);
+}
+
+void cpu_jit_unload(cpu_code *c) {
+    if (!c) return;
+    pthread_mutex_lock(&loaded_lock);
+    if (--c->refs == 0) {
+        for (cpu_code **link = &loaded; *link; link = &(*link)->next)
+            if (*link == c) {
+                *link = c->next;
+                break;
+            }
+        release(c);
+    }
+    pthread_mutex_unlock(&loaded_lock);
 }
