@@ -58,6 +58,7 @@ ir_func *ir_func_new(void) {
     if (!f) return NULL;
     arena_init(&f->mem);
     f->loop_var = -1;
+    f->debug_errors = f->debug_extents = -1;
     f->default_float = TACK_F32;
     return f;
 }

@@ -106,7 +106,10 @@ typedef enum ir_stmt_kind {
     IR_FOR,     /* for local in range(start, stop, step): body */
     IR_BREAK, IR_CONTINUE,
     IR_EVAL,    /* evaluate value for its effects (an inlined call) */
-    IR_EXIT     /* leave the IR_INLINE body with inline_id `index` */
+    IR_EXIT,    /* leave the IR_INLINE body with inline_id `index` */
+    IR_BOUNDS_FAIL /* debug mode: access site `index` was out of bounds with
+                      the index values `indices` (locals' reads); records it
+                      in the errors parameter (see passes/bounds.c) */
 } ir_stmt_kind;
 
 typedef struct ir_stmt ir_stmt;
@@ -169,8 +172,18 @@ typedef struct ir_resolution {
     char digest[65];   /* hex SHA-256 of the binding's fingerprint */
 } ir_resolution;
 
+/* An array access checked in debug mode, for the message after a launch. */
+typedef struct ir_site {
+    int src, line, col;
+    int param;         /* the array */
+} ir_site;
+
 typedef struct ir_func {
     arena mem;
+    ir_site *sites;    /* debug mode: the checked accesses */
+    int nsites;
+    int debug_errors;  /* debug mode: the hidden errors and extents arrays */
+    int debug_extents; /* (parameter indices; -1 in a plain build) */
     ir_resolution *resolved;
     int nresolved;
     ir_source *sources;

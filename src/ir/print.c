@@ -169,6 +169,7 @@ static void stmt(out *o, const ir_func *f, const ir_stmt *s, int depth) {
         put(o, "\n");
         break;
     case IR_EXIT: put(o, "return from inline#%d\n", s->index); break;
+    case IR_BOUNDS_FAIL: put(o, "bounds_fail(site %d)\n", s->index); break;
     case IR_CONTINUE: put(o, "continue\n"); break;
     }
 }

@@ -224,6 +224,10 @@ static void stmt(verifier *v, const ir_stmt *s) {
     case IR_EVAL:
         expr(v, s->value);
         break;
+    case IR_BOUNDS_FAIL:
+        if (s->index < 0 || s->index >= v->f->nsites) fail(v, s->line, "unknown access site");
+        index_list(v, s->indices, s->nindices, s->line);
+        break;
     case IR_EXIT: {
         int found = 0;
         for (int i = 0; i < v->ninlines; i++) found |= v->inlines[i] == s->index;

@@ -250,6 +250,9 @@ static void scan_block(typer *T, ir_block *b) {
             for (int k = 0; k < s->nindices; k++) type_of(T, s->indices[k]);
             type_of(T, s->value);
             break;
+        case IR_BOUNDS_FAIL:
+            for (int k = 0; k < s->nindices; k++) type_of(T, s->indices[k]);
+            break;
         case IR_FOR:
             type_of(T, s->start);
             type_of(T, s->stop);
@@ -408,6 +411,9 @@ static void fix_block(typer *T, ir_block *b) {
             break;
         case IR_EVAL:
             s->value = fix(T, s->value, IRT_UNSET);
+            break;
+        case IR_BOUNDS_FAIL:
+            for (int k = 0; k < s->nindices; k++) s->indices[k] = fix(T, s->indices[k], TACK_I64);
             break;
         default:
             break;

@@ -27,6 +27,24 @@ int shape_deps(const ir_func *f, shape_dep *deps, int cap);
 tack_status pass_resolve_dims(ir_func *f, const int64_t (*dims)[TACK_MAX_NDIM],
                               tack_error *err);
 
+/* bounds.c: debug mode.  Adds the hidden errors and extents arrays after
+ * every other parameter, reads every dimension from the extents array (so
+ * no length is baked in), and guards every array access with a bounds
+ * check that records the first failure (the lowest launch index wins) and
+ * skips the access.  Runs on the IR template, after lowering. */
+tack_status pass_bounds_checks(ir_func *f, tack_error *err);
+
+/* Layout of the errors array (i64): */
+enum {
+    DEBUG_ERR_FIRST = 0,  /* lowest failing launch index, INT64_MAX if none */
+    DEBUG_ERR_LOCK,       /* a spin lock for the details below */
+    DEBUG_ERR_INDEX,      /* the launch index the details belong to */
+    DEBUG_ERR_SITE,       /* ir_func.sites index */
+    DEBUG_ERR_NDIM,       /* indices recorded */
+    DEBUG_ERR_VALUES,     /* the index per dimension (TACK_MAX_NDIM) */
+    DEBUG_ERR_LEN = DEBUG_ERR_VALUES + TACK_MAX_NDIM
+};
+
 /* infer.c: gives every node and local a concrete type from the parameter
  * types (set by the caller on f->params[].type and f->default_float) and
  * inserts the conversions the numeric rules call for (docs/language.md).

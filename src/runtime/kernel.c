@@ -167,7 +167,8 @@ static int body_has_loops(const ir_block *b) {
 }
 
 static int template_key_equal(const template_key *a, const template_key *b) {
-    return !memcmp(a->vec, b->vec, sizeof a->vec) && tmpl_sig_equal(&a->tmpl, &b->tmpl);
+    return a->debug == b->debug && !memcmp(a->vec, b->vec, sizeof a->vec) &&
+           tmpl_sig_equal(&a->tmpl, &b->tmpl);
 }
 
 /* Lock-free: readers is counted so that retirement frees nothing that a
@@ -193,7 +194,12 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
     if (!t) {
         lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx};
         ir_func *f;
-        if (lower_kernel(&in, &f, err) == TACK_OK) {
+        tack_status st = lower_kernel(&in, &f, err);
+        if (st == TACK_OK && key->debug && pass_bounds_checks(f, err) != TACK_OK) {
+            ir_func_free(f);
+            st = err->status;
+        }
+        if (st == TACK_OK) {
             t = calloc(1, sizeof *t);
             if (!t) {
                 ir_func_free(f);

@@ -1,6 +1,7 @@
 /* launch.c - tack_kernel_launch: classify the arguments, find or compile
  * the variant, evaluate the parallel loop's range for this call, and run
  * it on the device's thread pool. */
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime.h"
@@ -29,6 +30,34 @@ static int64_t trip_count(int64_t start, int64_t stop, int64_t step) {
     return 0;
 }
 
+/* IndexError for the first failed access of a debug launch: the kernel,
+ * file:line, the array, the index per dimension and the extents. */
+static tack_status report_bounds(const tack_kernel *k, const ir_template *t, const call_info *info,
+                                 const int64_t *errors, tack_error *err) {
+    const ir_func *f = t->ir;
+    int64_t site_id = errors[DEBUG_ERR_SITE], n = errors[DEBUG_ERR_NDIM];
+    if (site_id < 0 || site_id >= f->nsites || n < 0 || n > TACK_MAX_NDIM)
+        return runtime_error(err, TACK_ERR_INTERNAL, "internal error: kernel '%s': a bounds check "
+                             "failed but its record is unreadable", k->def->name);
+    const ir_site *site = &f->sites[site_id];
+    const ir_source *src = &f->sources[site->src];
+    char index[160] = "", shape[160] = "";
+    size_t il = 0, sl = 0;
+    for (int d = 0; d < n; d++) {
+        il += snprintf(index + il, sizeof index - il, "%s%lld", d ? ", " : "",
+                       (long long)errors[DEBUG_ERR_VALUES + d]);
+        sl += snprintf(shape + sl, sizeof shape - sl, "%s%lld", d ? ", " : "",
+                       (long long)info->dims[site->param][d]);
+        if (il >= sizeof index || sl >= sizeof shape) break;
+    }
+    return runtime_error(err, TACK_ERR_INDEX,
+                         "kernel '%s', %s:%d: index (%s%s) is out of bounds for '%s' with shape "
+                         "(%s%s) (launch index %lld)",
+                         k->def->name, src->filename, src->first_line + site->line - 1, index,
+                         n == 1 ? "," : "", f->params[site->param].name, shape, n == 1 ? "," : "",
+                         (long long)errors[DEBUG_ERR_INDEX]);
+}
+
 tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                                tack_error *err) {
     err->status = TACK_OK;
@@ -42,7 +71,23 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
     if (kernel_template(k, &tkey, args, &t, err)) return err->status;
     call_info info;
     if (template_expand(k, args, nargs, info.args, &info.nargs, err)) return err->status;
+    /* Debug mode: the errors record and the extents follow every argument. */
+    int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
+    int debug = t->ir->debug_errors >= 0;
+    if (debug) {
+        if (info.nargs + 2 > MAX_ARGS)
+            return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': too many arguments for debug mode",
+                                 k->def->name);
+        for (int i = 0; i < DEBUG_ERR_LEN; i++) errors[i] = 0;
+        errors[DEBUG_ERR_FIRST] = errors[DEBUG_ERR_INDEX] = INT64_MAX;
+        int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info.nargs + 2) * TACK_MAX_NDIM;
+        info.args[info.nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
+        info.args[info.nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
+    }
     if (call_classify(k, t, &info, &tkey, err)) return err->status;
+    if (debug)
+        for (int p = 0; p < info.nargs; p++)
+            for (int d = 0; d < TACK_MAX_NDIM; d++) extents[p * TACK_MAX_NDIM + d] = info.dims[p][d];
     kernel_slot *s = variant_slot(k, dev);
     if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
     variant *v = variant_find(k, s, &info.key);
@@ -69,5 +114,6 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
     chunk_ctx c = {v->entry, info.slots, range};
     cpu_pool_run(dev->pool, n, grain, run_chunk, &c);
     atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
+    if (debug && errors[DEBUG_ERR_FIRST] != INT64_MAX) return report_bounds(k, t, &info, errors, err);
     return TACK_OK;
 }

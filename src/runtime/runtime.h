@@ -41,6 +41,7 @@ typedef struct tmpl_sig {
 /* What selects an IR template: the facts that change what lowering emits.
  * Every one of them is in the variant key too. */
 typedef struct template_key {
+    int debug;                    /* bounds-checked: leads the key */
     uint8_t vec[TACK_MAX_PARAMS]; /* vector width per parameter, 0: none */
     tmpl_sig tmpl;
 } template_key;

@@ -119,6 +119,7 @@ static tack_status encode(encoder *e, const tack_kernel *k, const char *param,
 
 tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int nargs,
                             template_key *key, tack_error *err) {
+    key->debug = tack_get_debug();
     memset(key->vec, 0, sizeof key->vec);
     key->tmpl.len = key->tmpl.ntokens = 0;
     encoder e = {&key->tmpl, 0};

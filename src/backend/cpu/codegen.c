@@ -6,6 +6,7 @@
  * INT_MIN / -1, oversized shifts, out-of-range float->int) is guarded to
  * give NumPy's answer. */
 #include "cpu.h"
+#include "passes/passes.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -567,6 +568,42 @@ static LLVMValueRef emit(gen *g, const ir_expr *e) {
 
 /* ---- statements ---- */
 
+/* Debug mode: records a failed access in the errors array.  The lowest
+ * launch index wins (an atomic min); its details are written under a spin
+ * lock, and within one launch index (one thread) the first failure stays. */
+static void emit_bounds_fail(gen *g, const ir_stmt *s) {
+    const ir_func *f = g->f;
+    LLVMValueRef errors = g->params[f->debug_errors];
+    LLVMValueRef key = LLVMBuildLoad2(g->b, g->i64, g->locals[f->loop_var], "");
+    LLVMAtomicOrdering order = LLVMAtomicOrderingSequentiallyConsistent;
+#define SLOT(n) LLVMBuildGEP2(g->b, g->i64, errors, (LLVMValueRef[]){LLVMConstInt(g->i64, n, 0)}, 1, "")
+    LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpMin, SLOT(DEBUG_ERR_FIRST), key, order, 0);
+    LLVMBasicBlockRef spin = block(g, "lock"), locked = block(g, "locked"), write = block(g, "record"),
+                      done = block(g, "unlock");
+    LLVMBuildBr(g->b, spin);
+    LLVMPositionBuilderAtEnd(g->b, spin);
+    LLVMValueRef was = LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpXchg, SLOT(DEBUG_ERR_LOCK),
+                                          LLVMConstInt(g->i64, 1, 0), order, 0);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, was, LLVMConstInt(g->i64, 0, 0), ""), locked,
+                    spin);
+    LLVMPositionBuilderAtEnd(g->b, locked);
+    LLVMValueRef held = LLVMBuildLoad2(g->b, g->i64, SLOT(DEBUG_ERR_INDEX), "");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, key, held, ""), write, done);
+    LLVMPositionBuilderAtEnd(g->b, write);
+    LLVMBuildStore(g->b, key, SLOT(DEBUG_ERR_INDEX));
+    LLVMBuildStore(g->b, LLVMConstInt(g->i64, s->index, 0), SLOT(DEBUG_ERR_SITE));
+    LLVMBuildStore(g->b, LLVMConstInt(g->i64, s->nindices, 0), SLOT(DEBUG_ERR_NDIM));
+    for (int k = 0; k < s->nindices && k < TACK_MAX_NDIM; k++)
+        LLVMBuildStore(g->b, convert(g, emit(g, s->indices[k]), s->indices[k]->type, TACK_I64),
+                       SLOT(DEBUG_ERR_VALUES + k));
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+    LLVMValueRef unlock = LLVMBuildStore(g->b, LLVMConstInt(g->i64, 0, 0), SLOT(DEBUG_ERR_LOCK));
+    LLVMSetOrdering(unlock, LLVMAtomicOrderingRelease);
+    LLVMSetAlignment(unlock, 8);
+#undef SLOT
+}
+
 /* Number of iterations of range(start, stop, step); 0 for a zero step. */
 static LLVMValueRef trip_count(gen *g, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step) {
     LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0), one = LLVMConstInt(g->i64, 1, 0);
@@ -677,6 +714,9 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
         break;
     case IR_EVAL:
         emit(g, s->value);
+        break;
+    case IR_BOUNDS_FAIL:
+        emit_bounds_fail(g, s);
         break;
     case IR_EXIT:
         for (int i = g->ninlines - 1; i >= 0; i--)
