@@ -214,6 +214,17 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev,
                                const tack_arg *args, int nargs,
                                tack_error *err);
 
+/* A prepared launch, for a caller that launches one kernel in a loop: the
+ * variant is resolved once; tack_launch_run re-checks the arguments (any
+ * values, same types, shapes and layout as far as the variant depends on
+ * them) and runs it, taking the full path whenever they differ.  The handle
+ * must not outlive its kernel or device. */
+typedef struct tack_launch tack_launch;
+tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_arg *args,
+                                 int nargs, tack_error *err);
+tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err);
+void tack_launch_free(tack_launch *l);
+
 /* ---- introspection ---------------------------------------------------- */
 
 /* One parameter of a variant key: (type, is_array, is_texture, texture_shape). */

@@ -2,6 +2,7 @@
  * the variant, evaluate the parallel loop's range for this call, and run
  * it on the device's thread pool. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
@@ -58,47 +59,12 @@ static tack_status report_bounds(const tack_kernel *k, const ir_template *t, con
                          (long long)errors[DEBUG_ERR_INDEX]);
 }
 
-tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                               tack_error *err) {
-    err->status = TACK_OK;
-    if (!k || !dev || (nargs && !args))
-        return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
-    retire_pending();
-    if (call_arity(k, nargs, err)) return err->status;
-    template_key tkey;
-    if (template_key_of(k, args, nargs, &tkey, err)) return err->status;
-    ir_template *t;
-    if (kernel_template(k, &tkey, args, &t, err)) return err->status;
-    call_info info;
-    if (template_expand(k, args, nargs, info.args, &info.nargs, err)) return err->status;
-    /* Debug mode: the errors record and the extents follow every argument. */
-    int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    int debug = t->ir->debug_errors >= 0;
-    if (debug) {
-        if (info.nargs + 2 > MAX_ARGS)
-            return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': too many arguments for debug mode",
-                                 k->def->name);
-        for (int i = 0; i < DEBUG_ERR_LEN; i++) errors[i] = 0;
-        errors[DEBUG_ERR_FIRST] = errors[DEBUG_ERR_INDEX] = INT64_MAX;
-        int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info.nargs + 2) * TACK_MAX_NDIM;
-        info.args[info.nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
-        info.args[info.nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
-    }
-    if (call_classify(k, t, &info, &tkey, err)) return err->status;
-    if (debug)
-        for (int p = 0; p < info.nargs; p++)
-            for (int d = 0; d < TACK_MAX_NDIM; d++) extents[p * TACK_MAX_NDIM + d] = info.dims[p][d];
-    kernel_slot *s = variant_slot(k, dev);
-    if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
-    variant *v = variant_find(k, s, &info.key);
-    if (v) atomic_fetch_add_explicit(&tack_counters.variant_hits, 1, memory_order_relaxed);
-    else {
-        explain_new_variant(k, t, s, &info, info.args);
-        if (variant_compile(k, t, &info, s, &v, err)) return err->status;
-    }
-
+/* Runs variant v for a classified call: evaluates the launch range and
+ * splits the parallel loop across the device's pool. */
+static tack_status run_variant(const tack_kernel *k, const ir_template *t, const variant *v,
+                               const call_info *info, tack_device *dev, tack_error *err) {
     int64_t range[CPU_RANGE_LEN];
-    v->range(info.slots, &info.dims[0][0], range);
+    v->range(info->slots, &info->dims[0][0], range);
     if (range[2] == 0)
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s': the parallel loop's range() step must not be zero",
@@ -111,9 +77,131 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
         else inner = inner > INT64_MAX / range[d] ? INT64_MAX : inner * range[d];
     }
     int64_t grain = t->has_inner_loops ? GRAIN_LOOPS : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
-    chunk_ctx c = {v->entry, info.slots, range};
+    chunk_ctx c = {v->entry, info->slots, range};
     cpu_pool_run(dev->pool, n, grain, run_chunk, &c);
     atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
-    if (debug && errors[DEBUG_ERR_FIRST] != INT64_MAX) return report_bounds(k, t, &info, errors, err);
     return TACK_OK;
 }
+
+/* Classifies a call and finds (or compiles) its variant.  Debug mode's
+ * hidden arrays point at `errors` and `extents`. */
+static tack_status resolve_call(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                                template_key *tkey, ir_template **tp, call_info *info,
+                                variant **vp, int64_t *errors, int64_t *extents, tack_error *err) {
+    retire_pending();
+    if (call_arity(k, nargs, err)) return err->status;
+    if (template_key_of(k, args, nargs, tkey, err)) return err->status;
+    ir_template *t;
+    if (kernel_template(k, tkey, args, &t, err)) return err->status;
+    *tp = t;
+    if (template_expand(k, args, nargs, info->args, &info->nargs, err)) return err->status;
+    /* Debug mode: the errors record and the extents follow every argument. */
+    int debug = t->ir->debug_errors >= 0;
+    if (debug) {
+        if (info->nargs + 2 > MAX_ARGS)
+            return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': too many arguments for debug mode",
+                                 k->def->name);
+        for (int i = 0; i < DEBUG_ERR_LEN; i++) errors[i] = 0;
+        errors[DEBUG_ERR_FIRST] = errors[DEBUG_ERR_INDEX] = INT64_MAX;
+        int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info->nargs + 2) * TACK_MAX_NDIM;
+        info->args[info->nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
+        info->args[info->nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
+    }
+    if (call_classify(k, t, info, tkey, err)) return err->status;
+    if (debug)
+        for (int p = 0; p < info->nargs; p++)
+            for (int d = 0; d < TACK_MAX_NDIM; d++) extents[p * TACK_MAX_NDIM + d] = info->dims[p][d];
+    kernel_slot *s = variant_slot(k, dev);
+    if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
+    variant *v = variant_find(k, s, &info->key);
+    if (v) atomic_fetch_add_explicit(&tack_counters.variant_hits, 1, memory_order_relaxed);
+    else {
+        explain_new_variant(k, t, s, info, info->args);
+        if (variant_compile(k, t, info, s, &v, err)) return err->status;
+    }
+    *vp = v;
+    return TACK_OK;
+}
+
+tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                               tack_error *err) {
+    err->status = TACK_OK;
+    if (!k || !dev || (nargs && !args))
+        return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+    template_key tkey;
+    ir_template *t;
+    call_info info;
+    variant *v;
+    int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
+    if (resolve_call(k, dev, args, nargs, &tkey, &t, &info, &v, errors, extents, err))
+        return err->status;
+    if (run_variant(k, t, v, &info, dev, err)) return err->status;
+    if (t->ir->debug_errors >= 0 && errors[DEBUG_ERR_FIRST] != INT64_MAX)
+        return report_bounds(k, t, &info, errors, err);
+    return TACK_OK;
+}
+
+/* ---- prepared launches ---- */
+
+struct tack_launch {
+    tack_kernel *k;
+    tack_device *dev;
+    ir_template *t;
+    variant *v;
+    template_key tkey;
+};
+
+/* Calls the handle can take without resolving anything: no templates, and
+ * not in debug mode (whose launches are noted for the check). */
+static int simple_call(const tack_arg *args, int nargs) {
+    if (tack_get_debug()) return 0;
+    for (int i = 0; i < nargs; i++)
+        if (args[i].kind == TACK_ARG_STRUCT) return 0;
+    return 1;
+}
+
+tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                                 tack_error *err) {
+    err->status = TACK_OK;
+    if (!k || !dev || (nargs && !args)) {
+        runtime_error(err, TACK_ERR_VALUE, "tack_launch_prepare: NULL kernel, device or arguments");
+        return NULL;
+    }
+    tack_launch *l = calloc(1, sizeof *l);
+    if (!l) {
+        runtime_error(err, TACK_ERR_NOMEM, "out of memory preparing a launch of '%s'", k->def->name);
+        return NULL;
+    }
+    call_info info;
+    int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
+    if (resolve_call(k, dev, args, nargs, &l->tkey, &l->t, &info, &l->v, errors, extents, err)) {
+        free(l);
+        return NULL;
+    }
+    l->k = k;
+    l->dev = dev;
+    return l;
+}
+
+tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err) {
+    err->status = TACK_OK;
+    if (!l || (nargs && !args))
+        return runtime_error(err, TACK_ERR_VALUE, "tack_launch_run: NULL handle or arguments");
+    /* Same template (no vector width changed) and same variant key: run the
+     * prepared variant; anything else takes the full path. */
+    if (!simple_call(args, nargs) || nargs != l->k->def->nparams)
+        return tack_kernel_launch(l->k, l->dev, args, nargs, err);
+    for (int i = 0; i < nargs; i++) {
+        int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;
+        if (w != l->tkey.vec[i] || l->tkey.debug || l->tkey.tmpl.len)
+            return tack_kernel_launch(l->k, l->dev, args, nargs, err);
+    }
+    call_info info;
+    memcpy(info.args, args, nargs * sizeof *args);
+    info.nargs = nargs;
+    if (call_classify(l->k, l->t, &info, &l->tkey, err)) return err->status;
+    if (!variant_key_equal(&info.key, &l->v->key)) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
+    return run_variant(l->k, l->t, l->v, &info, l->dev, err);
+}
+
+void tack_launch_free(tack_launch *l) { free(l); }

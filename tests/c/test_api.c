@@ -277,6 +277,35 @@ static void test_devices(void) {
     free(out);
 }
 
+/* A prepared handle runs its variant for matching arguments and takes the
+ * full path (compiling if needed) for others. */
+static void test_prepared_launch(void) {
+    tack_kernel *k = make(SCALE);
+    float x[16], out[16];
+    double xd[4] = {1, 2, 3, 4}, outd[4];
+    for (int i = 0; i < 16; i++) x[i] = (float)i;
+    int64_t n8 = 8, n16 = 16, n4 = 4;
+    tack_error err;
+    tack_arg args[3] = {tack_arg_array(x, TACK_F32, 1, &n8, 0), tack_arg_array(out, TACK_F32, 1, &n8, 1),
+                        tack_arg_float(2.0)};
+    tack_launch *l = tack_launch_prepare(k, dev, args, 3, &err);
+    CHECK(l != NULL && out[7] == 14);
+    args[0] = tack_arg_array(x, TACK_F32, 1, &n16, 0);
+    args[1] = tack_arg_array(out, TACK_F32, 1, &n16, 1);
+    args[2] = tack_arg_float(3.0);
+    CHECK(tack_launch_run(l, args, 3, &err) == TACK_OK && out[15] == 45);
+    CHECK(tack_kernel_num_variants(k, dev) == 1);
+    tack_arg other[3] = {tack_arg_array(xd, TACK_F64, 1, &n4, 0), tack_arg_array(outd, TACK_F64, 1, &n4, 1),
+                         tack_arg_float(2.0)};
+    CHECK(tack_launch_run(l, other, 3, &err) == TACK_OK && outd[3] == 8);
+    CHECK(tack_kernel_num_variants(k, dev) == 2);
+    tack_arg ro[3] = {args[0], tack_arg_array(out, TACK_F32, 1, &n16, 0), args[2]};
+    CHECK(tack_launch_run(l, ro, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "read-only"));
+    CHECK(tack_launch_run(l, args, 2, &err) == TACK_ERR_TYPE);
+    tack_launch_free(l);
+    tack_kernel_free(k);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -289,5 +318,6 @@ int main(void) {
     test_numerics();
     test_errors();
     test_devices();
+    test_prepared_launch();
     return CHECK_DONE();
 }
