@@ -78,7 +78,9 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, const
     }
     int64_t grain = t->has_inner_loops ? GRAIN_LOOPS : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
     chunk_ctx c = {v->entry, info->slots, range};
-    cpu_pool_run(dev->pool, n, grain, run_chunk, &c);
+    /* Iterations with inner loops vary in cost (an escape-time loop, a
+     * triangular nest): finer chunks balance them. */
+    cpu_pool_run(dev->pool, n, grain, t->has_inner_loops ? 32 : 4, run_chunk, &c);
     atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
     return TACK_OK;
 }

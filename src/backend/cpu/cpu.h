@@ -56,9 +56,10 @@ typedef struct cpu_pool cpu_pool;
 cpu_pool *cpu_pool_create(int num_threads);
 void cpu_pool_free(cpu_pool *p);
 int cpu_pool_size(const cpu_pool *p);
-/* Calls fn(ctx, begin, end) over [0, n) in chunks; runs inline when n is
- * below the grain.  One launch at a time per pool (serialized inside). */
-void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain,
+/* Calls fn(ctx, begin, end) over [0, n) in chunks_per_thread chunks per
+ * thread (more balance uneven iterations; fewer cost less); runs inline
+ * when n is below the grain.  One launch at a time per pool. */
+void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
                   void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 
 #endif

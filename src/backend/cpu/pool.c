@@ -106,7 +106,7 @@ void cpu_pool_free(cpu_pool *p) {
 
 int cpu_pool_size(const cpu_pool *p) { return p->nthreads; }
 
-void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain,
+void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
                   void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
     if (n <= 0) return;
     if (p->nthreads == 1 || n < grain) {
@@ -117,8 +117,7 @@ void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain,
     p->fn = fn;
     p->ctx = ctx;
     p->total = n;
-    /* A few chunks per thread balance uneven iterations cheaply. */
-    int64_t chunks = (int64_t)p->nthreads * 4;
+    int64_t chunks = (int64_t)p->nthreads * (chunks_per_thread > 0 ? chunks_per_thread : 1);
     p->chunk = (n + chunks - 1) / chunks;
     if (p->chunk < 1) p->chunk = 1;
     atomic_store(&p->next, 0);
