@@ -9,13 +9,14 @@ import sys as _sys
 import types as _types
 
 from . import _tack
+from . import cache  # noqa: F401  (tack.cache.load_bundle)
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64,
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, copyto, empty, zeros,
     device, get_default_device, set_default_device,
-    constant, func, stats, get_debug, set_debug,
+    constant, device_class, func, stats, get_debug, set_debug,
     __version__,
 )
 
@@ -45,5 +46,6 @@ __all__ = [
     "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "array", "copyto", "empty", "zeros",
     "device", "get_default_device", "set_default_device",
-    "kernel", "ndindex", "func", "constant", "math", "stats", "get_debug", "set_debug",
+    "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",
+    "get_debug", "set_debug",
 ]

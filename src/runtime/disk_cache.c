@@ -410,12 +410,23 @@ disk_cache *disk_cache_open(const disk_cache_settings *s, char *why, size_t whyl
     snprintf(c->dir, sizeof c->dir, "%s/%s", s->root, c->fp);
     atomic_init(&c->now, s->now);
     pthread_mutex_init(&c->bundle_lock, NULL);
-    if (make_dirs(s->root) || (mkdir(c->dir, 0700) && errno != EEXIST)) {
+    /* The root is checked before anything is created inside it: a refused
+     * directory gets nothing written. */
+    if (make_dirs(s->root)) {
+        set_why(why, whylen, "cannot create cache directory %s: %s", s->root, strerror(errno));
+        disk_cache_close(c);
+        return NULL;
+    }
+    if (check_dir(s->root, why, whylen)) {
+        disk_cache_close(c);
+        return NULL;
+    }
+    if (mkdir(c->dir, 0700) && errno != EEXIST) {
         set_why(why, whylen, "cannot create cache directory %s: %s", c->dir, strerror(errno));
         disk_cache_close(c);
         return NULL;
     }
-    if (check_dir(s->root, why, whylen) || check_dir(c->dir, why, whylen)) {
+    if (check_dir(c->dir, why, whylen)) {
         disk_cache_close(c);
         return NULL;
     }

@@ -38,6 +38,7 @@ tack_kernel *tack_kernel_create(const char *source, const char *filename, int fi
     k->resolver_ctx = resolver_ctx;
     arena_init(&k->ast);
     pthread_mutex_init(&k->lock, NULL);
+    pthread_mutex_init(&k->lower_lock, NULL);
     if (!k->source || !k->filename) {
         runtime_error(err, TACK_ERR_NOMEM, "out of memory creating a kernel");
         tack_kernel_free(k);
@@ -85,6 +86,7 @@ void tack_kernel_free(tack_kernel *k) {
     }
     arena_free(&k->ast);
     pthread_mutex_destroy(&k->lock);
+    pthread_mutex_destroy(&k->lower_lock);
     free(k->source);
     free(k->filename);
     free(k);
@@ -188,7 +190,10 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
         *out = t;
         return TACK_OK;
     }
-    pthread_mutex_lock(&k->lock);
+    /* Lowering calls the host's resolver, which takes the host's lock (the
+     * GIL): so never wait for lower_lock while holding it. */
+    void *host = host_release();
+    pthread_mutex_lock(&k->lower_lock);
     /* Another thread may have lowered it meanwhile. */
     t = find_template(k, key);
     if (!t) {
@@ -211,13 +216,16 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                 t->ndeps = shape_deps(f, t->deps, MAX_SHAPE_DEPS);
                 if (t->ndeps > MAX_SHAPE_DEPS) t->ndeps = MAX_SHAPE_DEPS;
                 t->has_inner_loops = body_has_loops(&f->body);
+                pthread_mutex_lock(&k->lock);
                 t->next = atomic_load(&k->tmpl);
                 atomic_fetch_add(&tack_counters.lowerings, 1);
                 atomic_store_explicit(&k->tmpl, t, memory_order_release);
+                pthread_mutex_unlock(&k->lock);
             }
         }
     }
-    pthread_mutex_unlock(&k->lock);
+    pthread_mutex_unlock(&k->lower_lock);
+    host_reacquire(host);
     *out = t;
     return t ? TACK_OK : err->status;
 }

@@ -98,7 +98,8 @@ struct tack_kernel {
     func_def *def;
     tack_resolver resolver;
     void *resolver_ctx;
-    pthread_mutex_t lock;           /* lowering and slot creation */
+    pthread_mutex_t lock;           /* publishing templates, slots, variants */
+    pthread_mutex_t lower_lock;     /* lowering (which calls the host's resolver) */
     ir_template *_Atomic tmpl;      /* the IR templates, newest first */
     atomic_int readers;             /* threads walking the lists lock-free */
     kernel_slot *_Atomic slots;
@@ -165,6 +166,12 @@ void variant_free_all(kernel_slot *s);
 /* explain.c: logs why a call needs a new variant (before compiling it). */
 void explain_new_variant(const tack_kernel *k, const ir_template *t, kernel_slot *s,
                          const call_info *info, const tack_arg *args);
+
+/* variant.c: the host's compile hooks (tack_set_compile_hooks).  A thread
+ * lets go of the host's lock (the GIL) before waiting for a lock that a
+ * thread calling back into the host may hold. */
+void *host_release(void);
+void host_reacquire(void *state);
 
 /* api.c: process-wide counters. */
 typedef struct runtime_counters {

@@ -52,6 +52,11 @@ void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end
     compile_end = end;
 }
 
+void *host_release(void) { return compile_begin ? compile_begin() : NULL; }
+void host_reacquire(void *state) {
+    if (compile_end) compile_end(state);
+}
+
 /* The variant's full identity: the kernel's source, every outside name
  * lowering resolved (with a digest of what it meant), the variant key and
  * the code generator's target.  Its digest names the code's symbols, and it
@@ -190,7 +195,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     }
     f->disjoint = info->key.disjoint;
     cpu_object obj = {0};
-    void *hook_state = compile_begin ? compile_begin() : NULL;
+    void *hook_state = host_release();
     tack_status st = run_passes(f, info, err);
     if (!st) st = cpu_codegen(f, symbol_base, &obj, err);
     if (!st) st = cpu_jit_load(&obj, &v->code, &v->entry, &v->range, err);
@@ -198,7 +203,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     cpu_object_free(&obj);
     ir_func_free(f);
     ser_writer_free(&key);
-    if (compile_end) compile_end(hook_state);
+    host_reacquire(hook_state);
     if (st) {
         free(v);
         return st;

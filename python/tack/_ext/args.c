@@ -10,9 +10,44 @@
  * every field the library reads, vec_width included.  Only a tack.Array of
  * a vector dtype is an array of vectors (vec_width 2-4, storage shape
  * logical + (width,)); NumPy arrays and other buffers never are.
+ *
+ * An instance of a @tack.device_class class becomes a tack_struct built for
+ * this launch (ext_tmpl_block, freed by ext_release_args): its class
+ * constants (numbers anywhere in the class's MRO, an instance attribute of
+ * the same name overriding the value) and its instance attributes (numbers,
+ * arrays exactly as array arguments, nested templates), sorted by name.
+ * The block holds references to the names and values it points into, and
+ * the class's method context for the resolver.
  */
 #define NO_IMPORT_ARRAY
 #include "ext.h"
+
+#include <stdarg.h>
+
+
+/* Templates nest at most this deep (a longer chain is surely a mistake). */
+#define MAX_NEST 16
+
+/* Where a value being converted sits: parameter i of kern, and inside a
+ * template argument the attribute path (empty at the top level). */
+typedef struct conv {
+    ext_KernelObject *kern;
+    int i;
+    ext_launch_state *st;
+    PyObject *cls_name;          /* borrowed: the parameter's class */
+    int depth;                   /* templates entered */
+    PyObject *stack[MAX_NEST];   /* their instances, outermost first */
+    char path[256];
+} conv;
+
+struct ext_tmpl_block {
+    ext_tmpl_block *next;
+    tack_struct s;
+    ext_resolver_ctx methods;    /* the class's method context */
+    Py_ssize_t nrefs;
+    PyObject **refs;             /* what s points into: names, values, ... */
+    tack_field fields[];         /* then the refs */
+};
 
 static const char *param_name(ext_KernelObject *kern, int i)
 {
@@ -20,25 +55,34 @@ static const char *param_name(ext_KernelObject *kern, int i)
     return p ? p : "?";
 }
 
-static int arg_error(ext_KernelObject *kern, int i, PyObject *type, const char *what,
-                     PyObject *obj)
+/* Raises exc with "kernel 'K': parameter 'p': [attribute 'a' of C: ]" and
+ * the formatted message; returns -1. */
+static int conv_error(const conv *c, PyObject *exc, const char *fmt, ...)
 {
-    if (obj)
-        PyErr_Format(type, "kernel '%U': parameter '%s': %s %.100s", kern->name,
-                     param_name(kern, i), what, Py_TYPE(obj)->tp_name);
+    va_list va;
+    va_start(va, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, va);
+    va_end(va);
+    if (!msg)
+        return -1;
+    if (c->path[0])
+        PyErr_Format(exc, "kernel '%U': parameter '%s': attribute '%s' of %U: %U",
+                     c->kern->name, param_name(c->kern, c->i), c->path, c->cls_name,
+                     msg);
     else
-        PyErr_Format(type, "kernel '%U': parameter '%s': %s", kern->name,
-                     param_name(kern, i), what);
+        PyErr_Format(exc, "kernel '%U': parameter '%s': %U", c->kern->name,
+                     param_name(c->kern, c->i), msg);
+    Py_DECREF(msg);
     return -1;
 }
 
-static int convert_int(ext_KernelObject *kern, int i, PyObject *o, tack_arg *a)
+static int convert_int(const conv *c, PyObject *o, tack_arg *a)
 {
     if (!PyLong_Check(o)) { /* a NumPy integer scalar */
         PyObject *n = PyNumber_Index(o);
         if (!n)
             return -1;
-        int rc = convert_int(kern, i, n, a);
+        int rc = convert_int(c, n, a);
         Py_DECREF(n);
         return rc;
     }
@@ -60,33 +104,23 @@ static int convert_int(ext_KernelObject *kern, int i, PyObject *o, tack_arg *a)
             return -1;
         PyErr_Clear();
     }
-    PyErr_Format(PyExc_ValueError,
-                 "kernel '%U': parameter '%s': integer %S out of the u64/i64 range",
-                 kern->name, param_name(kern, i), o);
-    return -1;
+    return conv_error(c, PyExc_ValueError, "integer %S out of the u64/i64 range", o);
 }
 
-static int convert_ndarray(ext_KernelObject *kern, int i, PyArrayObject *arr,
-                           tack_arg *a, ext_launch_state *st)
+static int convert_ndarray(const conv *c, PyArrayObject *arr, tack_arg *a)
 {
     int t = ext_dtype_from_typenum(PyArray_TYPE(arr));
-    if (t < 0 || !PyArray_ISNOTSWAPPED(arr)) {
-        PyErr_Format(PyExc_TypeError,
-                     "kernel '%U': parameter '%s': arrays of dtype %S are not supported",
-                     kern->name, param_name(kern, i), (PyObject *)PyArray_DESCR(arr));
-        return -1;
-    }
+    if (t < 0 || !PyArray_ISNOTSWAPPED(arr))
+        return conv_error(c, PyExc_TypeError, "arrays of dtype %S are not supported",
+                          (PyObject *)PyArray_DESCR(arr));
     int ndim = PyArray_NDIM(arr);
-    if (ndim > TACK_MAX_NDIM) {
-        PyErr_Format(PyExc_ValueError,
-                     "kernel '%U': parameter '%s': arrays have at most %d dimensions, "
-                     "this one has %d", kern->name, param_name(kern, i),
-                     TACK_MAX_NDIM, ndim);
-        return -1;
-    }
+    if (ndim > TACK_MAX_NDIM)
+        return conv_error(c, PyExc_ValueError,
+                          "arrays have at most %d dimensions, this one has %d",
+                          TACK_MAX_NDIM, ndim);
     if (!PyArray_ISALIGNED(arr))
-        return arg_error(kern, i, PyExc_ValueError,
-                         "the array's data is not aligned to its element size", NULL);
+        return conv_error(c, PyExc_ValueError,
+                          "the array's data is not aligned to its element size");
     a->kind = TACK_ARG_ARRAY;
     a->dtype = (tack_dtype)t;
     a->vec_width = 0;
@@ -102,41 +136,64 @@ static int convert_ndarray(ext_KernelObject *kern, int i, PyArrayObject *arr,
         a->strides[d] = strides[d];
         n *= dims[d];
     }
-    if (n > st->max_elems)
-        st->max_elems = n;
+    if (n > c->st->max_elems)
+        c->st->max_elems = n;
     return 0;
 }
 
-static int convert_buffer(ext_KernelObject *kern, int i, PyObject *o, tack_arg *a,
-                          ext_launch_state *st)
+static int convert_tack_array(const conv *c, PyObject *o, tack_arg *a)
 {
+    ext_launch_state *st = c->st;
+    int texture = ext_Texture_Check(o);
+    ext_ArrayObject *arr =
+        (ext_ArrayObject *)(texture ? ((ext_TextureObject *)o)->array : o);
+    if (!st->device)
+        st->device = arr->device;
+    else if (st->device != arr->device)
+        return conv_error(c, PyExc_ValueError,
+                          "the array is on another device than the earlier "
+                          "array arguments");
+    a->kind = TACK_ARG_ARRAY;
+    a->dtype = arr->dtype;            /* the component for vectors */
+    a->vec_width = arr->vec_width;
+    a->is_texture = texture;
+    a->ndim = ext_Array_STORAGE_NDIM(arr);
+    a->writable = !texture; /* textures are read-only in kernels */
+    a->data = arr->data;
+    memcpy(a->shape, arr->shape, sizeof a->shape);
+    memcpy(a->strides, arr->strides, sizeof a->strides);
+    if (arr->size > st->max_elems)
+        st->max_elems = arr->size;
+    return 0;
+}
+
+static int convert_buffer(const conv *c, PyObject *o, tack_arg *a)
+{
+    ext_launch_state *st = c->st;
+    if (st->nviews >= TACK_MAX_PARAMS)
+        return conv_error(c, PyExc_ValueError,
+                          "a launch takes at most %d buffer-protocol arrays",
+                          TACK_MAX_PARAMS);
     Py_buffer *view = &st->views[st->nviews];
     if (PyObject_GetBuffer(o, view, PyBUF_RECORDS_RO) < 0) {
         PyErr_Clear();
-        return arg_error(kern, i, PyExc_TypeError,
-                         "cannot take a strided buffer from", o);
+        return conv_error(c, PyExc_TypeError, "cannot take a strided buffer from %.100s",
+                          Py_TYPE(o)->tp_name);
     }
     st->nviews++;
     int t = ext_dtype_from_format(view->format, view->itemsize);
-    if (t < 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "kernel '%U': parameter '%s': buffers of format '%s' are not supported",
-                     kern->name, param_name(kern, i), view->format ? view->format : "B");
-        return -1;
-    }
-    if (view->ndim > TACK_MAX_NDIM) {
-        PyErr_Format(PyExc_ValueError,
-                     "kernel '%U': parameter '%s': arrays have at most %d dimensions, "
-                     "this one has %d", kern->name, param_name(kern, i),
-                     TACK_MAX_NDIM, view->ndim);
-        return -1;
-    }
+    if (t < 0)
+        return conv_error(c, PyExc_TypeError, "buffers of format '%s' are not supported",
+                          view->format ? view->format : "B");
+    if (view->ndim > TACK_MAX_NDIM)
+        return conv_error(c, PyExc_ValueError,
+                          "arrays have at most %d dimensions, this one has %d",
+                          TACK_MAX_NDIM, view->ndim);
     if (view->suboffsets)
-        return arg_error(kern, i, PyExc_ValueError,
-                         "buffers with suboffsets are not supported", NULL);
+        return conv_error(c, PyExc_ValueError, "buffers with suboffsets are not supported");
     if (((uintptr_t)view->buf) % (uintptr_t)view->itemsize)
-        return arg_error(kern, i, PyExc_ValueError,
-                         "the buffer's data is not aligned to its element size", NULL);
+        return conv_error(c, PyExc_ValueError,
+                          "the buffer's data is not aligned to its element size");
     a->kind = TACK_ARG_ARRAY;
     a->dtype = (tack_dtype)t;
     a->vec_width = 0;
@@ -155,61 +212,296 @@ static int convert_buffer(ext_KernelObject *kern, int i, PyObject *o, tack_arg *
     return 0;
 }
 
+/* An int, float or bool (Python's or NumPy's). */
+static int is_number(PyObject *o)
+{
+    return PyBool_Check(o) || PyFloat_Check(o) || PyLong_Check(o) ||
+           PyArray_IsScalar(o, Bool) || PyArray_IsScalar(o, Integer) ||
+           PyArray_IsScalar(o, Floating);
+}
+
+/* 1 converted, 0 not a number, -1 error. */
+static int convert_number(const conv *c, PyObject *o, tack_arg *a)
+{
+    if (PyBool_Check(o)) {
+        *a = tack_arg_bool(o == Py_True);
+    } else if (PyFloat_Check(o)) {   /* includes np.float64 */
+        *a = tack_arg_float(PyFloat_AS_DOUBLE(o));
+    } else if (PyLong_Check(o)) {
+        if (convert_int(c, o, a) < 0)
+            return -1;
+    } else if (PyArray_IsScalar(o, Bool)) {
+        *a = tack_arg_bool(PyObject_IsTrue(o));
+    } else if (PyArray_IsScalar(o, Integer)) {
+        if (convert_int(c, o, a) < 0)
+            return -1;
+    } else if (PyArray_IsScalar(o, Floating)) {
+        double f = PyFloat_AsDouble(o);
+        if (f == -1.0 && PyErr_Occurred())
+            return -1;
+        *a = tack_arg_float(f);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static const tack_struct *convert_struct(conv *c, PyObject *obj);
+
+/* Arrays, numbers, templates and buffers.  0 converted (*role says what it
+ * is), 1 none of those, -1 error. */
+static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *role)
+{
+    if (PyArray_Check(o)) {
+        *role = TACK_FIELD_ARRAY;
+        return convert_ndarray(c, (PyArrayObject *)o, a);
+    }
+    if (ext_Array_Check(o) || ext_Texture_Check(o)) {
+        *role = TACK_FIELD_ARRAY;
+        return convert_tack_array(c, o, a);
+    }
+    int rc = convert_number(c, o, a);
+    if (rc) {
+        *role = TACK_FIELD_SCALAR;
+        return rc < 0 ? -1 : 0;
+    }
+    if (ext_is_device_class(o)) {
+        const tack_struct *s = convert_struct(c, o);
+        if (!s)
+            return -1;
+        memset(a, 0, sizeof *a);
+        a->kind = TACK_ARG_STRUCT;
+        a->tmpl = s;
+        *role = TACK_FIELD_STRUCT;
+        return 0;
+    }
+    if (PyObject_CheckBuffer(o) && !PyArray_IsScalar(o, Generic)) {
+        *role = TACK_FIELD_ARRAY;
+        return convert_buffer(c, o, a);
+    }
+    return 1;
+}
+
+/* ---- template instances ---------------------------------------------- */
+
+static int is_dunder(PyObject *name)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+    return n >= 4 && PyUnicode_READ_CHAR(name, 0) == '_' &&
+           PyUnicode_READ_CHAR(name, 1) == '_' &&
+           PyUnicode_READ_CHAR(name, n - 1) == '_' &&
+           PyUnicode_READ_CHAR(name, n - 2) == '_';
+}
+
+/* The class constants: {name: number} over the MRO, a subclass's attribute
+ * (of any kind) hiding a base class's.  New reference. */
+static PyObject *class_constants(PyTypeObject *cls)
+{
+    PyObject *d = PyDict_New();
+    PyObject *mro = cls->tp_mro;
+    if (!d || !mro || !PyTuple_Check(mro))
+        return d;
+    for (Py_ssize_t i = PyTuple_GET_SIZE(mro) - 1; i >= 0; i--) {
+        PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+        if (t == &PyBaseObject_Type || !t->tp_dict)
+            continue;
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(t->tp_dict, &pos, &k, &v)) {
+            if (!PyUnicode_Check(k) || is_dunder(k))
+                continue;
+            int rc = 0;
+            if (is_number(v)) {
+                rc = PyDict_SetItem(d, k, v);
+            } else {
+                int has = PyDict_Contains(d, k);
+                rc = has < 0 ? -1 : has ? PyDict_DelItem(d, k) : 0;
+            }
+            if (rc < 0) {
+                Py_DECREF(d);
+                return NULL;
+            }
+        }
+    }
+    return d;
+}
+
+typedef struct {
+    PyObject *name, *value;  /* borrowed */
+    const char *utf8;
+    int constant;
+} field_rec;
+
+static int rec_cmp(const void *x, const void *y)
+{
+    return strcmp(((const field_rec *)x)->utf8, ((const field_rec *)y)->utf8);
+}
+
+static const tack_struct *convert_struct(conv *c, PyObject *obj)
+{
+    if (c->depth == MAX_NEST) {
+        conv_error(c, PyExc_ValueError, "templates nest at most %d deep", MAX_NEST);
+        return NULL;
+    }
+    for (int j = 0; j < c->depth; j++) {
+        if (c->stack[j] == obj) {
+            conv_error(c, PyExc_ValueError,
+                       "a template cannot contain itself (this %.100s instance is "
+                       "already on the attribute path)", Py_TYPE(obj)->tp_name);
+            return NULL;
+        }
+    }
+    PyTypeObject *cls = Py_TYPE(obj);
+    PyObject *qual = PyType_HasFeature(cls, Py_TPFLAGS_HEAPTYPE)
+        ? Py_NewRef(((PyHeapTypeObject *)cls)->ht_qualname)
+        : PyUnicode_FromString(cls->tp_name);
+    if (!qual)
+        return NULL;
+    if (c->depth == 0)
+        c->cls_name = qual; /* attribute messages name the parameter's class */
+    const tack_struct *result = NULL;
+    field_rec *recs = NULL;
+    PyObject *inst = NULL;
+    PyObject *consts = NULL;
+    uint64_t token = ext_class_token((PyObject *)cls);
+    if (!token || !PyUnicode_AsUTF8(qual))
+        goto done;
+    consts = class_constants(cls);
+    if (!consts)
+        goto done;
+    inst = PyObject_GenericGetDict(obj, NULL);
+    if (!inst) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            goto done;
+        PyErr_Clear(); /* no __dict__: no instance attributes */
+    }
+    Py_ssize_t cap = PyDict_GET_SIZE(consts) + (inst ? PyDict_GET_SIZE(inst) : 0);
+    recs = PyMem_Malloc((size_t)(cap ? cap : 1) * sizeof *recs);
+    if (!recs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n = 0, pos = 0;
+    PyObject *k, *v;
+    /* Instance attributes; one shadowing a class constant keeps the
+     * constant role (with the instance's value) when it is a number. */
+    while (inst && PyDict_Next(inst, &pos, &k, &v)) {
+        if (!PyUnicode_Check(k))
+            continue;
+        int shadows = PyDict_Contains(consts, k);
+        if (shadows < 0 || (shadows && PyDict_DelItem(consts, k) < 0))
+            goto done;
+        recs[n].name = k;
+        recs[n].value = v;
+        recs[n].constant = shadows && is_number(v);
+        n++;
+    }
+    pos = 0;
+    while (PyDict_Next(consts, &pos, &k, &v)) {
+        recs[n].name = k;
+        recs[n].value = v;
+        recs[n].constant = 1;
+        n++;
+    }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (!(recs[j].utf8 = PyUnicode_AsUTF8(recs[j].name)))
+            goto done;
+    qsort(recs, (size_t)n, sizeof *recs, rec_cmp);
+
+    /* The block is on the launch's list at once: release frees it. */
+    size_t nrefs_cap = 2 * (size_t)n + 1;
+    ext_tmpl_block *b = PyMem_Calloc(1, sizeof *b + (size_t)n * sizeof(tack_field) +
+                                        nrefs_cap * sizeof(PyObject *));
+    if (!b) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    b->next = c->st->blocks;
+    c->st->blocks = b;
+    b->refs = (PyObject **)(void *)((char *)b->fields + (size_t)n * sizeof(tack_field));
+    b->refs[b->nrefs++] = Py_NewRef(qual);
+    b->methods.cls = (PyObject *)cls;
+    b->methods.home = &c->st->home;
+    b->s.class_token = token;
+    b->s.class_name = PyUnicode_AsUTF8(qual);
+    b->s.method_ctx = &b->methods;
+    b->s.nfields = (int)n;
+    b->s.fields = b->fields;
+
+    c->stack[c->depth++] = obj;
+    size_t plen = strlen(c->path);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        tack_field *f = &b->fields[j];
+        b->refs[b->nrefs++] = Py_NewRef(recs[j].name);
+        b->refs[b->nrefs++] = Py_NewRef(recs[j].value);
+        f->name = recs[j].utf8;
+        snprintf(c->path + plen, sizeof c->path - plen, "%s%s", plen ? "." : "",
+                 recs[j].utf8);
+        int rc;
+        if (recs[j].constant) {
+            f->role = TACK_FIELD_CONSTANT;
+            rc = convert_number(c, recs[j].value, &f->value) < 0 ? -1 : 0;
+        } else {
+            rc = convert_value(c, recs[j].value, &f->value, &f->role);
+            if (rc == 1) {
+                PyErr_Format(PyExc_TypeError,
+                             "kernel '%U': parameter '%s': attribute '%s' of %U has "
+                             "unsupported type %.100s",
+                             c->kern->name, param_name(c->kern, c->i), c->path,
+                             c->cls_name, Py_TYPE(recs[j].value)->tp_name);
+                rc = -1;
+            }
+            if (rc == 0 && f->role == TACK_FIELD_STRUCT)
+                f->nested = f->value.tmpl;
+        }
+        c->path[plen] = '\0';
+        if (rc < 0) {
+            c->depth--;
+            goto done;
+        }
+    }
+    c->depth--;
+    result = &b->s;
+done:
+    PyMem_Free(recs);
+    Py_XDECREF(inst);
+    Py_XDECREF(consts);
+    Py_DECREF(qual);
+    return result;
+}
+
+/* ---- launches ---------------------------------------------------------- */
+
+void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern)
+{
+    st->nviews = 0;
+    st->device = NULL;
+    st->max_elems = 0;
+    st->blocks = NULL;
+    st->home.ctxs = NULL;
+    st->home.keep = NULL;
+    st->home.kern = kern;
+}
+
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
                      tack_arg *args, ext_launch_state *st)
 {
+    conv c;
+    c.kern = kern;
+    c.st = st;
+    c.cls_name = NULL;
+    c.depth = 0;
+    c.path[0] = '\0';
     for (int i = 0; i < (int)nargs; i++) {
         PyObject *o = objs[i];
         tack_arg *a = &args[i];
-        int rc = 0;
-        if (PyArray_Check(o)) {
-            rc = convert_ndarray(kern, i, (PyArrayObject *)o, a, st);
-        } else if (ext_Array_Check(o) || ext_Texture_Check(o)) {
-            int texture = ext_Texture_Check(o);
-            ext_ArrayObject *arr =
-                (ext_ArrayObject *)(texture ? ((ext_TextureObject *)o)->array : o);
-            if (!st->device) {
-                st->device = arr->device;
-            } else if (st->device != arr->device) {
-                rc = arg_error(kern, i, PyExc_ValueError,
-                               "the array is on another device than the earlier "
-                               "array arguments", NULL);
-                goto out;
-            }
-            a->kind = TACK_ARG_ARRAY;
-            a->dtype = arr->dtype;            /* the component for vectors */
-            a->vec_width = arr->vec_width;
-            a->is_texture = texture;
-            a->ndim = ext_Array_STORAGE_NDIM(arr);
-            a->writable = !texture; /* textures are read-only in kernels */
-            a->data = arr->data;
-            memcpy(a->shape, arr->shape, sizeof a->shape);
-            memcpy(a->strides, arr->strides, sizeof a->strides);
-            if (arr->size > st->max_elems)
-                st->max_elems = arr->size;
-        } else if (PyBool_Check(o)) {
-            *a = tack_arg_bool(o == Py_True);
-        } else if (PyFloat_Check(o)) {   /* includes np.float64 */
-            *a = tack_arg_float(PyFloat_AS_DOUBLE(o));
-        } else if (PyLong_Check(o)) {
-            rc = convert_int(kern, i, o, a);
-        } else if (PyArray_IsScalar(o, Bool)) {
-            *a = tack_arg_bool(PyObject_IsTrue(o));
-        } else if (PyArray_IsScalar(o, Integer)) {
-            rc = convert_int(kern, i, o, a);
-        } else if (PyArray_IsScalar(o, Floating)) {
-            double f = PyFloat_AsDouble(o);
-            if (f == -1.0 && PyErr_Occurred())
-                rc = -1;
-            else
-                *a = tack_arg_float(f);
-        } else if (PyObject_CheckBuffer(o) && !PyArray_IsScalar(o, Generic)) {
-            rc = convert_buffer(kern, i, o, a, st);
-        } else {
-            rc = arg_error(kern, i, PyExc_TypeError,
-                           "expected an array, int, float or bool, got", o);
-        }
-    out:
+        tack_field_role role;
+        c.i = i;
+        int rc = convert_value(&c, o, a, &role);
+        if (rc == 1)
+            rc = conv_error(&c, PyExc_TypeError,
+                            "expected an array, int, float, bool or @tack.device_class "
+                            "instance, got %.100s", Py_TYPE(o)->tp_name);
         if (rc < 0) {
             ext_release_args(st);
             return -1;
@@ -223,4 +515,14 @@ void ext_release_args(ext_launch_state *st)
     for (int i = 0; i < st->nviews; i++)
         PyBuffer_Release(&st->views[i]);
     st->nviews = 0;
+    ext_tmpl_block *b = st->blocks;
+    st->blocks = NULL;
+    while (b) {
+        ext_tmpl_block *next = b->next;
+        for (Py_ssize_t i = 0; i < b->nrefs; i++)
+            Py_DECREF(b->refs[i]);
+        PyMem_Free(b);
+        b = next;
+    }
+    ext_ctx_free_all(&st->home);
 }

@@ -14,6 +14,7 @@
  *   kernel.c   tack.Kernel: decoration, calls, introspection
  *   args.c     argument conversion for launches (the hot path)
  *   resolve.c  the tack_resolver callback
+ *   template.c @tack.device_class, class tokens and their retirement
  *   cache.c    the disk cache's administration (python -m tack cache ...)
  *
  * NumPy's C API table is shared by all files through PY_ARRAY_UNIQUE_SYMBOL;
@@ -144,18 +145,28 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs);
 /* ---- kernel.c / resolve.c -------------------------------------------- */
 
 struct ext_KernelObject;
+struct ext_resolver_ctx;
 
-/* What the resolver needs to look names up as seen from one Python function.
- * A kernel owns the contexts of its function and of every device function
- * lowering reached, so the texts handed to the library live as long as the
- * kernel. */
+/* Where resolver contexts live, with the texts handed to the library: a
+ * kernel's home lasts as long as the kernel; a launch's home (contexts for
+ * template-class methods and what they call) lasts as long as the launch,
+ * so a per-call class leaves nothing behind. */
+typedef struct ext_ctx_home {
+    struct ext_resolver_ctx *ctxs;
+    PyObject *keep;                 /* list: objects whose text the library holds */
+    struct ext_KernelObject *kern;  /* borrowed: receives resolve errors */
+} ext_ctx_home;
+
+/* What the resolver needs to look names up as seen from one Python function,
+ * or (cls set, func NULL) the methods of a @tack.device_class class. */
 typedef struct ext_resolver_ctx {
     PyObject *func;       /* the Python function whose names are looked up */
+    PyObject *cls;        /* borrowed: a template class whose methods are asked */
     PyObject *source;     /* its dedented source (str), made on demand */
     PyObject *filename;   /* str */
     int first_line;
-    struct ext_KernelObject *owner;   /* borrowed: the owner outlives us */
-    struct ext_resolver_ctx *next;    /* owner's list */
+    ext_ctx_home *home;   /* borrowed: the home outlives us */
+    struct ext_resolver_ctx *next;    /* home's list */
 } ext_resolver_ctx;
 
 typedef struct ext_KernelObject {
@@ -164,8 +175,7 @@ typedef struct ext_KernelObject {
     tack_kernel *k;
     PyObject *func;        /* the decorated Python function */
     PyObject *name;        /* str, for messages */
-    PyObject *keep;        /* list: objects whose text the library holds */
-    ext_resolver_ctx *ctxs;
+    ext_ctx_home home;     /* the contexts of its function and device functions */
     PyObject *resolve_error; /* first Python error met while resolving */
     int nparams;
     /* A launch succeeded with debug mode off / on, so the IR template a
@@ -182,8 +192,8 @@ extern PyTypeObject ext_KernelType;
 
 /* Source text, file and first line of a Python function, into ctx. */
 int ext_function_source(PyObject *func, ext_resolver_ctx *ctx);
-ext_resolver_ctx *ext_ctx_for(ext_KernelObject *owner, PyObject *func);
-void ext_ctx_free_all(ext_KernelObject *owner);
+ext_resolver_ctx *ext_ctx_for(ext_ctx_home *home, PyObject *func);
+void ext_ctx_free_all(ext_ctx_home *home);
 int ext_resolve(void *ctx, const char *name, tack_name *out);
 
 PyObject *ext_kernel_fn(PyObject *self, PyObject *func);
@@ -201,20 +211,33 @@ PyObject *ext_func_fn(PyObject *self, PyObject *func);
 
 /* ---- args.c ---------------------------------------------------------- */
 
+/* One template instance converted for one launch (args.c). */
+typedef struct ext_tmpl_block ext_tmpl_block;
+
 /* Holds what one launch's argument conversion borrowed. */
 typedef struct {
     Py_buffer views[TACK_MAX_PARAMS];
     int nviews;
     PyObject *device;       /* borrowed: device of the first tack.Array */
     Py_ssize_t max_elems;   /* largest array argument, in elements */
+    ext_tmpl_block *blocks; /* template instances' structs, freed after */
+    ext_ctx_home home;      /* resolver contexts of template methods */
 } ext_launch_state;
 
+void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern);
 /* Fills args[0..nargs) from the Python arguments.  0 on success; -1 with an
- * exception set (views already taken are released). */
+ * exception set (what was taken is released). */
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
 
+/* ---- template.c ------------------------------------------------------ */
+
+PyObject *ext_device_class_fn(PyObject *self, PyObject *cls);
+/* 1 when o is an instance of a @tack.device_class class, else 0. */
+int ext_is_device_class(PyObject *o);
+/* The class's token, made on first use; 0 with an exception on error. */
+uint64_t ext_class_token(PyObject *cls);
 /* ---- cache.c --------------------------------------------------------- */
 
 /* Adds the _cache_* functions and gives the disk cache Python's version

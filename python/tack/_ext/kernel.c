@@ -56,18 +56,19 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func)
     kern->k = NULL;
     kern->func = Py_NewRef(func);
     kern->name = NULL;
-    kern->keep = PyList_New(0);
-    kern->ctxs = NULL;
+    kern->home.keep = PyList_New(0);
+    kern->home.ctxs = NULL;
+    kern->home.kern = kern;
     kern->resolve_error = NULL;
     kern->nparams = 0;
     kern->lowered[0] = kern->lowered[1] = 0;
     kern->dict = PyDict_New();
     kern->weakreflist = NULL;
     PyObject_GC_Track(kern);
-    if (!kern->keep || !kern->dict || copy_wrapper_attrs(kern, func) < 0)
+    if (!kern->home.keep || !kern->dict || copy_wrapper_attrs(kern, func) < 0)
         goto fail;
 
-    ext_resolver_ctx *ctx = ext_ctx_for(kern, func);
+    ext_resolver_ctx *ctx = ext_ctx_for(&kern->home, func);
     if (!ctx)
         goto fail;
     tack_error err;
@@ -172,9 +173,7 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
     }
     tack_arg targs[TACK_MAX_PARAMS];
     ext_launch_state st;
-    st.nviews = 0;
-    st.device = NULL;
-    st.max_elems = 0;
+    ext_launch_init(&st, kern);
     if (ext_convert_args(kern, args, nargs, targs, &st) < 0)
         return NULL;
     PyObject *dev = st.device ? st.device : ext_default_device();
@@ -248,11 +247,17 @@ static PyObject *variant_key_tuple(const tack_variant_key *key)
         return NULL;
     for (int i = 0; i < key->num_params; i++) {
         const tack_param_sig *p = &key->params[i];
-        PyObject *tex = p->is_texture ? int_tuple(3, p->texture_shape) : Py_NewRef(Py_None);
-        PyObject *e = tex ? Py_BuildValue("(sNNN)", tack_dtype_name(p->type),
-                                          PyBool_FromLong(p->is_array),
-                                          PyBool_FromLong(p->is_texture), tex)
-                          : NULL;
+        PyObject *e;
+        if (p->is_template) {
+            e = Py_BuildValue("(sOOO)", "template", Py_False, Py_False, Py_None);
+        } else {
+            PyObject *tex = p->is_texture ? int_tuple(3, p->texture_shape)
+                                          : Py_NewRef(Py_None);
+            e = tex ? Py_BuildValue("(sNNN)", tack_dtype_name(p->type),
+                                    PyBool_FromLong(p->is_array),
+                                    PyBool_FromLong(p->is_texture), tex)
+                    : NULL;
+        }
         if (!e) {
             Py_DECREF(params);
             return NULL;
@@ -273,13 +278,38 @@ static PyObject *variant_key_tuple(const tack_variant_key *key)
         }
         PyTuple_SET_ITEM(vec, i, e);
     }
-    PyObject *shape = int_tuple(key->num_shape, key->shape);
-    if (!shape) {
+    int ntmpl = key->num_tmpl < 0 ? 0 : key->num_tmpl;
+    int maxtmpl = (int)(sizeof key->tmpl / sizeof key->tmpl[0]);
+    if (ntmpl > maxtmpl)
+        ntmpl = maxtmpl;
+    PyObject *tmpl = PyTuple_New(ntmpl);
+    if (!tmpl) {
         Py_DECREF(params);
         Py_DECREF(vec);
         return NULL;
     }
-    return Py_BuildValue("(NN()NN)", params, vec, shape, PyBool_FromLong(key->disjoint));
+    for (int i = 0; i < ntmpl; i++) {
+        PyObject *e = PyUnicode_DecodeUTF8(key->tmpl[i],
+                                           (Py_ssize_t)strnlen(key->tmpl[i],
+                                                               sizeof key->tmpl[i]),
+                                           "replace");
+        if (!e) {
+            Py_DECREF(params);
+            Py_DECREF(vec);
+            Py_DECREF(tmpl);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tmpl, i, e);
+    }
+    PyObject *shape = int_tuple(key->num_shape, key->shape);
+    if (!shape) {
+        Py_DECREF(params);
+        Py_DECREF(vec);
+        Py_DECREF(tmpl);
+        return NULL;
+    }
+    return Py_BuildValue("(NNNNN)", params, vec, tmpl, shape,
+                         PyBool_FromLong(key->disjoint));
 }
 
 static PyObject *kernel_variants(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -347,10 +377,10 @@ static int kernel_traverse(PyObject *self, visitproc visit, void *arg)
 {
     ext_KernelObject *kern = (ext_KernelObject *)self;
     Py_VISIT(kern->func);
-    Py_VISIT(kern->keep);
+    Py_VISIT(kern->home.keep);
     Py_VISIT(kern->dict);
     Py_VISIT(kern->resolve_error);
-    for (ext_resolver_ctx *c = kern->ctxs; c; c = c->next)
+    for (ext_resolver_ctx *c = kern->home.ctxs; c; c = c->next)
         Py_VISIT(c->func);
     return 0;
 }
@@ -374,10 +404,9 @@ static void kernel_dealloc(PyObject *self)
     if (kern->k)
         tack_kernel_free(kern->k);
     kern->k = NULL;
-    ext_ctx_free_all(kern);
+    ext_ctx_free_all(&kern->home);
     Py_CLEAR(kern->func);
     Py_CLEAR(kern->name);
-    Py_CLEAR(kern->keep);
     Py_CLEAR(kern->dict);
     Py_CLEAR(kern->resolve_error);
     Py_TYPE(self)->tp_free(self);

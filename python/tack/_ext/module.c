@@ -118,6 +118,10 @@ static PyMethodDef module_methods[] = {
      "kernel(func)\n--\n\nCompiles func as a Tack kernel (a decorator)."},
     {"func", ext_func_fn, METH_O,
      "func(f)\n--\n\nMarks f as a device function kernels may call."},
+    {"device_class", ext_device_class_fn, METH_O,
+     "device_class(cls)\n--\n\nMarks cls as a template class: its instances may be\n"
+     "passed to kernels, which read their attributes and call their\n"
+     "@tack.func methods."},
     {"constant", ext_constant, METH_O,
      "constant(value)\n--\n\nA numeric global that kernels inline by value."},
     {"stats", ext_stats, METH_NOARGS,

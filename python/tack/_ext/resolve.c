@@ -8,6 +8,9 @@
  * (@tack.func or another tack.Kernel) by their source and a context for
  * the names inside them.  Texts handed out are owned by the kernel (its
  * contexts and its keep list), so they outlive the lowering that asked.
+ * A template class's methods are asked with the class's context (made per
+ * launch, like the contexts of the methods themselves): a @tack.func found
+ * in the class's MRO is the method, anything else is none.
  *
  * The library may ask during a launch that runs without the GIL, so the
  * callback takes it.
@@ -97,9 +100,9 @@ done:
     return rc;
 }
 
-ext_resolver_ctx *ext_ctx_for(ext_KernelObject *owner, PyObject *func)
+ext_resolver_ctx *ext_ctx_for(ext_ctx_home *home, PyObject *func)
 {
-    for (ext_resolver_ctx *c = owner->ctxs; c; c = c->next)
+    for (ext_resolver_ctx *c = home->ctxs; c; c = c->next)
         if (c->func == func)
             return c;
     ext_resolver_ctx *c = PyMem_Calloc(1, sizeof *c);
@@ -108,21 +111,21 @@ ext_resolver_ctx *ext_ctx_for(ext_KernelObject *owner, PyObject *func)
         return NULL;
     }
     c->func = Py_NewRef(func);
-    c->owner = owner;
+    c->home = home;
     if (ext_function_source(func, c) < 0) {
         Py_DECREF(c->func);
         PyMem_Free(c);
         return NULL;
     }
-    c->next = owner->ctxs;
-    owner->ctxs = c;
+    c->next = home->ctxs;
+    home->ctxs = c;
     return c;
 }
 
-void ext_ctx_free_all(ext_KernelObject *owner)
+void ext_ctx_free_all(ext_ctx_home *home)
 {
-    ext_resolver_ctx *c = owner->ctxs;
-    owner->ctxs = NULL;
+    ext_resolver_ctx *c = home->ctxs;
+    home->ctxs = NULL;
     while (c) {
         ext_resolver_ctx *next = c->next;
         Py_XDECREF(c->func);
@@ -131,6 +134,7 @@ void ext_ctx_free_all(ext_KernelObject *owner)
         PyMem_Free(c);
         c = next;
     }
+    Py_CLEAR(home->keep);
 }
 
 /* The value `name` has as seen from func: a new reference, or NULL with no
@@ -179,7 +183,7 @@ static PyObject *lookup(PyObject *func, PyObject *name)
 }
 
 /* Module names the library knows; others are passed as they are. */
-static const char *module_text(ext_KernelObject *owner, PyObject *module)
+static const char *module_text(ext_ctx_home *home, PyObject *module)
 {
     PyObject *name = PyModule_GetNameObject(module);
     if (!name)
@@ -194,7 +198,8 @@ static const char *module_text(ext_KernelObject *owner, PyObject *module)
         r = "tack";
     } else if (strcmp(s, "numpy") == 0) {
         r = "numpy";
-    } else if (PyList_Append(owner->keep, name) == 0) {
+    } else if ((home->keep || (home->keep = PyList_New(0))) &&
+               PyList_Append(home->keep, name) == 0) {
         r = s;
     }
     Py_DECREF(name);
@@ -223,12 +228,69 @@ static const char *builtin_text(PyObject *v)
     return same == v ? s : NULL;
 }
 
+/* 1 when v is a Python function marked by @tack.func, 0 when not, -1 on
+ * error. */
+static int is_tack_func(PyObject *v)
+{
+    if (!PyFunction_Check(v))
+        return 0;
+    PyObject *mark = PyObject_GetAttrString(v, "__tack_func__");
+    if (!mark) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int marked = PyObject_IsTrue(mark);
+    Py_DECREF(mark);
+    return marked;
+}
+
+/* The method `name` of a template class: the attribute as the class's MRO
+ * holds it (a staticmethod or classmethod wrapper is not a method Tack can
+ * bind self to); a new reference, or NULL with no exception when absent. */
+static PyObject *class_attr(PyObject *cls, PyObject *name)
+{
+    PyObject *mro = ((PyTypeObject *)cls)->tp_mro;
+    Py_ssize_t n = mro && PyTuple_Check(mro) ? PyTuple_GET_SIZE(mro) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        if (!dict)
+            continue;
+        PyObject *v = PyDict_GetItemWithError(dict, name);
+        if (v)
+            return Py_NewRef(v);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return NULL;
+}
+
+/* A method of a template class: a @tack.func function (self is its first
+ * parameter), described like any device function; anything else is "no
+ * such method" and the library says so. */
+static int describe_method(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
+{
+    int marked = is_tack_func(v);
+    if (marked <= 0)
+        return -1;
+    ext_resolver_ctx *fc = ext_ctx_for(ctx->home, v);
+    if (!fc)
+        return -1;
+    out->kind = TACK_NAME_FUNC;
+    out->text = PyUnicode_AsUTF8(fc->source);
+    out->filename = PyUnicode_AsUTF8(fc->filename);
+    out->first_line = fc->first_line;
+    out->func_ctx = fc;
+    return 0;
+}
+
 /* Fills out for v; 0, or -1 (maybe with an exception) when v has no
  * meaning in a kernel. */
 static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
 {
     if (PyModule_Check(v)) {
-        out->text = module_text(ctx->owner, v);
+        out->text = module_text(ctx->home, v);
         if (!out->text)
             return -1;
         out->kind = TACK_NAME_MODULE;
@@ -280,22 +342,15 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     PyObject *func = NULL;
     if (ext_Kernel_Check(v)) {
         func = ((ext_KernelObject *)v)->func;
-    } else if (PyFunction_Check(v)) {
-        PyObject *mark = PyObject_GetAttrString(v, "__tack_func__");
-        if (!mark) {
-            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-                return -1;
-            PyErr_Clear();
-        }
-        int marked = mark ? PyObject_IsTrue(mark) : 0;
-        Py_XDECREF(mark);
+    } else {
+        int marked = is_tack_func(v);
         if (marked < 0)
             return -1;
         if (marked)
             func = v;
     }
     if (func) {
-        ext_resolver_ctx *fc = ext_ctx_for(ctx->owner, func);
+        ext_resolver_ctx *fc = ext_ctx_for(ctx->home, func);
         if (!fc)
             return -1;
         out->kind = TACK_NAME_FUNC;
@@ -329,10 +384,12 @@ int ext_resolve(void *vctx, const char *name, tack_name *out)
     if (!builtins_module)
         builtins_module = PyImport_ImportModule("builtins");
     PyObject *key = PyUnicode_FromString(name);
-    PyObject *v = key && builtins_module ? lookup(ctx->func, key) : NULL;
+    PyObject *v = NULL;
+    if (key && builtins_module)
+        v = ctx->cls ? class_attr(ctx->cls, key) : lookup(ctx->func, key);
     Py_XDECREF(key);
     if (v) {
-        rc = describe(ctx, v, out);
+        rc = ctx->cls ? describe_method(ctx, v, out) : describe(ctx, v, out);
         Py_DECREF(v);
     }
     if (rc < 0) {
@@ -342,8 +399,8 @@ int ext_resolve(void *vctx, const char *name, tack_name *out)
     if (PyErr_Occurred()) {
         /* Keep the first such error: the kernel chains it to the
          * CompileError the library then reports for this name. */
-        ext_KernelObject *owner = ctx->owner;
-        if (!owner->resolve_error) {
+        ext_KernelObject *owner = ctx->home->kern;
+        if (owner && !owner->resolve_error) {
             PyObject *t2, *v2, *tb2;
             PyErr_Fetch(&t2, &v2, &tb2);
             PyErr_NormalizeException(&t2, &v2, &tb2);
