@@ -252,6 +252,12 @@ static const tack_struct *convert_struct(conv *c, PyObject *obj);
  * is), 1 none of those, -1 error. */
 static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *role)
 {
+    /* Our own arrays first, by exact type: PyArray_Check on them would walk
+     * the type's bases before failing. */
+    if (Py_IS_TYPE(o, &ext_ArrayType)) {
+        *role = TACK_FIELD_ARRAY;
+        return convert_tack_array(c, o, a);
+    }
     if (PyArray_Check(o)) {
         *role = TACK_FIELD_ARRAY;
         return convert_ndarray(c, (PyArrayObject *)o, a);
