@@ -40,9 +40,11 @@ test-sanitize:
 
 test: test-c test-sanitize test-python
 
+# Benchmarks beside Numba and C (run by hand; figures go in the notes).
 bench: install
 	$(VPY) -m pip install -q numba || true
-	$(VPY) bench/bench_foundation.py
+	$(VPY) bench/suite.py
+	$(VPY) bench/bench_disk_cache.py
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(VENV) *.egg-info
