@@ -141,6 +141,9 @@ int tmpl_sig_names(const tmpl_sig *s, uint64_t token);
  * the hidden parameters. */
 tack_status template_expand(const tack_kernel *k, const tack_arg *args, int nargs, tack_arg *out,
                             int *nout, tack_error *err);
+/* The key bytes without class tokens (for the disk cache's key). */
+struct ser_writer;
+void tmpl_sig_portable(const tmpl_sig *s, struct ser_writer *w);
 /* One text per template argument, for tack_variant_key.tmpl. */
 void tmpl_sig_text(const tmpl_sig *s, char text[][512], int max, int *n);
 /* Carries out retirements asked for by tack_retire_class; called where no

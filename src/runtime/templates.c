@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/serialize.h"
 #include "runtime.h"
 
 #define MAX_DEPTH 8
@@ -272,6 +273,53 @@ void tmpl_sig_text(const tmpl_sig *s, char text[][512], int max, int *n) {
         describe(&d, 0);
         (*n)++;
     }
+}
+
+/* ---- the portable form ---- */
+
+/* The encoding without class tokens, which are per process.  What a class
+ * bakes into code is all still there: its constants here, its methods'
+ * sources among the names lowering resolved. */
+static void copy_struct(decoder *d, ser_writer *w, int depth) {
+    uint64_t token;
+    get(d, &token, 8); /* dropped */
+    unsigned nfields = get_u8(d);
+    ser_put_u8(w, (uint8_t)nfields);
+    for (unsigned i = 0; i < nfields && !d->bad && depth <= MAX_DEPTH; i++) {
+        unsigned len = get_u8(d);
+        char name[256];
+        get(d, name, len);
+        ser_put_u8(w, (uint8_t)len);
+        ser_put_bytes(w, name, len);
+        unsigned role = get_u8(d);
+        ser_put_u8(w, (uint8_t)role);
+        if (role == TACK_FIELD_CONSTANT) {
+            uint8_t rest[9];
+            get(d, rest, sizeof rest);
+            ser_put_bytes(w, rest, sizeof rest);
+        } else if (role == TACK_FIELD_ARRAY) {
+            uint8_t head[4];
+            get(d, head, sizeof head);
+            ser_put_bytes(w, head, sizeof head);
+            for (unsigned k = 0; k < head[3] && k < TACK_MAX_NDIM; k++) {
+                uint8_t extent[8];
+                get(d, extent, 8);
+                ser_put_bytes(w, extent, 8);
+            }
+        } else if (role == TACK_FIELD_STRUCT) {
+            copy_struct(d, w, depth + 1);
+        }
+    }
+}
+
+void tmpl_sig_portable(const tmpl_sig *s, ser_writer *w) {
+    decoder d = {s, 0, 0, NULL, 0, 0};
+    while (d.pos < s->len && !d.bad) {
+        uint8_t head[2] = {(uint8_t)get_u8(&d), (uint8_t)get_u8(&d)}; /* 'T', parameter */
+        ser_put_bytes(w, head, 2);
+        copy_struct(&d, w, 0);
+    }
+    if (d.bad) w->failed = 1;
 }
 
 /* ---- retirement ---- */

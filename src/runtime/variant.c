@@ -84,7 +84,7 @@ static void full_key(const tack_kernel *k, const ir_template *t, const call_info
         ser_put_u8(w, key->is_template[i]);
         for (int d = 0; d < 3; d++) ser_put_i64(w, key->texture_shape[i][d]);
     }
-    ser_put_blob(w, key->tmpl.bytes, (size_t)key->tmpl.len);
+    tmpl_sig_portable(&key->tmpl, w);
     ser_put_u32(w, (uint32_t)key->nshape);
     for (int i = 0; i < key->nshape; i++) ser_put_i64(w, key->shape[i]);
     ser_put_u8(w, (uint8_t)key->disjoint);
@@ -174,8 +174,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     char symbol_base[65];
     sha256_hex(key.data, key.len, symbol_base);
     symbol_base[32] = 0;
-    /* Template classes are named by per-process tokens: not for the disk. */
-    disk_cache *dc = info->key.tmpl.len ? NULL : disk_cache_get();
+    disk_cache *dc = disk_cache_get();
     if (dc && load_from_disk(dc, &key, v) == 0) {
         ser_writer_free(&key);
         *out = publish(k, s, v);
