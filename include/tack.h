@@ -258,6 +258,10 @@ int tack_kernel_num_variants(const tack_kernel *k, const tack_device *dev);
 tack_status tack_kernel_variant_key(const tack_kernel *k, const tack_device *dev,
                                     int index, tack_variant_key *out);
 int tack_kernel_num_ir_templates(const tack_kernel *k);
+/* The key of IR template `index` (0-based, oldest first) as text: its
+ * parts separated by ';', e.g. "debug;vec=0:3", "" for the plain template.
+ * Returns 0, or -1 for a bad index. */
+int tack_kernel_ir_template_key(const tack_kernel *k, int index, char *buf, size_t size);
 
 /* Process-wide counters. */
 typedef struct tack_stats {

@@ -178,6 +178,17 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src
         set->index = r;
         set->value = acc;
         push(c, &branch->body, set);
+        /* A failed load (or atomic) gives 0, not a value left from an
+         * earlier iteration. */
+        ir_stmt *zero = new_stmt(c, IR_ASSIGN, line, col, src);
+        ir_expr *z = node(c, IR_CAST, NULL, line, col); /* 0 of the array's type */
+        if (!zero || !z) return NULL;
+        z->type = IRT_LIKE_PARAM;
+        z->index = p;
+        z->a = lit(c, 0, line, col);
+        zero->index = r;
+        zero->value = z;
+        push(c, &branch->orelse, zero);
         x->index = r;
     }
     ir_stmt *fail = new_stmt(c, IR_BOUNDS_FAIL, line, col, src);

@@ -2,6 +2,7 @@
  * template on first use (once, under the kernel's lock), and registered so
  * that freeing a device can drop the variants kept for it. */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,6 +236,28 @@ int tack_kernel_num_params(const tack_kernel *k) { return k->def->nparams; }
 const char *tack_kernel_param_name(const tack_kernel *k, int i) {
     return i >= 0 && i < k->def->nparams ? k->def->params[i] : NULL;
 }
+int tack_kernel_ir_template_key(const tack_kernel *k, int index, char *buf, size_t size) {
+    retire_pending();
+    int n = tack_kernel_num_ir_templates(k);
+    if (index < 0 || index >= n || !buf || !size) return -1;
+    ir_template *t = atomic_load(&k->tmpl);
+    for (int pos = n - 1 - index; t && pos > 0; pos--) t = t->next; /* newest first */
+    if (!t) return -1;
+    size_t len = 0;
+    buf[0] = 0;
+#define PART(...) \
+    if (len < size) len += (size_t)snprintf(buf + len, size - len, __VA_ARGS__)
+    if (t->key.debug) PART("debug");
+    for (int i = 0; i < TACK_MAX_PARAMS; i++)
+        if (t->key.vec[i]) PART("%svec=%d:%d", len ? ";" : "", i, t->key.vec[i]);
+    char text[8][512];
+    int ntext;
+    tmpl_sig_text(&t->key.tmpl, text, 8, &ntext);
+    for (int i = 0; i < ntext; i++) PART("%s%s", len ? ";" : "", text[i]);
+#undef PART
+    return 0;
+}
+
 int tack_kernel_num_ir_templates(const tack_kernel *k) {
     retire_pending();
     int n = 0;

@@ -361,7 +361,25 @@ static PyObject *kernel_ir_templates(PyObject *self, PyObject *unused)
     if (!list)
         return NULL;
     for (int i = 0; i < n; i++) {
-        PyObject *key = PyTuple_New(0); /* the plain template's key */
+        /* The key's parts as a tuple of strings: ("debug", "vec=0:3", ...),
+         * () for the plain template. */
+        char text[8192];
+        PyObject *key = NULL;
+        if (tack_kernel_ir_template_key(kern->k, i, text, sizeof text) == 0) {
+            if (!text[0]) {
+                key = PyTuple_New(0);
+            } else {
+                PyObject *str = PyUnicode_FromString(text);
+                PyObject *sep = PyUnicode_FromString(";");
+                PyObject *split = str && sep ? PyUnicode_Split(str, sep, -1) : NULL;
+                key = split ? PyList_AsTuple(split) : NULL;
+                Py_XDECREF(str);
+                Py_XDECREF(sep);
+                Py_XDECREF(split);
+            }
+        } else {
+            key = PyTuple_New(0); /* retired meanwhile */
+        }
         if (!key) {
             Py_DECREF(list);
             return NULL;
