@@ -351,7 +351,6 @@ static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
     return x;
 }
 
-/* Lowers the index list of `a[i, j]` and checks it against earlier uses. */
 /* Lowers the indices of `arr[items...]` (a subscript, or an atomic's
  * target) and checks them against the array's other uses. */
 static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *items, int n,
