@@ -130,7 +130,7 @@ const char *tack_kernel_param_name(const tack_kernel *k, int index);
 
 typedef enum tack_arg_kind {
     TACK_ARG_ARRAY = 1,
-    TACK_ARG_INT,   /* typed by value: i32, i64, or u64 past INT64_MAX */
+    TACK_ARG_INT,   /* typed by value: i32 when it fits, else i64 */
     TACK_ARG_UINT,  /* an unsigned value (u64 when past INT64_MAX) */
     TACK_ARG_FLOAT, /* f32, or f64 when any array argument is f64 */
     TACK_ARG_BOOL,
@@ -194,7 +194,9 @@ struct tack_struct {
 };
 
 /* Drops every IR template and variant keyed on the class, in every kernel
- * and on every device: call it when the class is collected. */
+ * and on every device: call it when the class is collected (no launch with
+ * an instance of it may be running).  The work is done at the next launch
+ * or introspection call, so it is safe from any callback. */
 void tack_retire_class(uint64_t class_token);
 
 tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim,
@@ -291,7 +293,7 @@ typedef void *(*tack_compile_begin_fn)(void);
 typedef void (*tack_compile_end_fn)(void *state);
 void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end);
 
-/* Debug mode: bounds-checked kernels (later issue). */
+/* Debug mode: bounds-checked kernels (also TACK_DEBUG=1). */
 void tack_set_debug(int on);
 int tack_get_debug(void);
 

@@ -122,17 +122,20 @@ int ir_record_resolution(ir_func *f, int src, const char *name, const tack_name 
     for (int i = 0; i < f->nresolved; i++)
         if (f->resolved[i].src == src && !strcmp(f->resolved[i].name, name)) return 0;
     /* The fingerprint: the binding's kind and everything that reaches code. */
-    char head[160];
+    char head[96];
     const char *text = n->text ? n->text : "";
-    int len = snprintf(head, sizeof head, "%d|%lld|%d|%llu|%a|%s|%d|", (int)n->kind,
+    const char *file = n->kind == TACK_NAME_FUNC && n->filename ? n->filename : "";
+    int len = snprintf(head, sizeof head, "%d|%lld|%d|%llu|%a|%d|", (int)n->kind,
                        (long long)n->i, n->is_unsigned, (unsigned long long)n->u, n->f,
-                       n->kind == TACK_NAME_FUNC && n->filename ? n->filename : "",
                        n->kind == TACK_NAME_FUNC ? n->first_line : 0);
-    size_t hl = len > 0 ? (size_t)len : 0, tl = strlen(text);
-    char *print = malloc(hl + tl + 1);
+    size_t hl = len > 0 && (size_t)len < sizeof head ? (size_t)len : 0;
+    size_t fl = strlen(file) + 1, tl = strlen(text); /* the file's NUL separates it */
+    char *print = malloc(hl + fl + tl + 1);
     if (!print) return -1;
     memcpy(print, head, hl);
-    memcpy(print + hl, text, tl);
+    memcpy(print + hl, file, fl);
+    memcpy(print + hl + fl, text, tl);
+    hl += fl;
     char digest[65];
     sha256_hex(print, hl + tl, digest);
     free(print);

@@ -92,6 +92,13 @@ int lower_resolve(lowerer *L, const char *name, tack_name *out) {
                      out->kind != TACK_NAME_UNBOUND
                  ? 0
                  : lower_default_resolve(name, out);
+    /* Modules, builtins and functions are named by their text: an answer
+     * without one is no answer. */
+    if (!rc && !out->text &&
+        (out->kind == TACK_NAME_MODULE || out->kind == TACK_NAME_BUILTIN || out->kind == TACK_NAME_FUNC)) {
+        memset(out, 0, sizeof *out);
+        rc = -1;
+    }
     /* Every answer goes into the template: the disk cache re-checks them. */
     if (ir_record_resolution(L->f, L->f->cur_src, name, out)) lower_oom(L);
     return rc;
@@ -439,7 +446,8 @@ static ir_expr *lower_subscript(lowerer *L, const expr *e) {
             ERR(L, e->line, e->col, "shape must be indexed with one integer literal");
             return NULL;
         }
-        return lower_dim(L, e->a->a, e, (int)e->items[0]->ival);
+        uint64_t d = e->items[0]->ival;
+        return lower_dim(L, e->a->a, e, d < TACK_MAX_NDIM ? (int)d : TACK_MAX_NDIM);
     }
     int p, n;
     ir_expr **idx = lower_indices(L, e, &p, &n);

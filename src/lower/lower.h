@@ -1,8 +1,9 @@
 /*
  * lower.h - AST -> IR template.  Lowering resolves every name (parameters,
  * locals, and outside names through the host's resolver), turns Python
- * constructs into IR nodes and records how each parameter is used.  It
- * knows nothing of a call's arguments: the result is shared by all variants.
+ * constructs into IR nodes and records how each parameter is used.  Of a
+ * call's arguments it sees only what the IR template key names (vector
+ * widths, template structure): the result is shared by all its variants.
  */
 #ifndef TACK_LOWER_H
 #define TACK_LOWER_H

@@ -20,6 +20,7 @@ const char *tack_dtype_name(tack_dtype t) {
 }
 size_t tack_dtype_size(tack_dtype t) { return (unsigned)t < TACK_DTYPE_COUNT ? dtype_sizes[t] : 0; }
 int tack_dtype_from_name(const char *name) {
+    if (!name) return -1;
     for (int i = 0; i < TACK_DTYPE_COUNT; i++)
         if (!strcmp(name, dtype_names[i])) return i;
     return -1;

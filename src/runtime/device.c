@@ -28,6 +28,7 @@ static tack_device *make_device(const char *spec, int num_threads, int shared, t
 }
 
 tack_device *tack_device_get(const char *spec, tack_error *err) {
+    ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
     pthread_mutex_lock(&shared_lock);
     if (!shared_cpu && spec && !strcmp(spec, "cpu")) shared_cpu = make_device(spec, 0, 1, err);
@@ -38,8 +39,9 @@ tack_device *tack_device_get(const char *spec, tack_error *err) {
 }
 
 tack_device *tack_device_create(const char *spec, int num_threads, tack_error *err) {
-    if (num_threads < 0 || num_threads > 256) {
-        runtime_error(err, TACK_ERR_VALUE, "num_threads must be between 1 and 256, got %d",
+    ERR_OR_SCRATCH(err);
+    if (num_threads > 256) {
+        runtime_error(err, TACK_ERR_VALUE, "num_threads must be at most 256 (0: one per core), got %d",
                       num_threads);
         return NULL;
     }

@@ -70,9 +70,7 @@ static const char *scalar_reason(const tack_arg *a, int from, int to, char *buf,
 }
 
 static uintptr_t array_end(const tack_arg *a) {
-    int64_t bytes = (int64_t)tack_dtype_size(a->dtype);
-    for (int d = 0; d < a->ndim; d++) bytes *= a->shape[d];
-    return (uintptr_t)a->data + (uintptr_t)bytes;
+    return (uintptr_t)a->data + (uintptr_t)array_nbytes(a); /* checked when classified */
 }
 
 /* Describes the differences between key `old` and `cur`; returns how many
@@ -136,7 +134,9 @@ void explain_new_variant(const tack_kernel *k, const ir_template *tp, kernel_slo
     text best = {{0}, 0, 0};
     char best_diff[128] = "", diff[128];
     int best_n = -1;
+    readers_enter(k);
     for (variant *v = atomic_load(&s->head); v; v = v->next) {
+        if (v->key.nparams != info->key.nparams) continue; /* another IR template */
         text t = {{0}, 0, 0};
         int n = describe(tp, &v->key, &info->key, args, &t, diff, sizeof diff);
         if (best_n < 0 || n < best_n) {
@@ -145,6 +145,7 @@ void explain_new_variant(const tack_kernel *k, const ir_template *tp, kernel_slo
             memcpy(best_diff, diff, sizeof diff);
         }
     }
+    readers_exit(k);
     char msg[1200];
     snprintf(msg, sizeof msg, "kernel '%s': variant %d: %s", k->def->name, count,
              best_n < 0 ? "first variant" : best.buf);

@@ -1,6 +1,7 @@
-/* kernel.c - kernel objects: parsed when created, lowered to the IR
- * template on first use (once, under the kernel's lock), and registered so
- * that freeing a device can drop the variants kept for it. */
+/* kernel.c - kernel objects: parsed when created, lowered to an IR template
+ * per template key on first use (once, under the kernel's lowering lock),
+ * and registered so that freeing a device or retiring a template class can
+ * drop what was kept for it. */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ static char *dup_or_null(const char *s) {
 
 tack_kernel *tack_kernel_create(const char *source, const char *filename, int first_line,
                                 tack_resolver resolver, void *resolver_ctx, tack_error *err) {
+    ERR_OR_SCRATCH(err);
     memset(err, 0, sizeof *err);
     if (!source) {
         runtime_error(err, TACK_ERR_VALUE, "tack_kernel_create: source is NULL");
@@ -121,8 +123,9 @@ static void retire_in_kernel(tack_kernel *k, const uint64_t *tokens, int n) {
             link = &t->next;
             continue;
         }
+        /* t->next stays: a walker standing on t goes on to live entries. */
         atomic_store(link, t->next);
-        t->next = dead_t;
+        t->dead_next = dead_t;
         dead_t = t;
     }
     for (kernel_slot *s = atomic_load(&k->slots); s; s = s->next)
@@ -136,18 +139,18 @@ static void retire_in_kernel(tack_kernel *k, const uint64_t *tokens, int n) {
             }
             atomic_store(link, v->next);
             atomic_fetch_sub(&s->count, 1);
-            v->next = dead_v;
+            v->dead_next = dead_v;
             dead_v = v;
         }
     pthread_mutex_unlock(&k->lock);
     while (atomic_load(&k->readers) > 0) sched_yield();
     while (dead_t) {
-        ir_template *next = dead_t->next;
+        ir_template *next = dead_t->dead_next;
         template_free(dead_t);
         dead_t = next;
     }
     while (dead_v) {
-        variant *next = dead_v->next;
+        variant *next = dead_v->dead_next;
         cpu_jit_unload(dead_v->code);
         free(dead_v);
         dead_v = next;
@@ -177,10 +180,10 @@ static int template_key_equal(const template_key *a, const template_key *b) {
 /* Lock-free: readers is counted so that retirement frees nothing that a
  * thread is walking past. */
 static ir_template *find_template(tack_kernel *k, const template_key *key) {
-    atomic_fetch_add(&k->readers, 1);
-    ir_template *t = atomic_load_explicit(&k->tmpl, memory_order_acquire);
+    readers_enter(k);
+    ir_template *t = atomic_load(&k->tmpl);
     while (t && !template_key_equal(&t->key, key)) t = t->next;
-    atomic_fetch_sub(&k->readers, 1);
+    readers_exit(k);
     return t;
 }
 
@@ -214,8 +217,8 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
             } else {
                 t->key = *key;
                 t->ir = f;
+                /* At most one per (parameter, dimension): MAX_SHAPE_DEPS. */
                 t->ndeps = shape_deps(f, t->deps, MAX_SHAPE_DEPS);
-                if (t->ndeps > MAX_SHAPE_DEPS) t->ndeps = MAX_SHAPE_DEPS;
                 t->has_inner_loops = body_has_loops(&f->body);
                 pthread_mutex_lock(&k->lock);
                 t->next = atomic_load(&k->tmpl);
@@ -240,9 +243,13 @@ int tack_kernel_ir_template_key(const tack_kernel *k, int index, char *buf, size
     retire_pending();
     int n = tack_kernel_num_ir_templates(k);
     if (index < 0 || index >= n || !buf || !size) return -1;
+    readers_enter(k);
     ir_template *t = atomic_load(&k->tmpl);
     for (int pos = n - 1 - index; t && pos > 0; pos--) t = t->next; /* newest first */
-    if (!t) return -1;
+    if (!t) {
+        readers_exit(k);
+        return -1;
+    }
     size_t len = 0;
     buf[0] = 0;
 #define PART(...) \
@@ -255,12 +262,15 @@ int tack_kernel_ir_template_key(const tack_kernel *k, int index, char *buf, size
     tmpl_sig_text(&t->key.tmpl, text, 8, &ntext);
     for (int i = 0; i < ntext; i++) PART("%s%s", len ? ";" : "", text[i]);
 #undef PART
+    readers_exit(k);
     return 0;
 }
 
 int tack_kernel_num_ir_templates(const tack_kernel *k) {
     retire_pending();
     int n = 0;
+    readers_enter(k);
     for (ir_template *t = atomic_load(&k->tmpl); t; t = t->next) n++;
+    readers_exit(k);
     return n;
 }

@@ -47,12 +47,19 @@ void variant_key_export(const variant_key *k, tack_variant_key *out) {
 
 static const char *kname(const tack_kernel *k) { return k->def->name; }
 
+int64_t array_nbytes(const tack_arg *a) {
+    int64_t bytes = (int64_t)tack_dtype_size(a->dtype);
+    for (int d = 0; d < a->ndim && d < TACK_MAX_NDIM; d++)
+        if (a->shape[d] < 0 || __builtin_mul_overflow(bytes, a->shape[d], &bytes)) return -1;
+    return bytes;
+}
+
 /* Integers are typed by value: i32 when it fits, else i64, else u64. */
 static tack_dtype int_type(int64_t v) {
     return v >= INT32_MIN && v <= INT32_MAX ? TACK_I32 : TACK_I64;
 }
 
-static tack_status check_array(const tack_kernel *k, const ir_param *p, int i, const tack_arg *a,
+static tack_status check_array(const tack_kernel *k, const ir_param *p, const tack_arg *a,
                                tack_error *err) {
     const char *pn = p->name;
     if ((unsigned)a->dtype >= TACK_DTYPE_COUNT)
@@ -85,14 +92,18 @@ static tack_status check_array(const tack_kernel *k, const ir_param *p, int i, c
                              "kernel '%s': parameter '%s': the kernel reads shape[%d] but the array "
                              "has %d dimension%s",
                              kname(k), pn, p->max_dim_read, logical, logical == 1 ? "" : "s");
-    int64_t size = 1, itemsize = (int64_t)tack_dtype_size(a->dtype);
-    for (int d = 0; d < a->ndim; d++) {
+    int64_t itemsize = (int64_t)tack_dtype_size(a->dtype);
+    for (int d = 0; d < a->ndim; d++)
         if (a->shape[d] < 0)
             return runtime_error(err, TACK_ERR_VALUE,
                                  "kernel '%s': parameter '%s': negative dimension %lld", kname(k),
                                  pn, (long long)a->shape[d]);
-        size *= a->shape[d];
-    }
+    int64_t nbytes = array_nbytes(a);
+    if (nbytes < 0)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': parameter '%s': the array's size overflows 64 bits",
+                             kname(k), pn);
+    int64_t size = nbytes / itemsize;
     if (size > 0) {
         /* C order: each stride is the product of the later dimensions
          * (dimensions of length 1 may have any stride). */
@@ -127,7 +138,6 @@ static tack_status check_array(const tack_kernel *k, const ir_param *p, int i, c
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s' writes to parameter '%s', but the array is read-only",
                              kname(k), pn);
-    (void)i;
     return TACK_OK;
 }
 
@@ -202,17 +212,13 @@ tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info 
         for (int d = 0; d < 3; d++)
             key->texture_shape[i][d] = key->is_texture[i] ? a->shape[d] : 0;
         if (is_array) {
-            if (check_array(k, p, i, a, err)) return err->status;
+            if (check_array(k, p, a, err)) return err->status;
             key->type[i] = (uint8_t)a->dtype;
             any_f64 |= a->dtype == TACK_F64;
             info->slots[i] = (uint64_t)(uintptr_t)a->data;
-            int64_t bytes = (int64_t)tack_dtype_size(a->dtype);
-            for (int d = 0; d < TACK_MAX_NDIM; d++) {
-                info->dims[i][d] = d < a->ndim ? a->shape[d] : 1;
-                if (d < a->ndim) bytes *= a->shape[d];
-            }
-            spans[nspans++] = (span){(uintptr_t)a->data, (uintptr_t)a->data + (uintptr_t)bytes,
-                                     p->written};
+            for (int d = 0; d < TACK_MAX_NDIM; d++) info->dims[i][d] = d < a->ndim ? a->shape[d] : 1;
+            spans[nspans++] = (span){(uintptr_t)a->data,
+                                     (uintptr_t)a->data + (uintptr_t)array_nbytes(a), p->written};
             continue;
         }
         memset(info->dims[i], 0, sizeof info->dims[i]);

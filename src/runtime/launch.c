@@ -127,8 +127,9 @@ static tack_status resolve_call(tack_kernel *k, tack_device *dev, const tack_arg
 
 tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                                tack_error *err) {
+    ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
-    if (!k || !dev || (nargs && !args))
+    if (!k || !dev || (nargs && !args) || nargs < 0)
         return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
     template_key tkey;
     ir_template *t;
@@ -164,8 +165,9 @@ static int simple_call(const tack_arg *args, int nargs) {
 
 tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                                  tack_error *err) {
+    ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
-    if (!k || !dev || (nargs && !args)) {
+    if (!k || !dev || (nargs && !args) || nargs < 0) {
         runtime_error(err, TACK_ERR_VALUE, "tack_launch_prepare: NULL kernel, device or arguments");
         return NULL;
     }
@@ -186,17 +188,18 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
 }
 
 tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err) {
+    ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
     if (!l || (nargs && !args))
         return runtime_error(err, TACK_ERR_VALUE, "tack_launch_run: NULL handle or arguments");
     /* Same template (no vector width changed) and same variant key: run the
      * prepared variant; anything else takes the full path. */
-    if (!simple_call(args, nargs) || nargs != l->k->def->nparams)
+    if (!simple_call(args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
+        l->tkey.tmpl.len)
         return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     for (int i = 0; i < nargs; i++) {
         int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;
-        if (w != l->tkey.vec[i] || l->tkey.debug || l->tkey.tmpl.len)
-            return tack_kernel_launch(l->k, l->dev, args, nargs, err);
+        if (w != l->tkey.vec[i]) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     }
     call_info info;
     memcpy(info.args, args, nargs * sizeof *args);

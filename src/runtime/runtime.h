@@ -70,6 +70,7 @@ typedef struct variant {
     cpu_entry_fn entry;
     cpu_range_fn range;
     struct variant *_Atomic next;
+    struct variant *dead_next; /* retirement's private list */
 } variant;
 
 /* One kernel's variants on one device. */
@@ -84,6 +85,7 @@ typedef struct kernel_slot {
 typedef struct ir_template {
     template_key key;
     struct ir_template *_Atomic next;
+    struct ir_template *dead_next; /* retirement's private list */
     ir_func *ir;
     int ndeps;
     shape_dep deps[MAX_SHAPE_DEPS];
@@ -122,9 +124,18 @@ typedef struct call_info {
     int64_t dims[MAX_ARGS][TACK_MAX_NDIM];
 } call_info;
 
+/* Walking a kernel's template or variant lists without its lock: counted,
+ * so that retirement frees nothing a walker stands on. */
+static inline void readers_enter(const tack_kernel *k) {
+    atomic_fetch_add(&((tack_kernel *)k)->readers, 1);
+}
+static inline void readers_exit(const tack_kernel *k) {
+    atomic_fetch_sub(&((tack_kernel *)k)->readers, 1);
+}
+
 /* kernel.c */
 /* The template for `key`, lowered on first use (once, under the kernel's
- * lock) from this call's arguments. */
+ * lowering lock) from this call's arguments. */
 tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_arg *args,
                             ir_template **out, tack_error *err);
 void template_free(ir_template *t);
@@ -156,6 +167,8 @@ void kernel_registry_retire(const uint64_t *tokens, int n);
 /* key.c: checks the (expanded) arguments against the template and fills
  * info's key, slots and dims. */
 tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err);
+/* An array's size in bytes; -1 for a negative dimension or overflow. */
+int64_t array_nbytes(const tack_arg *a);
 tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info *info,
                           const template_key *tkey, tack_error *err);
 
@@ -181,6 +194,11 @@ typedef struct runtime_counters {
     atomic_ullong compiles, lowerings, launches, variant_hits;
 } runtime_counters;
 extern runtime_counters tack_counters;
+
+/* A caller may pass err = NULL: errors then go to a scratch record. */
+#define ERR_OR_SCRATCH(err)                                                    \
+    tack_error err##_scratch;                                                  \
+    if (!(err)) (err) = &err##_scratch
 
 tack_status runtime_error(tack_error *err, tack_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

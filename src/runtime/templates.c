@@ -19,6 +19,9 @@
 
 #define MAX_DEPTH 8
 
+/* Checked before lowering, which sizes its vector scalarization by it. */
+static int vec_width_ok(int w) { return w == 0 || (w >= 2 && w <= 4); }
+
 typedef struct encoder {
     tmpl_sig *sig;
     int overflow;
@@ -74,6 +77,9 @@ static tack_status encode(encoder *e, const tack_kernel *k, const char *param,
                              tack_kernel_name(k), param);
     for (int i = 0; i < s->nfields; i++) {
         const tack_field *f = &s->fields[i];
+        if (!f->name || !f->name[0])
+            return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': a template "
+                                 "attribute without a name", tack_kernel_name(k), param);
         put_str(e, f->name);
         put_u8(e, f->role);
         switch (f->role) {
@@ -91,7 +97,8 @@ static tack_status encode(encoder *e, const tack_kernel *k, const char *param,
             break;
         case TACK_FIELD_ARRAY: {
             const tack_arg *a = &f->value;
-            if (a->kind != TACK_ARG_ARRAY || a->ndim < 0 || a->ndim > TACK_MAX_NDIM)
+            if (a->kind != TACK_ARG_ARRAY || a->ndim < 0 || a->ndim > TACK_MAX_NDIM ||
+                !vec_width_ok(a->vec_width))
                 return runtime_error(err, TACK_ERR_TYPE,
                                      "kernel '%s': parameter '%s': attribute '%s' must be an array",
                                      tack_kernel_name(k), param, f->name);
@@ -126,6 +133,11 @@ tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int narg
     encoder e = {&key->tmpl, 0};
     for (int i = 0; i < nargs && i < TACK_MAX_PARAMS; i++) {
         const tack_arg *a = &args[i];
+        if (a->kind == TACK_ARG_ARRAY && !vec_width_ok(a->vec_width))
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': parameter '%s': vector width %d (vectors have 2 to 4 "
+                                 "components)", tack_kernel_name(k),
+                                 tack_kernel_param_name(k, i), a->vec_width);
         if (a->kind == TACK_ARG_ARRAY && a->vec_width > 0) key->vec[i] = (uint8_t)a->vec_width;
         if (a->kind != TACK_ARG_STRUCT) continue;
         const char *pname = tack_kernel_param_name(k, i);

@@ -1,8 +1,9 @@
 /* variant.c - the variant cache: for each kernel, one slot per device,
- * holding that device's compiled variants.  Lookups take no lock (the list
- * is published with release stores and only grows); a miss compiles
- * without a lock, so two threads missing together may both compile, and
- * both results are correct. */
+ * holding that device's compiled variants.  Lookups take no lock (walkers
+ * are counted, so retiring a template class frees nothing under them); a
+ * miss compiles without a lock, so two threads missing together may both
+ * compile, and the first to publish wins.  Compiled code comes from the
+ * disk cache when it has it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,14 @@ kernel_slot *variant_slot(tack_kernel *k, tack_device *dev) {
     kernel_slot *s;
     for (s = atomic_load(&k->slots); s; s = s->next)
         if (atomic_load(&s->dev) == dev) break;
+    /* A freed device's slot is reused: devices made per call don't grow
+     * the list (its variants were freed with the device). */
+    if (!s)
+        for (s = atomic_load(&k->slots); s; s = s->next)
+            if (!atomic_load(&s->dev)) {
+                atomic_store(&s->dev, dev);
+                break;
+            }
     if (!s && (s = calloc(1, sizeof *s))) {
         atomic_store(&s->dev, dev);
         s->next = atomic_load(&k->slots);
@@ -29,10 +38,10 @@ kernel_slot *variant_slot(tack_kernel *k, tack_device *dev) {
 
 variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key) {
     /* Counted as a reader: retirement frees nothing under a walker. */
-    atomic_fetch_add(&k->readers, 1);
-    variant *v = atomic_load_explicit(&s->head, memory_order_acquire);
+    readers_enter(k);
+    variant *v = atomic_load(&s->head);
     while (v && !variant_key_equal(&v->key, key)) v = v->next;
-    atomic_fetch_sub(&k->readers, 1);
+    readers_exit(k);
     return v;
 }
 
@@ -153,6 +162,8 @@ static variant *publish(tack_kernel *k, kernel_slot *s, variant *v) {
         atomic_fetch_add(&s->count, 1);
     }
     pthread_mutex_unlock(&k->lock);
+    /* Unpublished only if the device is being freed during this launch
+     * (which tack.h forbids); the code then stays until the process ends. */
     if (!existing) return v;
     cpu_jit_unload(v->code);
     free(v);
@@ -243,9 +254,10 @@ tack_status tack_kernel_variant_key(const tack_kernel *k, const tack_device *dev
     if (index < 0 || index >= n) return TACK_ERR_VALUE;
     /* The list is newest first; index 0 is the first compiled. */
     int pos = n - 1 - index;
+    readers_enter(k);
     variant *v = atomic_load(&s->head);
     while (v && pos-- > 0) v = v->next;
-    if (!v) return TACK_ERR_VALUE;
-    variant_key_export(&v->key, out);
-    return TACK_OK;
+    if (v) variant_key_export(&v->key, out);
+    readers_exit(k);
+    return v ? TACK_OK : TACK_ERR_VALUE;
 }
