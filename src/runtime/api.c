@@ -90,6 +90,7 @@ void tack_get_stats(tack_stats *out) {
     out->lowerings = atomic_load(&tack_counters.lowerings);
     out->launches = atomic_load(&tack_counters.launches);
     out->variant_hits = atomic_load(&tack_counters.variant_hits);
+    out->fast_path_hits = atomic_load(&tack_counters.fast_path_hits);
     disk_cache *dc = disk_cache_current();
     if (dc) {
         disk_cache_counts c = disk_cache_counters(dc);

@@ -69,6 +69,7 @@ void template_free(ir_template *t) {
 
 void tack_kernel_free(tack_kernel *k) {
     if (!k) return;
+    fast_invalidate(); /* its entries, and a later kernel at its address */
     if (k->def) { /* registered only once parsed */
         pthread_mutex_lock(&registry_lock);
         if (k->prev) k->prev->next = k->next;
@@ -96,6 +97,7 @@ void tack_kernel_free(tack_kernel *k) {
 }
 
 void kernel_registry_drop_device(tack_device *dev) {
+    fast_invalidate();
     pthread_mutex_lock(&registry_lock);
     for (tack_kernel *k = registry; k; k = k->next) {
         pthread_mutex_lock(&k->lock);
@@ -158,6 +160,7 @@ static void retire_in_kernel(tack_kernel *k, const uint64_t *tokens, int n) {
 }
 
 void kernel_registry_retire(const uint64_t *tokens, int n) {
+    fast_invalidate();
     pthread_mutex_lock(&registry_lock);
     for (tack_kernel *k = registry; k; k = k->next) retire_in_kernel(k, tokens, n);
     pthread_mutex_unlock(&registry_lock);

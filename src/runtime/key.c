@@ -180,7 +180,7 @@ tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info 
                              kname(k), nargs, f->nparams);
     variant_key *key = &info->key;
     key->nparams = f->nparams;
-    key->tmpl = tkey->tmpl;
+    tmpl_sig_copy(&key->tmpl, &tkey->tmpl);
     span spans[TACK_MAX_PARAMS];
     int nspans = 0, any_f64 = 0;
     for (int i = 0; i < nargs; i++) {

@@ -131,13 +131,29 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
     err->status = TACK_OK;
     if (!k || !dev || (nargs && !args) || nargs < 0)
         return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
-    template_key tkey;
-    ir_template *t;
     call_info info;
+    ir_template *t;
     variant *v;
+    /* The fast path: a signature seen before names its template and, with
+     * this call's disjointness, its variant.  Checks still run per call. */
+    fast_sig sig;
+    int fast = nargs == k->def->nparams && fast_signature(args, nargs, &sig) == 0;
+    uint64_t epoch = fast_epoch();
+    if (fast && (retire_pending(), t = fast_template(k, dev, &sig))) {
+        static const template_key plain; /* no templates: nothing to copy */
+        memcpy(info.args, args, nargs * sizeof *args);
+        info.nargs = nargs;
+        if (call_classify(k, t, &info, &plain, err)) return err->status;
+        if ((v = fast_variant(k, dev, &sig, info.key.disjoint))) {
+            atomic_fetch_add_explicit(&tack_counters.fast_path_hits, 1, memory_order_relaxed);
+            return run_variant(k, t, v, &info, dev, err);
+        }
+    }
+    template_key tkey;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
     if (resolve_call(k, dev, args, nargs, &tkey, &t, &info, &v, errors, extents, err))
         return err->status;
+    if (fast) fast_remember(k, dev, &sig, info.key.disjoint, t, v, epoch);
     if (run_variant(k, t, v, &info, dev, err)) return err->status;
     if (t->ir->debug_errors >= 0 && errors[DEBUG_ERR_FIRST] != INT64_MAX)
         return report_bounds(k, t, &info, errors, err);

@@ -146,6 +146,7 @@ void template_free(ir_template *t);
 tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int nargs,
                             template_key *key, tack_error *err);
 int tmpl_sig_equal(const tmpl_sig *a, const tmpl_sig *b);
+void tmpl_sig_copy(tmpl_sig *to, const tmpl_sig *from); /* the used bytes only */
 int tmpl_sig_names(const tmpl_sig *s, uint64_t token);
 /* Appends each template argument's arrays and scalars, depth first in
  * field order, after the kernel's arguments; the same order lowering gives
@@ -179,6 +180,29 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
                             kernel_slot *s, variant **out, tack_error *err);
 void variant_free_all(kernel_slot *s);
 
+/* fastpath.c: the dispatch fast path.  A call's signature (read straight
+ * off its arguments) names its variant key, so a call whose signature was
+ * seen before reuses what the slow path resolved.  fast_lookup returns 0
+ * and the template and variant on a hit; fast_remember records a slow
+ * path's result.  fast_invalidate forgets every entry (variants were
+ * dropped or a kernel or device freed). */
+typedef struct fast_sig {
+    int len;
+    uint64_t hash;
+    uint8_t bytes[512];
+} fast_sig;
+int fast_signature(const tack_arg *args, int nargs, fast_sig *sig); /* -1: not describable */
+uint64_t fast_epoch(void);
+/* The template for a seen signature, or NULL; then the variant for the
+ * call's disjointness (NULL if that one was not seen yet). */
+ir_template *fast_template(const tack_kernel *k, const tack_device *dev, const fast_sig *sig);
+variant *fast_variant(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint);
+/* Records what the slow path resolved; `epoch` is fast_epoch() from
+ * before it started, so nothing freed meanwhile is remembered. */
+void fast_remember(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint,
+                   ir_template *t, variant *v, uint64_t epoch);
+void fast_invalidate(void);
+
 /* explain.c: logs why a call needs a new variant (before compiling it). */
 void explain_new_variant(const tack_kernel *k, const ir_template *t, kernel_slot *s,
                          const call_info *info, const tack_arg *args);
@@ -191,7 +215,7 @@ void host_reacquire(void *state);
 
 /* api.c: process-wide counters. */
 typedef struct runtime_counters {
-    atomic_ullong compiles, lowerings, launches, variant_hits;
+    atomic_ullong compiles, lowerings, launches, variant_hits, fast_path_hits;
 } runtime_counters;
 extern runtime_counters tack_counters;
 

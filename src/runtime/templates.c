@@ -156,6 +156,13 @@ tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int narg
     return TACK_OK;
 }
 
+void tmpl_sig_copy(tmpl_sig *to, const tmpl_sig *from) {
+    to->len = from->len;
+    to->ntokens = from->ntokens;
+    memcpy(to->bytes, from->bytes, from->len);
+    memcpy(to->tokens, from->tokens, from->ntokens * sizeof from->tokens[0]);
+}
+
 int tmpl_sig_equal(const tmpl_sig *a, const tmpl_sig *b) {
     return a->len == b->len && !memcmp(a->bytes, b->bytes, a->len);
 }

@@ -1,0 +1,152 @@
+/* fastpath.c - the dispatch fast path (see runtime.h).
+ *
+ * The signature holds everything of a call that the variant key depends
+ * on: each argument's kind; an array's dtype, vector width, texture flag,
+ * number of dimensions, shape and strides; a scalar's type as its value
+ * selects it.  Equal signatures of one kernel on one device therefore mean
+ * an equal key, but for the disjoint bit, which is decided per call and
+ * selects one of the entry's two variants.  Template arguments (described
+ * by their classes) and debug mode take the slow path.
+ *
+ * The table is per thread, so that the warm path takes no lock and writes
+ * nothing shared: 256 entries, direct mapped by the signature's hash (a
+ * full table refills as it goes).  Entries carry the global epoch, which
+ * anything that frees variants advances: a stale entry never matches. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define FAST_ENTRIES 256
+
+typedef struct fast_entry {
+    uint64_t epoch;
+    const tack_kernel *k;
+    const tack_device *dev;
+    fast_sig sig;
+    ir_template *t;
+    variant *v[2]; /* by disjointness */
+} fast_entry;
+
+static atomic_ullong epoch = 1;
+static pthread_key_t table_key;
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+static _Thread_local fast_entry *table;
+
+static void make_key(void) { pthread_key_create(&table_key, free); }
+
+static fast_entry *thread_table(void) {
+    if (!table) {
+        pthread_once(&table_once, make_key);
+        table = calloc(FAST_ENTRIES, sizeof *table);
+        if (table) pthread_setspecific(table_key, table); /* freed at thread exit */
+    }
+    return table;
+}
+
+void fast_invalidate(void) { atomic_fetch_add(&epoch, 1); }
+
+static void put(fast_sig *s, const void *p, size_t n, int *full) {
+    if (s->len + n + 8 > sizeof s->bytes) { /* room for the hash's padding */
+        *full = 1;
+        return;
+    }
+    memcpy(s->bytes + s->len, p, n);
+    s->len += (int)n;
+}
+
+int fast_signature(const tack_arg *args, int nargs, fast_sig *sig) {
+    if (tack_get_debug()) return -1;
+    int full = 0;
+    sig->len = 0;
+    uint8_t n = (uint8_t)nargs;
+    put(sig, &n, 1, &full);
+    for (int i = 0; i < nargs && !full; i++) {
+        const tack_arg *a = &args[i];
+        uint8_t head[6] = {(uint8_t)a->kind, 0, 0, 0, 0, 0};
+        switch (a->kind) {
+        case TACK_ARG_ARRAY:
+            if (a->ndim < 0 || a->ndim > TACK_MAX_NDIM) return -1;
+            head[1] = (uint8_t)a->dtype;
+            head[2] = (uint8_t)a->vec_width;
+            head[3] = (uint8_t)a->is_texture;
+            head[4] = (uint8_t)a->ndim;
+            head[5] = (uint8_t)(a->writable != 0);
+            put(sig, head, 6, &full);
+            put(sig, a->shape, a->ndim * sizeof a->shape[0], &full);
+            put(sig, a->strides, a->ndim * sizeof a->strides[0], &full);
+            break;
+        case TACK_ARG_INT: /* the type the value selects */
+            head[1] = a->i >= INT32_MIN && a->i <= INT32_MAX;
+            put(sig, head, 2, &full);
+            break;
+        case TACK_ARG_UINT:
+            head[1] = a->u <= INT32_MAX ? 0 : a->u <= (uint64_t)INT64_MAX ? 1 : 2;
+            put(sig, head, 2, &full);
+            break;
+        case TACK_ARG_FLOAT:
+        case TACK_ARG_BOOL:
+            put(sig, head, 1, &full);
+            break;
+        default:
+            return -1; /* templates and anything unknown */
+        }
+    }
+    if (full) return -1;
+    /* A multiplicative hash, eight bytes at a time (the tail zero-padded). */
+    while (sig->len % 8) sig->bytes[sig->len++] = 0;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < sig->len; i += 8) {
+        uint64_t w;
+        memcpy(&w, sig->bytes + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    sig->hash = h;
+    return 0;
+}
+
+static fast_entry *slot_for(const tack_kernel *k, const tack_device *dev, const fast_sig *sig) {
+    fast_entry *t = thread_table();
+    if (!t) return NULL;
+    uint64_t h = sig->hash ^ (uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)dev;
+    return &t[(h >> 7) % FAST_ENTRIES];
+}
+
+uint64_t fast_epoch(void) { return atomic_load_explicit(&epoch, memory_order_acquire); }
+
+static fast_entry *find(const tack_kernel *k, const tack_device *dev, const fast_sig *sig) {
+    fast_entry *e = slot_for(k, dev, sig);
+    if (!e || e->epoch != fast_epoch() || e->k != k || e->dev != dev || e->sig.hash != sig->hash ||
+        e->sig.len != sig->len || memcmp(e->sig.bytes, sig->bytes, sig->len))
+        return NULL;
+    return e;
+}
+
+ir_template *fast_template(const tack_kernel *k, const tack_device *dev, const fast_sig *sig) {
+    fast_entry *e = find(k, dev, sig);
+    return e ? e->t : NULL;
+}
+
+variant *fast_variant(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint) {
+    fast_entry *e = find(k, dev, sig);
+    return e ? e->v[disjoint != 0] : NULL;
+}
+
+void fast_remember(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint,
+                   ir_template *t, variant *v, uint64_t at_epoch) {
+    fast_entry *e = slot_for(k, dev, sig);
+    if (!e || at_epoch != fast_epoch()) return;
+    if (!find(k, dev, sig)) {
+        e->epoch = at_epoch;
+        e->k = k;
+        e->dev = dev;
+        e->sig.len = sig->len;
+        e->sig.hash = sig->hash;
+        memcpy(e->sig.bytes, sig->bytes, sig->len);
+        e->v[0] = e->v[1] = NULL;
+    }
+    e->t = t;
+    e->v[disjoint != 0] = v;
+}
