@@ -114,14 +114,25 @@ int ir_source_add(ir_func *f, const char *text, const char *filename, const char
     s->name = arena_strdup(&f->mem, name ? name : "?");
     s->first_line = first_line;
     s->is_function = f->nsources > 0;
+    s->parent = -1;
+    s->via_param = -1;
+    s->via = s->via_path = "";
     if (!s->text || !s->filename || !s->name) return -1;
     return f->nsources++;
 }
 
-int ir_record_resolution(ir_func *f, int src, const char *name, const tack_name *n) {
-    for (int i = 0; i < f->nresolved; i++)
-        if (f->resolved[i].src == src && !strcmp(f->resolved[i].name, name)) return 0;
-    /* The fingerprint: the binding's kind and everything that reaches code. */
+int ir_source_via(ir_func *f, int src, int parent, const char *via, int via_param,
+                  const char *via_path) {
+    ir_source *s = &f->sources[src];
+    s->parent = parent;
+    s->via_param = via_param;
+    s->via = arena_strdup(&f->mem, via ? via : "");
+    s->via_path = arena_strdup(&f->mem, via_path ? via_path : "");
+    return s->via && s->via_path ? 0 : -1;
+}
+
+int ir_name_digest(const tack_name *n, char out[65]) {
+    /* The binding's kind and everything about it that reaches code. */
     char head[96];
     const char *text = n->text ? n->text : "";
     const char *file = n->kind == TACK_NAME_FUNC && n->filename ? n->filename : "";
@@ -135,10 +146,16 @@ int ir_record_resolution(ir_func *f, int src, const char *name, const tack_name 
     memcpy(print, head, hl);
     memcpy(print + hl, file, fl);
     memcpy(print + hl + fl, text, tl);
-    hl += fl;
-    char digest[65];
-    sha256_hex(print, hl + tl, digest);
+    sha256_hex(print, hl + fl + tl, out);
     free(print);
+    return 0;
+}
+
+int ir_record_resolution(ir_func *f, int src, const char *name, const tack_name *n) {
+    for (int i = 0; i < f->nresolved; i++)
+        if (f->resolved[i].src == src && !strcmp(f->resolved[i].name, name)) return 0;
+    char digest[65];
+    if (ir_name_digest(n, digest)) return -1;
     ir_resolution *r = arena_grow(&f->mem, f->resolved, f->nresolved, f->nresolved + 1, sizeof *r);
     if (!r) return -1;
     f->resolved = r;

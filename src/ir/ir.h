@@ -160,6 +160,13 @@ typedef struct ir_source {
     const char *text, *filename, *name;
     int first_line;
     int is_function; /* an inlined device function's source */
+    /* How lowering reached it, so that a cached template's names can be
+     * resolved again: `via` resolved in source `parent` (a device
+     * function), or method `via` of the template at kernel parameter
+     * `via_param` and attribute path `via_path` ("" or "inner.sub"). */
+    int parent;
+    int via_param;      /* -1 for a device function */
+    const char *via, *via_path;
 } ir_source;
 
 /* An outside name lowering resolved, with a digest of what it was bound to
@@ -228,12 +235,17 @@ ir_expr *ir_cast(ir_func *f, ir_expr *e, ir_type to);
 /* A deep copy into a new arena (a variant's private IR). */
 ir_func *ir_clone(const ir_func *f);
 
+/* The digest of what a name resolved to (hex SHA-256); 0, or -1 no memory. */
+int ir_name_digest(const tack_name *n, char out[65]);
 /* Records that `name` (in source src) resolved to `n`; 0, or -1 no memory. */
 int ir_record_resolution(ir_func *f, int src, const char *name, const tack_name *n);
 
-/* Adds a source; returns its index or -1.  Strings must outlive f. */
+/* Adds a source; returns its index or -1.  The strings are copied. */
 int ir_source_add(ir_func *f, const char *text, const char *filename, const char *name,
                   int first_line);
+/* Records how source `src` was reached (see ir_source). */
+int ir_source_via(ir_func *f, int src, int parent, const char *via, int via_param,
+                  const char *via_path);
 
 /* Checks the IR's invariants after `pass`; `typed` requires every node to
  * have a concrete type.  On failure fills err with TACK_ERR_INTERNAL naming

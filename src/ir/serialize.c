@@ -12,7 +12,7 @@
 
 /* The last value of each enum a reader accepts. */
 #define EXPR_KIND_LAST IR_INLINE
-#define STMT_KIND_LAST IR_EXIT
+#define STMT_KIND_LAST IR_BOUNDS_FAIL
 #define OP_LAST OP_NE
 #define ROLE_LAST ROLE_TEMPLATE
 
@@ -277,6 +277,10 @@ static void write_source(ser_writer *w, const ir_source *s) {
     ser_put_str(w, s->filename);
     ser_put_str(w, s->name);
     put_int(w, s->first_line);
+    put_int(w, s->parent);
+    put_int(w, s->via_param);
+    ser_put_str(w, s->via);
+    ser_put_str(w, s->via_path);
 }
 
 void ir_serialize(const ir_func *f, ser_writer *w) {
@@ -304,6 +308,21 @@ void ir_serialize(const ir_func *f, ser_writer *w) {
     write_block(w, &f->body);
     put_int(w, f->default_float);
     put_int(w, f->disjoint);
+    put_int(w, f->nresolved);
+    for (int i = 0; i < f->nresolved; i++) {
+        put_int(w, f->resolved[i].src);
+        ser_put_str(w, f->resolved[i].name);
+        ser_put_str(w, f->resolved[i].digest);
+    }
+    put_int(w, f->nsites);
+    for (int i = 0; i < f->nsites; i++) {
+        put_int(w, f->sites[i].src);
+        put_int(w, f->sites[i].line);
+        put_int(w, f->sites[i].col);
+        put_int(w, f->sites[i].param);
+    }
+    put_int(w, f->debug_errors);
+    put_int(w, f->debug_extents);
 }
 
 /* ---- IR in ------------------------------------------------------------ */
@@ -321,7 +340,7 @@ typedef struct reader {
 #define MIN_STMT 34
 
 static int get_type(reader *rd) {
-    int t = ser_get_int(rd->r, IRT_UNSET, IRT_VOID);
+    int t = ser_get_int(rd->r, IRT_UNSET, IRT_LIKE_PARAM);
     if ((t >= TACK_DTYPE_COUNT && t < IRT_WEAK_INT) || (t < 0 && t != IRT_UNSET)) ser_fail(rd->r);
     return t;
 }
@@ -466,7 +485,12 @@ static void read_source(reader *rd, ir_source *s) {
     s->filename = ser_get_str_arena(rd->r, &rd->f->mem);
     s->name = ser_get_str_arena(rd->r, &rd->f->mem);
     s->first_line = ser_get_int(rd->r, INT_MIN, INT_MAX);
-    if (!s->text || !s->filename || !s->name) ser_fail(rd->r); /* messages print them */
+    s->parent = ser_get_int(rd->r, -1, INT_MAX);
+    s->via_param = ser_get_int(rd->r, -1, TACK_MAX_PARAMS - 1);
+    s->via = ser_get_str_arena(rd->r, &rd->f->mem);
+    s->via_path = ser_get_str_arena(rd->r, &rd->f->mem);
+    if (!s->text || !s->filename || !s->name || !s->via || !s->via_path)
+        ser_fail(rd->r); /* messages print them */
 }
 
 static void read_func(reader *rd) {
@@ -504,6 +528,34 @@ static void read_func(reader *rd) {
     read_block(rd, &f->body);
     f->default_float = get_type(rd);
     f->disjoint = ser_get_int(r, 0, 1);
+    int nres = get_count(rd, 12);
+    if (nres) f->resolved = alloc(rd, (size_t)nres * sizeof *f->resolved);
+    for (int i = 0; i < nres && !r->failed; i++) {
+        ir_resolution *res = &f->resolved[i];
+        res->src = ser_get_int(r, 0, f->nsources ? f->nsources - 1 : 0);
+        res->name = ser_get_str_arena(r, &f->mem);
+        size_t n;
+        int is_null;
+        const char *digest = ser_get_str(r, &n, &is_null);
+        if (!res->name || !digest || n != 64) {
+            ser_fail(r);
+            break;
+        }
+        memcpy(res->digest, digest, 64);
+        res->digest[64] = 0;
+    }
+    f->nresolved = r->failed ? 0 : nres;
+    int nsites = get_count(rd, 16);
+    if (nsites) f->sites = alloc(rd, (size_t)nsites * sizeof *f->sites);
+    for (int i = 0; i < nsites && !r->failed; i++) {
+        f->sites[i].src = ser_get_int(r, 0, f->nsources ? f->nsources - 1 : 0);
+        f->sites[i].line = ser_get_int(r, INT_MIN, INT_MAX);
+        f->sites[i].col = ser_get_int(r, INT_MIN, INT_MAX);
+        f->sites[i].param = ser_get_int(r, 0, f->nparams ? f->nparams - 1 : 0);
+    }
+    f->nsites = r->failed ? 0 : nsites;
+    f->debug_errors = ser_get_int(r, -1, f->nparams - 1);
+    f->debug_extents = ser_get_int(r, -1, f->nparams - 1);
 }
 
 tack_status ir_deserialize(ser_reader *r, int typed, ir_func **out, tack_error *err) {

@@ -121,6 +121,9 @@ static void expr(verifier *v, const ir_expr *e) {
         break;
     case IR_UNOP:
     case IR_CAST:
+        if (e->kind == IR_CAST && e->type == IRT_LIKE_PARAM &&
+            (e->index < 0 || e->index >= v->f->nparams))
+            fail(v, e->line, "cast to the type of parameter %d, out of range", e->index);
         expr(v, e->a);
         break;
     case IR_ANDOR:

@@ -132,7 +132,9 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
     callee->inline_id = L->f->ninlines++;
     callee->nresults = -1;
     callee->src_id = ir_source_add(L->f, fn->text, fn->filename, def->name, fn->first_line);
-    if (callee->src_id < 0) {
+    if (callee->src_id < 0 ||
+        ir_source_via(L->f, callee->src_id, L->f->cur_src, name, self ? self->param0 : -1,
+                      self ? self->field_path : "")) {
         lower_oom(L);
         return NULL;
     }

@@ -86,10 +86,9 @@ static int local_index(lowerer *L, const char *name) {
 static int is_bound(lowerer *L, const char *name) { return scope_find(L->sc, name) != NULL; }
 
 /* Resolves an outside name: the host's resolver first, then the defaults. */
-int lower_resolve(lowerer *L, const char *name, tack_name *out) {
+int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack_name *out) {
     memset(out, 0, sizeof *out);
-    int rc = L->in->resolver && L->in->resolver(L->sc->resolver_ctx, name, out) == 0 &&
-                     out->kind != TACK_NAME_UNBOUND
+    int rc = resolver && resolver(ctx, name, out) == 0 && out->kind != TACK_NAME_UNBOUND
                  ? 0
                  : lower_default_resolve(name, out);
     /* Modules, builtins and functions are named by their text: an answer
@@ -99,6 +98,11 @@ int lower_resolve(lowerer *L, const char *name, tack_name *out) {
         memset(out, 0, sizeof *out);
         rc = -1;
     }
+    return rc;
+}
+
+int lower_resolve(lowerer *L, const char *name, tack_name *out) {
+    int rc = lower_resolve_name(L->in->resolver, L->sc->resolver_ctx, name, out);
     /* Every answer goes into the template: the disk cache re-checks them. */
     if (ir_record_resolution(L->f, L->f->cur_src, name, out)) lower_oom(L);
     return rc;

@@ -24,6 +24,10 @@ typedef struct lower_input {
 
 tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err);
 
+/* Resolves `name` as lowering does: the host's resolver (with ctx), then
+ * the defaults; an answer naming nothing counts as none.  0 or -1. */
+int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack_name *out);
+
 /* The fallback for names no resolver knows: the modules tack, math, numpy
  * (and np) and Python's builtins. */
 int lower_default_resolve(const char *name, tack_name *out);

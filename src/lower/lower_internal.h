@@ -22,6 +22,8 @@ typedef struct tmpl_node {
     int *param;             /* per field: hidden parameter, or -1 */
     struct tmpl_node **sub; /* per field: nested template, or NULL */
     const char *path;       /* "f", "f.inner": for names and messages */
+    int param0;             /* the kernel parameter it hangs off */
+    const char *field_path; /* "" or "inner": the attributes from there */
 } tmpl_node;
 
 typedef struct binding {

@@ -13,18 +13,20 @@
 
 #define MAX_DEPTH 8
 
-static tmpl_node *build(lowerer *L, const tack_struct *s, const char *path, int depth,
-                        int line, int col) {
+static tmpl_node *build(lowerer *L, const tack_struct *s, const char *path, int param0,
+                        const char *field_path, int depth, int line, int col) {
     ir_func *f = L->f;
     tmpl_node *node = arena_alloc(&L->scratch, sizeof *node);
     int n = s->nfields;
     if (!node || !(node->param = arena_alloc(&L->scratch, (n ? n : 1) * sizeof *node->param)) ||
         !(node->sub = arena_alloc(&L->scratch, (n ? n : 1) * sizeof *node->sub)) ||
-        !(node->path = arena_strdup(&L->scratch, path))) {
+        !(node->path = arena_strdup(&L->scratch, path)) ||
+        !(node->field_path = arena_strdup(&L->scratch, field_path))) {
         lower_oom(L);
         return NULL;
     }
     node->s = s;
+    node->param0 = param0;
     for (int i = 0; i < n; i++) {
         const tack_field *fld = &s->fields[i];
         char name[512];
@@ -38,7 +40,14 @@ static tmpl_node *build(lowerer *L, const tack_struct *s, const char *path, int 
                 ERR(L, line, col, "templates nested more than %d deep at '%s'", MAX_DEPTH, name);
                 return NULL;
             }
-            if (!(node->sub[i] = build(L, fld->nested, name, depth + 1, line, col))) return NULL;
+            char sub_path[512];
+            if (snprintf(sub_path, sizeof sub_path, "%s%s%s", field_path, field_path[0] ? "." : "",
+                         fld->name) >= (int)sizeof sub_path) {
+                ERR(L, line, col, "attribute path '%s' is too long", name);
+                return NULL;
+            }
+            if (!(node->sub[i] = build(L, fld->nested, name, param0, sub_path, depth + 1, line, col)))
+                return NULL;
             continue;
         }
         if (fld->role != TACK_FIELD_ARRAY && fld->role != TACK_FIELD_SCALAR) continue;
@@ -69,7 +78,8 @@ int template_params(lowerer *L, scope *ks) {
         const tack_arg *a = &L->in->args[i];
         if (a->kind != TACK_ARG_STRUCT) continue;
         L->f->params[i].role = ROLE_TEMPLATE;
-        tmpl_node *node = build(L, a->tmpl, d->params[i], 0, L->f->params[i].line, L->f->params[i].col);
+        tmpl_node *node = build(L, a->tmpl, d->params[i], i, "", 0, L->f->params[i].line,
+                                L->f->params[i].col);
         if (!node || scope_bind(L, ks, d->params[i], BIND_TEMPLATE, i)) return -1;
         ks->binds[ks->nbinds - 1].tmpl = node;
     }
