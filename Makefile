@@ -45,6 +45,8 @@ bench: install
 	$(VPY) -m pip install -q numba || true
 	$(VPY) bench/suite.py
 	$(VPY) bench/bench_disk_cache.py
+	$(VPY) bench/bench_compile.py
+	$(VPY) bench/bench_debug.py
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(VENV) *.egg-info

@@ -273,6 +273,10 @@ typedef struct tack_stats {
     uint64_t variant_hits;  /* launches that found their variant in memory */
     uint64_t fast_path_hits;
     uint64_t disk_hits, disk_misses, disk_bad_entries;
+    /* Time spent compiling variants, in nanoseconds: all of it (from the
+     * miss to the linked code), and LLVM's optimizer and code generator's
+     * share of it; the rest is Tack's (passes, IR building, linking). */
+    uint64_t compile_ns, llvm_ns;
 } tack_stats;
 void tack_get_stats(tack_stats *out);
 

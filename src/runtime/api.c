@@ -91,6 +91,8 @@ void tack_get_stats(tack_stats *out) {
     out->launches = atomic_load(&tack_counters.launches);
     out->variant_hits = atomic_load(&tack_counters.variant_hits);
     out->fast_path_hits = atomic_load(&tack_counters.fast_path_hits);
+    out->compile_ns = atomic_load(&tack_counters.compile_ns);
+    out->llvm_ns = atomic_load(&tack_counters.llvm_ns);
     disk_cache *dc = disk_cache_current();
     if (dc) {
         disk_cache_counts c = disk_cache_counters(dc);

@@ -216,6 +216,7 @@ void host_reacquire(void *state);
 /* api.c: process-wide counters. */
 typedef struct runtime_counters {
     atomic_ullong compiles, lowerings, launches, variant_hits, fast_path_hits;
+    atomic_ullong compile_ns, llvm_ns;
 } runtime_counters;
 extern runtime_counters tack_counters;
 

@@ -6,6 +6,7 @@
  * disk cache when it has it. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ir/serialize.h"
 #include "runtime.h"
@@ -192,6 +193,8 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
         return TACK_OK;
     }
 
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     ir_func *f = ir_clone(t->ir);
     if (!f) {
         free(v);
@@ -208,6 +211,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     void *hook_state = host_release();
     tack_status st = run_passes(f, info, err);
     if (!st) st = cpu_codegen(f, symbol_base, &obj, err);
+    uint64_t llvm_ns = obj.llvm_ns;
     if (!st) st = cpu_jit_load(&obj, &v->code, &v->entry, &v->range, err);
     if (!st && dc) payload_store(dc, &key, f, &obj);
     cpu_object_free(&obj);
@@ -219,6 +223,11 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
         return st;
     }
     atomic_fetch_add(&tack_counters.compiles, 1);
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    atomic_fetch_add(&tack_counters.compile_ns, (uint64_t)((end.tv_sec - start.tv_sec) * 1000000000ll +
+                                                           (end.tv_nsec - start.tv_nsec)));
+    atomic_fetch_add(&tack_counters.llvm_ns, llvm_ns);
     *out = publish(k, s, v);
     return TACK_OK;
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- the target, created once ---- */
 
@@ -27,6 +28,12 @@ static LLVMTargetMachineRef target_machine;
 static char target_error[512];
 static char target_desc[4096];
 static atomic_uint_fast64_t symbol_counter;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void init_target(void) {
     LLVMInitializeNativeTarget();
@@ -953,6 +960,7 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
     }
     LLVMDisposeMessage(msg);
     msg = NULL;
+    uint64_t llvm_start = now_ns();
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
     LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
@@ -968,6 +976,7 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
         st = llvm_fail(err, f, "LLVM could not emit object code", msg);
         goto done;
     }
+    out->llvm_ns = now_ns() - llvm_start;
     out->size = LLVMGetBufferSize(buf);
     out->bytes = malloc(out->size);
     if (out->bytes) memcpy(out->bytes, LLVMGetBufferStart(buf), out->size);

@@ -28,6 +28,7 @@ typedef void (*cpu_range_fn)(const uint64_t *slots, const int64_t *dims, int64_t
 typedef struct cpu_object {
     unsigned char *bytes; /* malloc'd object file */
     size_t size;
+    uint64_t llvm_ns;     /* time in LLVM's optimizer and code generator */
     char entry_symbol[64];
     char range_symbol[64];
 } cpu_object;
