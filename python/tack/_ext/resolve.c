@@ -266,15 +266,11 @@ static PyObject *class_attr(PyObject *cls, PyObject *name)
     return NULL;
 }
 
-/* A method of a template class: a @tack.func function (self is its first
- * parameter), described like any device function; anything else is "no
- * such method" and the library says so. */
-static int describe_method(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
+/* A device function: its source, file and first line, and a resolver
+ * context for the names inside it.  -1 when its text cannot be had. */
+static int describe_func(ext_resolver_ctx *ctx, PyObject *func, tack_name *out)
 {
-    int marked = is_tack_func(v);
-    if (marked <= 0)
-        return -1;
-    ext_resolver_ctx *fc = ext_ctx_for(ctx->home, v);
+    ext_resolver_ctx *fc = ext_ctx_for(ctx->home, func);
     if (!fc)
         return -1;
     out->kind = TACK_NAME_FUNC;
@@ -282,7 +278,17 @@ static int describe_method(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     out->filename = PyUnicode_AsUTF8(fc->filename);
     out->first_line = fc->first_line;
     out->func_ctx = fc;
-    return 0;
+    return out->text && out->filename ? 0 : -1;
+}
+
+/* A method of a template class: a @tack.func function (self is its first
+ * parameter), described like any device function; anything else is "no
+ * such method" and the library says so. */
+static int describe_method(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
+{
+    if (is_tack_func(v) <= 0)
+        return -1;
+    return describe_func(ctx, v, out);
 }
 
 /* Fills out for v; 0, or -1 (maybe with an exception) when v has no
@@ -349,17 +355,8 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
         if (marked)
             func = v;
     }
-    if (func) {
-        ext_resolver_ctx *fc = ext_ctx_for(ctx->home, func);
-        if (!fc)
-            return -1;
-        out->kind = TACK_NAME_FUNC;
-        out->text = PyUnicode_AsUTF8(fc->source);
-        out->filename = PyUnicode_AsUTF8(fc->filename);
-        out->first_line = fc->first_line;
-        out->func_ctx = fc;
-        return 0;
-    }
+    if (func)
+        return describe_func(ctx, func, out);
     const char *b = builtin_text(v);
     if (b) {
         out->kind = TACK_NAME_BUILTIN;
