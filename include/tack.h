@@ -272,7 +272,8 @@ typedef struct tack_stats {
     uint64_t launches;
     uint64_t variant_hits;  /* launches that found their variant in memory */
     uint64_t fast_path_hits;
-    uint64_t disk_hits, disk_misses, disk_bad_entries;
+    uint64_t disk_hits, disk_misses, disk_bad_entries; /* variant entries */
+    uint64_t disk_ir_hits, disk_ir_misses;             /* IR-template entries */
     /* Time spent compiling variants, in nanoseconds: all of it (from the
      * miss to the linked code), and LLVM's optimizer and code generator's
      * share of it; the rest is Tack's (passes, IR building, linking). */

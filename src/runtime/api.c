@@ -99,6 +99,8 @@ void tack_get_stats(tack_stats *out) {
         out->disk_hits = c.hits;
         out->disk_misses = c.misses;
         out->disk_bad_entries = c.bad;
+        out->disk_ir_hits = c.ir_hits;
+        out->disk_ir_misses = c.ir_misses;
     }
 }
 

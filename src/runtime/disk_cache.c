@@ -53,6 +53,7 @@ struct disk_cache {
     char fp[65];
     char dir[4200];
     atomic_ullong hits, misses, bad, stores;
+    atomic_ullong ir_hits, ir_misses; /* IR-template entries, counted apart */
     _Atomic int64_t now;
     /* Bundle mode: read once, then immutable until close. */
     pthread_mutex_t bundle_lock;
@@ -656,15 +657,26 @@ static int file_load(disk_cache *c, const void *key, size_t keylen, void **paylo
     return hit ? 0 : 1;
 }
 
-int disk_cache_load(disk_cache *c, const void *key, size_t keylen, void **payload,
-                    size_t *len) {
+static int load_counted(disk_cache *c, const void *key, size_t keylen, void **payload,
+                        size_t *len, int ir) {
     *payload = NULL;
     *len = 0;
     if (!c) return 1;
     int r = c->s.mode == DISK_CACHE_BUNDLE ? bundle_load(c, key, keylen, payload, len)
                                            : file_load(c, key, keylen, payload, len);
-    atomic_fetch_add(r ? &c->misses : &c->hits, 1);
+    if (ir) atomic_fetch_add(r ? &c->ir_misses : &c->ir_hits, 1);
+    else atomic_fetch_add(r ? &c->misses : &c->hits, 1);
     return r;
+}
+
+int disk_cache_load(disk_cache *c, const void *key, size_t keylen, void **payload,
+                    size_t *len) {
+    return load_counted(c, key, keylen, payload, len, 0);
+}
+
+int disk_cache_load_ir(disk_cache *c, const void *key, size_t keylen, void **payload,
+                       size_t *len) {
+    return load_counted(c, key, keylen, payload, len, 1);
 }
 
 static void maybe_prune(disk_cache *c);
@@ -684,13 +696,15 @@ void disk_cache_store(disk_cache *c, const void *key, size_t keylen, const char 
 }
 
 disk_cache_counts disk_cache_counters(const disk_cache *c) {
-    disk_cache_counts n = {0, 0, 0, 0};
+    disk_cache_counts n = {0};
     if (!c) return n;
     disk_cache *m = (disk_cache *)c;
     n.hits = atomic_load(&m->hits);
     n.misses = atomic_load(&m->misses);
     n.bad = atomic_load(&m->bad);
     n.stores = atomic_load(&m->stores);
+    n.ir_hits = atomic_load(&m->ir_hits);
+    n.ir_misses = atomic_load(&m->ir_misses);
     return n;
 }
 

@@ -101,6 +101,9 @@ void disk_cache_set_warn(void (*fn)(const char *message));
  * it with free) of *len bytes; 1 on a miss, including a bad entry (which
  * also counts as bad).  c may be NULL (a miss that counts nothing).  In
  * bundle mode the first call reads the bundle into memory. */
+/* The same for an IR-template entry, counted in ir_hits and ir_misses. */
+int disk_cache_load_ir(disk_cache *c, const void *key, size_t keylen, void **payload,
+                       size_t *len);
 int disk_cache_load(disk_cache *c, const void *key, size_t keylen, void **payload,
                     size_t *len);
 
@@ -111,7 +114,8 @@ void disk_cache_store(disk_cache *c, const void *key, size_t keylen, const char 
                       const void *payload, size_t len);
 
 typedef struct disk_cache_counts {
-    uint64_t hits, misses, bad, stores;
+    uint64_t hits, misses, bad, stores; /* variant entries (bad: any entry) */
+    uint64_t ir_hits, ir_misses;        /* IR-template entries */
 } disk_cache_counts;
 /* The counters of c (zeros for NULL). */
 disk_cache_counts disk_cache_counters(const disk_cache *c);

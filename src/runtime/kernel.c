@@ -204,12 +204,18 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
     /* Another thread may have lowered it meanwhile. */
     t = find_template(k, key);
     if (!t) {
-        lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx};
-        ir_func *f;
-        tack_status st = lower_kernel(&in, &f, err);
-        if (st == TACK_OK && key->debug && pass_bounds_checks(f, err) != TACK_OK) {
-            ir_func_free(f);
-            st = err->status;
+        /* From the disk cache when every name there still means the same. */
+        ir_func *f = ir_cache_load(k, key, args, k->def->nparams);
+        int lowered = !f;
+        tack_status st = TACK_OK;
+        if (!f) {
+            lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx};
+            st = lower_kernel(&in, &f, err);
+            if (st == TACK_OK && key->debug && pass_bounds_checks(f, err) != TACK_OK) {
+                ir_func_free(f);
+                st = err->status;
+            }
+            if (st == TACK_OK) ir_cache_store(k, key, f);
         }
         if (st == TACK_OK) {
             t = calloc(1, sizeof *t);
@@ -225,7 +231,7 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                 t->has_inner_loops = body_has_loops(&f->body);
                 pthread_mutex_lock(&k->lock);
                 t->next = atomic_load(&k->tmpl);
-                atomic_fetch_add(&tack_counters.lowerings, 1);
+                if (lowered) atomic_fetch_add(&tack_counters.lowerings, 1);
                 atomic_store_explicit(&k->tmpl, t, memory_order_release);
                 pthread_mutex_unlock(&k->lock);
             }

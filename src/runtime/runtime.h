@@ -140,6 +140,12 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                             ir_template **out, tack_error *err);
 void template_free(ir_template *t);
 
+/* ir_cache.c: the disk cache's IR-template entries.  A load returns NULL
+ * unless an entry exists and every name it resolved still means the same. */
+ir_func *ir_cache_load(const tack_kernel *k, const template_key *key, const tack_arg *args,
+                       int nargs);
+void ir_cache_store(const tack_kernel *k, const template_key *key, const ir_func *f);
+
 /* templates.c */
 /* Reads the template key off a call's arguments (vector widths and the
  * template classes' structure). */

@@ -119,7 +119,7 @@ def new_cache(tmp_path, name="cache"):
     return d
 
 
-def entry_files(cache):
+def all_entry_files(cache):
     """{file name: path} of every entry (64-hex name) under every fingerprint."""
     found = {}
     for sub in sorted(cache.iterdir()) if cache.is_dir() else ():
@@ -128,6 +128,22 @@ def entry_files(cache):
                 if HEX64.match(f.name):
                     found[f.name] = f
     return found
+
+
+def is_ir_entry(path):
+    """The cache's first level (lowered IR templates) keys its entries with
+    this tag; the second (compiled variants) with tack-variant."""
+    return b"tack-ir-1" in path.read_bytes()[:96]
+
+
+def entry_files(cache):
+    """{file name: path} of the variant entries."""
+    return {n: p for n, p in all_entry_files(cache).items() if not is_ir_entry(p)}
+
+
+def ir_entry_files(cache):
+    """{file name: path} of the IR-template entries."""
+    return {n: p for n, p in all_entry_files(cache).items() if is_ir_entry(p)}
 
 
 def snapshot(path):
@@ -208,6 +224,8 @@ k_sqrt(x64, out)
 record("sqrt", out, np.sqrt(x64))
 '''
 BASIC_VARIANTS = 4
+BASIC_TEMPLATES = 3  # IR templates: one per kernel
+BASIC_ENTRIES = BASIC_VARIANTS + BASIC_TEMPLATES
 
 
 def basic_script(tmp_path):
@@ -230,7 +248,9 @@ def test_second_process_loads_instead_of_compiling(tmp_path):
     assert st["disk_bad_entries"] == 0, st
     files = entry_files(cache)
     assert len(files) == BASIC_VARIANTS, sorted(files)
-    for f in files.values():
+    assert st["lowerings"] == BASIC_TEMPLATES and st["disk_ir_misses"] == BASIC_TEMPLATES, st
+    assert len(ir_entry_files(cache)) == BASIC_TEMPLATES
+    for f in all_entry_files(cache).values():
         assert os.stat(f).st_mode & 0o077 == 0, oct(os.stat(f).st_mode)
     for sub in cache.iterdir():
         if sub.is_dir():
@@ -241,6 +261,8 @@ def test_second_process_loads_instead_of_compiling(tmp_path):
     st = second["stats"]
     assert st["compiles"] == 0, st
     assert st["disk_hits"] == BASIC_VARIANTS and st["disk_misses"] == 0, st
+    # the first level too: the IR templates load, nothing is lowered
+    assert st["lowerings"] == 0 and st["disk_ir_hits"] == BASIC_TEMPLATES, st
     assert st["disk_bad_entries"] == 0, st
     assert hexes(second) == hexes(first)
     assert sorted(entry_files(cache)) == sorted(files)
@@ -304,6 +326,14 @@ def test_edit_in_another_module_recompiles(tmp_path):
         assert all_ok(out)
         st = out["stats"]
         assert (st["compiles"], st["disk_hits"], st["disk_bad_entries"]) == (compiles, hits, 0), st
+        # a stored IR template is used only while its names resolve the same:
+        # whatever recompiles was lowered again, and a run that compiles
+        # nothing lowers nothing (the first level keeps each kernel's newest
+        # template, the second every variant, so going back to an older
+        # version lowers again but loads its variant)
+        assert st["lowerings"] >= compiles, st
+        if compiles == 0:
+            assert st["lowerings"] == 0 and st["disk_ir_hits"] == 2, st
         return out
 
     go(1, 2, compiles=2, hits=0)
@@ -495,7 +525,7 @@ def test_damaged_entry_is_bad_and_recompiled(tmp_path, two_kernel_cache, kind):
 
     with admin(cache) as t:
         v = t._cache_verify()
-    assert v["checked"] == 2, v
+    assert v["checked"] == 2 * 2, v  # two kernels: an IR entry and a variant entry each
     assert [e["name"] for e in v["bad"]] == [victim.name], v
 
     out = run(s, child_env(cache))
@@ -508,7 +538,7 @@ def test_damaged_entry_is_bad_and_recompiled(tmp_path, two_kernel_cache, kind):
     assert victim.read_bytes() == original
     with admin(cache) as t:
         v = t._cache_verify()
-    assert v["checked"] == 2 and v["bad"] == [], v
+    assert v["checked"] == 2 * 2 and v["bad"] == [], v
 
 
 # =============================================================================
@@ -564,10 +594,11 @@ def test_eight_processes_at_once(tmp_path):
     # no temporary file left behind
     for sub in cache.iterdir():
         if sub.is_dir():
-            assert sorted(os.listdir(sub)) == sorted(files), sorted(os.listdir(sub))
+            assert sorted(os.listdir(sub)) == sorted(all_entry_files(cache)), sorted(os.listdir(sub))
     rc, stdout, stderr = cli(env, "verify")
     assert rc == 0, stdout + stderr
-    assert "checked 20, 0 bad" in stdout, stdout
+    assert len(ir_entry_files(cache)) == 20
+    assert "checked 40, 0 bad" in stdout, stdout  # 20 variant and 20 IR-template entries
 
     ninth = run(s, env)
     assert all_ok(ninth)
@@ -648,62 +679,75 @@ def test_size_limit_prunes_lru_hourly(tmp_path):
         assert all_ok(out)
         return out["stats"]
 
+    def both(j):
+        """A kernel's two entries: its IR template's and its variant's."""
+        return ["k%d" % j, "k%d [ir]" % j]
+
     st = go(T0, range(10))
     assert st["compiles"] == 10
     ents = by_kernel(cache)
-    assert sorted(ents) == sorted("k%d" % j for j in range(10))
+    assert sorted(ents) == sorted(n for j in range(10) for n in both(j))
     assert all(e[2] == T0 for e in ents.values()), "entries take TACK_CACHE_NOW as their time"
     assert int(mark.stat().st_mtime) == T0
     # distinct ages: k0 the least recently used
     for j in range(10):
-        os.utime(ents["k%d" % j][0], (T0 + j, T0 + j))
+        for n in both(j):
+            os.utime(ents[n][0], (T0 + j, T0 + j))
     # a bundle is neither counted nor deleted
     with admin(cache, TACK_CACHE_NOW=T0) as t:
-        assert t._cache_bundle()["entries"] == 10
+        assert t._cache_bundle()["entries"] == 20
         bundle = os.path.join(t._cache_info()["dir"], "bundle.tack")
     bundle_bytes = open(bundle, "rb").read()
     size = max(e[1] for e in ents.values())
     limit = 6 * size  # about six entries; the bundle alone is bigger
     keep = limit * 9 // 10
 
-    def check_pruned(before, after):
-        """after: a least-recently-used prefix of before removed, down to 90%."""
-        assert sum(e[1] for e in after.values()) <= keep
+    def check_pruned(before, after, stored_after):
+        """after: a least-recently-used prefix of before removed, down to 90%.
+        A kernel's IR entry is stored (and prunes) before its variant entry,
+        which is written after the prune: stored_after names it."""
+        kept = sum(e[1] for k, e in after.items() if k != stored_after)
+        assert kept <= keep
         order = sorted(before, key=lambda k: (before[k][2], before[k][0]))
+        order = [k for k in order if k != stored_after]
         removed = [k for k in order if k not in after]
         assert removed == order[:len(removed)], (removed, order)
         # minimal: keeping the last removed one would have been over 90%
-        assert sum(e[1] for e in after.values()) + before[removed[-1]][1] > keep
+        assert kept + before[removed[-1]][1] > keep
         return removed
 
     # ten minutes later a store finds the mark fresh: no scan, although over the limit
     st = go(T0 + 600, [10], limit)
     assert st["compiles"] == 1
     before = by_kernel(cache)
-    assert len(before) == 11 and sum(e[1] for e in before.values()) > limit
+    assert len(before) == 22 and sum(e[1] for e in before.values()) > limit
     assert int(mark.stat().st_mtime) == T0
 
     # over an hour later: k0's hit refreshes it, k11's store prunes
     now = T0 + HOUR + 100
     st = go(now, [0, 11], limit)
     assert st["disk_hits"] == 1 and st["compiles"] == 1, st
-    before["k0"] = (before["k0"][0], before["k0"][1], now)
+    for n in both(0):
+        before[n] = (before[n][0], before[n][1], now)
     after = by_kernel(cache)
-    assert "k11" in after, "the entry just stored was pruned"
-    before["k11"] = after["k11"]
-    assert after["k0"][2] == now, "a hit over an hour old refreshes the entry"
-    removed = check_pruned(before, after)
-    assert "k0" not in removed and "k11" not in removed
+    for n in both(11):
+        assert n in after, "an entry just stored was pruned"
+        before[n] = after[n]
+    for n in both(0):
+        assert after[n][2] == now, "a hit over an hour old refreshes the entry"
+    removed = check_pruned(before, after, "k11")
+    assert not set(removed) & set(both(0) + both(11))
     assert int(mark.stat().st_mtime) == now
     assert open(bundle, "rb").read() == bundle_bytes
 
     # within the hour: stores past the limit delete nothing
     pruned_at = now
     now += 1800
-    st = go(now, [int(removed[0][1:]), int(removed[1][1:])], limit)
+    again = list(dict.fromkeys(int(re.match(r"k(\d+)", n).group(1)) for n in removed))[:2]
+    st = go(now, again, limit)
     assert st["compiles"] == 2
     before = by_kernel(cache)
-    assert set(before) == set(after) | {removed[0], removed[1]}
+    assert set(before) == set(after) | set(both(again[0]) + both(again[1]))
     assert sum(e[1] for e in before.values()) > limit
     assert int(mark.stat().st_mtime) == pruned_at
 
@@ -712,10 +756,10 @@ def test_size_limit_prunes_lru_hourly(tmp_path):
     st = go(now, [12], limit)
     assert st["compiles"] == 1
     after = by_kernel(cache)
-    assert "k12" in after, "the entry just stored was pruned"
-    before["k12"] = after["k12"]
-    assert check_pruned(before, after)
-    assert "k12" in after
+    for n in both(12):
+        assert n in after, "an entry just stored was pruned"
+        before[n] = after[n]
+    assert check_pruned(before, after, "k12")
     assert int(mark.stat().st_mtime) == now
     assert open(bundle, "rb").read() == bundle_bytes
 
@@ -808,20 +852,21 @@ def test_command_line(tmp_path):
     rc, out, err = cli(env, "info")
     assert rc == 0, err
     assert str(fp) in out and fp.name in out
-    assert re.search(r"entries:\s+3\b", out), out
+    assert re.search(r"entries:\s+6\b", out), out  # three kernels, two levels each
     assert re.search(r"bundle:\s+none", out), out
 
     rc, out, err = cli(env, "list")
     assert rc == 0, err
     lines = [ln for ln in out.splitlines() if re.match(r"^[0-9a-f]{16}\s", ln)]
-    assert len(lines) == 3, out
+    assert len(lines) == 6, out
     for name in ("alpha_kernel", "beta_kernel", "gamma_kernel"):
-        assert sum(name in ln for ln in lines) == 1, out
+        assert sum(bool(re.search(rf"\s{name}\s+[0-9]", ln)) for ln in lines) == 1, out
+        assert sum(f"{name} [ir]" in ln for ln in lines) == 1, out
     for name in files:
         assert sum(ln.startswith(name[:16]) for ln in lines) == 1, out
 
     rc, out, err = cli(env, "verify")
-    assert (rc, out.strip()) == (0, "checked 3, 0 bad"), out + err
+    assert (rc, out.strip()) == (0, "checked 6, 0 bad"), out + err
     ents = by_kernel(cache)
     victim = ents["gamma_kernel"][0]
     with open(victim, "r+b") as f:
@@ -831,34 +876,35 @@ def test_command_line(tmp_path):
         f.write(bytes([b[0] ^ 0xFF]))
     rc, out, err = cli(env, "verify")
     assert rc == 1, out + err
-    assert f"bad: {os.path.basename(victim)}" in out and "checked 3, 1 bad" in out, out
+    assert f"bad: {os.path.basename(victim)}" in out and "checked 6, 1 bad" in out, out
     assert os.path.exists(victim)
     rc, out, err = cli(env, "verify", "--remove")
     assert rc == 0, out + err
-    assert "(removed)" in out and "checked 3, 1 bad" in out, out
+    assert "(removed)" in out and "checked 6, 1 bad" in out, out
     assert not os.path.exists(victim)
     rc, out, err = cli(env, "verify")
-    assert (rc, out.strip()) == (0, "checked 2, 0 bad"), out + err
+    assert (rc, out.strip()) == (0, "checked 5, 0 bad"), out + err
 
     rc, out, err = cli(env, "bundle")
     assert rc == 0, err
-    assert re.search(r"packed 2 entries", out) and str(fp) in out, out
+    assert re.search(r"packed 5 entries", out) and str(fp) in out, out
     rc, out, err = cli(env, "info")
     assert rc == 0 and not re.search(r"bundle:\s+none", out), out
     # bundle mode reads the bundle only: the per-kernel files may go
-    for f in entry_files(cache).values():
+    for f in all_entry_files(cache).values():
         f.unlink()
     out = run(s, child_env(cache, TACK_CACHE="bundle"))
     assert all_ok(out)
     st = out["stats"]
     assert st["disk_hits"] == 2 and st["compiles"] == 1, st
+    assert st["disk_ir_hits"] == 3 and st["lowerings"] == 0, st
     assert hexes(out) == hexes(first)
-    assert entry_files(cache) == {}, "bundle mode stores nothing"
+    assert all_entry_files(cache) == {}, "bundle mode stores nothing"
 
-    run(s, env)  # three entries again
+    run(s, env)  # six entries again
     rc, out, err = cli(child_env(cache, TACK_CACHE_SIZE=1), "prune")
     assert rc == 0, err
-    assert "removed 3 entries" in out, out
+    assert "removed 6 entries" in out, out
     assert entry_files(cache) == {}
     assert (fp / "bundle.tack").exists(), "prune keeps the bundle"
 
@@ -866,7 +912,7 @@ def test_command_line(tmp_path):
     rc, out, err = cli(env, "clear")
     assert rc == 0, err
     m = re.search(r"removed (\d+) file", out)
-    assert m and int(m.group(1)) >= 4, out  # 3 entries and the bundle (and the mark)
+    assert m and int(m.group(1)) >= 7, out  # 6 entries and the bundle (and the mark)
     assert entry_files(cache) == {}
     assert not (fp / "bundle.tack").exists()
     rc, out, err = cli(env, "list")
@@ -915,14 +961,15 @@ def test_mpi_default_is_bundle_mode(tmp_path):
     assert out["stats"]["disk_hits"] == 0 and out["stats"]["compiles"] == BASIC_VARIANTS
     assert snapshot(cache) == before
     with admin(cache) as t:
-        assert t._cache_bundle()["entries"] == BASIC_VARIANTS
-    for f in entry_files(cache).values():
+        assert t._cache_bundle()["entries"] == BASIC_ENTRIES
+    for f in all_entry_files(cache).values():
         f.unlink()
     out = run(s, child_env(cache, **mpi))
     assert all_ok(out)
     assert out["stats"]["disk_hits"] == BASIC_VARIANTS and out["stats"]["compiles"] == 0
+    assert out["stats"]["disk_ir_hits"] == BASIC_TEMPLATES and out["stats"]["lowerings"] == 0
     assert hexes(out) == hexes(first)
-    assert entry_files(cache) == {}
+    assert all_entry_files(cache) == {}
 
 
 def test_load_bundle_broadcasts(tmp_path):
@@ -967,14 +1014,14 @@ def test_load_bundle_broadcasts(tmp_path):
     out = run(mpi, child_env(cache, TACK_CACHE=None, OMPI_COMM_WORLD_RANK=0,
                              OMPI_COMM_WORLD_SIZE=4, SENT=tmp_path / "sent.bin"))
     assert all_ok(out)
-    assert out["installed"] == BASIC_VARIANTS and out["again"] == -1, out
+    assert out["installed"] == BASIC_ENTRIES and out["again"] == -1, out
     assert out["rank0_sent"] is True
     assert out["stats"]["disk_hits"] == BASIC_VARIANTS and out["stats"]["compiles"] == 0
     os.rename(bundle, tmp_path / "away.bin")
     out = run(mpi, child_env(cache, TACK_CACHE=None, OMPI_COMM_WORLD_RANK=1,
                              OMPI_COMM_WORLD_SIZE=4, SENT=tmp_path / "sent.bin"))
     assert all_ok(out)
-    assert out["installed"] == BASIC_VARIANTS, out
+    assert out["installed"] == BASIC_ENTRIES, out
     assert out["stats"]["disk_hits"] == BASIC_VARIANTS and out["stats"]["compiles"] == 0
     assert hexes(out) == hexes(first)
 
@@ -999,7 +1046,7 @@ def test_mpirun_bundle_mode(tmp_path):
     first = run(ranks, child_env(cache))  # a singleton: write mode, no bundle
     with admin(cache) as t:
         t._cache_bundle()
-    for f in entry_files(cache).values():
+    for f in all_entry_files(cache).values():
         f.unlink()
     mpirun = ["mpirun", "-np", "4", "--allow-run-as-root", "--oversubscribe"]
     for bcast in ("", "1"):
@@ -1014,7 +1061,8 @@ def test_mpirun_bundle_mode(tmp_path):
         for o in outs:
             assert all(r["ok"] for r in o["results"].values())
             assert o["stats"]["disk_hits"] == BASIC_VARIANTS and o["stats"]["compiles"] == 0
+            assert o["stats"]["disk_ir_hits"] == BASIC_TEMPLATES and o["stats"]["lowerings"] == 0
             assert {k: v["hex"] for k, v in o["results"].items()} == hexes(first)
             if bcast:
-                assert o["installed"] == BASIC_VARIANTS
-        assert entry_files(cache) == {}
+                assert o["installed"] == BASIC_ENTRIES
+        assert all_entry_files(cache) == {}
