@@ -55,34 +55,11 @@ tack_arg tack_arg_vector_array(void *data, tack_dtype component, int width, int 
     return a;
 }
 
-tack_arg tack_arg_int(int64_t v) {
-    tack_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TACK_ARG_INT;
-    a.i = v;
-    return a;
-}
-tack_arg tack_arg_uint(uint64_t v) {
-    tack_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TACK_ARG_UINT;
-    a.u = v;
-    return a;
-}
-tack_arg tack_arg_float(double v) {
-    tack_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TACK_ARG_FLOAT;
-    a.f = v;
-    return a;
-}
-tack_arg tack_arg_bool(int v) {
-    tack_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = TACK_ARG_BOOL;
-    a.i = v != 0;
-    return a;
-}
+/* Designated initializers zero every other field. */
+tack_arg tack_arg_int(int64_t v) { return (tack_arg){.kind = TACK_ARG_INT, .i = v}; }
+tack_arg tack_arg_uint(uint64_t v) { return (tack_arg){.kind = TACK_ARG_UINT, .u = v}; }
+tack_arg tack_arg_float(double v) { return (tack_arg){.kind = TACK_ARG_FLOAT, .f = v}; }
+tack_arg tack_arg_bool(int v) { return (tack_arg){.kind = TACK_ARG_BOOL, .i = v != 0}; }
 
 void tack_get_stats(tack_stats *out) {
     memset(out, 0, sizeof *out);

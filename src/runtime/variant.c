@@ -13,13 +13,17 @@
 #include "runtime/disk_cache.h"
 #include "util/sha256.h"
 
+static kernel_slot *find_slot(const tack_kernel *k, const tack_device *dev) {
+    for (kernel_slot *s = atomic_load(&k->slots); s; s = s->next)
+        if (atomic_load(&s->dev) == dev) return s;
+    return NULL;
+}
+
 kernel_slot *variant_slot(tack_kernel *k, tack_device *dev) {
-    for (kernel_slot *s = atomic_load_explicit(&k->slots, memory_order_acquire); s; s = s->next)
-        if (atomic_load_explicit(&s->dev, memory_order_relaxed) == dev) return s;
+    kernel_slot *s = find_slot(k, dev);
+    if (s) return s;
     pthread_mutex_lock(&k->lock);
-    kernel_slot *s;
-    for (s = atomic_load(&k->slots); s; s = s->next)
-        if (atomic_load(&s->dev) == dev) break;
+    s = find_slot(k, dev); /* made meanwhile? */
     /* A freed device's slot is reused: devices made per call don't grow
      * the list (its variants were freed with the device). */
     if (!s)
@@ -241,12 +245,6 @@ void variant_free_all(kernel_slot *s) {
         free(v);
         v = next;
     }
-}
-
-static kernel_slot *find_slot(const tack_kernel *k, const tack_device *dev) {
-    for (kernel_slot *s = atomic_load(&k->slots); s; s = s->next)
-        if (atomic_load(&s->dev) == dev) return s;
-    return NULL;
 }
 
 int tack_kernel_num_variants(const tack_kernel *k, const tack_device *dev) {

@@ -107,6 +107,27 @@ static int convert_int(const conv *c, PyObject *o, tack_arg *a)
     return conv_error(c, PyExc_ValueError, "integer %S out of the u64/i64 range", o);
 }
 
+/* The array argument's fields, from a NumPy array or a buffer view. */
+static void fill_array(const conv *c, tack_arg *a, int dtype, int ndim, int writable, void *data,
+                       const Py_ssize_t *shape, const Py_ssize_t *strides)
+{
+    a->kind = TACK_ARG_ARRAY;
+    a->dtype = (tack_dtype)dtype;
+    a->vec_width = 0;
+    a->is_texture = 0;
+    a->ndim = ndim;
+    a->writable = writable;
+    a->data = data;
+    Py_ssize_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        a->shape[d] = shape[d];
+        a->strides[d] = strides[d];
+        n *= shape[d];
+    }
+    if (n > c->st->max_elems)
+        c->st->max_elems = n;
+}
+
 static int convert_ndarray(const conv *c, PyArrayObject *arr, tack_arg *a)
 {
     int t = ext_dtype_from_typenum(PyArray_TYPE(arr));
@@ -121,23 +142,9 @@ static int convert_ndarray(const conv *c, PyArrayObject *arr, tack_arg *a)
     if (!PyArray_ISALIGNED(arr))
         return conv_error(c, PyExc_ValueError,
                           "the array's data is not aligned to its element size");
-    a->kind = TACK_ARG_ARRAY;
-    a->dtype = (tack_dtype)t;
-    a->vec_width = 0;
-    a->is_texture = 0;
-    a->ndim = ndim;
-    a->writable = PyArray_ISWRITEABLE(arr);
-    a->data = PyArray_DATA(arr);
-    const npy_intp *dims = PyArray_DIMS(arr);
-    const npy_intp *strides = PyArray_STRIDES(arr);
-    Py_ssize_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        a->shape[d] = dims[d];
-        a->strides[d] = strides[d];
-        n *= dims[d];
-    }
-    if (n > c->st->max_elems)
-        c->st->max_elems = n;
+    /* npy_intp is Py_ssize_t's size on every platform NumPy supports. */
+    fill_array(c, a, t, ndim, PyArray_ISWRITEABLE(arr), PyArray_DATA(arr),
+               (const Py_ssize_t *)PyArray_DIMS(arr), (const Py_ssize_t *)PyArray_STRIDES(arr));
     return 0;
 }
 
@@ -194,21 +201,7 @@ static int convert_buffer(const conv *c, PyObject *o, tack_arg *a)
     if (((uintptr_t)view->buf) % (uintptr_t)view->itemsize)
         return conv_error(c, PyExc_ValueError,
                           "the buffer's data is not aligned to its element size");
-    a->kind = TACK_ARG_ARRAY;
-    a->dtype = (tack_dtype)t;
-    a->vec_width = 0;
-    a->is_texture = 0;
-    a->ndim = view->ndim;
-    a->writable = !view->readonly;
-    a->data = view->buf;
-    Py_ssize_t n = 1;
-    for (int d = 0; d < view->ndim; d++) {
-        a->shape[d] = view->shape[d];
-        a->strides[d] = view->strides[d];
-        n *= view->shape[d];
-    }
-    if (n > st->max_elems)
-        st->max_elems = n;
+    fill_array(c, a, t, view->ndim, !view->readonly, view->buf, view->shape, view->strides);
     return 0;
 }
 
