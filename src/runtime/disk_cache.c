@@ -489,7 +489,7 @@ static int encode_entry(ser_writer *w, const void *key, size_t keylen, const cha
                         const void *payload, size_t len) {
     if (keylen > UINT32_MAX - 1) return -1;
     size_t namelen = name ? strlen(name) : 0;
-    if (namelen > 127) namelen = 127;
+    if (namelen > UINT32_MAX - 1) return -1;
     ser_put_bytes(w, ENTRY_MAGIC, 8);
     ser_put_u32(w, DISK_CACHE_FORMAT_VERSION);
     size_t hash_at = w->len;

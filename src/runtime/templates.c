@@ -28,7 +28,7 @@ typedef struct encoder {
 } encoder;
 
 static void put(encoder *e, const void *p, size_t n) {
-    if (e->sig->len + n > MAX_TMPL_BYTES) {
+    if (n > (size_t)(MAX_TMPL_BYTES - e->sig->len)) {
         e->overflow = 1;
         return;
     }
@@ -41,12 +41,19 @@ static void put_u8(encoder *e, unsigned v) {
     put(e, &b, 1);
 }
 
+static void put_u32(encoder *e, uint32_t v) { put(e, &v, sizeof v); }
 static void put_u64(encoder *e, uint64_t v) { put(e, &v, sizeof v); }
 
+/* Exact lengths: a name that does not fit overflows the key, which is
+ * refused; cutting it would let two names share a key. */
 static void put_str(encoder *e, const char *s) {
     size_t n = s ? strlen(s) : 0;
-    if (n > 255) n = 255;
-    put_u8(e, (unsigned)n);
+    if (n > MAX_TMPL_BYTES) {
+        e->overflow = 1;
+        return;
+    }
+    uint32_t len = (uint32_t)n;
+    put(e, &len, sizeof len);
     put(e, s, n);
 }
 
@@ -69,12 +76,12 @@ static tack_status encode(encoder *e, const tack_kernel *k, const char *param,
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s': parameter '%s': templates nested more than %d deep",
                              tack_kernel_name(k), param, MAX_DEPTH);
+    if (s->nfields < 0 || (s->nfields && !s->fields))
+        return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': bad template "
+                             "(%d attributes)", tack_kernel_name(k), param, s->nfields);
     put_u64(e, s->class_token);
     add_token(e, s->class_token);
-    put_u8(e, (unsigned)s->nfields);
-    if (s->nfields < 0 || s->nfields > 255 || (s->nfields && !s->fields))
-        return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': bad template",
-                             tack_kernel_name(k), param);
+    put_u32(e, (uint32_t)s->nfields);
     for (int i = 0; i < s->nfields; i++) {
         const tack_field *f = &s->fields[i];
         if (!f->name || !f->name[0])
@@ -215,7 +222,7 @@ typedef struct decoder {
 } decoder;
 
 static void get(decoder *d, void *p, size_t n) {
-    if (d->pos + (int)n > d->s->len) {
+    if (n > (size_t)(d->s->len - d->pos)) {
         d->bad = 1;
         memset(p, 0, n);
         return;
@@ -228,6 +235,26 @@ static unsigned get_u8(decoder *d) {
     uint8_t b;
     get(d, &b, 1);
     return b;
+}
+
+static uint32_t get_u32(decoder *d) {
+    uint32_t v;
+    get(d, &v, sizeof v);
+    return v;
+}
+
+/* A name as put_str wrote it: borrowed from the key's bytes (no copy, so
+ * no length limit), with its exact length. */
+static const char *get_name(decoder *d, uint32_t *len) {
+    *len = get_u32(d);
+    if (*len > (uint32_t)(d->s->len - d->pos)) {
+        d->bad = 1;
+        *len = 0;
+        return "";
+    }
+    const char *name = (const char *)d->s->bytes + d->pos;
+    d->pos += (int)*len;
+    return name;
 }
 
 static void say(decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -244,26 +271,27 @@ static void describe(decoder *d, int depth) {
     uint64_t token;
     get(d, &token, 8);
     say(d, "class=%" PRIu64, token);
-    unsigned nfields = get_u8(d);
-    for (unsigned i = 0; i < nfields && !d->bad && depth <= MAX_DEPTH; i++) {
-        char name[256];
-        unsigned len = get_u8(d);
-        get(d, name, len);
-        name[len] = 0;
+    uint32_t nfields = get_u32(d);
+    for (uint32_t i = 0; i < nfields && !d->bad && depth <= MAX_DEPTH; i++) {
+        uint32_t len;
+        const char *name = get_name(d, &len);
         unsigned role = get_u8(d);
         if (role == TACK_FIELD_CONSTANT) {
             unsigned kind = get_u8(d);
             uint64_t bits;
             get(d, &bits, 8);
             const char *type = kind == TACK_ARG_FLOAT ? "float" : kind == TACK_ARG_BOOL ? "bool" : "int";
-            if (kind == TACK_ARG_FLOAT) say(d, " const=%s:%s:%016" PRIx64, name, type, bits);
-            else if (kind == TACK_ARG_UINT) say(d, " const=%s:%s:%" PRIu64, name, type, bits);
-            else say(d, " const=%s:%s:%" PRId64, name, type, (int64_t)bits);
+            if (kind == TACK_ARG_FLOAT)
+                say(d, " const=%.*s:%s:%016" PRIx64, (int)len, name, type, bits);
+            else if (kind == TACK_ARG_UINT)
+                say(d, " const=%.*s:%s:%" PRIu64, (int)len, name, type, bits);
+            else say(d, " const=%.*s:%s:%" PRId64, (int)len, name, type, (int64_t)bits);
         } else if (role == TACK_FIELD_SCALAR) {
-            say(d, " scalar=%s", name);
+            say(d, " scalar=%.*s", (int)len, name);
         } else if (role == TACK_FIELD_ARRAY) {
             unsigned dtype = get_u8(d), vec = get_u8(d), tex = get_u8(d), ndim = get_u8(d);
-            say(d, " %s=%s:%s:(", tex ? "texture" : "array", name, tack_dtype_name(dtype));
+            say(d, " %s=%.*s:%s:(", tex ? "texture" : "array", (int)len, name,
+                tack_dtype_name(dtype));
             for (unsigned k = 0; k < ndim && k < TACK_MAX_NDIM; k++) {
                 int64_t extent;
                 get(d, &extent, 8);
@@ -271,7 +299,7 @@ static void describe(decoder *d, int depth) {
             }
             say(d, "):%u", vec);
         } else {
-            say(d, " struct=%s{", name);
+            say(d, " struct=%.*s{", (int)len, name);
             describe(d, depth + 1);
             say(d, "}");
         }
@@ -302,13 +330,12 @@ void tmpl_sig_text(const tmpl_sig *s, char text[][512], int max, int *n) {
 static void copy_struct(decoder *d, ser_writer *w, int depth) {
     uint64_t token;
     get(d, &token, 8); /* dropped */
-    unsigned nfields = get_u8(d);
-    ser_put_u8(w, (uint8_t)nfields);
-    for (unsigned i = 0; i < nfields && !d->bad && depth <= MAX_DEPTH; i++) {
-        unsigned len = get_u8(d);
-        char name[256];
-        get(d, name, len);
-        ser_put_u8(w, (uint8_t)len);
+    uint32_t nfields = get_u32(d);
+    ser_put_u32(w, nfields);
+    for (uint32_t i = 0; i < nfields && !d->bad && depth <= MAX_DEPTH; i++) {
+        uint32_t len;
+        const char *name = get_name(d, &len);
+        ser_put_u32(w, len);
         ser_put_bytes(w, name, len);
         unsigned role = get_u8(d);
         ser_put_u8(w, (uint8_t)role);

@@ -158,10 +158,70 @@ static void test_nested_and_errors(void) {
     tack_kernel_free(k);
 }
 
+/* Attribute names are keyed whole: two instances whose scalar attributes
+ * come in a different order, with names that differ only after byte 255,
+ * must not share a variant (the hidden parameters follow field order). */
+static char long_x[301], long_y[301], long_method[512];
+static int long_ctx_marker;
+
+static int long_resolver(void *ctx, const char *name, tack_name *out) {
+    memset(out, 0, sizeof *out);
+    if (ctx != &long_ctx_marker || strcmp(name, "get")) return -1;
+    out->kind = TACK_NAME_FUNC;
+    out->text = long_method;
+    out->filename = "long.py";
+    out->first_line = 1;
+    return 0;
+}
+
+static void test_long_attribute_names(void) {
+    memset(long_x, 'a', 299);
+    memcpy(long_y, long_x, 299);
+    long_x[299] = 'x';
+    long_y[299] = 'y';
+    snprintf(long_method, sizeof long_method, "@tack.func\ndef get(self):\n    return self.%s\n",
+             long_y);
+    tack_error err;
+    tack_kernel *k = tack_kernel_create("def pick(s, out):\n"
+                                        "    for i in range(out.shape[0]):\n"
+                                        "        out[i] = s.get()\n",
+                                        "long.py", 1, long_resolver, NULL, &err);
+    CHECK(k != NULL);
+    if (!k) return;
+    float out[2] = {0, 0};
+    int64_t n = 2;
+    tack_field xy[2] = {{.name = long_x, .role = TACK_FIELD_SCALAR, .value = tack_arg_float(10.0)},
+                        {.name = long_y, .role = TACK_FIELD_SCALAR, .value = tack_arg_float(1.0)}};
+    tack_field yx[2] = {xy[1], xy[0]};
+    tack_struct s1 = {7001, "Long", &long_ctx_marker, 2, xy};
+    tack_struct s2 = {7001, "Long", &long_ctx_marker, 2, yx};
+    tack_arg args[2] = {struct_arg(&s1), tack_arg_array(out, TACK_F32, 1, &n, 1)};
+    CHECK(tack_kernel_launch(k, dev, args, 2, &err) == TACK_OK);
+    CHECK(out[0] == 1.0f && out[1] == 1.0f);
+    args[0] = struct_arg(&s2);
+    out[0] = out[1] = 0;
+    CHECK(tack_kernel_launch(k, dev, args, 2, &err) == TACK_OK);
+    CHECK(out[0] == 1.0f && out[1] == 1.0f); /* 10.0 when the names were cut */
+    CHECK(tack_kernel_num_variants(k, dev) == 2);
+
+    /* A name too long for the key is refused, never cut. */
+    static char huge[4001];
+    memset(huge, 'b', 4000);
+    tack_field big[1] = {{.name = huge, .role = TACK_FIELD_SCALAR, .value = tack_arg_float(1.0)}};
+    tack_struct s3 = {7002, "Long", &long_ctx_marker, 1, big};
+    args[0] = struct_arg(&s3);
+    out[0] = -1;
+    CHECK(tack_kernel_launch(k, dev, args, 2, &err) == TACK_ERR_VALUE);
+    CHECK(strstr(err.message, "too large to key") != NULL);
+    CHECK(out[0] == -1);
+    tack_kernel_free(k);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
     test_field_table();
     test_nested_and_errors();
+    test_long_attribute_names();
     return CHECK_DONE();
 }
