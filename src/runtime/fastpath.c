@@ -56,8 +56,8 @@ static void put(fast_sig *s, const void *p, size_t n, int *full) {
     s->len += (int)n;
 }
 
-int fast_signature(const tack_arg *args, int nargs, fast_sig *sig) {
-    if (tack_get_debug()) return -1;
+int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig) {
+    if (debug) return -1;
     int full = 0;
     sig->len = 0;
     uint8_t n = (uint8_t)nargs;
@@ -114,7 +114,9 @@ static fast_entry *slot_for(const tack_kernel *k, const tack_device *dev, const 
     return &t[(h >> 7) % FAST_ENTRIES];
 }
 
-uint64_t fast_epoch(void) { return atomic_load_explicit(&epoch, memory_order_acquire); }
+/* Sequentially consistent: a launch counted as a reader that then reads an
+ * epoch older than a retirement's is seen in flight by the graveyard sweep. */
+uint64_t fast_epoch(void) { return atomic_load(&epoch); }
 
 static fast_entry *find(const tack_kernel *k, const tack_device *dev, const fast_sig *sig) {
     fast_entry *e = slot_for(k, dev, sig);

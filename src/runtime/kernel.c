@@ -2,7 +2,6 @@
  * per template key on first use (once, under the kernel's lowering lock),
  * and registered so that freeing a device or retiring a template class can
  * drop what was kept for it. */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +66,20 @@ void template_free(ir_template *t) {
     free(t);
 }
 
+static void free_dead(ir_template *dead_t, variant *dead_v) {
+    while (dead_t) {
+        ir_template *next = dead_t->dead_next;
+        template_free(dead_t);
+        dead_t = next;
+    }
+    while (dead_v) {
+        variant *next = dead_v->dead_next;
+        cpu_jit_unload(dead_v->code);
+        free(dead_v);
+        dead_v = next;
+    }
+}
+
 void tack_kernel_free(tack_kernel *k) {
     if (!k) return;
     fast_invalidate(); /* its entries, and a later kernel at its address */
@@ -88,6 +101,7 @@ void tack_kernel_free(tack_kernel *k) {
         next = t->next;
         template_free(t);
     }
+    free_dead(k->dead_tmpl, k->dead_variants);
     arena_free(&k->ast);
     pthread_mutex_destroy(&k->lock);
     pthread_mutex_destroy(&k->lower_lock);
@@ -111,12 +125,50 @@ void kernel_registry_drop_device(tack_device *dev) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* Unlinks what names a retired class under the kernel's lock, waits until
- * no thread is walking the lists, then frees it. */
-static void retire_in_kernel(tack_kernel *k, const uint64_t *tokens, int n) {
-    ir_template *dead_t = NULL;
-    variant *dead_v = NULL;
+/* Takes the graveyard first and only then looks for readers: a launch
+ * that found an entry before it was unlinked was counted before that, so
+ * it is seen here; one counted later can no longer find it.  With readers
+ * left, the graveyard goes back and the last of them sweeps it.  Never
+ * waits, so a retirement inside a launch (or under the host's lock) cannot
+ * deadlock against another launch. */
+void graveyard_sweep(tack_kernel *k) {
     pthread_mutex_lock(&k->lock);
+    ir_template *dead_t = k->dead_tmpl;
+    variant *dead_v = k->dead_variants;
+    k->dead_tmpl = NULL;
+    k->dead_variants = NULL;
+    atomic_store(&k->has_dead, 0);
+    pthread_mutex_unlock(&k->lock);
+    if (!dead_t && !dead_v) return;
+    if (atomic_load(&k->readers) == 0) {
+        free_dead(dead_t, dead_v);
+        return;
+    }
+    pthread_mutex_lock(&k->lock);
+    for (ir_template **end = &dead_t; ; end = &(*end)->dead_next)
+        if (!*end) {
+            *end = k->dead_tmpl;
+            break;
+        }
+    for (variant **end = &dead_v; ; end = &(*end)->dead_next)
+        if (!*end) {
+            *end = k->dead_variants;
+            break;
+        }
+    k->dead_tmpl = dead_t;
+    k->dead_variants = dead_v;
+    atomic_store(&k->has_dead, 1);
+    pthread_mutex_unlock(&k->lock);
+    /* The last reader may have left between the look and the put-back. */
+    if (atomic_load(&k->readers) == 0) graveyard_sweep(k);
+}
+
+/* Unlinks what names a retired class under the kernel's lock into the
+ * graveyard, freed once no launch or walker can hold it. */
+static void retire_in_kernel(tack_kernel *k, const uint64_t *tokens, int n) {
+    pthread_mutex_lock(&k->lock);
+    ir_template *dead_t = k->dead_tmpl;
+    variant *dead_v = k->dead_variants;
     for (ir_template *_Atomic *link = &k->tmpl; atomic_load(link);) {
         ir_template *t = atomic_load(link);
         int named = 0;
@@ -144,19 +196,11 @@ static void retire_in_kernel(tack_kernel *k, const uint64_t *tokens, int n) {
             v->dead_next = dead_v;
             dead_v = v;
         }
+    k->dead_tmpl = dead_t;
+    k->dead_variants = dead_v;
+    atomic_store(&k->has_dead, dead_t || dead_v);
     pthread_mutex_unlock(&k->lock);
-    while (atomic_load(&k->readers) > 0) sched_yield();
-    while (dead_t) {
-        ir_template *next = dead_t->dead_next;
-        template_free(dead_t);
-        dead_t = next;
-    }
-    while (dead_v) {
-        variant *next = dead_v->dead_next;
-        cpu_jit_unload(dead_v->code);
-        free(dead_v);
-        dead_v = next;
-    }
+    graveyard_sweep(k);
 }
 
 void kernel_registry_retire(const uint64_t *tokens, int n) {

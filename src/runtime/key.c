@@ -120,6 +120,12 @@ static tack_status check_array(const tack_kernel *k, const ir_param *p, const ta
         if (!a->data)
             return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': NULL data",
                                  kname(k), pn);
+        uintptr_t end;
+        if (__builtin_add_overflow((uintptr_t)a->data, (uintptr_t)nbytes, &end))
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': parameter '%s': the array's %lld bytes at %p run "
+                                 "past the end of the address space",
+                                 kname(k), pn, (long long)nbytes, a->data);
         if ((uintptr_t)a->data % (uintptr_t)itemsize)
             return runtime_error(err, TACK_ERR_VALUE,
                                  "kernel '%s': parameter '%s': the array's data is not aligned to "

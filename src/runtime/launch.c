@@ -85,14 +85,16 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, const
     return TACK_OK;
 }
 
-/* Classifies a call and finds (or compiles) its variant.  Debug mode's
- * hidden arrays point at `errors` and `extents`. */
+/* Classifies a call and finds (or compiles) its variant, for the launch's
+ * debug mode (read once by the caller).  Debug mode's hidden arrays point
+ * at `errors` and `extents`. */
 static tack_status resolve_call(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                                template_key *tkey, ir_template **tp, call_info *info,
-                                variant **vp, int64_t *errors, int64_t *extents, tack_error *err) {
+                                int debug_mode, template_key *tkey, ir_template **tp,
+                                call_info *info, variant **vp, int64_t *errors, int64_t *extents,
+                                tack_error *err) {
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
-    if (template_key_of(k, args, nargs, tkey, err)) return err->status;
+    if (template_key_of(k, args, nargs, debug_mode, tkey, err)) return err->status;
     ir_template *t;
     if (kernel_template(k, tkey, args, &t, err)) return err->status;
     *tp = t;
@@ -125,19 +127,20 @@ static tack_status resolve_call(tack_kernel *k, tack_device *dev, const tack_arg
     return TACK_OK;
 }
 
-tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                               tack_error *err) {
-    ERR_OR_SCRATCH(err);
-    err->status = TACK_OK;
-    if (!k || !dev || (nargs && !args) || nargs < 0)
-        return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+/* A launch, counted as a reader of k from its first look-up to the end of
+ * its run, so what it found cannot be freed under it. */
+static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                                  tack_error *err) {
     call_info info;
     ir_template *t;
     variant *v;
+    /* Debug mode is read once: the signature and the template key must
+     * agree on it, or a debug template is remembered for plain calls. */
+    int debug = tack_get_debug();
     /* The fast path: a signature seen before names its template and, with
      * this call's disjointness, its variant.  Checks still run per call. */
     fast_sig sig;
-    int fast = nargs == k->def->nparams && fast_signature(args, nargs, &sig) == 0;
+    int fast = nargs == k->def->nparams && fast_signature(args, nargs, debug, &sig) == 0;
     uint64_t epoch = fast_epoch();
     if (fast && (retire_pending(), t = fast_template(k, dev, &sig))) {
         static const template_key plain; /* no templates: nothing to copy */
@@ -151,13 +154,25 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
     }
     template_key tkey;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    if (resolve_call(k, dev, args, nargs, &tkey, &t, &info, &v, errors, extents, err))
+    if (resolve_call(k, dev, args, nargs, debug, &tkey, &t, &info, &v, errors, extents, err))
         return err->status;
     if (fast) fast_remember(k, dev, &sig, info.key.disjoint, t, v, epoch);
     if (run_variant(k, t, v, &info, dev, err)) return err->status;
     if (t->ir->debug_errors >= 0 && errors[DEBUG_ERR_FIRST] != INT64_MAX)
         return report_bounds(k, t, &info, errors, err);
     return TACK_OK;
+}
+
+tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                               tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (!k || !dev || (nargs && !args) || nargs < 0)
+        return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+    readers_enter(k);
+    tack_status st = launch_counted(k, dev, args, nargs, err);
+    readers_exit(k);
+    return st;
 }
 
 /* ---- prepared launches ---- */
@@ -194,7 +209,8 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
     }
     call_info info;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    if (resolve_call(k, dev, args, nargs, &l->tkey, &l->t, &info, &l->v, errors, extents, err)) {
+    if (resolve_call(k, dev, args, nargs, tack_get_debug(), &l->tkey, &l->t, &info, &l->v, errors,
+                     extents, err)) {
         free(l);
         return NULL;
     }

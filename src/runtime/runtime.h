@@ -103,7 +103,13 @@ struct tack_kernel {
     pthread_mutex_t lock;           /* publishing templates, slots, variants */
     pthread_mutex_t lower_lock;     /* lowering (which calls the host's resolver) */
     ir_template *_Atomic tmpl;      /* the IR templates, newest first */
-    atomic_int readers;             /* threads walking the lists lock-free */
+    /* Threads walking the lists lock-free or running a launch: what was
+     * unlinked waits in the graveyard (under `lock`) until none is left,
+     * so no launch runs code or reads IR that was freed under it. */
+    atomic_int readers;
+    ir_template *dead_tmpl;
+    struct variant *dead_variants;
+    atomic_int has_dead;
     kernel_slot *_Atomic slots;
     struct tack_kernel *prev, *next; /* the registry of live kernels */
 };
@@ -124,13 +130,19 @@ typedef struct call_info {
     int64_t dims[MAX_ARGS][TACK_MAX_NDIM];
 } call_info;
 
-/* Walking a kernel's template or variant lists without its lock: counted,
- * so that retirement frees nothing a walker stands on. */
+/* Walking a kernel's template or variant lists without its lock, or
+ * holding what was found there (a launch, from its first look-up to the
+ * end of its run): counted, so that retirement frees nothing in use.  The
+ * last one out frees what retirement left in the graveyard. */
+void graveyard_sweep(tack_kernel *k);
 static inline void readers_enter(const tack_kernel *k) {
     atomic_fetch_add(&((tack_kernel *)k)->readers, 1);
 }
 static inline void readers_exit(const tack_kernel *k) {
-    atomic_fetch_sub(&((tack_kernel *)k)->readers, 1);
+    tack_kernel *m = (tack_kernel *)k;
+    if (atomic_fetch_sub(&m->readers, 1) == 1 &&
+        atomic_load_explicit(&m->has_dead, memory_order_relaxed))
+        graveyard_sweep(m);
 }
 
 /* kernel.c */
@@ -148,8 +160,8 @@ void ir_cache_store(const tack_kernel *k, const template_key *key, const ir_func
 
 /* templates.c */
 /* Reads the template key off a call's arguments (vector widths and the
- * template classes' structure). */
-tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int nargs,
+ * template classes' structure); `debug` is the launch's mode, read once. */
+tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int nargs, int debug,
                             template_key *key, tack_error *err);
 int tmpl_sig_equal(const tmpl_sig *a, const tmpl_sig *b);
 void tmpl_sig_copy(tmpl_sig *to, const tmpl_sig *from); /* the used bytes only */
@@ -197,7 +209,8 @@ typedef struct fast_sig {
     uint64_t hash;
     uint8_t bytes[512];
 } fast_sig;
-int fast_signature(const tack_arg *args, int nargs, fast_sig *sig); /* -1: not describable */
+/* -1: not describable (templates, or a debug launch: entries are plain only) */
+int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig);
 uint64_t fast_epoch(void);
 /* The template for a seen signature, or NULL; then the variant for the
  * call's disjointness (NULL if that one was not seen yet). */

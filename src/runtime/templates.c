@@ -132,9 +132,9 @@ static tack_status encode(encoder *e, const tack_kernel *k, const char *param,
     return TACK_OK;
 }
 
-tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int nargs,
+tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int nargs, int debug,
                             template_key *key, tack_error *err) {
-    key->debug = tack_get_debug();
+    key->debug = debug != 0;
     memset(key->vec, 0, sizeof key->vec);
     key->tmpl.len = key->tmpl.ntokens = 0;
     encoder e = {&key->tmpl, 0};

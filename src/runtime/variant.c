@@ -41,11 +41,16 @@ kernel_slot *variant_slot(tack_kernel *k, tack_device *dev) {
     return s;
 }
 
+static variant *find_in(kernel_slot *s, const variant_key *key) {
+    variant *v = atomic_load(&s->head);
+    while (v && !variant_key_equal(&v->key, key)) v = v->next;
+    return v;
+}
+
 variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key) {
     /* Counted as a reader: retirement frees nothing under a walker. */
     readers_enter(k);
-    variant *v = atomic_load(&s->head);
-    while (v && !variant_key_equal(&v->key, key)) v = v->next;
+    variant *v = find_in(s, key);
     readers_exit(k);
     return v;
 }
@@ -160,7 +165,7 @@ static int load_from_disk(disk_cache *dc, const ser_writer *key, variant *v) {
  * one variant per key. */
 static variant *publish(tack_kernel *k, kernel_slot *s, variant *v) {
     pthread_mutex_lock(&k->lock);
-    variant *existing = variant_find(k, s, &v->key);
+    variant *existing = find_in(s, &v->key); /* the lock keeps the list still */
     if (!existing && atomic_load(&s->dev)) {
         v->next = atomic_load(&s->head);
         atomic_store_explicit(&s->head, v, memory_order_release);

@@ -2,10 +2,12 @@
  * text, launch them on C arrays, check results, variant counts (the
  * reference's worked examples), and refused calls. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu.h"
 #include "check.h"
 #include "tack.h"
 
@@ -307,11 +309,60 @@ static void test_prepared_launch(void) {
     tack_kernel_free(k);
 }
 
+/* Records the chunks a pool hands out, without doing the work; bails out
+ * if a launch splits into absurdly many (the chunk size overflowed). */
+typedef struct chunk_log {
+    pthread_mutex_t m;
+    int n;
+    int64_t covered, lo_min, hi_max;
+} chunk_log;
+
+static void log_chunk(void *ctx, int64_t lo, int64_t hi) {
+    chunk_log *c = ctx;
+    pthread_mutex_lock(&c->m);
+    if (++c->n > 100000) {
+        fprintf(stderr, "test_overflow: the pool split a launch into more than 100000 chunks\n");
+        exit(1);
+    }
+    if (lo < 0 || hi <= lo) c->covered = -1;
+    else if (c->covered >= 0) c->covered += hi - lo;
+    if (lo < c->lo_min) c->lo_min = lo;
+    if (hi > c->hi_max) c->hi_max = hi;
+    pthread_mutex_unlock(&c->m);
+}
+
+static void test_overflow(void) {
+    /* Launch lengths near INT64_MAX: chunks cover [0, n) exactly. */
+    cpu_pool *p = cpu_pool_create(4);
+    int64_t lens[3] = {INT64_MAX, INT64_MAX - 1, INT64_MAX / 2 + 3};
+    for (int l = 0; l < 3; l++) {
+        chunk_log c = {PTHREAD_MUTEX_INITIALIZER, 0, 0, INT64_MAX, 0};
+        cpu_pool_run(p, lens[l], 1, 4, log_chunk, &c);
+        CHECK(c.covered == lens[l] && c.lo_min == 0 && c.hi_max == lens[l] && c.n <= 16);
+    }
+    cpu_pool_free(p);
+
+    /* An array whose bytes would run past the end of the address space is
+     * refused (its end would wrap, and the overlap test with it). */
+    tack_kernel *k = make(SCALE);
+    float out[4] = {9, 9, 9, 9};
+    int64_t n4 = 4, huge = 1 << 20;
+    void *top = (void *)(UINTPTR_MAX - 4095);
+    tack_arg args[3] = {tack_arg_array(top, TACK_F32, 1, &huge, 0),
+                        tack_arg_array(out, TACK_F32, 1, &n4, 1), tack_arg_float(2)};
+    tack_error err;
+    CHECK(launch(k, args, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "'x'") &&
+          strstr(err.message, "address space"));
+    CHECK(out[0] == 9 && out[3] == 9);
+    tack_kernel_free(k);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
     CHECK(dev != NULL);
     if (!dev) return CHECK_DONE();
+    test_overflow();
     test_scale_variants();
     test_shape_variants();
     test_2d();

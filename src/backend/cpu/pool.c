@@ -25,7 +25,9 @@ struct cpu_pool {
     void (*fn)(void *, int64_t, int64_t);
     void *ctx;
     int64_t total, chunk;
-    atomic_llong next;
+    /* Unsigned: each thread's last take overshoots total by up to a chunk,
+     * which for launches near INT64_MAX would wrap a signed counter. */
+    atomic_ullong next;
 };
 
 static inline void relax(void) {
@@ -36,10 +38,10 @@ static inline void relax(void) {
 
 static void take_chunks(cpu_pool *p) {
     for (;;) {
-        int64_t b = atomic_fetch_add(&p->next, p->chunk);
-        if (b >= p->total) return;
-        int64_t e = b + p->chunk < p->total ? b + p->chunk : p->total;
-        p->fn(p->ctx, b, e);
+        uint64_t b = atomic_fetch_add(&p->next, (uint64_t)p->chunk);
+        if (b >= (uint64_t)p->total) return;
+        int64_t e = p->total - (int64_t)b > p->chunk ? (int64_t)b + p->chunk : p->total;
+        p->fn(p->ctx, (int64_t)b, e);
     }
 }
 
@@ -118,8 +120,7 @@ void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
     p->ctx = ctx;
     p->total = n;
     int64_t chunks = (int64_t)p->nthreads * (chunks_per_thread > 0 ? chunks_per_thread : 1);
-    p->chunk = (n + chunks - 1) / chunks;
-    if (p->chunk < 1) p->chunk = 1;
+    p->chunk = n / chunks + (n % chunks != 0); /* rounded up without n + chunks - 1 */
     atomic_store(&p->next, 0);
     atomic_store(&p->pending, p->nthreads - 1);
     pthread_mutex_lock(&p->m);
