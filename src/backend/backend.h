@@ -1,0 +1,102 @@
+/*
+ * backend.h - the one contract every backend implements.
+ *
+ * A backend is a table of functions (QBE's targets are the model).  The
+ * runtime reaches a device's code generator, driver and memory only through
+ * this table, so adding a backend touches no file under src/runtime.  A
+ * device (tack_device) is one backend instance with its own variant cache.
+ *
+ * The flow for one variant:
+ *   build(post-pass IR)  -> code        (a miss: generate and load)
+ *   artifact(code)       -> bytes       (stored in the disk cache)
+ *   load(IR, bytes)      -> code        (a disk hit: no code generation)
+ *   launch(code, call)                  (every dispatch)
+ *   release(code)                       (the variant is dropped)
+ *
+ * A call's arrays reach launch as `slots`: for a backend with host memory a
+ * data pointer, otherwise the handle its mem_alloc returned.  Scalars sit
+ * in the low bytes of their slot, as their type's bits.
+ */
+#ifndef TACK_BACKEND_H
+#define TACK_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+#include "ir/serialize.h"
+#include "tack.h"
+
+typedef struct backend backend;           /* one device of a backend */
+typedef struct backend_code backend_code; /* one variant's loaded code */
+
+typedef struct backend_caps {
+    int host_memory;   /* arrays live in host memory: NumPy arrays run in
+                          place, and disjoint calls get the noalias variant */
+    int locked_dispatch; /* a variant's code holds launch state (kernel
+                            arguments, a scalar pack): the runtime holds the
+                            variant's dispatch lock around launch */
+    int fp64;          /* f64 arithmetic */
+    int atomics64;     /* 64-bit atomics */
+    int images;        /* hardware 3-D images, within image3d_max */
+    int64_t image3d_max[3];
+    int64_t local_mem_bytes;
+    int64_t max_workgroup;
+    int64_t max_grid[3];   /* work items per launch dimension */
+    int64_t global_mem_bytes;
+    int64_t max_alloc_bytes; /* the largest single allocation */
+    int compute_units;       /* threads for the CPU */
+} backend_caps;
+
+/* One dispatch, after the runtime checked and classified the call. */
+typedef struct backend_call {
+    const char *kernel_name;
+    const uint64_t *slots;                 /* per parameter (see above) */
+    const int64_t (*dims)[TACK_MAX_NDIM];  /* per parameter, 1 past ndim */
+    int nparams;
+    int has_inner_loops; /* the body loops: split even short launches */
+} backend_call;
+
+typedef struct backend_ops {
+    const char *name; /* the spec's prefix: "cpu", "opencl" */
+    /* Opens one device.  `index` is N of "name:N" (0 when absent);
+     * num_threads is the CPU's pool size (<= 0: one per core). */
+    tack_status (*open)(int index, int num_threads, backend **out, tack_error *err);
+    void (*close)(backend *b);
+    void (*caps)(const backend *b, backend_caps *out);
+    /* The device in words, for messages and `python -m tack info`. */
+    const char *(*describe)(const backend *b);
+    /* What compiled code depends on (target, device, driver, options), for
+     * the disk cache's key; NULL stores only the IR level. */
+    const char *(*cache_target)(const backend *b);
+    /* Post-pass IR (borrowed) -> loaded code; `symbol_base` names its
+     * entry points (derived from the variant's full key). */
+    tack_status (*build)(backend *b, const ir_func *f, const char *symbol_base,
+                         backend_code **out, tack_error *err);
+    /* Appends the code's bytes for the disk cache; -1 if it has none. */
+    int (*artifact)(backend *b, const backend_code *c, ser_writer *w);
+    /* Bytes from artifact (borrowed), with the post-pass IR they were built
+     * from (borrowed) -> loaded code, without code generation. */
+    tack_status (*load)(backend *b, const ir_func *f, const void *bytes, size_t n,
+                        backend_code **out, tack_error *err);
+    void (*release)(backend *b, backend_code *c);
+    /* Runs the call to completion. */
+    tack_status (*launch)(backend *b, backend_code *c, const backend_call *call,
+                          tack_error *err);
+    /* Device memory: handles are what slots carry. */
+    tack_status (*mem_alloc)(backend *b, size_t bytes, void **handle, tack_error *err);
+    void (*mem_free)(backend *b, void *handle);
+    tack_status (*mem_write)(backend *b, void *handle, size_t offset, const void *src, size_t n,
+                             tack_error *err);
+    tack_status (*mem_read)(backend *b, const void *handle, size_t offset, void *dst, size_t n,
+                            tack_error *err);
+} backend_ops;
+
+/* The backends of this build, NULL-terminated (backend.c). */
+extern const backend_ops *const backend_table[];
+const backend_ops *backend_find(const char *name, size_t len);
+
+extern const backend_ops backend_cpu;
+extern const backend_ops backend_opencl;
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * gpu.h - the GPU half of the pipeline, written once for every GPU
+ * backend: the scalar pack (pack.c), the host-side evaluation of a
+ * launch's range (range.c), and one C-family source emitter (emit.c) whose
+ * differences between OpenCL C, CUDA C, HIP and MSL live in a dialect
+ * table (dialects.c).
+ *
+ * The generated kernel takes the pack by value, then one pointer per array
+ * parameter (ROLE_ARRAY, in parameter order; other parameters take no
+ * argument).  The pack is an array of 64-bit words:
+ *
+ *   w[GPU_PACK_START], w[GPU_PACK_STEP]  the parallel loop's start and step
+ *   w[GPU_PACK_COUNT]                    its trip count
+ *   w[GPU_PACK_INNER0], w[GPU_PACK_INNER1]  ndindex's inner extents (1 if none)
+ *   w[GPU_PACK_SCALARS + p]              scalar parameter p's bits, in the
+ *                                        low bytes (as the runtime's slots)
+ *
+ * Work item (g0, g1, g2) runs outer iteration k = g0 (i = start + k * step)
+ * and inner indices g1, g2, each in a grid-stride loop bounded by the
+ * pack's counts, so lengths never recompile and any length fits the grid.
+ */
+#ifndef TACK_GPU_H
+#define TACK_GPU_H
+
+#include <stdint.h>
+
+#include "ir/ir.h"
+#include "tack.h"
+
+enum {
+    GPU_PACK_START = 0,
+    GPU_PACK_STEP,
+    GPU_PACK_COUNT,
+    GPU_PACK_INNER0,
+    GPU_PACK_INNER1,
+    GPU_PACK_SCALARS
+};
+
+/* Words in f's pack. */
+static inline int gpu_pack_words(const ir_func *f) { return GPU_PACK_SCALARS + f->nparams; }
+
+typedef struct gpu_dialect gpu_dialect;
+extern const gpu_dialect gpu_dialect_opencl;
+extern const gpu_dialect gpu_dialect_cuda;
+
+/* emit.c: typed post-pass IR -> kernel source named `entry`, malloc'd.
+ * Fails (naming the kernel and the line) on what the dialect cannot
+ * express. */
+tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry, char **source,
+                     tack_error *err);
+
+/* range.c: evaluates the launch range on the host from the call's scalar
+ * slots and dims: out = {start, stop, step, inner0, inner1}.  Launch
+ * ranges that read array elements cannot be evaluated on the host:
+ * gpu_range_check tells at build time, naming the kernel. */
+tack_status gpu_range_check(const ir_func *f, tack_error *err);
+tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
+                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t out[5], tack_error *err);
+
+/* pack.c: fills a call's pack (gpu_pack_words(f) words); the range's trip
+ * count is computed here.  Fails on a zero step, naming the kernel. */
+tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
+                          const int64_t (*dims)[TACK_MAX_NDIM], int64_t *pack, tack_error *err);
+
+#endif
