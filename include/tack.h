@@ -42,7 +42,9 @@ typedef enum tack_status {
     TACK_ERR_VALUE,    /* an argument with a bad value (range, layout, ...) */
     TACK_ERR_INDEX,    /* an out-of-bounds access found in debug mode */
     TACK_ERR_INTERNAL, /* a bug in Tack: a verifier failure, LLVM error */
-    TACK_ERR_NOMEM
+    TACK_ERR_NOMEM,
+    TACK_ERR_DEVICE    /* a device or its driver is missing or failed: the
+                          message names the call and the driver's error */
 } tack_status;
 
 typedef struct tack_error {
@@ -78,8 +80,25 @@ tack_device *tack_device_get(const char *spec, tack_error *err);
  * means one per core.  Free it with tack_device_free. */
 tack_device *tack_device_create(const char *spec, int num_threads, tack_error *err);
 void tack_device_free(tack_device *dev); /* ignores shared devices */
+/* The canonical spec: "cpu", "opencl:0". */
 const char *tack_device_name(const tack_device *dev);
-int tack_device_num_threads(const tack_device *dev);
+int tack_device_num_threads(const tack_device *dev); /* compute units off the CPU */
+/* The device in words: its name, platform and driver. */
+const char *tack_device_description(const tack_device *dev);
+/* 1 when the device runs on host memory (NumPy arrays and plain pointers
+ * run in place); 0 when arrays must live in its memory. */
+int tack_device_host_memory(const tack_device *dev);
+
+/* Device memory.  A handle from tack_device_alloc goes into tack_arg.data
+ * with tack_arg.device set to the device.  Allocations larger than the
+ * device allows fail with TACK_ERR_NOMEM naming the limit.  Copies are
+ * synchronous; offsets and sizes are in bytes. */
+void *tack_device_alloc(tack_device *dev, size_t bytes, tack_error *err);
+void tack_device_free_mem(tack_device *dev, void *handle);
+tack_status tack_device_write(tack_device *dev, void *handle, size_t offset, const void *src,
+                              size_t n, tack_error *err);
+tack_status tack_device_read(tack_device *dev, const void *handle, size_t offset, void *dst,
+                             size_t n, tack_error *err);
 
 /* ---- kernels and the names they use ---------------------------------- */
 
@@ -149,7 +168,13 @@ typedef struct tack_arg {
     int is_texture;          /* a tack.Texture3D: 3-D, f32 or f64, sampled
                                 by tex.sample(u, v, w) */
     int writable;            /* arrays: 0 refuses a kernel that stores to it */
-    void *data;              /* arrays: first element, C-contiguous */
+    void *data;              /* arrays: first element, C-contiguous; for
+                                device memory, the handle tack_device_alloc
+                                returned */
+    const tack_device *device; /* arrays: the device whose memory holds it
+                                  (tack_device_alloc); NULL: host memory,
+                                  which only host-memory devices (the CPU)
+                                  can run on */
     int64_t shape[TACK_MAX_NDIM];
     int64_t strides[TACK_MAX_NDIM]; /* bytes; checked for C order */
     int64_t i;               /* INT, BOOL */

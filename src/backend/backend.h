@@ -70,9 +70,11 @@ typedef struct backend_ops {
      * the disk cache's key; NULL stores only the IR level. */
     const char *(*cache_target)(const backend *b);
     /* Post-pass IR (borrowed) -> loaded code; `symbol_base` names its
-     * entry points (derived from the variant's full key). */
+     * entry points (derived from the variant's full key).  Adds the time
+     * spent in the backend's own compiler (LLVM, the driver's) to
+     * *compiler_ns, for tack.stats(). */
     tack_status (*build)(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, tack_error *err);
+                         backend_code **out, uint64_t *compiler_ns, tack_error *err);
     /* Appends the code's bytes for the disk cache; -1 if it has none. */
     int (*artifact)(backend *b, const backend_code *c, ser_writer *w);
     /* Bytes from artifact (borrowed), with the post-pass IR they were built

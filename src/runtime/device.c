@@ -1,45 +1,98 @@
-/* device.c - devices.  tack_device_get returns one shared device per spec
- * (its variants live as long as the process); tack_device_create makes a
- * private device with options and an empty variant cache. */
+/* device.c - devices.  A spec is a backend's name with an optional device
+ * index ("cpu", "opencl", "opencl:1").  tack_device_get returns one shared
+ * device per spec (its variants live as long as the process);
+ * tack_device_create makes a private device with options and an empty
+ * variant cache.  Either is one instance of a backend (backend.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
 
-static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
-static tack_device *shared_cpu;
+#define MAX_SHARED 16
 
-static tack_device *make_device(const char *spec, int num_threads, int shared, tack_error *err) {
-    if (!spec || strcmp(spec, "cpu") != 0) {
-        runtime_error(err, TACK_ERR_VALUE,
-                      "unknown device '%s': this build of Tack has the device \"cpu\"",
-                      spec ? spec : "(null)");
-        return NULL;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static tack_device *shared[MAX_SHARED];
+
+/* "name[:N]" -> the backend and N; the canonical name is "cpu" for the
+ * CPU's only device and "name:N" for the others. */
+static tack_status parse_spec(const char *spec, const backend_ops **ops, int *index, char *canon,
+                              size_t cap, tack_error *err) {
+    if (!spec) return runtime_error(err, TACK_ERR_VALUE, "device spec is NULL");
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    *ops = backend_find(spec, len);
+    *index = 0;
+    if (colon) {
+        char *end;
+        long n = strtol(colon + 1, &end, 10);
+        if (!colon[1] || *end || n < 0 || n > 1 << 20)
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "device '%s': the index after ':' must be a number such as "
+                                 "\"opencl:0\"", spec);
+        *index = (int)n;
     }
+    if (!*ops) {
+        char names[128] = "";
+        size_t at = 0;
+        for (int i = 0; backend_table[i] && at < sizeof names; i++)
+            at += snprintf(names + at, sizeof names - at, "%s\"%s\"", i ? ", " : "",
+                           backend_table[i]->name);
+        return runtime_error(err, TACK_ERR_VALUE, "unknown device '%s': this build of Tack has %s",
+                             spec, names);
+    }
+    if (*ops == &backend_cpu && *index == 0) snprintf(canon, cap, "cpu");
+    else snprintf(canon, cap, "%s:%d", (*ops)->name, *index);
+    return TACK_OK;
+}
+
+static tack_device *make_device(const char *spec, int num_threads, int is_shared, tack_error *err) {
+    const backend_ops *ops;
+    int index;
+    char canon[32];
+    if (parse_spec(spec, &ops, &index, canon, sizeof canon, err)) return NULL;
     tack_device *d = calloc(1, sizeof *d);
-    if (!d || !(d->pool = cpu_pool_create(num_threads))) {
-        free(d);
+    if (!d) {
         runtime_error(err, TACK_ERR_NOMEM, "out of memory creating device '%s'", spec);
         return NULL;
     }
-    strcpy(d->name, "cpu");
-    d->shared = shared;
+    if (ops->open(index, num_threads, &d->b, err) != TACK_OK) {
+        free(d);
+        return NULL;
+    }
+    d->ops = ops;
+    ops->caps(d->b, &d->caps);
+    snprintf(d->name, sizeof d->name, "%s", canon);
+    d->shared = is_shared;
     return d;
 }
 
 tack_device *tack_device_get(const char *spec, tack_error *err) {
     ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
+    const backend_ops *ops;
+    int index;
+    char canon[32];
+    if (parse_spec(spec, &ops, &index, canon, sizeof canon, err)) return NULL;
     pthread_mutex_lock(&shared_lock);
-    if (!shared_cpu && spec && !strcmp(spec, "cpu")) shared_cpu = make_device(spec, 0, 1, err);
-    tack_device *d = spec && !strcmp(spec, "cpu") ? shared_cpu : NULL;
+    tack_device *d = NULL;
+    int i = 0;
+    for (; i < MAX_SHARED && shared[i]; i++)
+        if (!strcmp(shared[i]->name, canon)) {
+            d = shared[i];
+            break;
+        }
+    if (!d && i == MAX_SHARED)
+        runtime_error(err, TACK_ERR_VALUE, "device '%s': more than %d shared devices", spec, MAX_SHARED);
+    else if (!d && (d = make_device(canon, 0, 1, err)))
+        shared[i] = d;
     pthread_mutex_unlock(&shared_lock);
-    if (!d && err->status == TACK_OK) make_device(spec, 0, 1, err); /* reports the bad spec */
     return d;
 }
 
 tack_device *tack_device_create(const char *spec, int num_threads, tack_error *err) {
     ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
     if (num_threads > 256) {
         runtime_error(err, TACK_ERR_VALUE, "num_threads must be at most 256 (0: one per core), got %d",
                       num_threads);
@@ -51,9 +104,53 @@ tack_device *tack_device_create(const char *spec, int num_threads, tack_error *e
 void tack_device_free(tack_device *d) {
     if (!d || d->shared) return;
     kernel_registry_drop_device(d);
-    cpu_pool_free(d->pool);
+    d->ops->close(d->b);
     free(d);
 }
 
 const char *tack_device_name(const tack_device *d) { return d->name; }
-int tack_device_num_threads(const tack_device *d) { return cpu_pool_size(d->pool); }
+int tack_device_num_threads(const tack_device *d) { return d->caps.compute_units; }
+const char *tack_device_description(const tack_device *d) { return d->ops->describe(d->b); }
+int tack_device_host_memory(const tack_device *d) { return d->caps.host_memory; }
+
+/* ---- device memory ---- */
+
+void *tack_device_alloc(tack_device *d, size_t bytes, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (!d) {
+        runtime_error(err, TACK_ERR_VALUE, "tack_device_alloc: NULL device");
+        return NULL;
+    }
+    if ((int64_t)bytes < 0 || (d->caps.max_alloc_bytes && (int64_t)bytes > d->caps.max_alloc_bytes)) {
+        runtime_error(err, TACK_ERR_NOMEM,
+                      "device '%s': cannot allocate %zu bytes: the largest allocation it allows is "
+                      "%lld bytes", d->name, bytes, (long long)d->caps.max_alloc_bytes);
+        return NULL;
+    }
+    void *h = NULL;
+    if (d->ops->mem_alloc(d->b, bytes, &h, err) != TACK_OK) return NULL;
+    return h;
+}
+
+void tack_device_free_mem(tack_device *d, void *handle) {
+    if (d && handle) d->ops->mem_free(d->b, handle);
+}
+
+tack_status tack_device_write(tack_device *d, void *handle, size_t offset, const void *src, size_t n,
+                              tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (!d || (n && (!handle || !src)))
+        return runtime_error(err, TACK_ERR_VALUE, "tack_device_write: NULL device, memory or source");
+    return n ? d->ops->mem_write(d->b, handle, offset, src, n, err) : TACK_OK;
+}
+
+tack_status tack_device_read(tack_device *d, const void *handle, size_t offset, void *dst, size_t n,
+                             tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (!d || (n && (!handle || !dst)))
+        return runtime_error(err, TACK_ERR_VALUE, "tack_device_read: NULL device, memory or target");
+    return n ? d->ops->mem_read(d->b, handle, offset, dst, n, err) : TACK_OK;
+}

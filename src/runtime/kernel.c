@@ -74,8 +74,7 @@ static void free_dead(ir_template *dead_t, variant *dead_v) {
     }
     while (dead_v) {
         variant *next = dead_v->dead_next;
-        cpu_jit_unload(dead_v->code);
-        free(dead_v);
+        variant_free(dead_v);
         dead_v = next;
     }
 }

@@ -59,9 +59,36 @@ static tack_dtype int_type(int64_t v) {
     return v >= INT32_MIN && v <= INT32_MAX ? TACK_I32 : TACK_I64;
 }
 
-static tack_status check_array(const tack_kernel *k, const ir_param *p, const tack_arg *a,
-                               tack_error *err) {
+/* An array runs on its own device: host memory on host-memory devices
+ * (the CPU), the device's own memory elsewhere. */
+static tack_status check_home(const tack_kernel *k, const tack_device *dev, const ir_param *p,
+                              const tack_arg *a, tack_error *err) {
+    if (dev->caps.host_memory) {
+        if (!a->device || tack_device_host_memory(a->device)) return TACK_OK;
+        return runtime_error(err, TACK_ERR_TYPE,
+                             "kernel '%s': parameter '%s' is an array in the memory of device '%s', "
+                             "but the kernel runs on '%s'; copy it back with .numpy() or run the "
+                             "kernel on '%s'",
+                             kname(k), p->name, tack_device_name(a->device), dev->name,
+                             tack_device_name(a->device));
+    }
+    if (a->device == dev) return TACK_OK;
+    if (!a->device)
+        return runtime_error(err, TACK_ERR_TYPE,
+                             "kernel '%s': parameter '%s' is a host array (NumPy or CPU memory), but "
+                             "the kernel runs on device '%s'; make a device array with "
+                             "tack.array(x, device=\"%s\") (C: tack_device_alloc)",
+                             kname(k), p->name, dev->name, dev->name);
+    return runtime_error(err, TACK_ERR_TYPE,
+                         "kernel '%s': parameter '%s' is an array on device '%s', but the kernel "
+                         "runs on '%s'; copy it with tack.array(x, device=\"%s\")",
+                         kname(k), p->name, tack_device_name(a->device), dev->name, dev->name);
+}
+
+static tack_status check_array(const tack_kernel *k, const tack_device *dev, const ir_param *p,
+                               const tack_arg *a, tack_error *err) {
     const char *pn = p->name;
+    if (check_home(k, dev, p, a, err)) return err->status;
     if ((unsigned)a->dtype >= TACK_DTYPE_COUNT)
         return runtime_error(err, TACK_ERR_TYPE, "kernel '%s': parameter '%s': unsupported dtype",
                              kname(k), pn);
@@ -120,6 +147,9 @@ static tack_status check_array(const tack_kernel *k, const ir_param *p, const ta
         if (!a->data)
             return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': NULL data",
                                  kname(k), pn);
+    }
+    /* A device's memory handle is no address: nothing more to check. */
+    if (size > 0 && dev->caps.host_memory) {
         uintptr_t end;
         if (__builtin_add_overflow((uintptr_t)a->data, (uintptr_t)nbytes, &end))
             return runtime_error(err, TACK_ERR_VALUE,
@@ -175,7 +205,8 @@ tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err) {
                          nargs == 1 ? "was" : "were");
 }
 
-tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info *info,
+tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir_template *t,
+                          call_info *info,
                           const template_key *tkey, tack_error *err) {
     const ir_func *f = t->ir;
     const tack_arg *args = info->args;
@@ -218,13 +249,14 @@ tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info 
         for (int d = 0; d < 3; d++)
             key->texture_shape[i][d] = key->is_texture[i] ? a->shape[d] : 0;
         if (is_array) {
-            if (check_array(k, p, a, err)) return err->status;
+            if (check_array(k, dev, p, a, err)) return err->status;
             key->type[i] = (uint8_t)a->dtype;
             any_f64 |= a->dtype == TACK_F64;
             info->slots[i] = (uint64_t)(uintptr_t)a->data;
             for (int d = 0; d < TACK_MAX_NDIM; d++) info->dims[i][d] = d < a->ndim ? a->shape[d] : 1;
-            spans[nspans++] = (span){(uintptr_t)a->data,
-                                     (uintptr_t)a->data + (uintptr_t)array_nbytes(a), p->written};
+            if (dev->caps.host_memory)
+                spans[nspans++] = (span){(uintptr_t)a->data,
+                                         (uintptr_t)a->data + (uintptr_t)array_nbytes(a), p->written};
             continue;
         }
         memset(info->dims[i], 0, sizeof info->dims[i]);
@@ -279,6 +311,8 @@ tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info 
     }
     key->nshape = t->ndeps;
     for (int i = 0; i < t->ndeps; i++) key->shape[i] = info->dims[t->deps[i].param][t->deps[i].dim];
-    key->disjoint = arrays_disjoint(spans, nspans);
+    /* noalias only where the CPU can use it: GPU code is correct for any
+     * overlap by construction, so it has one variant either way. */
+    key->disjoint = dev->caps.host_memory && arrays_disjoint(spans, nspans);
     return TACK_OK;
 }

@@ -1,35 +1,10 @@
 /* launch.c - tack_kernel_launch: classify the arguments, find or compile
- * the variant, evaluate the parallel loop's range for this call, and run
- * it on the device's thread pool. */
+ * the variant, and run it on the device's backend. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
-
-/* Launches shorter than this many iterations run on the calling thread:
- * waking the pool costs more than a short loop.  Bodies with inner loops
- * are parallelized from a few iterations on. */
-#define GRAIN_FLAT 32768
-#define GRAIN_LOOPS 4
-
-typedef struct chunk_ctx {
-    cpu_entry_fn entry;
-    const uint64_t *slots;
-    const int64_t *range;
-} chunk_ctx;
-
-static void run_chunk(void *arg, int64_t lo, int64_t hi) {
-    chunk_ctx *c = arg;
-    c->entry(c->slots, c->range, lo, hi);
-}
-
-static int64_t trip_count(int64_t start, int64_t stop, int64_t step) {
-    if (step > 0 && stop > start) return (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1);
-    if (step < 0 && start > stop)
-        return (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / (0 - (uint64_t)step) + 1);
-    return 0;
-}
 
 /* IndexError for the first failed access of a debug launch: the kernel,
  * file:line, the array, the index per dimension and the extents. */
@@ -59,30 +34,41 @@ static tack_status report_bounds(const tack_kernel *k, const ir_template *t, con
                          (long long)errors[DEBUG_ERR_INDEX]);
 }
 
-/* Runs variant v for a classified call: evaluates the launch range and
- * splits the parallel loop across the device's pool. */
-static tack_status run_variant(const tack_kernel *k, const ir_template *t, const variant *v,
+/* Runs variant v for a classified call on the device's backend. */
+static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
                                const call_info *info, tack_device *dev, tack_error *err) {
-    int64_t range[CPU_RANGE_LEN];
-    v->range(info->slots, &info->dims[0][0], range);
-    if (range[2] == 0)
-        return runtime_error(err, TACK_ERR_VALUE,
-                             "kernel '%s': the parallel loop's range() step must not be zero",
-                             k->def->name);
-    int64_t n = trip_count(range[0], range[1], range[2]);
-    /* Work per outer iteration: the inner ndindex extents. */
-    int64_t inner = 1;
-    for (int d = 3; d < CPU_RANGE_LEN; d++) {
-        if (range[d] <= 0) n = 0;
-        else inner = inner > INT64_MAX / range[d] ? INT64_MAX : inner * range[d];
+    backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
+                         info->nargs, t->has_inner_loops};
+    int locked = dev->caps.locked_dispatch;
+    if (locked) pthread_mutex_lock(&v->dispatch_lock);
+    tack_status st = dev->ops->launch(dev->b, v->code, &call, err);
+    if (locked) pthread_mutex_unlock(&v->dispatch_lock);
+    if (st == TACK_OK) atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
+    return st;
+}
+
+/* A debug launch on a device without host memory: the errors record and
+ * the extents go to device memory for the run, and the record comes back. */
+static tack_status run_debug_staged(const tack_kernel *k, const ir_template *t, variant *v,
+                                    call_info *info, tack_device *dev, int64_t *errors,
+                                    const int64_t *extents, tack_error *err) {
+    const ir_func *f = t->ir;
+    size_t nerr = DEBUG_ERR_LEN * sizeof *errors;
+    size_t next = (size_t)info->nargs * TACK_MAX_NDIM * sizeof *extents;
+    void *derr = tack_device_alloc(dev, nerr, err);
+    void *dext = derr ? tack_device_alloc(dev, next, err) : NULL;
+    tack_status st = dext ? TACK_OK : err->status;
+    if (!st) st = tack_device_write(dev, derr, 0, errors, nerr, err);
+    if (!st) st = tack_device_write(dev, dext, 0, extents, next, err);
+    if (!st) {
+        info->slots[f->debug_errors] = (uint64_t)(uintptr_t)derr;
+        info->slots[f->debug_extents] = (uint64_t)(uintptr_t)dext;
+        st = run_variant(k, t, v, info, dev, err);
     }
-    int64_t grain = t->has_inner_loops ? GRAIN_LOOPS : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
-    chunk_ctx c = {v->entry, info->slots, range};
-    /* Iterations with inner loops vary in cost (an escape-time loop, a
-     * triangular nest): finer chunks balance them. */
-    cpu_pool_run(dev->pool, n, grain, t->has_inner_loops ? 32 : 4, run_chunk, &c);
-    atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
-    return TACK_OK;
+    if (!st) st = tack_device_read(dev, derr, 0, errors, nerr, err);
+    tack_device_free_mem(dev, derr);
+    tack_device_free_mem(dev, dext);
+    return st;
 }
 
 /* Classifies a call and finds (or compiles) its variant, for the launch's
@@ -110,8 +96,10 @@ static tack_status resolve_call(tack_kernel *k, tack_device *dev, const tack_arg
         int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info->nargs + 2) * TACK_MAX_NDIM;
         info->args[info->nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
         info->args[info->nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
+        /* Off the host they are staged through device memory (run_debug). */
+        if (!dev->caps.host_memory) info->args[info->nargs - 2].device = info->args[info->nargs - 1].device = dev;
     }
-    if (call_classify(k, t, info, tkey, err)) return err->status;
+    if (call_classify(k, dev, t, info, tkey, err)) return err->status;
     if (debug)
         for (int p = 0; p < info->nargs; p++)
             for (int d = 0; d < TACK_MAX_NDIM; d++) extents[p * TACK_MAX_NDIM + d] = info->dims[p][d];
@@ -146,7 +134,7 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
         static const template_key plain; /* no templates: nothing to copy */
         memcpy(info.args, args, nargs * sizeof *args);
         info.nargs = nargs;
-        if (call_classify(k, t, &info, &plain, err)) return err->status;
+        if (call_classify(k, dev, t, &info, &plain, err)) return err->status;
         if ((v = fast_variant(k, dev, &sig, info.key.disjoint))) {
             atomic_fetch_add_explicit(&tack_counters.fast_path_hits, 1, memory_order_relaxed);
             return run_variant(k, t, v, &info, dev, err);
@@ -157,7 +145,11 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     if (resolve_call(k, dev, args, nargs, debug, &tkey, &t, &info, &v, errors, extents, err))
         return err->status;
     if (fast) fast_remember(k, dev, &sig, info.key.disjoint, t, v, epoch);
-    if (run_variant(k, t, v, &info, dev, err)) return err->status;
+    if (t->ir->debug_errors >= 0 && !dev->caps.host_memory) {
+        if (run_debug_staged(k, t, v, &info, dev, errors, extents, err)) return err->status;
+    } else if (run_variant(k, t, v, &info, dev, err)) {
+        return err->status;
+    }
     if (t->ir->debug_errors >= 0 && errors[DEBUG_ERR_FIRST] != INT64_MAX)
         return report_bounds(k, t, &info, errors, err);
     return TACK_OK;
@@ -236,7 +228,7 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     call_info info;
     memcpy(info.args, args, nargs * sizeof *args);
     info.nargs = nargs;
-    if (call_classify(l->k, l->t, &info, &l->tkey, err)) return err->status;
+    if (call_classify(l->k, l->dev, l->t, &info, &l->tkey, err)) return err->status;
     if (!variant_key_equal(&info.key, &l->v->key)) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     return run_variant(l->k, l->t, l->v, &info, l->dev, err);
 }

@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "backend/cpu/cpu.h"
+#include "backend/backend.h"
 #include "front/ast.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
@@ -64,11 +64,29 @@ typedef struct variant_key {
 int variant_key_equal(const variant_key *a, const variant_key *b);
 void variant_key_export(const variant_key *k, tack_variant_key *out);
 
+/* A parameter a variant's code updates atomically, and the alignment each
+ * call's storage must have for it. */
+typedef struct atomic_target {
+    int param, align;
+} atomic_target;
+
 typedef struct variant {
     variant_key key;
-    cpu_code *code;
-    cpu_entry_fn entry;
-    cpu_range_fn range;
+    const backend_ops *ops; /* the device's backend, which built `code` */
+    backend *b;
+    backend_code *code;
+    /* Facts of the post-pass IR that each call is checked against. */
+    int requires_full_workgroups; /* the code assumes whole workgroups
+                                     (none does yet: no barriers) */
+    int has_textures;
+    int nwritten;
+    uint8_t written_arrays[MAX_ARGS]; /* parameters the code may store to */
+    int natomic;
+    atomic_target atomic_targets[MAX_ARGS];
+    /* Held around a launch on backends whose code holds launch state
+     * (backend_caps.locked_dispatch), so dispatches of other variants
+     * still overlap. */
+    pthread_mutex_t dispatch_lock;
     struct variant *_Atomic next;
     struct variant *dead_next; /* retirement's private list */
 } variant;
@@ -114,10 +132,14 @@ struct tack_kernel {
     struct tack_kernel *prev, *next; /* the registry of live kernels */
 };
 
+/* One backend instance, with its own variant cache (the kernels' slots
+ * that point at it). */
 struct tack_device {
-    char name[16];
+    char name[32]; /* the canonical spec: "cpu", "opencl:0" */
     int shared;
-    cpu_pool *pool;
+    const backend_ops *ops;
+    backend *b;
+    backend_caps caps;
 };
 
 /* A call's arguments, checked and classified.  Template arguments are
@@ -188,7 +210,8 @@ void kernel_registry_retire(const uint64_t *tokens, int n);
 tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err);
 /* An array's size in bytes; -1 for a negative dimension or overflow. */
 int64_t array_nbytes(const tack_arg *a);
-tack_status call_classify(const tack_kernel *k, const ir_template *t, call_info *info,
+tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir_template *t,
+                          call_info *info,
                           const template_key *tkey, tack_error *err);
 
 /* variant.c */
@@ -196,6 +219,7 @@ kernel_slot *variant_slot(tack_kernel *k, tack_device *dev); /* NULL: out of mem
 variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key);
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
                             kernel_slot *s, variant **out, tack_error *err);
+void variant_free(variant *v); /* its code too */
 void variant_free_all(kernel_slot *s);
 
 /* fastpath.c: the dispatch fast path.  A call's signature (read straight

@@ -78,12 +78,12 @@ void host_reacquire(void *state) {
 
 /* The variant's full identity: the kernel's source, every outside name
  * lowering resolved (with a digest of what it meant), the variant key and
- * the code generator's target.  Its digest names the code's symbols, and it
- * is the disk cache's key. */
+ * the backend's target.  Its digest names the code's symbols, and it is
+ * the disk cache's key. */
 static void full_key(const tack_kernel *k, const ir_template *t, const call_info *info,
-                     ser_writer *w) {
+                     const tack_device *dev, ser_writer *w) {
     const variant_key *key = &info->key;
-    ser_put_str(w, "tack-variant-1");
+    ser_put_str(w, "tack-variant-2");
     ser_put_str(w, k->filename);
     ser_put_u32(w, (uint32_t)k->first_line);
     ser_put_str(w, k->source);
@@ -107,57 +107,66 @@ static void full_key(const tack_kernel *k, const ir_template *t, const call_info
     ser_put_u32(w, (uint32_t)key->nshape);
     for (int i = 0; i < key->nshape; i++) ser_put_i64(w, key->shape[i]);
     ser_put_u8(w, (uint8_t)key->disjoint);
-    ser_put_str(w, cpu_target_description());
+    ser_put_str(w, dev->ops->name);
+    const char *target = dev->ops->cache_target(dev->b);
+    ser_put_str(w, target ? target : "");
 }
 
-#define PAYLOAD_VERSION 1
+#define PAYLOAD_VERSION 2
 
-/* A disk entry: the object code with its symbols, then the post-pass IR. */
-static int payload_read(const void *p, size_t n, cpu_object *obj) {
-    ser_reader r = ser_reader_init(p, n);
-    if (ser_get_u32(&r) != PAYLOAD_VERSION) return -1;
-    size_t len;
-    int is_null;
-    const char *entry = ser_get_str(&r, &len, &is_null);
-    if (!entry || len >= sizeof obj->entry_symbol) return -1;
-    memcpy(obj->entry_symbol, entry, len);
-    obj->entry_symbol[len] = 0;
-    const char *range = ser_get_str(&r, &len, &is_null);
-    if (!range || len >= sizeof obj->range_symbol) return -1;
-    memcpy(obj->range_symbol, range, len);
-    obj->range_symbol[len] = 0;
-    obj->bytes = (unsigned char *)ser_get_blob(&r, &obj->size);
-    size_t ir_len;
-    ser_get_blob(&r, &ir_len); /* the post-pass IR, kept for tools */
-    return obj->bytes && !r.failed && ser_left(&r) == 0 ? 0 : -1;
-}
-
+/* A disk entry: the backend's artifact, then the post-pass IR it was built
+ * from (which GPU backends evaluate launch ranges on). */
 static void payload_store(disk_cache *dc, const ser_writer *key, const ir_func *f,
-                          const cpu_object *obj) {
-    ser_writer ir = {0}, w = {0};
+                          const tack_device *dev, const backend_code *code) {
+    ser_writer ir = {0}, art = {0}, w = {0};
     ir_serialize(f, &ir);
-    ser_put_u32(&w, PAYLOAD_VERSION);
-    ser_put_str(&w, obj->entry_symbol);
-    ser_put_str(&w, obj->range_symbol);
-    ser_put_blob(&w, obj->bytes, obj->size);
-    ser_put_blob(&w, ir.data, ir.len);
-    if (!w.failed && !ir.failed) disk_cache_store(dc, key->data, key->len, f->name, w.data, w.len);
+    if (dev->ops->artifact(dev->b, code, &art) == 0) {
+        ser_put_u32(&w, PAYLOAD_VERSION);
+        ser_put_blob(&w, art.data, art.len);
+        ser_put_blob(&w, ir.data, ir.len);
+        if (!w.failed && !ir.failed && !art.failed)
+            disk_cache_store(dc, key->data, key->len, f->name, w.data, w.len);
+    }
     ser_writer_free(&ir);
+    ser_writer_free(&art);
     ser_writer_free(&w);
 }
 
-/* Links code found in the disk cache; 0 on success. */
-static int load_from_disk(disk_cache *dc, const ser_writer *key, variant *v) {
+/* Loads code found in the disk cache; 0 on success. */
+static int load_from_disk(disk_cache *dc, const ser_writer *key, tack_device *dev, variant *v,
+                          ir_func **post_pass) {
     void *payload;
     size_t len;
     if (disk_cache_load(dc, key->data, key->len, &payload, &len) != 0) return -1;
-    cpu_object obj = {0};
+    ser_reader r = ser_reader_init(payload, len);
+    size_t art_len = 0, ir_len = 0;
+    const void *art = NULL, *ir = NULL;
+    if (ser_get_u32(&r) == PAYLOAD_VERSION) {
+        art = ser_get_blob(&r, &art_len);
+        ir = ser_get_blob(&r, &ir_len);
+    }
     tack_error err;
-    int ok = payload_read(payload, len, &obj) == 0 &&
-             cpu_jit_load(&obj, &v->code, &v->entry, &v->range, &err) == TACK_OK;
-    if (!ok) disk_cache_note_bad(dc);
+    ir_func *f = NULL;
+    int ok = art && ir && !r.failed && !ser_left(&r);
+    if (ok) {
+        ser_reader ir_reader = ser_reader_init(ir, ir_len);
+        ok = ir_deserialize(&ir_reader, 1, &f, &err) == TACK_OK &&
+             dev->ops->load(dev->b, f, art, art_len, &v->code, &err) == TACK_OK;
+    }
+    if (!ok) {
+        disk_cache_note_bad(dc);
+        ir_func_free(f);
+        f = NULL;
+    }
     free(payload);
+    *post_pass = f;
     return ok ? 0 : -1;
+}
+
+void variant_free(variant *v) {
+    if (v->code) v->ops->release(v->b, v->code);
+    pthread_mutex_destroy(&v->dispatch_lock);
+    free(v);
 }
 
 /* Publishes v in the slot, unless a thread that missed at the same time
@@ -175,28 +184,82 @@ static variant *publish(tack_kernel *k, kernel_slot *s, variant *v) {
     /* Unpublished only if the device is being freed during this launch
      * (which tack.h forbids); the code then stays until the process ends. */
     if (!existing) return v;
-    cpu_jit_unload(v->code);
-    free(v);
+    variant_free(v);
     return existing;
+}
+
+static void note_access(variant *v, const ir_func *f, int param, int is_atomic) {
+    if (is_atomic) {
+        for (int i = 0; i < v->natomic; i++)
+            if (v->atomic_targets[i].param == param) return;
+        if (v->natomic < MAX_ARGS)
+            v->atomic_targets[v->natomic++] =
+                (atomic_target){param, (int)tack_dtype_size((tack_dtype)f->params[param].type)};
+    }
+    for (int i = 0; i < v->nwritten; i++)
+        if (v->written_arrays[i] == param) return;
+    if (v->nwritten < MAX_ARGS) v->written_arrays[v->nwritten++] = (uint8_t)param;
+}
+
+static void scan_expr(variant *v, const ir_func *f, const ir_expr *e);
+static void scan_block(variant *v, const ir_func *f, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_STORE) note_access(v, f, s->index, 0);
+        scan_expr(v, f, s->value);
+        scan_expr(v, f, s->start);
+        scan_expr(v, f, s->stop);
+        scan_expr(v, f, s->step);
+        for (int k = 0; k < s->nindices; k++) scan_expr(v, f, s->indices[k]);
+        scan_block(v, f, &s->body);
+        scan_block(v, f, &s->orelse);
+    }
+}
+static void scan_expr(variant *v, const ir_func *f, const ir_expr *e) {
+    if (!e) return;
+    if (e->kind == IR_ATOMIC) note_access(v, f, e->index, 1);
+    scan_expr(v, f, e->a);
+    scan_expr(v, f, e->b);
+    scan_expr(v, f, e->cond);
+    for (int i = 0; i < e->nargs; i++) scan_expr(v, f, e->args[i]);
+    if (e->body) scan_block(v, f, e->body);
+}
+
+/* What each call is checked against: the arrays the code stores to or
+ * updates atomically (with the alignment atomics need), and textures. */
+static void analyze(variant *v, const ir_func *f) {
+    v->nwritten = v->natomic = 0;
+    scan_block(v, f, &f->body);
+    for (int p = 0; p < f->nparams; p++) v->has_textures |= f->params[p].sampled;
+    v->requires_full_workgroups = 0;
 }
 
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
                             kernel_slot *s, variant **out, tack_error *err) {
     *out = NULL;
+    tack_device *dev = atomic_load(&s->dev);
     variant *v = calloc(1, sizeof *v);
     ser_writer key = {0};
-    full_key(k, t, info, &key);
-    if (!v || key.failed) {
+    if (dev) full_key(k, t, info, dev, &key);
+    if (!v || !dev || key.failed) {
         free(v);
         ser_writer_free(&key);
         return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", t->ir->name);
     }
+    pthread_mutex_init(&v->dispatch_lock, NULL);
     v->key = info->key;
+    v->ops = dev->ops;
+    v->b = dev->b;
     char symbol_base[65];
     sha256_hex(key.data, key.len, symbol_base);
     symbol_base[32] = 0;
-    disk_cache *dc = disk_cache_get();
-    if (dc && load_from_disk(dc, &key, v) == 0) {
+    /* Only backends that name their target store code; the others keep the
+     * IR level alone. */
+    disk_cache *dc = dev->ops->cache_target(dev->b) ? disk_cache_get() : NULL;
+    ir_func *loaded = NULL;
+    if (dc && load_from_disk(dc, &key, dev, v, &loaded) == 0) {
+        analyze(v, loaded);
+        ir_func_free(loaded);
         ser_writer_free(&key);
         *out = publish(k, s, v);
         return TACK_OK;
@@ -206,7 +269,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     clock_gettime(CLOCK_MONOTONIC, &start);
     ir_func *f = ir_clone(t->ir);
     if (!f) {
-        free(v);
+        variant_free(v);
         ser_writer_free(&key);
         return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", t->ir->name);
     }
@@ -216,19 +279,17 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
         if (info->key.is_array[i] && info->key.type[i] == TACK_F64) f->default_float = TACK_F64;
     }
     f->disjoint = info->key.disjoint;
-    cpu_object obj = {0};
+    uint64_t compiler_ns = 0;
     void *hook_state = host_release();
     tack_status st = run_passes(f, info, err);
-    if (!st) st = cpu_codegen(f, symbol_base, &obj, err);
-    uint64_t llvm_ns = obj.llvm_ns;
-    if (!st) st = cpu_jit_load(&obj, &v->code, &v->entry, &v->range, err);
-    if (!st && dc) payload_store(dc, &key, f, &obj);
-    cpu_object_free(&obj);
+    if (!st) st = dev->ops->build(dev->b, f, symbol_base, &v->code, &compiler_ns, err);
+    if (!st) analyze(v, f);
+    if (!st && dc) payload_store(dc, &key, f, dev, v->code);
     ir_func_free(f);
     ser_writer_free(&key);
     host_reacquire(hook_state);
     if (st) {
-        free(v);
+        variant_free(v);
         return st;
     }
     atomic_fetch_add(&tack_counters.compiles, 1);
@@ -236,7 +297,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     clock_gettime(CLOCK_MONOTONIC, &end);
     atomic_fetch_add(&tack_counters.compile_ns, (uint64_t)((end.tv_sec - start.tv_sec) * 1000000000ll +
                                                            (end.tv_nsec - start.tv_nsec)));
-    atomic_fetch_add(&tack_counters.llvm_ns, llvm_ns);
+    atomic_fetch_add(&tack_counters.llvm_ns, compiler_ns);
     *out = publish(k, s, v);
     return TACK_OK;
 }
@@ -246,8 +307,7 @@ void variant_free_all(kernel_slot *s) {
     atomic_store(&s->count, 0);
     while (v) {
         variant *next = v->next;
-        cpu_jit_unload(v->code);
-        free(v);
+        variant_free(v);
         v = next;
     }
 }

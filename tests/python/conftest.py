@@ -100,3 +100,88 @@ def restore_default_device():
     before = tack.get_default_device()
     yield
     tack.set_default_device(before)
+
+
+# ---- one conformance suite, every device ------------------------------------
+#
+# A test module opts in with `pytestmark = pytest.mark.every_device`: each of
+# its tests then runs once per device.  On a device without host memory the
+# module's kernels are replaced, for that run, by OnDevice wrappers that copy
+# NumPy arguments into device arrays, run the kernel there and copy every
+# array back into the caller's (writable) NumPy array, so the same assertions
+# check the device's results.  Tests that exercise host memory itself (views
+# that overlap, read-only NumPy arrays) are marked `cpu_only`.
+
+DEVICES = [s.strip() for s in os.environ.get("TACK_TEST_DEVICES", "cpu,opencl").split(",") if s.strip()]
+_unavailable = {}
+
+
+def device_or_skip(spec):
+    """tack.device(spec), or a skip saying why it cannot be had here."""
+    if spec in _unavailable:
+        pytest.skip(_unavailable[spec])
+    try:
+        return tack.device(spec)
+    except (RuntimeError, ValueError) as e:
+        _unavailable[spec] = f"device {spec!r} is not available here: {e}"
+        pytest.skip(_unavailable[spec])
+
+
+def _to_device(obj, dev, copies):
+    if isinstance(obj, np.ndarray):
+        d = tack.array(obj, device=dev)
+        copies.append((obj, d))
+        return d
+    return obj
+
+
+class OnDevice:
+    """A kernel run on `dev` with NumPy arguments copied there and back."""
+
+    def __init__(self, kernel, dev):
+        self.kernel = kernel
+        self.dev = dev
+
+    def __call__(self, *args):
+        copies = []
+        dargs = [_to_device(a, self.dev, copies) for a in args]
+        try:
+            return self.kernel(*dargs)
+        finally:
+            for host, d in copies:
+                if host.flags.writeable:
+                    np.copyto(host, d.numpy().reshape(host.shape))
+
+    def variants(self, device=None):
+        return self.kernel.variants(device=self.dev if device is None else device)
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "every_device: run each test on every device in DEVICES")
+    config.addinivalue_line("markers", "cpu_only: the test exercises host memory; CPU only")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("every_device") and "device" not in metafunc.fixturenames:
+        metafunc.fixturenames.append("device")
+    if "device" in metafunc.fixturenames and metafunc.definition.get_closest_marker("every_device"):
+        metafunc.parametrize("device", DEVICES, indirect=True)
+
+
+@pytest.fixture
+def device(request, monkeypatch):
+    """The device a test runs on (parametrized by `every_device`); off the
+    host, the module's kernels run through OnDevice."""
+    spec = getattr(request, "param", "cpu")
+    if spec != "cpu" and request.node.get_closest_marker("cpu_only"):
+        pytest.skip("exercises host memory (CPU only)")
+    dev = device_or_skip(spec)
+    if not dev.host_memory:
+        mod = request.module
+        for name, obj in list(vars(mod).items()):
+            if isinstance(obj, tack.Kernel):
+                monkeypatch.setattr(mod, name, OnDevice(obj, dev))
+    return dev

@@ -118,6 +118,7 @@ static void fill_array(const conv *c, tack_arg *a, int dtype, int ndim, int writ
     a->ndim = ndim;
     a->writable = writable;
     a->data = data;
+    a->device = NULL; /* host memory */
     Py_ssize_t n = 1;
     for (int d = 0; d < ndim; d++) {
         a->shape[d] = shape[d];
@@ -167,6 +168,7 @@ static int convert_tack_array(const conv *c, PyObject *o, tack_arg *a)
     a->ndim = ext_Array_STORAGE_NDIM(arr);
     a->writable = !texture; /* textures are read-only in kernels */
     a->data = arr->data;
+    a->device = ((ext_DeviceObject *)arr->device)->dev;
     memcpy(a->shape, arr->shape, sizeof a->shape);
     memcpy(a->strides, arr->strides, sizeof a->strides);
     if (arr->size > st->max_elems)

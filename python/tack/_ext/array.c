@@ -98,6 +98,84 @@ static void shape_mismatch(ext_ArrayObject *dst, PyArrayObject *src)
     Py_XDECREF(ss);
 }
 
+static tack_device *array_dev(const ext_ArrayObject *a)
+{
+    return ((ext_DeviceObject *)a->device)->dev;
+}
+
+int ext_Array_on_host(const ext_ArrayObject *a)
+{
+    return tack_device_host_memory(array_dev(a));
+}
+
+/* Device memory: allocated, written and read through the device (C API).
+ * Host memory: 64-byte aligned malloc, as before. */
+static int storage_alloc(ext_ArrayObject *a, tack_device *dev, size_t alloc, int zero)
+{
+    if (tack_device_host_memory(dev)) {
+        a->data = aligned_alloc(ALIGN, alloc);
+        if (!a->data) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (zero)
+            memset(a->data, 0, alloc);
+        return 0;
+    }
+    tack_error err;
+    a->data = tack_device_alloc(dev, alloc, &err);
+    if (!a->data) {
+        ext_raise(&err);
+        return -1;
+    }
+    if (zero) {
+        void *zeros = calloc(1, alloc);
+        if (!zeros) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        tack_status st = tack_device_write(dev, a->data, 0, zeros, alloc, &err);
+        free(zeros);
+        if (st != TACK_OK) {
+            ext_raise(&err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int ext_Array_write(ext_ArrayObject *a, const void *src)
+{
+    if (ext_Array_on_host(a)) {
+        memcpy(a->data, src, (size_t)a->nbytes);
+        return 0;
+    }
+    tack_error err;
+    if (tack_device_write(array_dev(a), a->data, 0, src, (size_t)a->nbytes, &err) != TACK_OK) {
+        ext_raise(&err);
+        return -1;
+    }
+    return 0;
+}
+
+int ext_Array_read(const ext_ArrayObject *a, void *dst)
+{
+    if (ext_Array_on_host(a)) {
+        memcpy(dst, a->data, (size_t)a->nbytes);
+        return 0;
+    }
+    tack_error err;
+    tack_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tack_device_read(array_dev(a), a->data, 0, dst, (size_t)a->nbytes, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TACK_OK) {
+        ext_raise(&err);
+        return -1;
+    }
+    return 0;
+}
+
 /* A new array; steals nothing.  zero: fill with zero bytes.  vec_width 2-4:
  * an array of vectors of logical shape shape[0..ndim). */
 static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dtype,
@@ -132,15 +210,12 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
     if (!a)
         return NULL;
     a->weakreflist = NULL;
-    a->device = NULL;
-    a->data = aligned_alloc(ALIGN, alloc);
-    if (!a->data) {
+    a->data = NULL;
+    a->device = Py_NewRef(device); /* before anything can fail: dealloc frees through it */
+    if (storage_alloc(a, ((ext_DeviceObject *)device)->dev, alloc, zero) < 0) {
         Py_DECREF(a);
-        PyErr_NoMemory();
         return NULL;
     }
-    if (zero)
-        memset(a->data, 0, alloc);
     a->dtype = dtype;
     a->vec_width = vec_width;
     a->ndim = ndim;
@@ -160,7 +235,6 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
         a->py_strides[i] = (Py_ssize_t)stride;
         stride *= shape[i];
     }
-    a->device = Py_NewRef(device);
     return a;
 }
 
@@ -217,6 +291,8 @@ static PyObject *numpy_view(ext_ArrayObject *a)
     return v;
 }
 
+static PyObject *array_numpy(PyObject *self, PyObject *unused);
+
 PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -239,11 +315,21 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
         /* A copy of an array of vectors is one too. */
         width = ((ext_ArrayObject *)obj)->vec_width;
     }
+    /* A device array is read back first (it has no host buffer). */
+    PyObject *host = NULL;
+    if (ext_Array_Check(obj) && !ext_Array_on_host((ext_ArrayObject *)obj)) {
+        host = array_numpy(obj, NULL);
+        if (!host) {
+            Py_XDECREF(want);
+            return NULL;
+        }
+    }
     /* Steals want; FORCECAST: an explicit dtype converts like np.array. */
     PyArrayObject *src = (PyArrayObject *)PyArray_FromAny(
-        obj, want, 0, 0,
+        host ? host : obj, want, 0, 0,
         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED |
         (want ? NPY_ARRAY_FORCECAST : 0), NULL);
+    Py_XDECREF(host);
     if (!src)
         return NULL;
 
@@ -307,8 +393,8 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
         shape[i] = PyArray_DIM(src, i);
     ext_ArrayObject *a = array_new(ndim, shape, (tack_dtype)t, width, device, 0);
     Py_DECREF(device);
-    if (a)
-        memcpy(a->data, PyArray_DATA(src), (size_t)a->nbytes);
+    if (a && ext_Array_write(a, PyArray_DATA(src)) < 0)
+        Py_CLEAR(a);
     Py_DECREF(src);
     return (PyObject *)a;
 }
@@ -320,6 +406,18 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *dst_obj, *src_obj;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:copyto", kwlist, &dst_obj, &src_obj))
         return NULL;
+    if (!ext_Array_Check(dst_obj) && ext_Array_Check(src_obj)) {
+        /* Back to the host: into a NumPy array (anything np.copyto takes). */
+        PyObject *host = array_numpy(src_obj, NULL);
+        PyObject *np = host ? PyImport_ImportModule("numpy") : NULL;
+        PyObject *r = np ? PyObject_CallMethod(np, "copyto", "OO", dst_obj, host) : NULL;
+        Py_XDECREF(np);
+        Py_XDECREF(host);
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
     if (!ext_Array_Check(dst_obj)) {
         PyErr_Format(PyExc_TypeError, "copyto(): dst must be a tack.Array, not %.100s",
                      Py_TYPE(dst_obj)->tp_name);
@@ -350,11 +448,19 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
                      array_dtype_object(dst));
         goto done;
     }
-    view = numpy_view(dst);
-    if (!view)
-        goto done;
-    if (PyArray_CopyInto((PyArrayObject *)view, src) < 0)
-        goto done;
+    if (ext_Array_on_host(dst)) {
+        view = numpy_view(dst);
+        if (!view || PyArray_CopyInto((PyArrayObject *)view, src) < 0)
+            goto done;
+    } else {
+        /* Converted on the host, then one copy to the device. */
+        Py_INCREF(dst_descr);
+        view = PyArray_FromAny((PyObject *)src, dst_descr, 0, 0,
+                               NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST,
+                               NULL);
+        if (!view || ext_Array_write(dst, PyArray_DATA((PyArrayObject *)view)) < 0)
+            goto done;
+    }
     r = Py_NewRef(Py_None);
 done:
     Py_XDECREF(view);
@@ -370,7 +476,10 @@ static void array_dealloc(PyObject *self)
     ext_ArrayObject *a = (ext_ArrayObject *)self;
     if (a->weakreflist)
         PyObject_ClearWeakRefs(self);
-    free(a->data);
+    if (a->device && !ext_Array_on_host(a))
+        tack_device_free_mem(array_dev(a), a->data);
+    else
+        free(a->data);
     Py_XDECREF(a->device);
     Py_TYPE(self)->tp_free(self);
 }
@@ -378,6 +487,13 @@ static void array_dealloc(PyObject *self)
 static int array_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
     ext_ArrayObject *a = (ext_ArrayObject *)self;
+    if (!ext_Array_on_host(a)) {
+        view->obj = NULL;
+        PyErr_Format(PyExc_BufferError,
+                     "this tack.Array lives in the memory of device '%s'; copy it to the host "
+                     "with .numpy()", tack_device_name(array_dev(a)));
+        return -1;
+    }
     view->obj = Py_NewRef(self);
     view->buf = a->data;
     view->len = a->nbytes;
@@ -428,8 +544,8 @@ static PyObject *array_numpy(PyObject *self, PyObject *unused)
     for (int i = 0; i < ndim; i++)
         dims[i] = (npy_intp)a->shape[i];
     PyObject *r = PyArray_SimpleNew(ndim, dims, ext_dtype_to_typenum(a->dtype));
-    if (r)
-        memcpy(PyArray_DATA((PyArrayObject *)r), a->data, (size_t)a->nbytes);
+    if (r && ext_Array_read(a, PyArray_DATA((PyArrayObject *)r)) < 0)
+        Py_CLEAR(r);
     return r;
 }
 

@@ -25,8 +25,10 @@ static PyObject *device_wrap(tack_device *dev, int owned)
 
 static PyObject *device_error(const tack_error *err)
 {
-    /* An unknown spec is the caller's value; keep the library's text. */
-    if (err->status == TACK_ERR_NOMEM || err->status == TACK_ERR_INTERNAL)
+    /* An unknown spec is the caller's value; keep the library's text.  A
+     * missing driver or device is a RuntimeError (ext_raise). */
+    if (err->status == TACK_ERR_NOMEM || err->status == TACK_ERR_INTERNAL ||
+        err->status == TACK_ERR_DEVICE)
         return ext_raise(err);
     PyErr_SetString(PyExc_ValueError, err->message);
     return NULL;
@@ -47,13 +49,22 @@ static PyObject *device_shared(PyObject *spec)
     tack_device *dev = tack_device_get(s, &err);
     if (!dev)
         return device_error(&err);
-    d = device_wrap(dev, 0);
-    if (!d)
+    /* "opencl" and "opencl:0" are one device: one object, under both. */
+    PyObject *canon = PyUnicode_FromString(tack_device_name(dev));
+    if (!canon)
         return NULL;
-    if (PyDict_SetItem(shared_devices, spec, d) < 0) {
-        Py_DECREF(d);
+    d = PyDict_GetItemWithError(shared_devices, canon);
+    if (d)
+        Py_INCREF(d);
+    else if (!PyErr_Occurred())
+        d = device_wrap(dev, 0);
+    if (!d || PyDict_SetItem(shared_devices, canon, d) < 0 ||
+        PyDict_SetItem(shared_devices, spec, d) < 0) {
+        Py_DECREF(canon);
+        Py_XDECREF(d);
         return NULL;
     }
+    Py_DECREF(canon);
     return d;
 }
 
@@ -178,9 +189,27 @@ static PyObject *device_get_num_threads(PyObject *self, void *closure)
     return PyLong_FromLong(tack_device_num_threads(((ext_DeviceObject *)self)->dev));
 }
 
+static PyObject *device_get_description(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(tack_device_description(((ext_DeviceObject *)self)->dev));
+}
+
+static PyObject *device_get_host_memory(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(tack_device_host_memory(((ext_DeviceObject *)self)->dev));
+}
+
 static PyGetSetDef device_getset[] = {
-    {"name", device_get_name, NULL, "The device's name, e.g. 'cpu'.", NULL},
-    {"num_threads", device_get_num_threads, NULL, "Threads a launch runs on.", NULL},
+    {"name", device_get_name, NULL, "The device's name, e.g. 'cpu' or 'opencl:0'.", NULL},
+    {"num_threads", device_get_num_threads, NULL,
+     "Threads a launch runs on (compute units off the CPU).", NULL},
+    {"description", device_get_description, NULL,
+     "The device in words: its name, platform and driver.", NULL},
+    {"host_memory", device_get_host_memory, NULL,
+     "True when arrays live in host memory (NumPy arrays run in place); False when they "
+     "must be device arrays (tack.array(x, device=dev)).", NULL},
     {NULL, NULL, NULL, NULL, NULL}
 };
 

@@ -141,6 +141,12 @@ PyObject *ext_empty(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ext_zeros(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs);
+/* Host memory (the CPU) or a device's; whole-array copies to and from a
+ * host buffer of a->nbytes, through the device for device memory.  -1 with
+ * an exception set on failure. */
+int ext_Array_on_host(const ext_ArrayObject *a);
+int ext_Array_write(ext_ArrayObject *a, const void *src);
+int ext_Array_read(const ext_ArrayObject *a, void *dst);
 
 /* ---- kernel.c / resolve.c -------------------------------------------- */
 

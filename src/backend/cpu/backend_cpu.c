@@ -1,0 +1,253 @@
+/* backend_cpu.c - the CPU as a backend (backend.h): LLVM object code
+ * linked into the process (codegen.c, jit.c), launched on a thread pool
+ * (pool.c), with arrays in host memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "cpu.h"
+
+struct backend {
+    cpu_pool *pool;
+    char description[96];
+};
+
+struct backend_code {
+    cpu_code *code;
+    cpu_entry_fn entry;
+    cpu_range_fn range;
+    cpu_object obj; /* kept for the disk cache's artifact */
+};
+
+/* Launches shorter than this many iterations run on the calling thread:
+ * waking the pool costs more than a short loop.  Bodies with inner loops
+ * are parallelized from a few iterations on. */
+#define GRAIN_FLAT 32768
+#define GRAIN_LOOPS 4
+
+#define ARTIFACT_VERSION 1
+
+static tack_status cpu_open(int index, int num_threads, backend **out, tack_error *err) {
+    *out = NULL;
+    if (index != 0) {
+        err->status = TACK_ERR_VALUE;
+        snprintf(err->message, sizeof err->message,
+                 "device \"cpu:%d\": there is one CPU device, \"cpu\" (or \"cpu:0\")", index);
+        return TACK_ERR_VALUE;
+    }
+    backend *b = calloc(1, sizeof *b);
+    if (!b || !(b->pool = cpu_pool_create(num_threads))) {
+        free(b);
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory creating device \"cpu\"");
+        return TACK_ERR_NOMEM;
+    }
+    snprintf(b->description, sizeof b->description, "CPU, %d threads", cpu_pool_size(b->pool));
+    *out = b;
+    return TACK_OK;
+}
+
+static void cpu_close(backend *b) {
+    if (!b) return;
+    cpu_pool_free(b->pool);
+    free(b);
+}
+
+static void cpu_caps(const backend *b, backend_caps *c) {
+    memset(c, 0, sizeof *c);
+    c->host_memory = 1;
+    c->fp64 = c->atomics64 = 1;
+    c->max_workgroup = 1;
+    for (int d = 0; d < 3; d++) c->max_grid[d] = INT64_MAX;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    c->global_mem_bytes = c->max_alloc_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : INT64_MAX;
+    c->compute_units = cpu_pool_size(b->pool);
+}
+
+static const char *cpu_describe(const backend *b) { return b->description; }
+
+static const char *cpu_cache_target(const backend *b) {
+    (void)b;
+    return cpu_target_description();
+}
+
+static void code_free(backend_code *c) {
+    if (!c) return;
+    if (c->code) cpu_jit_unload(c->code);
+    cpu_object_free(&c->obj);
+    free(c);
+}
+
+static tack_status link_code(backend_code *c, backend_code **out, tack_error *err) {
+    tack_status st = cpu_jit_load(&c->obj, &c->code, &c->entry, &c->range, err);
+    if (st) {
+        code_free(c);
+        return st;
+    }
+    *out = c;
+    return TACK_OK;
+}
+
+static tack_status cpu_build(backend *b, const ir_func *f, const char *symbol_base,
+                             backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+    (void)b;
+    *out = NULL;
+    backend_code *c = calloc(1, sizeof *c);
+    if (!c) {
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory compiling kernel '%s'", f->name);
+        return TACK_ERR_NOMEM;
+    }
+    tack_status st = cpu_codegen(f, symbol_base, &c->obj, err);
+    *compiler_ns += c->obj.llvm_ns;
+    if (st) {
+        code_free(c);
+        return st;
+    }
+    return link_code(c, out, err);
+}
+
+/* The object code with its two symbols. */
+static int cpu_artifact(backend *b, const backend_code *c, ser_writer *w) {
+    (void)b;
+    ser_put_u32(w, ARTIFACT_VERSION);
+    ser_put_str(w, c->obj.entry_symbol);
+    ser_put_str(w, c->obj.range_symbol);
+    ser_put_blob(w, c->obj.bytes, c->obj.size);
+    return w->failed ? -1 : 0;
+}
+
+static int read_symbol(ser_reader *r, char *out, size_t cap) {
+    size_t len;
+    int is_null;
+    const char *s = ser_get_str(r, &len, &is_null);
+    if (!s || len >= cap) return -1;
+    memcpy(out, s, len);
+    out[len] = 0;
+    return 0;
+}
+
+static tack_status cpu_load(backend *b, const ir_func *f, const void *bytes, size_t n,
+                            backend_code **out, tack_error *err) {
+    (void)b;
+    *out = NULL;
+    backend_code *c = calloc(1, sizeof *c);
+    ser_reader r = ser_reader_init(bytes, n);
+    size_t size = 0;
+    const void *obj = NULL;
+    if (c && ser_get_u32(&r) == ARTIFACT_VERSION &&
+        !read_symbol(&r, c->obj.entry_symbol, sizeof c->obj.entry_symbol) &&
+        !read_symbol(&r, c->obj.range_symbol, sizeof c->obj.range_symbol))
+        obj = ser_get_blob(&r, &size);
+    if (!obj || r.failed || ser_left(&r) || !(c->obj.bytes = malloc(size ? size : 1))) {
+        code_free(c);
+        err->status = TACK_ERR_INTERNAL;
+        snprintf(err->message, sizeof err->message, "kernel '%s': unreadable CPU code in the cache",
+                 f->name);
+        return TACK_ERR_INTERNAL;
+    }
+    memcpy(c->obj.bytes, obj, size);
+    c->obj.size = size;
+    return link_code(c, out, err);
+}
+
+static void cpu_release(backend *b, backend_code *c) {
+    (void)b;
+    code_free(c);
+}
+
+static int64_t trip_count(int64_t start, int64_t stop, int64_t step) {
+    if (step > 0 && stop > start) return (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1);
+    if (step < 0 && start > stop)
+        return (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / (0 - (uint64_t)step) + 1);
+    return 0;
+}
+
+typedef struct chunk_ctx {
+    cpu_entry_fn entry;
+    const uint64_t *slots;
+    const int64_t *range;
+} chunk_ctx;
+
+static void run_chunk(void *arg, int64_t lo, int64_t hi) {
+    chunk_ctx *c = arg;
+    c->entry(c->slots, c->range, lo, hi);
+}
+
+/* Evaluates the launch range and splits the parallel loop across the
+ * pool. */
+static tack_status cpu_launch(backend *b, backend_code *code, const backend_call *call,
+                              tack_error *err) {
+    int64_t range[CPU_RANGE_LEN];
+    code->range(call->slots, &call->dims[0][0], range);
+    if (range[2] == 0) {
+        err->status = TACK_ERR_VALUE;
+        snprintf(err->message, sizeof err->message,
+                 "kernel '%s': the parallel loop's range() step must not be zero", call->kernel_name);
+        return TACK_ERR_VALUE;
+    }
+    int64_t n = trip_count(range[0], range[1], range[2]);
+    /* Work per outer iteration: the inner ndindex extents. */
+    int64_t inner = 1;
+    for (int d = 3; d < CPU_RANGE_LEN; d++) {
+        if (range[d] <= 0) n = 0;
+        else inner = inner > INT64_MAX / range[d] ? INT64_MAX : inner * range[d];
+    }
+    int64_t grain = call->has_inner_loops ? GRAIN_LOOPS
+                                          : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
+    chunk_ctx c = {code->entry, call->slots, range};
+    /* Iterations with inner loops vary in cost (an escape-time loop, a
+     * triangular nest): finer chunks balance them. */
+    cpu_pool_run(b->pool, n, grain, call->has_inner_loops ? 32 : 4, run_chunk, &c);
+    return TACK_OK;
+}
+
+/* Host memory: a handle is the data pointer, 64-byte aligned. */
+static tack_status cpu_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
+    (void)b;
+    size_t rounded = (bytes + 63) / 64 * 64;
+    *handle = rounded >= bytes ? aligned_alloc(64, rounded ? rounded : 64) : NULL;
+    if (*handle) return TACK_OK;
+    err->status = TACK_ERR_NOMEM;
+    snprintf(err->message, sizeof err->message, "out of memory allocating %zu bytes on the CPU", bytes);
+    return TACK_ERR_NOMEM;
+}
+
+static void cpu_mem_free(backend *b, void *handle) {
+    (void)b;
+    free(handle);
+}
+
+static tack_status cpu_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
+                                 tack_error *err) {
+    (void)b, (void)err;
+    if (n) memmove((char *)handle + offset, src, n);
+    return TACK_OK;
+}
+
+static tack_status cpu_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
+                                tack_error *err) {
+    (void)b, (void)err;
+    if (n) memmove(dst, (const char *)handle + offset, n);
+    return TACK_OK;
+}
+
+const backend_ops backend_cpu = {
+    .name = "cpu",
+    .open = cpu_open,
+    .close = cpu_close,
+    .caps = cpu_caps,
+    .describe = cpu_describe,
+    .cache_target = cpu_cache_target,
+    .build = cpu_build,
+    .artifact = cpu_artifact,
+    .load = cpu_load,
+    .release = cpu_release,
+    .launch = cpu_launch,
+    .mem_alloc = cpu_mem_alloc,
+    .mem_free = cpu_mem_free,
+    .mem_write = cpu_mem_write,
+    .mem_read = cpu_mem_read,
+};
