@@ -103,15 +103,27 @@ tack_status tack_device_read(tack_device *dev, const void *handle, size_t offset
 /* ---- kernels and the names they use ---------------------------------- */
 
 /* What an outside name in kernel source refers to.  The host (the Python
- * extension, or a C program) answers through a resolver callback. */
+ * extension, or a C program) answers through a resolver callback.  Values
+ * are stable: they are part of the disk cache's digests. */
 typedef enum tack_name_kind {
-    TACK_NAME_UNBOUND = 0, /* not defined: a compile error names it */
+    TACK_NAME_UNBOUND = 0, /* the host has no binding: Tack's defaults apply */
     TACK_NAME_MODULE,      /* a module: text holds "tack", "math" or "numpy" */
     TACK_NAME_BUILTIN,     /* a Python builtin: text holds its name */
     TACK_NAME_INT,         /* a constant inlined by value */
     TACK_NAME_FLOAT,
     TACK_NAME_BOOL,
-    TACK_NAME_FUNC         /* a device function: text holds its source */
+    TACK_NAME_FUNC,        /* a device function: text holds its source */
+    /* The two answers below end the lookup: the defaults are not asked,
+     * so a user's own `max` is never taken for the builtin.  Using the
+     * name is a compile error. */
+    TACK_NAME_OTHER,       /* bound to a value kernels cannot use (a plain
+                              function, a string, ...): text, or NULL,
+                              says what it is and how to fix it, e.g. "a
+                              plain Python function, which kernels cannot
+                              call: decorate it with @tack.func" */
+    TACK_NAME_UNDEFINED    /* defined nowhere, builtins included: for a
+                              host that does the whole lookup, as Python's
+                              does (closure, globals, builtins) */
 } tack_name_kind;
 
 typedef struct tack_name {
@@ -120,15 +132,21 @@ typedef struct tack_name {
     int is_unsigned;      /* TACK_NAME_INT: value stored in u */
     uint64_t u;
     double f;             /* TACK_NAME_FLOAT value */
-    const char *text;     /* MODULE/BUILTIN name, or FUNC source */
+    const char *text;     /* MODULE/BUILTIN name, FUNC source, OTHER description */
     const char *filename; /* FUNC: file of the source */
     int first_line;       /* FUNC: line of the source's first line */
     void *func_ctx;       /* FUNC: resolver context for names inside it */
 } tack_name;
 
 /* Looks up `name` as seen from the code that owns `ctx`.  Returns 0 and
- * fills *out, or returns -1 with *out left UNBOUND.  Text pointers must stay
- * valid until the lowering that asked has finished. */
+ * fills *out, or returns -1 with *out left UNBOUND when the host has no
+ * binding for it; then Tack's defaults apply (the modules tack, math,
+ * numpy as numpy and np, and the builtins abs, min, max, int, float, bool,
+ * round, len, range).  A name the host binds to something Tack cannot use
+ * must be answered TACK_NAME_OTHER, not left UNBOUND: the defaults would
+ * otherwise stand in for the host's own binding (Python's lookup order:
+ * local names, then closure and globals, and only then builtins).  Text
+ * pointers must stay valid until the lowering that asked has finished. */
 typedef int (*tack_resolver)(void *ctx, const char *name, tack_name *out);
 
 typedef struct tack_kernel tack_kernel;

@@ -85,27 +85,58 @@ static int local_index(lowerer *L, const char *name) {
 
 static int is_bound(lowerer *L, const char *name) { return scope_find(L->sc, name) != NULL; }
 
-/* Resolves an outside name: the host's resolver first, then the defaults. */
+/* Resolves an outside name: the host's resolver first, then the defaults,
+ * but only where the host has no binding at all.  A host's OTHER or
+ * UNDEFINED answer ends the lookup as Python's would: a module-level
+ * `def max` hides the builtin max. */
 int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack_name *out) {
     memset(out, 0, sizeof *out);
-    int rc = resolver && resolver(ctx, name, out) == 0 && out->kind != TACK_NAME_UNBOUND
-                 ? 0
-                 : lower_default_resolve(name, out);
+    int answered = resolver && resolver(ctx, name, out) == 0 && out->kind != TACK_NAME_UNBOUND;
+    if (!answered && lower_default_resolve(name, out)) return -1;
+    if (out->kind == TACK_NAME_OTHER || out->kind == TACK_NAME_UNDEFINED) {
+        /* Keep the kind (the disk cache digests it) and the host's words. */
+        tack_name n = {.kind = out->kind, .text = out->kind == TACK_NAME_OTHER ? out->text : NULL};
+        *out = n;
+        return -1;
+    }
     /* Modules, builtins and functions are named by their text: an answer
      * without one is no answer. */
-    if (!rc && !out->text &&
+    if (!out->text &&
         (out->kind == TACK_NAME_MODULE || out->kind == TACK_NAME_BUILTIN || out->kind == TACK_NAME_FUNC)) {
         memset(out, 0, sizeof *out);
-        rc = -1;
+        return -1;
     }
-    return rc;
+    if (out->kind < TACK_NAME_MODULE || out->kind > TACK_NAME_FUNC) {
+        memset(out, 0, sizeof *out); /* a kind this library does not know */
+        return -1;
+    }
+    return 0;
 }
 
-int lower_resolve(lowerer *L, const char *name, tack_name *out) {
+int lower_resolve(lowerer *L, const expr *at, tack_name *out) {
+    const char *name = at->name;
     int rc = lower_resolve_name(L->in->resolver, L->sc->resolver_ctx, name, out);
     /* Every answer goes into the template: the disk cache re-checks them. */
     if (ir_record_resolution(L->f, L->f->cur_src, name, out)) lower_oom(L);
-    return rc;
+    if (!rc) return 0;
+    /* Any use of a name that resolves to nothing usable is an error. */
+    char from[300] = "";
+    if (L->sc->inline_id >= 0) /* the prefix names the device function */
+        snprintf(from, sizeof from, " (called from kernel '%s')", L->in->def->name);
+    if (out->kind == TACK_NAME_OTHER) {
+        tack_name builtin;
+        if (out->text)
+            ERR(L, at->line, at->col, "'%s' is %s%s", name, out->text, from);
+        else if (lower_default_resolve(name, &builtin) == 0)
+            ERR(L, at->line, at->col, "'%s' is bound to a value kernels cannot use, and it hides "
+                "the %s %s; rename it%s", name,
+                builtin.kind == TACK_NAME_MODULE ? "module" : "builtin", name, from);
+        else
+            ERR(L, at->line, at->col, "'%s' is bound to a value kernels cannot use%s", name, from);
+    } else {
+        ERR(L, at->line, at->col, "name '%s' is not defined%s", name, from);
+    }
+    return -1;
 }
 #define resolve lower_resolve
 
@@ -116,7 +147,7 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
     if (e->kind == EX_NAME) {
         if (is_bound(L, e->name)) return -1;
         tack_name n;
-        if (resolve(L, e->name, &n) || n.kind != TACK_NAME_MODULE) return -1;
+        if (resolve(L, e, &n) || n.kind != TACK_NAME_MODULE) return -1;
         snprintf(buf, size, "%s", n.text);
         return 0;
     }
@@ -241,7 +272,7 @@ static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
         snprintf(path, size, "%s", e->name);
         if (is_bound(L, e->name)) return none;
         tack_name n;
-        if (resolve(L, e->name, &n)) return none;
+        if (resolve(L, e, &n)) return none;
         if (n.kind == TACK_NAME_BUILTIN) return classify_builtin(n.text);
         return none;
     }
@@ -301,10 +332,7 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         return x;
     }
     tack_name n;
-    if (resolve(L, e->name, &n)) {
-        ERR(L, e->line, e->col, "name '%s' is not defined", e->name);
-        return NULL;
-    }
+    if (resolve(L, e, &n)) return NULL; /* resolve said why */
     switch (n.kind) {
     case TACK_NAME_INT:
         if (n.is_unsigned) {
@@ -518,6 +546,7 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         return vec_method(L, e->a->name, self, args, e->nitems, e);
     }
     callee c = classify(L, e->a, path, sizeof path);
+    if (L->failed) return NULL;
     switch (c.kind) {
     case CALLEE_VECTOR: {
         ir_expr **args = lower_args(L, e);
@@ -608,10 +637,7 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     if (e->a->kind == EX_NAME) {
         tack_name n;
         int local = is_bound(L, e->a->name);
-        if (!local && resolve(L, e->a->name, &n)) {
-            ERR(L, e->line, e->col, "name '%s' is not defined", e->a->name);
-            return NULL;
-        }
+        if (!local && resolve(L, e->a, &n)) return NULL; /* resolve said why */
         if (!local && n.kind == TACK_NAME_FUNC) {
             const int *results;
             int nresults;
@@ -623,6 +649,14 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
             }
             return x;
         }
+    }
+    /* `math.sqrt(x)` where math is not a module here (math = 3): say so. */
+    const expr *root = e->a;
+    while (root->kind == EX_ATTR) root = root->a;
+    if (!path[0] && root != e->a && root->kind == EX_NAME && !is_bound(L, root->name)) {
+        ERR(L, e->line, e->col, "'%s.%s(...)' cannot be called in a kernel: '%s' is not a module "
+            "here", root->name, root == e->a->a ? e->a->name : "...", root->name);
+        return NULL;
     }
     ERR(L, e->line, e->col, "'%s' cannot be called in a kernel", path[0] ? path : "this");
     return NULL;
@@ -891,7 +925,7 @@ int lower_declare_locals(lowerer *L, stmt *const *body, int n) {
 /* Whether `e` calls a device function; fills *fn. */
 static int is_device_call(lowerer *L, const expr *e, tack_name *fn) {
     return e->kind == EX_CALL && e->a->kind == EX_NAME && !is_bound(L, e->a->name) &&
-           lower_resolve(L, e->a->name, fn) == 0 && fn->kind == TACK_NAME_FUNC;
+           lower_resolve(L, e->a, fn) == 0 && fn->kind == TACK_NAME_FUNC;
 }
 
 /* a, b = f(...): the device function's result locals, assigned in order. */
@@ -1018,8 +1052,14 @@ static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **st
         ERR(L, it->line, it->col, "tack.ndindex() can only be the iterable of the kernel's outermost loop");
         return -1;
     }
+    if (L->failed) return -1;
     if (kind != CALLEE_RANGE) {
-        ERR(L, it->line, it->col, "for loops in kernels must iterate over range(...)");
+        if (it->kind == EX_CALL && it->a->kind == EX_NAME && !strcmp(it->a->name, "range"))
+            ERR(L, it->line, it->col, "for loops in kernels must iterate over the builtin "
+                "range(...), but 'range' here is %s that hides it; rename that",
+                is_bound(L, "range") ? "a local name" : "a global or closure name");
+        else
+            ERR(L, it->line, it->col, "for loops in kernels must iterate over range(...)");
         return -1;
     }
     if (it->nitems < 1 || it->nitems > 3) {

@@ -25,7 +25,9 @@ typedef struct lower_input {
 tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err);
 
 /* Resolves `name` as lowering does: the host's resolver (with ctx), then
- * the defaults; an answer naming nothing counts as none.  0 or -1. */
+ * the defaults where the host has no binding (UNBOUND); an answer naming
+ * nothing counts as none.  0, or -1 with out->kind UNBOUND, or OTHER or
+ * UNDEFINED as the host answered (which the defaults never override). */
 int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack_name *out);
 
 /* The fallback for names no resolver knows: the modules tack, math, numpy

@@ -71,7 +71,9 @@ typedef struct lowerer {
     } while (0)
 
 int lower_oom(lowerer *L);
-int lower_resolve(lowerer *L, const char *name, tack_name *out);
+/* Resolves the outside name `at` (an EX_NAME) and records the answer; a
+ * name with no usable meaning is a compile error at `at`, and -1. */
+int lower_resolve(lowerer *L, const expr *at, tack_name *out);
 
 const binding *scope_find(const scope *s, const char *name);
 int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index);

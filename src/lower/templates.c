@@ -172,6 +172,10 @@ ir_expr *template_method_call(lowerer *L, const expr *call, tmpl_node *self) {
     snprintf(qualified, sizeof qualified, "%s.%s", self->s->class_name ? self->s->class_name : "?",
              name);
     if (ir_record_resolution(L->f, L->f->cur_src, qualified, &fn)) lower_oom(L);
+    if (!found && fn.kind == TACK_NAME_OTHER && fn.text) {
+        ERR(L, call->line, call->col, "method '%s' is %s", qualified, fn.text);
+        return NULL;
+    }
     if (!found) {
         ERR(L, call->line, call->col, "%s has no @tack.func method '%s'",
             self->s->class_name ? self->s->class_name : "the template", name);

@@ -357,6 +357,65 @@ static void test_overflow(void) {
     tack_kernel_free(k);
 }
 
+/* A host's own binding hides Tack's defaults, as Python's globals hide its
+ * builtins: only a name the host leaves UNBOUND gets the builtin. */
+static int shadowing_resolver(void *ctx, const char *name, tack_name *out) {
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    if (!strcmp(name, "max")) { /* the host's own max, unusable in kernels */
+        out->kind = TACK_NAME_OTHER;
+        out->text = "a C callback, which kernels cannot call";
+    } else if (!strcmp(name, "round")) {
+        out->kind = TACK_NAME_OTHER; /* no words: the library says what it hides */
+    } else if (!strcmp(name, "math")) {
+        out->kind = TACK_NAME_UNDEFINED; /* this host does the whole lookup */
+    } else if (!strcmp(name, "smallest")) {
+        out->kind = TACK_NAME_BUILTIN; /* an alias of a builtin is that builtin */
+        out->text = "min";
+    } else {
+        return -1; /* abs, range: the defaults */
+    }
+    return 0;
+}
+
+static void test_resolver_shadows_defaults(void) {
+    static const char *const bodies[] = {
+        "        out[i] = abs(x[i]) + smallest(x[i], 0.5)\n",
+        "        out[i] = max(x[i], 1.0)\n",
+        "        out[i] = round(x[i])\n",
+        "        out[i] = math.sqrt(x[i])\n",
+    };
+    static const char *const expect[] = {
+        NULL,
+        "kernel 'shadow': 'max' is a C callback, which kernels cannot call",
+        "kernel 'shadow': 'round' is bound to a value kernels cannot use, and it hides the "
+        "builtin round",
+        "kernel 'shadow': name 'math' is not defined",
+    };
+    float x[4] = {-2, -0.25f, 0.25f, 3}, out[4] = {9, 9, 9, 9};
+    int64_t n = 4;
+    for (int b = 0; b < 4; b++) {
+        char src[256];
+        snprintf(src, sizeof src, "def shadow(x, out):\n    for i in range(x.shape[0]):\n%s",
+                 bodies[b]);
+        tack_error err;
+        tack_kernel *k = tack_kernel_create(src, "shadow.py", 10, shadowing_resolver, NULL, &err);
+        CHECK(k != NULL);
+        if (!k) continue;
+        tack_arg args[2] = {tack_arg_array(x, TACK_F32, 1, &n, 0), tack_arg_array(out, TACK_F32, 1, &n, 1)};
+        tack_status st = launch(k, args, 2, &err);
+        if (!expect[b]) {
+            CHECK(st == TACK_OK);
+            CHECK(out[0] == 0.0f && out[1] == 0.0f && out[2] == 0.5f && out[3] == 3.5f);
+        } else {
+            CHECK(st == TACK_ERR_COMPILE && err.lineno == 12 && strstr(err.message, expect[b]));
+            if (!strstr(err.message, expect[b])) fprintf(stderr, "got: %s\n", err.message);
+            CHECK(out[0] == 0.0f); /* nothing written */
+        }
+        tack_kernel_free(k);
+    }
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -371,5 +430,6 @@ int main(void) {
     test_errors();
     test_devices();
     test_prepared_launch();
+    test_resolver_shadows_defaults();
     return CHECK_DONE();
 }

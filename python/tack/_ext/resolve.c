@@ -6,7 +6,9 @@
  * finds is described to the library as a tack_name: modules by name,
  * numbers by value, builtins by their own name, device functions
  * (@tack.func or another tack.Kernel) by their source and a context for
- * the names inside them.  Texts handed out are owned by the kernel (its
+ * the names inside them; anything else found as OTHER (with what it is and
+ * the fix), and a name found nowhere as UNDEFINED.  Never UNBOUND: that
+ * would let the library's own builtins stand in for a user's `max`.  Texts handed out are owned by the kernel (its
  * contexts and its keep list), so they outlive the lowering that asked.
  * A template class's methods are asked with the class's context (made per
  * launch, like the contexts of the methods themselves): a @tack.func found
@@ -137,8 +139,26 @@ void ext_ctx_free_all(ext_ctx_home *home)
     Py_CLEAR(home->keep);
 }
 
-/* The value `name` has as seen from func: a new reference, or NULL with no
- * exception when unbound, or NULL with an exception. */
+/* The builtin `name` the way func sees builtins: a new reference, or NULL
+ * (with no exception when there is none). */
+static PyObject *lookup_builtin(PyObject *func, PyObject *name)
+{
+    PyObject *b = PyDict_GetItemString(PyFunction_GetGlobals(func), "__builtins__");
+    if (b && PyDict_Check(b)) {
+        PyObject *v = PyDict_GetItemWithError(b, name);
+        return v ? Py_NewRef(v) : NULL;
+    }
+    if (!b)
+        b = builtins_module;
+    PyObject *v = PyObject_GetAttr(b, name);
+    if (!v && PyErr_ExceptionMatches(PyExc_AttributeError))
+        PyErr_Clear();
+    return v;
+}
+
+/* The value `name` has as seen from func, in Python's order: closure
+ * cells, globals, builtins.  A new reference, or NULL with no exception
+ * when unbound, or NULL with an exception. */
 static PyObject *lookup(PyObject *func, PyObject *name)
 {
     PyObject *code = PyFunction_GetCode(func);
@@ -168,42 +188,43 @@ static PyObject *lookup(PyObject *func, PyObject *name)
         return Py_NewRef(v);
     if (PyErr_Occurred())
         return NULL;
-    /* Builtins the way the function sees them. */
-    PyObject *b = PyDict_GetItemString(globals, "__builtins__");
-    if (b && PyDict_Check(b)) {
-        v = PyDict_GetItemWithError(b, name);
-        return v ? Py_NewRef(v) : NULL;
-    }
-    if (!b)
-        b = builtins_module;
-    v = PyObject_GetAttr(b, name);
-    if (!v && PyErr_ExceptionMatches(PyExc_AttributeError))
-        PyErr_Clear();
-    return v;
+    return lookup_builtin(func, name);
 }
 
-/* Module names the library knows; others are passed as they are. */
+/* The UTF-8 text of str s, kept alive by home for the library; NULL with
+ * an exception on failure.  Steals s. */
+static const char *keep_text(ext_ctx_home *home, PyObject *s)
+{
+    const char *r = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (r && !(home->keep || (home->keep = PyList_New(0))))
+        r = NULL;
+    if (r && PyList_Append(home->keep, s) < 0)
+        r = NULL;
+    Py_XDECREF(s);
+    return r;
+}
+
+/* Module names the library knows; others are passed as they are (so that
+ * `from tack import cache` is not taken for the module tack). */
 static const char *module_text(ext_ctx_home *home, PyObject *module)
 {
     PyObject *name = PyModule_GetNameObject(module);
     if (!name)
         return NULL;
     const char *s = PyUnicode_AsUTF8(name);
-    const char *r = NULL;
     if (!s) {
-        r = NULL;
-    } else if (strcmp(s, "tack.math") == 0 || strcmp(s, "math") == 0) {
-        r = "math";
-    } else if (strcmp(s, "tack") == 0 || strncmp(s, "tack.", 5) == 0) {
-        r = "tack";
-    } else if (strcmp(s, "numpy") == 0) {
-        r = "numpy";
-    } else if ((home->keep || (home->keep = PyList_New(0))) &&
-               PyList_Append(home->keep, name) == 0) {
-        r = s;
+        Py_DECREF(name);
+        return NULL;
     }
-    Py_DECREF(name);
-    return r;
+    const char *r = strcmp(s, "tack.math") == 0 || strcmp(s, "math") == 0 ? "math"
+                    : strcmp(s, "tack") == 0                              ? "tack"
+                    : strcmp(s, "numpy") == 0                             ? "numpy"
+                                                                          : NULL;
+    if (r) {
+        Py_DECREF(name);
+        return r;
+    }
+    return keep_text(home, name);
 }
 
 /* A builtin's own name when v is one (range, abs, int, ...), else NULL.
@@ -366,6 +387,73 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     return -1;
 }
 
+/* "mod.qualname" of v, or its type's, as a new str; NULL (no exception)
+ * when it has none. */
+static PyObject *qualified_name(PyObject *v)
+{
+    PyObject *mod = PyObject_GetAttrString(v, "__module__");
+    PyObject *qual = mod ? PyObject_GetAttrString(v, "__qualname__") : NULL;
+    PyObject *r = NULL;
+    if (mod && qual && PyUnicode_Check(mod) && PyUnicode_Check(qual))
+        r = PyUnicode_FromFormat("%U.%U", mod, qual);
+    else if (qual && PyUnicode_Check(qual))
+        r = Py_NewRef(qual);
+    PyErr_Clear();
+    Py_XDECREF(mod);
+    Py_XDECREF(qual);
+    return r;
+}
+
+/* What v is and how to fix it, for the library's message "'name' is ...".
+ * A name that hides a builtin says that renaming it gives the builtin. */
+static const char *other_text(ext_resolver_ctx *ctx, PyObject *key, PyObject *v)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb); /* the cause, kept for the kernel below */
+    PyObject *builtin = ctx->cls ? NULL : lookup_builtin(ctx->func, key);
+    PyErr_Clear();
+    /* A fix for a function (", or rename it ..."), and for anything else. */
+    PyObject *rename = builtin ? PyUnicode_FromFormat(", or rename it so that the builtin %U() "
+                                                      "is used", key)
+                               : PyUnicode_FromString("");
+    PyObject *rename_only = builtin ? PyUnicode_FromFormat(": rename it so that the builtin %U() "
+                                                           "is used", key)
+                                    : PyUnicode_FromString("");
+    Py_XDECREF(builtin);
+    PyObject *where = v ? qualified_name(v) : NULL;
+    PyObject *text = NULL;
+    int marked = v ? is_tack_func(v) : 0;
+    PyErr_Clear();
+    if (!rename || !rename_only) {
+        text = NULL;
+    } else if (!v) {
+        text = PyUnicode_FromString("a name whose lookup raised an error (the cause below)");
+    } else if (marked > 0 || ext_Kernel_Check(v)) {
+        text = PyUnicode_FromString("a device function whose source Tack cannot read "
+                                    "(the cause below)");
+    } else if (PyFunction_Check(v) || PyMethod_Check(v)) {
+        text = PyUnicode_FromFormat("a plain Python function (%S), which kernels cannot call: "
+                                    "decorate it with @tack.func%U",
+                                    where ? where : key, rename);
+    } else if (PyLong_Check(v) || PyArray_IsScalar(v, Integer)) {
+        text = PyUnicode_FromFormat("an integer that does not fit in 64 bits, which kernels "
+                                    "cannot inline%U", rename_only);
+    } else if (where) {
+        text = PyUnicode_FromFormat("a %s (%U), which kernels cannot use%U", Py_TYPE(v)->tp_name,
+                                    where, rename_only);
+    } else {
+        text = PyUnicode_FromFormat("a %s, which kernels cannot use%U", Py_TYPE(v)->tp_name,
+                                    rename_only);
+    }
+    Py_XDECREF(rename);
+    Py_XDECREF(rename_only);
+    Py_XDECREF(where);
+    const char *r = text ? keep_text(ctx->home, text) : NULL;
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+    return r;
+}
+
 int ext_resolve(void *vctx, const char *name, tack_name *out)
 {
     ext_resolver_ctx *ctx = vctx;
@@ -384,15 +472,26 @@ int ext_resolve(void *vctx, const char *name, tack_name *out)
     PyObject *v = NULL;
     if (key && builtins_module)
         v = ctx->cls ? class_attr(ctx->cls, key) : lookup(ctx->func, key);
-    Py_XDECREF(key);
-    if (v) {
+    if (v)
         rc = ctx->cls ? describe_method(ctx, v, out) : describe(ctx, v, out);
-        Py_DECREF(v);
-    }
     if (rc < 0) {
+        /* Found, or the lookup failed: either way the name is the user's,
+         * and the library must not stand its own builtin in for it.  Only
+         * a method the class lacks is left UNBOUND ("no such method"). */
         memset(out, 0, sizeof *out);
-        out->kind = TACK_NAME_UNBOUND;
+        if (v || PyErr_Occurred()) {
+            out->kind = TACK_NAME_OTHER;
+            out->text = key ? other_text(ctx, key, v) : NULL;
+            rc = 0;
+        } else if (key && !ctx->cls && builtins_module) {
+            out->kind = TACK_NAME_UNDEFINED; /* as Python's NameError */
+            rc = 0;
+        } else {
+            out->kind = TACK_NAME_UNBOUND;
+        }
     }
+    Py_XDECREF(v);
+    Py_XDECREF(key);
     if (PyErr_Occurred()) {
         /* Keep the first such error: the kernel chains it to the
          * CompileError the library then reports for this name. */
