@@ -373,7 +373,7 @@ tack_status opencl_mem_alloc(backend *b, size_t bytes, void **handle, tack_error
     cl_mem m = b->cl->CreateBuffer(b->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &e);
     if (!m || e != CL_SUCCESS) {
         if (m) b->cl->ReleaseMemObject(m);
-        char what[96];
+        char what[sizeof b->description + 64];
         snprintf(what, sizeof what, "allocating %zu bytes on %s", bytes, b->description);
         return opencl_fail(err, what, "clCreateBuffer", e ? e : -4 /* allocation failure */);
     }
