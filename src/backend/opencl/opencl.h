@@ -1,0 +1,105 @@
+/*
+ * opencl.h - the OpenCL backend (backend_opencl), one stage per file:
+ *
+ *   loader.c   the driver's functions, found at run time (cl_api.h)
+ *   device.c   opening a device: context, queue, capabilities, memory
+ *   check.c    what the device must support to run a kernel (f64, atomics)
+ *   program.c  OpenCL C source or a stored binary -> a program and kernel;
+ *              a variant's code object and its disk-cache artifact
+ *   launch.c   a filled pack and the call's buffers -> one NDRange, waited on
+ *   opencl.c   the backend table: typed IR -> source (gpu_emit) -> code,
+ *              and the pack fill before each launch (gpu_pack_fill)
+ *
+ * Only opencl.c depends on the GPU half (gpu.h); the others are the driver
+ * and are tested on their own with hand-written OpenCL C.
+ *
+ * Thread-safety: every entry may be called from several threads at once,
+ * except launch on one code object, which mutates its cl_kernel's arguments
+ * (caps.locked_dispatch: the runtime holds the variant's lock around it).
+ */
+#ifndef TACK_OPENCL_H
+#define TACK_OPENCL_H
+
+#include <stdatomic.h>
+
+#include "backend/backend.h"
+#include "cl_api.h"
+
+struct backend {
+    const opencl_api *cl;
+    int index;
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue; /* in order: a launch's writes precede later reads */
+    cl_mem dummy;           /* bound where an array is empty (a NULL handle) */
+    backend_caps caps;
+    int64_t launch_items;   /* work items per launch beyond which kernels stride */
+    char name[256];         /* the device's */
+    char options[128];      /* clBuildProgram's */
+    char description[768];
+    char *target;           /* cache_target's text, malloc'd */
+};
+
+struct backend_code {
+    cl_program program;
+    cl_kernel kernel;
+    char *entry;      /* the kernel function's name */
+    char *source;     /* the OpenCL C it was built from (the artifact's fallback) */
+    ir_func *f;       /* a copy of the post-pass IR that owns its strings:
+                         the pack fill evaluates the launch range from it */
+    int pack_words;
+    int narrays;
+    int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
+};
+
+/* How often load found its binary accepted, or built from stored source. */
+extern atomic_ullong opencl_binary_loads, opencl_source_builds;
+
+/* device.c */
+/* Devices across all platforms; -1 with err saying why when there is no
+ * OpenCL library or platform (what to install). */
+int opencl_device_count(tack_error *err);
+tack_status opencl_open(int index, int num_threads, backend **out, tack_error *err);
+void opencl_close(backend *b);
+void opencl_caps(const backend *b, backend_caps *out);
+const char *opencl_describe(const backend *b);
+const char *opencl_cache_target(const backend *b);
+tack_status opencl_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
+void opencl_mem_free(backend *b, void *handle);
+tack_status opencl_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
+                             tack_error *err);
+tack_status opencl_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
+                            tack_error *err);
+/* Fills err with "<what>: <call> failed: CL_..." (what may be NULL). */
+tack_status opencl_fail(tack_error *err, const char *what, const char *call, cl_int code);
+
+/* check.c: refuses (TACK_ERR_TYPE) what the device cannot run. */
+tack_status opencl_check_support(backend *b, const ir_func *f, tack_error *err);
+
+/* program.c */
+/* OpenCL C -> a built program and its kernel `entry`.  The compiler's
+ * refusal is TACK_ERR_COMPILE with the build log, naming `kernel_name`. */
+tack_status opencl_build_source(backend *b, const char *kernel_name, const char *source,
+                                const char *entry, cl_program *program, cl_kernel *kernel,
+                                tack_error *err);
+/* A code object for post-pass IR f (cloned) from its OpenCL C source. */
+tack_status opencl_code_from_source(backend *b, const ir_func *f, const char *source,
+                                    const char *entry, backend_code **out, tack_error *err);
+int opencl_artifact(backend *b, const backend_code *c, ser_writer *w);
+tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t n,
+                        backend_code **out, tack_error *err);
+void opencl_release(backend *b, backend_code *c);
+
+/* launch.c */
+/* The global work size for a range: g[0] strides over `count` outer
+ * iterations, g[1] and g[2] over the inner extents; returns the work
+ * dimensions (1 + ninner). */
+int opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
+                size_t g[3]);
+/* Runs c with a filled pack and the call's buffers (slots of its array
+ * parameters), to completion.  A zero trip count returns at once. */
+tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *call,
+                               const int64_t *pack, tack_error *err);
+
+#endif

@@ -1,0 +1,284 @@
+/* program.c - OpenCL C source, or a program binary from the disk cache, to
+ * a built program and its kernel; a variant's code object; and the
+ * artifact the disk cache stores for it.
+ *
+ * The artifact holds the binary (what the driver made for this device:
+ * loading it skips the OpenCL compiler) and the source, because a driver
+ * may refuse a binary an older version of itself wrote, and then the
+ * source still loads without running Tack's code generation again. */
+#include "opencl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/gpu/gpu.h"
+
+atomic_ullong opencl_binary_loads, opencl_source_builds;
+
+/* "TOCL" and the layout's version: bump on any change to the record. */
+#define ARTIFACT_MAGIC 0x4c434f54u
+#define ARTIFACT_VERSION 1u
+
+static tack_status nomem(tack_error *err, const char *kernel_name) {
+    err->status = TACK_ERR_NOMEM;
+    err->filename[0] = 0;
+    err->lineno = err->col = 0;
+    snprintf(err->message, sizeof err->message, "kernel '%s': out of memory building OpenCL code",
+             kernel_name);
+    return TACK_ERR_NOMEM;
+}
+
+static tack_status kernel_fail(tack_error *err, const char *kernel_name, const char *call,
+                               cl_int code) {
+    char what[160];
+    snprintf(what, sizeof what, "kernel '%s'", kernel_name);
+    return opencl_fail(err, what, call, code);
+}
+
+/* The compiler's log for the device, malloc'd ("" when it has none). */
+static char *build_log(backend *b, cl_program p) {
+    size_t n = 0;
+    if (b->cl->GetProgramBuildInfo(p, b->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS)
+        n = 0;
+    char *log = malloc(n + 1);
+    if (!log) return NULL;
+    if (!n || b->cl->GetProgramBuildInfo(p, b->device, CL_PROGRAM_BUILD_LOG, n, log, NULL) !=
+                  CL_SUCCESS)
+        n = 0;
+    log[n] = 0;
+    while (n && (log[n - 1] == '\n' || log[n - 1] == ' ' || log[n - 1] == 0)) log[--n] = 0;
+    return log;
+}
+
+tack_status opencl_build_source(backend *b, const char *kernel_name, const char *source,
+                                const char *entry, cl_program *program, cl_kernel *kernel,
+                                tack_error *err) {
+    const opencl_api *cl = b->cl;
+    *program = NULL;
+    *kernel = NULL;
+    cl_int e = CL_SUCCESS;
+    cl_program p = cl->CreateProgramWithSource(b->context, 1, &source, NULL, &e);
+    if (!p || e != CL_SUCCESS)
+        return kernel_fail(err, kernel_name, "clCreateProgramWithSource", e ? e : CL_INVALID_VALUE);
+    e = cl->BuildProgram(p, 1, &b->device, b->options, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        tack_status st;
+        if (e == CL_BUILD_PROGRAM_FAILURE) {
+            /* Our emitter wrote code the compiler refused: give its log whole
+             * (as much as the message holds), for the bug report. */
+            char *log = build_log(b, p);
+            err->status = st = TACK_ERR_COMPILE;
+            err->filename[0] = 0;
+            err->lineno = err->col = 0;
+            snprintf(err->message, sizeof err->message,
+                     "kernel '%s': the OpenCL compiler rejected the generated code:\n%s",
+                     kernel_name, log ? log : "(no build log: out of memory)");
+            free(log);
+        } else {
+            st = kernel_fail(err, kernel_name, "clBuildProgram", e);
+        }
+        cl->ReleaseProgram(p);
+        return st;
+    }
+    cl_kernel k = cl->CreateKernel(p, entry, &e);
+    if (!k || e != CL_SUCCESS) {
+        char call[192];
+        snprintf(call, sizeof call, "clCreateKernel(\"%s\")", entry);
+        cl->ReleaseProgram(p);
+        return kernel_fail(err, kernel_name, call, e ? e : CL_INVALID_KERNEL_NAME);
+    }
+    *program = p;
+    *kernel = k;
+    return TACK_OK;
+}
+
+/* A stored binary -> program and kernel; 0, or -1 when the driver refuses it
+ * (another driver version, a damaged entry): the caller builds from source. */
+static int build_binary(backend *b, const unsigned char *bin, size_t n, const char *entry,
+                        cl_program *program, cl_kernel *kernel) {
+    const opencl_api *cl = b->cl;
+    cl_int e = CL_SUCCESS, status = CL_SUCCESS;
+    cl_program p = cl->CreateProgramWithBinary(b->context, 1, &b->device, &n, &bin, &status, &e);
+    if (!p) return -1;
+    if (e != CL_SUCCESS || status != CL_SUCCESS ||
+        cl->BuildProgram(p, 1, &b->device, b->options, NULL, NULL) != CL_SUCCESS) {
+        cl->ReleaseProgram(p);
+        return -1;
+    }
+    cl_kernel k = cl->CreateKernel(p, entry, &e);
+    if (!k || e != CL_SUCCESS) {
+        cl->ReleaseProgram(p);
+        return -1;
+    }
+    *program = p;
+    *kernel = k;
+    return 0;
+}
+
+/* ---- code objects ------------------------------------------------------ */
+
+static int own_str(arena *a, const char **s) {
+    if (!*s) return 1;
+    *s = arena_strdup(a, *s);
+    return *s != NULL;
+}
+
+/* ir_clone leaves names, sources and sites shared with the IR it copied,
+ * which the runtime may free once build or load returns (a disk hit's IR is
+ * its own); the code object outlives it, so it owns every string. */
+static ir_func *clone_owned(const ir_func *f) {
+    ir_func *c = ir_clone(f);
+    if (!c) return NULL;
+    arena *a = &c->mem;
+    int ok = own_str(a, &c->filename) && own_str(a, &c->source);
+    for (int p = 0; ok && p < c->nparams; p++) ok = own_str(a, &c->params[p].name);
+    if (ok && c->nsources) {
+        ir_source *s = arena_alloc(a, c->nsources * sizeof *s);
+        ok = s != NULL;
+        if (ok) memcpy(s, f->sources, c->nsources * sizeof *s);
+        for (int i = 0; ok && i < c->nsources; i++)
+            ok = own_str(a, &s[i].text) && own_str(a, &s[i].filename) &&
+                 own_str(a, &s[i].name) && own_str(a, &s[i].via) && own_str(a, &s[i].via_path);
+        c->sources = s;
+    }
+    if (ok && c->nsites) {
+        ir_site *s = arena_alloc(a, c->nsites * sizeof *s);
+        ok = s != NULL;
+        if (ok) memcpy(s, f->sites, c->nsites * sizeof *s);
+        c->sites = s;
+    }
+    /* What names resolved to matters to the disk cache, not to launches. */
+    c->resolved = NULL;
+    c->nresolved = 0;
+    if (!ok) {
+        ir_func_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* A code object without a program yet: the IR clone and the launch facts. */
+static backend_code *code_new(const ir_func *f, const char *entry, size_t entry_len,
+                              const char *source, size_t source_len) {
+    backend_code *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->f = clone_owned(f);
+    c->entry = malloc(entry_len + 1);
+    c->source = malloc(source_len + 1);
+    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof *c->arrays);
+    if (!c->f || !c->entry || !c->source || !c->arrays) {
+        ir_func_free(c->f);
+        free(c->entry);
+        free(c->source);
+        free(c->arrays);
+        free(c);
+        return NULL;
+    }
+    memcpy(c->entry, entry, entry_len);
+    c->entry[entry_len] = 0;
+    memcpy(c->source, source, source_len);
+    c->source[source_len] = 0;
+    c->pack_words = gpu_pack_words(f);
+    for (int p = 0; p < f->nparams; p++)
+        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
+    return c;
+}
+
+tack_status opencl_code_from_source(backend *b, const ir_func *f, const char *source,
+                                    const char *entry, backend_code **out, tack_error *err) {
+    *out = NULL;
+    backend_code *c = code_new(f, entry, strlen(entry), source, strlen(source));
+    if (!c) return nomem(err, f->name);
+    tack_status st = opencl_build_source(b, f->name, c->source, c->entry, &c->program,
+                                         &c->kernel, err);
+    if (st) {
+        opencl_release(b, c);
+        return st;
+    }
+    *out = c;
+    return TACK_OK;
+}
+
+void opencl_release(backend *b, backend_code *c) {
+    if (!c) return;
+    if (c->kernel) b->cl->ReleaseKernel(c->kernel);
+    if (c->program) b->cl->ReleaseProgram(c->program);
+    ir_func_free(c->f);
+    free(c->entry);
+    free(c->source);
+    free(c->arrays);
+    free(c);
+}
+
+/* ---- the artifact ------------------------------------------------------ */
+
+/* The program's binary for our one device, malloc'd; NULL when the driver
+ * gives none (the artifact then holds only the source). */
+static unsigned char *program_binary(backend *b, cl_program p, size_t *n) {
+    size_t size = 0;
+    *n = 0;
+    if (b->cl->GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) !=
+            CL_SUCCESS ||
+        !size)
+        return NULL;
+    unsigned char *bin = malloc(size);
+    unsigned char *ptrs[1] = {bin};
+    if (!bin || b->cl->GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptrs, ptrs, NULL) !=
+                    CL_SUCCESS) {
+        free(bin);
+        return NULL;
+    }
+    *n = size;
+    return bin;
+}
+
+int opencl_artifact(backend *b, const backend_code *c, ser_writer *w) {
+    size_t n;
+    unsigned char *bin = program_binary(b, c->program, &n);
+    ser_put_u32(w, ARTIFACT_MAGIC);
+    ser_put_u32(w, ARTIFACT_VERSION);
+    ser_put_str(w, c->entry);
+    ser_put_blob(w, bin, n);
+    ser_put_str(w, c->source);
+    free(bin);
+    return w->failed ? -1 : 0;
+}
+
+tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t n,
+                        backend_code **out, tack_error *err) {
+    *out = NULL;
+    ser_reader r = ser_reader_init(bytes, n);
+    int null_entry = 0, null_source = 0;
+    size_t entry_len = 0, source_len = 0, bin_len = 0;
+    uint32_t magic = ser_get_u32(&r), version = ser_get_u32(&r);
+    const char *entry = ser_get_str(&r, &entry_len, &null_entry);
+    const unsigned char *bin = ser_get_blob(&r, &bin_len);
+    const char *source = ser_get_str(&r, &source_len, &null_source);
+    /* Strings go to the driver NUL-terminated: an embedded NUL is damage. */
+    if (r.failed || magic != ARTIFACT_MAGIC || version != ARTIFACT_VERSION || null_entry ||
+        null_source || !entry_len || memchr(entry, 0, entry_len) || memchr(source, 0, source_len) ||
+        ser_left(&r)) {
+        err->status = TACK_ERR_INTERNAL;
+        err->filename[0] = 0;
+        err->lineno = err->col = 0;
+        snprintf(err->message, sizeof err->message,
+                 "kernel '%s': the stored OpenCL code is damaged or from another version", f->name);
+        return TACK_ERR_INTERNAL;
+    }
+    backend_code *c = code_new(f, entry, entry_len, source ? source : "", source_len);
+    if (!c) return nomem(err, f->name);
+    if (bin_len && build_binary(b, bin, bin_len, c->entry, &c->program, &c->kernel) == 0) {
+        atomic_fetch_add(&opencl_binary_loads, 1);
+    } else {
+        tack_status st = opencl_build_source(b, f->name, c->source, c->entry, &c->program,
+                                             &c->kernel, err);
+        if (st) {
+            opencl_release(b, c);
+            return st;
+        }
+        atomic_fetch_add(&opencl_source_builds, 1);
+    }
+    *out = c;
+    return TACK_OK;
+}

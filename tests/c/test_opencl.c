@@ -1,0 +1,488 @@
+/* test_opencl.c - the OpenCL driver on its own (src/backend/opencl), with
+ * hand-written OpenCL C that follows gpu.h's pack layout and argument
+ * order: opening devices, capabilities, memory, building from source,
+ * launches in one to three dimensions, the artifact and its load (binary
+ * and source fallback), device-support checks, and error names.  Skips
+ * (exit 0) where no OpenCL platform is installed.  The end-to-end tests
+ * through the emitter live with the runtime's. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/gpu/gpu.h"
+#include "backend/opencl/opencl.h"
+#include "check.h"
+
+static backend *b;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* A stand-in for post-pass IR: the parameters and the launch's shape are
+ * all a code object and its launches read. */
+static ir_func *make_func(const char *name, int ninner, int nparams, const char *const *pnames,
+                          const ir_param_role *roles, const ir_type *types) {
+    ir_func *f = ir_func_new();
+    f->name = name;
+    f->first_line = 1;
+    f->ninner = ninner;
+    for (int d = 0; d < ninner; d++) f->inner_stop[d] = ir_const_int(f, 1, TACK_I64, 1, 1);
+    f->nparams = nparams;
+    f->params = arena_alloc(&f->mem, nparams * sizeof *f->params);
+    for (int p = 0; p < nparams; p++) {
+        f->params[p].name = pnames[p];
+        f->params[p].role = roles[p];
+        f->params[p].type = types[p];
+    }
+    return f;
+}
+
+static uint64_t f32_bits(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+
+/* out[i] = x[i] * a for i in range(start, start + count * step, step). */
+static const char *SCALE_SRC =
+    "typedef struct { long w[8]; } tack_pack;\n"
+    "__kernel void tack_scale(tack_pack p, __global const float *x, __global float *out) {\n"
+    "    long start = p.w[0], step = p.w[1], count = p.w[2];\n"
+    "    float a = as_float((uint)p.w[5 + 2]);\n"
+    "    for (long k = get_global_id(0); k < count; k += get_global_size(0)) {\n"
+    "        long i = start + k * step;\n"
+    "        out[i] = x[i] * a;\n"
+    "    }\n"
+    "}\n";
+
+static const char *SCALE_NAMES[] = {"x", "out", "a"};
+static const ir_param_role SCALE_ROLES[] = {ROLE_ARRAY, ROLE_ARRAY, ROLE_SCALAR};
+static const ir_type SCALE_TYPES[] = {TACK_F32, TACK_F32, TACK_F32};
+
+static tack_status run_scale(backend_code *c, void *x, void *out, int64_t start, int64_t step,
+                             int64_t count, float a, tack_error *err) {
+    uint64_t slots[3] = {(uint64_t)(uintptr_t)x, (uint64_t)(uintptr_t)out, f32_bits(a)};
+    int64_t pack[8] = {start, step, count, 1, 1, (int64_t)slots[0], (int64_t)slots[1],
+                       (int64_t)slots[2]};
+    backend_call call = {.kernel_name = "scale", .slots = slots, .nparams = 3};
+    return opencl_launch_pack(b, c, &call, pack, err);
+}
+
+/* Checks out after run_scale over x[i] = i, with out preset to -1. */
+static int scale_ok(const float *out, int n, int64_t start, int64_t step, int64_t count,
+                    float a) {
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t k = (i - start) / step;
+        int hit = i >= start && (i - start) % step == 0 && k < count;
+        float want = hit ? (float)i * a : -1.0f;
+        if (out[i] != want && bad++ < 3)
+            fprintf(stderr, "out[%d] = %g, want %g\n", i, out[i], want);
+    }
+    return bad == 0;
+}
+
+static void test_open(int ndev) {
+    tack_error err;
+    backend *other = NULL;
+    CHECK(opencl_open(ndev, 0, &other, &err) == TACK_ERR_VALUE && !other);
+    CHECK(strstr(err.message, "there is no OpenCL device") != NULL);
+    CHECK(strstr(err.message, "\"opencl:0\" is") != NULL);
+    printf("out of range: %s\n", err.message);
+    CHECK(opencl_open(-1, 0, &other, &err) == TACK_ERR_VALUE);
+    opencl_close(NULL); /* harmless */
+}
+
+static void test_caps(void) {
+    backend_caps c;
+    opencl_caps(b, &c);
+    CHECK(c.host_memory == 0);
+    CHECK(c.locked_dispatch == 1);
+    CHECK(c.max_workgroup >= 1);
+    CHECK(c.compute_units >= 1);
+    CHECK(c.global_mem_bytes > 0);
+    CHECK(c.max_alloc_bytes > 0 && c.max_alloc_bytes <= c.global_mem_bytes);
+    CHECK(c.max_grid[0] >= 65536 && c.max_grid[1] > 0 && c.max_grid[2] > 0);
+    CHECK(c.local_mem_bytes > 0);
+    CHECK(!c.images || (c.image3d_max[0] > 0 && c.image3d_max[1] > 0 && c.image3d_max[2] > 0));
+    const char *d = opencl_describe(b);
+    CHECK(strstr(d, "OpenCL C ") != NULL && strstr(d, b->name) == d);
+    const char *t = opencl_cache_target(b);
+    CHECK(t && strstr(t, b->name) && strstr(t, "driver=") && strstr(t, "options="));
+    printf("device: %s\ncaps: fp64 %d, atomics64 %d, images %d, %d units, workgroup %lld, "
+           "alloc %lld, global %lld\ntarget: %s\n",
+           d, c.fp64, c.atomics64, c.images, c.compute_units, (long long)c.max_workgroup,
+           (long long)c.max_alloc_bytes, (long long)c.global_mem_bytes, t);
+}
+
+static void test_memory(void) {
+    tack_error err;
+    enum { N = 1000 };
+    int32_t in[N], back[N];
+    for (int i = 0; i < N; i++) in[i] = i * 7 - 3;
+    void *m = NULL;
+    CHECK(opencl_mem_alloc(b, sizeof in, &m, &err) == TACK_OK && m);
+    CHECK(opencl_mem_write(b, m, 0, in, sizeof in, &err) == TACK_OK);
+    memset(back, 0, sizeof back);
+    CHECK(opencl_mem_read(b, m, 0, back, sizeof back, &err) == TACK_OK);
+    CHECK(memcmp(in, back, sizeof in) == 0);
+    /* Offsets: overwrite elements 10..19, read 5..24. */
+    int32_t patch[10];
+    for (int i = 0; i < 10; i++) patch[i] = -100 - i;
+    CHECK(opencl_mem_write(b, m, 10 * sizeof(int32_t), patch, sizeof patch, &err) == TACK_OK);
+    int32_t part[20];
+    CHECK(opencl_mem_read(b, m, 5 * sizeof(int32_t), part, sizeof part, &err) == TACK_OK);
+    int ok = 1;
+    for (int i = 0; i < 20; i++) {
+        int j = 5 + i;
+        int32_t want = j >= 10 && j < 20 ? -100 - (j - 10) : in[j];
+        if (part[i] != want) ok = 0;
+    }
+    CHECK(ok);
+    /* Past the end: the driver refuses; the message names the call. */
+    CHECK(opencl_mem_read(b, m, sizeof in - 4, part, 8, &err) != TACK_OK);
+    CHECK(strstr(err.message, "clEnqueueReadBuffer failed: CL_") != NULL);
+    opencl_mem_free(b, m);
+
+    /* Empty: a handle all the same, and empty copies do nothing. */
+    void *z = NULL;
+    CHECK(opencl_mem_alloc(b, 0, &z, &err) == TACK_OK && z);
+    CHECK(opencl_mem_write(b, z, 0, in, 0, &err) == TACK_OK);
+    CHECK(opencl_mem_read(b, z, 0, back, 0, &err) == TACK_OK);
+    opencl_mem_free(b, z);
+    opencl_mem_free(b, NULL);
+
+    /* Too large: refused before the driver, naming the size and the limit. */
+    void *big = NULL;
+    size_t too_big = (size_t)b->caps.max_alloc_bytes + 1;
+    CHECK(opencl_mem_alloc(b, too_big, &big, &err) == TACK_ERR_NOMEM && !big);
+    char limit[32], size[32];
+    snprintf(limit, sizeof limit, "%lld", (long long)b->caps.max_alloc_bytes);
+    snprintf(size, sizeof size, "%zu", too_big);
+    CHECK(strstr(err.message, limit) && strstr(err.message, size));
+    printf("oversize: %s\n", err.message);
+}
+
+static void test_scale(void) {
+    tack_error err;
+    /* Names the caller frees once the code is built: it keeps its own. */
+    char *names[3] = {strdup("x"), strdup("out"), strdup("a")};
+    ir_func *f = make_func("scale", 0, 3, (const char *const *)names, SCALE_ROLES, SCALE_TYPES);
+    backend_code *c = NULL;
+    CHECK(opencl_code_from_source(b, f, SCALE_SRC, "tack_scale", &c, &err) == TACK_OK && c);
+    ir_func_free(f);
+    for (int i = 0; i < 3; i++) memset(names[i], '#', strlen(names[i])), free(names[i]);
+    if (c) CHECK(strcmp(c->f->params[1].name, "out") == 0 && strcmp(c->f->name, "scale") == 0);
+    if (!c) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    CHECK(c->narrays == 2 && c->arrays[0] == 0 && c->arrays[1] == 1 && c->pack_words == 8);
+
+    /* Past launch_items (strides) and not a multiple of 64 (rounded grid). */
+    int n = (int)b->launch_items * 3 + 7;
+    float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
+    for (int i = 0; i < n; i++) x[i] = (float)i, out[i] = -1.0f;
+    void *mx, *mo;
+    CHECK(opencl_mem_alloc(b, n * sizeof *x, &mx, &err) == TACK_OK);
+    CHECK(opencl_mem_alloc(b, n * sizeof *x, &mo, &err) == TACK_OK);
+    CHECK(opencl_mem_write(b, mx, 0, x, n * sizeof *x, &err) == TACK_OK);
+
+    struct {
+        int64_t start, step, count;
+    } cases[] = {{0, 1, n}, {3, 2, (n - 3) / 2}, {5, 7, 1000}, {0, 1, 1}, {1, 1, 63}, {0, 1, 0}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        CHECK(opencl_mem_write(b, mo, 0, out, n * sizeof *out, &err) == TACK_OK);
+        tack_status st = run_scale(c, mx, mo, cases[t].start, cases[t].step, cases[t].count,
+                                   2.5f, &err);
+        CHECK(st == TACK_OK);
+        if (st) fprintf(stderr, "%s\n", err.message);
+        float *got = malloc(n * sizeof *got);
+        CHECK(opencl_mem_read(b, mo, 0, got, n * sizeof *got, &err) == TACK_OK);
+        CHECK(scale_ok(got, n, cases[t].start, cases[t].step, cases[t].count, 2.5f));
+        free(got);
+    }
+
+    /* An empty array's NULL handle is bound to a dummy buffer; a zero
+     * count returns without touching it. */
+    CHECK(run_scale(c, NULL, NULL, 0, 1, 0, 1.0f, &err) == TACK_OK);
+
+    /* Warm launches of a tiny range: pack, arguments, enqueue, finish. */
+    int reps = 2000;
+    run_scale(c, mx, mo, 0, 1, 8, 2.0f, &err);
+    double t0 = now();
+    for (int r = 0; r < reps; r++) run_scale(c, mx, mo, 0, 1, 8, 2.0f, &err);
+    double us = (now() - t0) / reps * 1e6;
+    printf("warm launch, 8 items: %.1f us\n", us);
+
+    /* The artifact: binary and source; its load runs the same. */
+    ser_writer w = {0};
+    CHECK(opencl_artifact(b, c, &w) == 0 && !w.failed);
+    ir_func *f2 = make_func("scale", 0, 3, SCALE_NAMES, SCALE_ROLES, SCALE_TYPES);
+    unsigned long long bin0 = opencl_binary_loads, src0 = opencl_source_builds;
+    backend_code *c2 = NULL;
+    CHECK(opencl_load(b, f2, w.data, w.len, &c2, &err) == TACK_OK && c2);
+    CHECK(opencl_binary_loads == bin0 + 1 && opencl_source_builds == src0);
+    if (c2) {
+        CHECK(strcmp(c2->entry, "tack_scale") == 0 && c2->narrays == 2);
+        CHECK(opencl_mem_write(b, mo, 0, out, n * sizeof *out, &err) == TACK_OK);
+        CHECK(run_scale(c2, mx, mo, 3, 2, 5000, -1.5f, &err) == TACK_OK);
+        float *got = malloc(n * sizeof *got);
+        CHECK(opencl_mem_read(b, mo, 0, got, n * sizeof *got, &err) == TACK_OK);
+        CHECK(scale_ok(got, n, 3, 2, 5000, -1.5f));
+        free(got);
+        opencl_release(b, c2);
+    }
+    /* A binary the driver refuses: built from the stored source instead.
+     * The record: u32 magic, u32 version, str entry, blob binary, ... */
+    size_t bin_at = 4 + 4 + 4 + strlen("tack_scale") + 8;
+    unsigned char *bad = malloc(w.len);
+    memcpy(bad, w.data, w.len);
+    uint64_t bin_len;
+    memcpy(&bin_len, bad + bin_at - 8, 8);
+    CHECK(bin_len > 0 && bin_at + bin_len < w.len);
+    if (bin_len > 0 && bin_at + bin_len < w.len) {
+        memset(bad + bin_at, 'X', bin_len > 64 ? 64 : bin_len);
+        c2 = NULL;
+        CHECK(opencl_load(b, f2, bad, w.len, &c2, &err) == TACK_OK && c2);
+        CHECK(opencl_source_builds == src0 + 1 && opencl_binary_loads == bin0 + 1);
+        if (c2) {
+            CHECK(run_scale(c2, mx, mo, 0, 1, 100, 3.0f, &err) == TACK_OK);
+            float got[100];
+            CHECK(opencl_mem_read(b, mo, 0, got, sizeof got, &err) == TACK_OK);
+            CHECK(got[99] == 297.0f && got[0] == 0.0f);
+            opencl_release(b, c2);
+        }
+    }
+    /* Damaged or truncated records are refused, never trusted. */
+    c2 = NULL;
+    CHECK(opencl_load(b, f2, w.data, w.len - 1, &c2, &err) == TACK_ERR_INTERNAL && !c2);
+    CHECK(strstr(err.message, "kernel 'scale'") != NULL);
+    bad[0] ^= 1;
+    CHECK(opencl_load(b, f2, bad, w.len, &c2, &err) == TACK_ERR_INTERNAL && !c2);
+    free(bad);
+    ser_writer_free(&w);
+    ir_func_free(f2);
+
+    opencl_release(b, c);
+    opencl_mem_free(b, mx);
+    opencl_mem_free(b, mo);
+    free(x);
+    free(out);
+}
+
+/* ndindex over two and three dimensions: out[(i * n1 + j) * n2 + l]. */
+static const char *GRID_SRC =
+    "typedef struct { long w[6]; } tack_pack;\n"
+    "__kernel void tack_grid(tack_pack p, __global int *out) {\n"
+    "    long count = p.w[2], n1 = p.w[3], n2 = p.w[4];\n"
+    "    for (long i = get_global_id(0); i < count; i += get_global_size(0))\n"
+    "        for (long j = get_global_id(1); j < n1; j += get_global_size(1))\n"
+    "            for (long l = get_global_id(2); l < n2; l += get_global_size(2))\n"
+    "                out[(i * n1 + j) * n2 + l] = (int)(i * 10000 + j * 100 + l);\n"
+    "}\n";
+
+static void test_grid(int ninner, int64_t count, int64_t n1, int64_t n2) {
+    tack_error err;
+    const char *names[] = {"out"};
+    ir_param_role roles[] = {ROLE_ARRAY};
+    ir_type types[] = {TACK_I32};
+    ir_func *f = make_func("grid", ninner, 1, names, roles, types);
+    backend_code *c = NULL;
+    CHECK(opencl_code_from_source(b, f, GRID_SRC, "tack_grid", &c, &err) == TACK_OK);
+    ir_func_free(f);
+    if (!c) return;
+    size_t total = (size_t)(count * n1 * n2);
+    int32_t *got = calloc(total, sizeof *got);
+    void *m;
+    CHECK(opencl_mem_alloc(b, total * sizeof *got, &m, &err) == TACK_OK);
+    uint64_t slots[1] = {(uint64_t)(uintptr_t)m};
+    int64_t pack[6] = {0, 1, count, n1, n2, (int64_t)slots[0]};
+    backend_call call = {.kernel_name = "grid", .slots = slots, .nparams = 1};
+    CHECK(opencl_launch_pack(b, c, &call, pack, &err) == TACK_OK);
+    CHECK(opencl_mem_read(b, m, 0, got, total * sizeof *got, &err) == TACK_OK);
+    int bad = 0;
+    for (int64_t i = 0; i < count; i++)
+        for (int64_t j = 0; j < n1; j++)
+            for (int64_t l = 0; l < n2; l++)
+                if (got[(i * n1 + j) * n2 + l] != (int32_t)(i * 10000 + j * 100 + l)) bad++;
+    CHECK(bad == 0);
+    size_t g[3];
+    CHECK(opencl_grid(b, ninner, count, n1, n2, g) == 1 + ninner);
+    CHECK(g[0] >= 1 && g[1] >= 1 && g[2] >= 1 && g[1] <= (size_t)n1 && g[2] <= (size_t)n2);
+    free(got);
+    opencl_mem_free(b, m);
+    opencl_release(b, c);
+}
+
+static void test_grid_sizes(void) {
+    size_t g[3];
+    int64_t cap = b->launch_items;
+    CHECK(opencl_grid(b, 0, 10, 1, 1, g) == 1 && g[0] == 10);
+    CHECK(opencl_grid(b, 0, 101, 1, 1, g) == 1 && g[0] == 128);
+    CHECK(opencl_grid(b, 0, cap * 10 + 3, 1, 1, g) == 1 && g[0] == (size_t)cap);
+    CHECK(opencl_grid(b, 1, cap, 1000, 1, g) == 2 && g[0] == (size_t)cap && g[1] == 1);
+    CHECK(opencl_grid(b, 2, 4, 5, 6, g) == 3 && g[0] == 4 && g[1] == 5 && g[2] == 6);
+}
+
+static void test_compile_errors(void) {
+    tack_error err;
+    cl_program p;
+    cl_kernel k;
+    const char *broken = "__kernel void tack_bad(__global float *x) { x[0] = undefined_name + ; }\n";
+    CHECK(opencl_build_source(b, "bad", broken, "tack_bad", &p, &k, &err) == TACK_ERR_COMPILE);
+    CHECK(strstr(err.message, "kernel 'bad': the OpenCL compiler rejected the generated code:\n"));
+    CHECK(strstr(err.message, "error") != NULL); /* the build log follows */
+    printf("compile error: %.300s\n", err.message);
+    /* A kernel the program does not define: the call and the error's name. */
+    CHECK(opencl_build_source(b, "scale", SCALE_SRC, "tack_other", &p, &k, &err) != TACK_OK);
+    CHECK(strstr(err.message, "clCreateKernel(\"tack_other\") failed: CL_INVALID_KERNEL_NAME"));
+    printf("missing entry: %s\n", err.message);
+}
+
+static void test_support(void) {
+    tack_error err;
+    backend_caps saved = b->caps;
+    b->caps.fp64 = 0;
+    b->caps.atomics64 = 0;
+    const char *names[] = {"x", "out", "a"};
+    ir_param_role roles[] = {ROLE_ARRAY, ROLE_ARRAY, ROLE_SCALAR};
+    ir_type t64[] = {TACK_F32, TACK_F64, TACK_F32};
+    ir_func *f = make_func("k", 0, 3, names, roles, t64);
+    CHECK(opencl_check_support(b, f, &err) == TACK_ERR_TYPE);
+    CHECK(strstr(err.message, "kernel 'k': parameter 'out' is f64 but device '") &&
+          strstr(err.message, "' has no fp64 support"));
+    printf("fp64: %s\n", err.message);
+    ir_func_free(f);
+
+    /* f64 inside the body only: the line is named. */
+    ir_type t32[] = {TACK_F32, TACK_F32, TACK_F32};
+    f = make_func("k", 0, 3, names, roles, t32);
+    ir_stmt *s = ir_stmt_new(f, IR_EVAL, 4, 9);
+    s->value = ir_const_float(f, 1.5, TACK_F64, 4, 9);
+    ir_block_push(f, &f->body, s);
+    CHECK(opencl_check_support(b, f, &err) == TACK_ERR_TYPE);
+    CHECK(strstr(err.message, "kernel 'k', line 4: f64 arithmetic") != NULL);
+    ir_func_free(f);
+
+    /* A 64-bit atomic without cl_khr_int64_base_atomics. */
+    ir_type ti[] = {TACK_F32, TACK_I64, TACK_F32};
+    b->caps.fp64 = 1;
+    f = make_func("k", 0, 3, names, roles, ti);
+    s = ir_stmt_new(f, IR_EVAL, 6, 5);
+    ir_expr *at = ir_expr_new(f, IR_ATOMIC, 6, 5);
+    at->type = TACK_I64;
+    at->atomic = ATOM_ADD;
+    at->index = 1;
+    s->value = at;
+    ir_block_push(f, &f->body, s);
+    CHECK(opencl_check_support(b, f, &err) == TACK_ERR_TYPE);
+    CHECK(strstr(err.message, "64-bit atomic (add on i64)") &&
+          strstr(err.message, "cl_khr_int64_base_atomics"));
+    printf("atomics64: %s\n", err.message);
+    b->caps.atomics64 = 1;
+    CHECK(opencl_check_support(b, f, &err) == TACK_OK);
+    ir_func_free(f);
+    b->caps = saved;
+}
+
+static void test_error_names(void) {
+    CHECK(strcmp(opencl_error_name(0), "CL_SUCCESS") == 0);
+    CHECK(strcmp(opencl_error_name(-5), "CL_OUT_OF_RESOURCES") == 0);
+    CHECK(strcmp(opencl_error_name(-11), "CL_BUILD_PROGRAM_FAILURE") == 0);
+    CHECK(strcmp(opencl_error_name(-46), "CL_INVALID_KERNEL_NAME") == 0);
+    CHECK(strcmp(opencl_error_name(-72), "CL_MAX_SIZE_RESTRICTION_EXCEEDED") == 0);
+    CHECK(strcmp(opencl_error_name(-1001), "CL_PLATFORM_NOT_FOUND_KHR") == 0);
+    CHECK(strncmp(opencl_error_name(-29), "CL_", 3) != 0); /* a gap in the codes */
+    tack_error err;
+    CHECK(opencl_fail(&err, NULL, "clEnqueueNDRangeKernel", -5) == TACK_ERR_INTERNAL);
+    CHECK(strcmp(err.message, "clEnqueueNDRangeKernel failed: CL_OUT_OF_RESOURCES") == 0);
+    CHECK(opencl_fail(&err, "kernel 'k'", "clFinish", -4) == TACK_ERR_NOMEM);
+    CHECK(strcmp(err.message, "kernel 'k': clFinish failed: CL_MEM_OBJECT_ALLOCATION_FAILURE") ==
+          0);
+    opencl_fail(&err, NULL, "clFinish", -12345);
+    CHECK(strstr(err.message, "(-12345)") != NULL);
+}
+
+/* Two threads launch two code objects of one device at once (each code
+ * object is used by one thread: the runtime's per-variant lock). */
+typedef struct worker {
+    backend_code *c;
+    void *x, *out;
+    float a;
+    int ok;
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    tack_error err;
+    float got[256];
+    w->ok = 1;
+    for (int r = 0; r < 100 && w->ok; r++) {
+        if (run_scale(w->c, w->x, w->out, 0, 1, 256, w->a + r, &err) ||
+            opencl_mem_read(b, w->out, 0, got, sizeof got, &err))
+            w->ok = 0;
+        for (int i = 0; i < 256 && w->ok; i++)
+            if (got[i] != (float)i * (w->a + r)) w->ok = 0;
+    }
+    return NULL;
+}
+
+static void test_threads(void) {
+    tack_error err;
+    worker w[2];
+    float x[256];
+    for (int i = 0; i < 256; i++) x[i] = (float)i;
+    for (int t = 0; t < 2; t++) {
+        ir_func *f = make_func("scale", 0, 3, SCALE_NAMES, SCALE_ROLES, SCALE_TYPES);
+        w[t].c = NULL;
+        CHECK(opencl_code_from_source(b, f, SCALE_SRC, "tack_scale", &w[t].c, &err) == TACK_OK);
+        ir_func_free(f);
+        opencl_mem_alloc(b, sizeof x, &w[t].x, &err);
+        opencl_mem_alloc(b, sizeof x, &w[t].out, &err);
+        opencl_mem_write(b, w[t].x, 0, x, sizeof x, &err);
+        w[t].a = t ? 3.0f : -2.0f;
+    }
+    if (!w[0].c || !w[1].c) return;
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) pthread_create(&th[t], NULL, work, &w[t]);
+    for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < 2; t++) {
+        CHECK(w[t].ok);
+        opencl_release(b, w[t].c);
+        opencl_mem_free(b, w[t].x);
+        opencl_mem_free(b, w[t].out);
+    }
+}
+
+int main(void) {
+    tack_error err;
+    int ndev = opencl_device_count(&err);
+    if (ndev <= 0) {
+        printf("skipped: no OpenCL platform (%s)\n", err.message);
+        return 0;
+    }
+    test_error_names();
+    test_open(ndev);
+    if (opencl_open(0, 0, &b, &err) != TACK_OK) {
+        fprintf(stderr, "opening opencl:0: %s\n", err.message);
+        return 1;
+    }
+    test_caps();
+    test_memory();
+    test_scale();
+    test_grid_sizes();
+    test_grid(1, 37, 45, 1);
+    test_grid(2, 5, 13, 17);
+    test_grid(1, 3, (int)b->launch_items + 5, 1); /* inner extent past the cap */
+    test_compile_errors();
+    test_support();
+    test_threads();
+    opencl_close(b);
+    return CHECK_DONE();
+}
