@@ -400,7 +400,7 @@ static void test_error_names(void) {
     CHECK(strcmp(opencl_error_name(-1001), "CL_PLATFORM_NOT_FOUND_KHR") == 0);
     CHECK(strncmp(opencl_error_name(-29), "CL_", 3) != 0); /* a gap in the codes */
     tack_error err;
-    CHECK(opencl_fail(&err, NULL, "clEnqueueNDRangeKernel", -5) == TACK_ERR_INTERNAL);
+    CHECK(opencl_fail(&err, NULL, "clEnqueueNDRangeKernel", -5) == TACK_ERR_DEVICE);
     CHECK(strcmp(err.message, "clEnqueueNDRangeKernel failed: CL_OUT_OF_RESOURCES") == 0);
     CHECK(opencl_fail(&err, "kernel 'k'", "clFinish", -4) == TACK_ERR_NOMEM);
     CHECK(strcmp(err.message, "kernel 'k': clFinish failed: CL_MEM_OBJECT_ALLOCATION_FAILURE") ==

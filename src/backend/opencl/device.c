@@ -30,7 +30,7 @@ tack_status opencl_fail(tack_error *err, const char *what, const char *call, cl_
     tack_status st = code == -4 /* CL_MEM_OBJECT_ALLOCATION_FAILURE */ ||
                              code == -6 /* CL_OUT_OF_HOST_MEMORY */
                          ? TACK_ERR_NOMEM
-                         : TACK_ERR_INTERNAL;
+                         : TACK_ERR_DEVICE;
     const char *name = opencl_error_name(code);
     if (strncmp(name, "CL_", 3))
         return errorf(err, st, "%s%s%s failed: %s (%d)", what ? what : "", what ? ": " : "",
@@ -43,7 +43,7 @@ static void spec_of(int index, char *spec, size_t n) {
     else snprintf(spec, n, "opencl");
 }
 
-/* Every (platform, device) pair, in order.  Fails with TACK_ERR_VALUE when
+/* Every (platform, device) pair, in order.  Fails with TACK_ERR_DEVICE when
  * there is no library or no platform, saying what to install. */
 typedef struct device_list {
     cl_platform_id *platforms; /* per device */
@@ -68,12 +68,12 @@ static tack_status list_devices(const char *spec, const opencl_api **api, device
     const opencl_api *cl = opencl_api_load(&why);
     *api = cl;
     if (!cl)
-        return errorf(err, TACK_ERR_VALUE, "tack.device(\"%s\"): no OpenCL platform found: %s",
+        return errorf(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): no OpenCL platform found: %s",
                       spec, why);
     cl_uint np = 0;
     cl_int e = cl->GetPlatformIDs(0, NULL, &np);
     if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && np == 0))
-        return errorf(err, TACK_ERR_VALUE,
+        return errorf(err, TACK_ERR_DEVICE,
                       "tack.device(\"%s\"): no OpenCL platform found: the ICD loader found "
                       "no driver (" INSTALL_DRIVER ")",
                       spec);
@@ -112,7 +112,7 @@ static tack_status list_devices(const char *spec, const opencl_api **api, device
     }
     free(plats);
     if (!st && l->n == 0)
-        st = errorf(err, TACK_ERR_VALUE,
+        st = errorf(err, TACK_ERR_DEVICE,
                     "tack.device(\"%s\"): no OpenCL platform found: %u platform%s but no "
                     "device (" INSTALL_DRIVER ")",
                     spec, (unsigned)np, np == 1 ? "" : "s");

@@ -7,13 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/gpu/gpu.h"
 
 /* ---- the table's entries ------------------------------------------- */
 
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, tack_error *err) {
+                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     tack_status st = opencl_check_support(b, f, err);
     if (!st) st = gpu_range_check(f, err);
@@ -35,7 +42,9 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     }
     char *source = NULL;
     st = gpu_emit(f, &gpu_dialect_opencl, entry, &source, err);
+    uint64_t start = now_ns();
     if (!st) st = opencl_code_from_source(b, f, source, entry, out, err);
+    *compiler_ns += now_ns() - start; /* the driver's compiler */
     free(source);
     free(entry);
     return st;
