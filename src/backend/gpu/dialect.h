@@ -1,0 +1,59 @@
+/*
+ * dialect.h - what differs between the C-family languages the GPU emitter
+ * writes (OpenCL C 1.2, CUDA C++): one table per language (dialects.c),
+ * read only by emit.c.  Everything else in the generated source (the
+ * structure, the exact integer and float semantics, the helpers) is
+ * written once, from these words.
+ */
+#ifndef TACK_GPU_DIALECT_H
+#define TACK_GPU_DIALECT_H
+
+#include "backend/gpu/gpu.h"
+
+/* A native atomic: the function, and the element type it must be called
+ * with (its pointer and operand are cast to it). */
+typedef struct gpu_atomic_fn {
+    const char *name;  /* NULL: no native form, the emitter loops on a CAS */
+    tack_dtype as;     /* the type the call takes: TACK_I32, TACK_U64, ... */
+} gpu_atomic_fn;
+
+struct gpu_dialect {
+    const char *name;            /* "opencl", "cuda" */
+    /* Text at the top of every kernel (pragmas: no FP contraction). */
+    const char *prelude;
+    const char *fp64_prelude;     /* when the kernel uses f64 */
+    const char *atomics64_prelude; /* when it uses 64-bit atomics */
+    /* Options the driver must pass to its compiler for the strict IEEE
+     * semantics the emitted code relies on (documented here, applied by
+     * the driver). */
+    const char *build_options;
+    const char *kernel_qual;     /* before the entry's name */
+    const char *func_qual;       /* before each helper function */
+    const char *global_qual;     /* pointer address space: "__global " */
+    const char *restrict_kw;     /* for the disjoint variant's pointers */
+    const char *global_id[3];    /* this work item's index, per dimension */
+    const char *global_size[3];  /* work items in the launch, per dimension */
+    const char *type[TACK_DTYPE_COUNT]; /* scalar type names (bool: the
+                                  language's bool; arrays of bool are bytes) */
+    const char *u64_suffix;      /* an unsigned 64-bit literal: "UL", "ULL" */
+    /* Bit reinterpretation: f32 <-> u32, f64 <-> i64 (e.g. as_float). */
+    const char *bits_to_f32, *f32_to_bits, *bits_to_f64, *f64_to_bits;
+    /* Float + - * / per precision (0: f32, 1: f64); NULL: the C operator
+     * (enough where the pragma forbids contraction).  CUDA spells them as
+     * __fadd_rn etc., which nvcc never fuses into an FMA. */
+    const char *fop[4][2];
+    /* Math functions per intrinsic and precision; NULL where the emitter
+     * writes its own code (min, max, abs, isnan, round, ...). */
+    const char *math[INTR_COUNT][2];
+    /* Native atomics per operation and element type; missing ones (and
+     * every float min/max) become compare-and-swap loops on the 32- or
+     * 64-bit word holding the element, always returning the old value. */
+    gpu_atomic_fn atomic[ATOM_COUNT][TACK_DTYPE_COUNT];
+    /* Compare-and-swap on a 32- and a 64-bit unsigned word: returns the old
+     * word; called as NAME((volatile GLOBAL U *)p, expected, desired). */
+    const char *cas32, *cas64;
+    /* A full fence on global memory (before a spin lock's release). */
+    const char *fence;
+};
+
+#endif

@@ -1,0 +1,433 @@
+/* range.c - the launch range, evaluated on the host (see gpu.h).
+ *
+ * A GPU kernel receives its range as numbers in the pack, so the range's
+ * expressions (start, stop, step, the ndindex extents) are interpreted here
+ * from the call's scalar slots and dims, with the CPU backend's semantics
+ * (cpu/codegen.c): wrapping integers, Python's // and %, NumPy's shifts and
+ * zero divisors, saturating float->int.  What needs the device (array
+ * elements, atomics, inlined bodies) is refused by gpu_range_check.
+ *
+ * Floats are computed in their own precision with the host's IEEE
+ * arithmetic (x86-64 and AArch64 evaluate float as float). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/gpu/gpu.h"
+#include "front/ast.h"
+#include "passes/passes.h"
+
+/* A typed value: integers as their bits, sign- or zero-extended from
+ * their width; bools 0/1; floats in their own precision. */
+typedef struct val {
+    ir_type t;
+    uint64_t u;
+    float f32;
+    double f64;
+} val;
+
+typedef struct interp {
+    const ir_func *f;
+    const uint64_t *slots;
+    const int64_t (*dims)[TACK_MAX_NDIM];
+    tack_error *err;
+    int failed;
+} interp;
+
+static tack_status refuse(const ir_func *f, const ir_expr *e, tack_error *err, const char *what) {
+    const ir_source *s = e->src >= 0 && e->src < f->nsources ? &f->sources[e->src] : NULL;
+    src_info where = {s ? s->text : f->source, s ? s->filename : f->filename,
+                      s ? s->first_line : f->first_line, f->name, s ? s->is_function : 0};
+    return src_error(&where, e->line, e->col, err,
+                     "a GPU launch evaluates the parallel loop's range before it starts, so the "
+                     "range cannot use %s",
+                     what);
+}
+
+/* Is `e` the debug mode's read of a dimension from the hidden extents
+ * array (at a constant offset)? */
+static int extent_read(const ir_func *f, const ir_expr *e) {
+    return e->kind == IR_LOAD && f->debug_extents >= 0 && e->index == f->debug_extents &&
+           e->nargs == 1 && e->args[0]->kind == IR_CONST && e->args[0]->i >= 0 &&
+           e->args[0]->i < (int64_t)f->nparams * TACK_MAX_NDIM;
+}
+
+static tack_status check(const ir_func *f, const ir_expr *e, tack_error *err) {
+    if (!e) return TACK_OK;
+    switch (e->kind) {
+    case IR_LOAD:
+        if (extent_read(f, e)) return TACK_OK;
+        return refuse(f, e, err, "array elements");
+    case IR_ATOMIC: return refuse(f, e, err, "atomics");
+    case IR_INLINE: return refuse(f, e, err, "device function calls");
+    case IR_LOCAL: return refuse(f, e, err, "local variables");
+    case IR_VECTOR: return refuse(f, e, err, "vectors");
+    case IR_PARAM:
+        if (f->params[e->index].role != ROLE_SCALAR) return refuse(f, e, err, "this parameter");
+        break;
+    default: break;
+    }
+    if (check(f, e->a, err) || check(f, e->b, err) || check(f, e->cond, err)) return err->status;
+    for (int i = 0; i < e->nargs; i++)
+        if (check(f, e->args[i], err)) return err->status;
+    return TACK_OK;
+}
+
+tack_status gpu_range_check(const ir_func *f, tack_error *err) {
+    const ir_expr *v[5] = {f->start, f->stop, f->step, f->inner_stop[0], f->inner_stop[1]};
+    for (int i = 0; i < 5; i++)
+        if ((i < 3 || i - 3 < f->ninner) && check(f, v[i], err)) return err->status;
+    return TACK_OK;
+}
+
+/* ---- values ---- */
+
+static val mk_int(ir_type t, uint64_t bits) {
+    val v = {t, 0, 0, 0};
+    int b = ir_type_bits(t);
+    if (t == TACK_BOOL) v.u = bits & 1;
+    else if (b == 64) v.u = bits;
+    else {
+        uint64_t m = ((uint64_t)1 << b) - 1;
+        bits &= m;
+        if (ir_type_is_signed(t) && (bits >> (b - 1)) & 1) bits |= ~m;
+        v.u = bits;
+    }
+    return v;
+}
+
+static val mk_float(ir_type t, double x) {
+    val v = {t, 0, 0, 0};
+    if (t == TACK_F32) v.f32 = (float)x;
+    else v.f64 = x;
+    return v;
+}
+
+static double fval(val v) { return v.t == TACK_F32 ? (double)v.f32 : v.f64; }
+static int64_t sval(val v) { return (int64_t)v.u; }
+
+/* Float -> integer: truncating, saturating, NaN -> 0. */
+static val f2i(double x, ir_type to) {
+    int b = ir_type_bits(to);
+    if (x != x) return mk_int(to, 0);
+    if (ir_type_is_signed(to)) {
+        double lim = ldexp(1, b - 1);
+        if (x <= -lim) return mk_int(to, (uint64_t)1 << (b - 1) | (b == 64 ? 0 : ~(uint64_t)0 << b));
+        if (x >= lim) return mk_int(to, ((uint64_t)1 << (b - 1)) - 1);
+        return mk_int(to, (uint64_t)(int64_t)x);
+    }
+    if (!(x >= 1)) return mk_int(to, 0);
+    if (x >= ldexp(1, b)) return mk_int(to, b == 64 ? UINT64_MAX : ((uint64_t)1 << b) - 1);
+    return mk_int(to, (uint64_t)x);
+}
+
+static val convert(val v, ir_type to) {
+    if (v.t == to) return v;
+    int ff = ir_type_is_float(v.t), tf = ir_type_is_float(to);
+    if (to == TACK_BOOL) return mk_int(TACK_BOOL, ff ? fval(v) != 0 : v.u != 0);
+    if (ff && tf) return mk_float(to, fval(v)); /* f32 -> f64 exact; f64 -> f32 rounds */
+    if (tf) {
+        val r = {to, 0, 0, 0};
+        int sgn = ir_type_is_signed(v.t);
+        /* Round once, straight to the target precision. */
+        if (to == TACK_F32) r.f32 = sgn ? (float)sval(v) : (float)v.u;
+        else r.f64 = sgn ? (double)sval(v) : (double)v.u;
+        return r;
+    }
+    if (ff) return f2i(fval(v), to);
+    return mk_int(to, v.u); /* already extended by the source's signedness */
+}
+
+static int cmp_true(val a, val b, ir_op op) {
+    if (ir_type_is_float(a.t)) {
+        double x = fval(a), y = fval(b);
+        switch (op) {
+        case OP_LT: return x < y;
+        case OP_LE: return x <= y;
+        case OP_GT: return x > y;
+        case OP_GE: return x >= y;
+        case OP_EQ: return x == y;
+        default: return x != y;
+        }
+    }
+    int s = ir_type_is_signed(a.t);
+    int lt = s ? sval(a) < sval(b) : a.u < b.u;
+    int eq = a.u == b.u;
+    switch (op) {
+    case OP_LT: return lt;
+    case OP_LE: return lt || eq;
+    case OP_GT: return !lt && !eq;
+    case OP_GE: return !lt;
+    case OP_EQ: return eq;
+    default: return !eq;
+    }
+}
+
+/* Float arithmetic in the operands' precision. */
+static val farith(ir_op op, val a, val b) {
+    if (a.t == TACK_F32) {
+        float x = a.f32, y = b.f32, r;
+        switch (op) {
+        case OP_ADD: r = x + y; break;
+        case OP_SUB: r = x - y; break;
+        case OP_MUL: r = x * y; break;
+        default: r = x / y; break;
+        }
+        val v = {TACK_F32, 0, r, 0};
+        return v;
+    }
+    double x = a.f64, y = b.f64, r;
+    switch (op) {
+    case OP_ADD: r = x + y; break;
+    case OP_SUB: r = x - y; break;
+    case OP_MUL: r = x * y; break;
+    default: r = x / y; break;
+    }
+    return mk_float(TACK_F64, r);
+}
+
+static val fop1(val a, double (*d)(double), float (*s)(float)) {
+    if (a.t == TACK_F32) {
+        val v = {TACK_F32, 0, s(a.f32), 0};
+        return v;
+    }
+    return mk_float(TACK_F64, d(a.f64));
+}
+
+static val fop2(val a, val b, double (*d)(double, double), float (*s)(float, float)) {
+    if (a.t == TACK_F32) {
+        val v = {TACK_F32, 0, s(a.f32, b.f32), 0};
+        return v;
+    }
+    return mk_float(TACK_F64, d(a.f64, b.f64));
+}
+
+/* numpy.floor_divide / numpy.remainder on floats, as the CPU backend. */
+static val float_floordiv_mod(val a, val b, int want_mod) {
+    ir_type t = a.t;
+    val m = fop2(a, b, fmod, fmodf);
+    double md = fval(m), bd = fval(b);
+    int m_nz = md != 0, differ = m_nz && ((bd < 0) != (md < 0));
+    if (want_mod) {
+        if (bd == 0) return m;
+        if (!m_nz) return mk_float(t, copysign(0, bd));
+        return differ ? farith(OP_ADD, m, b) : m;
+    }
+    val q = farith(OP_DIV, a, b);
+    if (bd == 0) return q;
+    val div = farith(OP_DIV, farith(OP_SUB, a, m), b);
+    if (differ) div = farith(OP_SUB, div, mk_float(t, 1));
+    val fl = fop1(div, floor, floorf);
+    if (fval(farith(OP_SUB, div, fl)) > 0.5) fl = farith(OP_ADD, fl, mk_float(t, 1));
+    if (fval(div) == 0) fl = mk_float(t, copysign(0, fval(q)));
+    return fl;
+}
+
+static val int_binop(ir_op op, ir_type t, val a, val b) {
+    int bits = ir_type_bits(t), sgn = ir_type_is_signed(t);
+    uint64_t x = a.u, y = b.u;
+    switch (op) {
+    case OP_ADD: return mk_int(t, t == TACK_BOOL ? (x | y) : x + y);
+    case OP_SUB: return mk_int(t, x - y);
+    case OP_MUL: return mk_int(t, x * y);
+    case OP_AND: return mk_int(t, x & y);
+    case OP_OR: return mk_int(t, x | y);
+    case OP_XOR: return mk_int(t, x ^ y);
+    case OP_FLOORDIV:
+    case OP_MOD: {
+        int want_mod = op == OP_MOD;
+        if (y == 0) return mk_int(t, 0);
+        if (!sgn) return mk_int(t, want_mod ? x % y : x / y);
+        int64_t sx = sval(a), sy = sval(b);
+        if (sy == -1) return mk_int(t, want_mod ? 0 : 0 - x); /* INT_MIN // -1 wraps */
+        int64_t q = sx / sy, r = sx % sy;
+        if (r != 0 && ((r ^ sy) < 0)) {
+            q -= 1;
+            r += sy;
+        }
+        return mk_int(t, want_mod ? (uint64_t)r : (uint64_t)q);
+    }
+    case OP_POW: {
+        if (sgn && sval(b) < 0) {
+            int64_t base = sval(a);
+            return mk_int(t, base == 1 ? 1 : base == -1 ? ((y & 1) ? UINT64_MAX : 1) : 0);
+        }
+        /* By squaring, wrapping; the exponent shifts as unsigned of t's width. */
+        uint64_t r = 1, base = x, e = bits == 64 ? y : y & (((uint64_t)1 << bits) - 1);
+        for (;;) {
+            if (e & 1) r *= base;
+            base *= base;
+            e >>= 1;
+            if (!e) break;
+        }
+        return mk_int(t, r);
+    }
+    case OP_SHL:
+    case OP_SHR: {
+        uint64_t count = bits == 64 ? y : y & (((uint64_t)1 << bits) - 1); /* unsigned in t */
+        if (count >= (uint64_t)bits) {
+            if (op == OP_SHR && sgn && sval(a) < 0) return mk_int(t, UINT64_MAX);
+            return mk_int(t, 0);
+        }
+        if (op == OP_SHL) return mk_int(t, x << count);
+        if (sgn) return mk_int(t, (uint64_t)(sval(a) >> count)); /* arithmetic on gcc/clang */
+        return mk_int(t, x >> count);
+    }
+    default: return mk_int(t, 0);
+    }
+}
+
+static val eval(interp *I, const ir_expr *e);
+
+static val call(interp *I, const ir_expr *e) {
+    ir_type t = e->type;
+    ir_type at = e->args[0]->type;
+    val a = eval(I, e->args[0]);
+    val b = e->nargs > 1 ? eval(I, e->args[1]) : a;
+    switch (e->fn) {
+    case INTR_SQRT: return fop1(a, sqrt, sqrtf);
+    case INTR_EXP: return fop1(a, exp, expf);
+    case INTR_LOG: return fop1(a, log, logf);
+    case INTR_LOG2: return fop1(a, log2, log2f);
+    case INTR_LOG10: return fop1(a, log10, log10f);
+    case INTR_SIN: return fop1(a, sin, sinf);
+    case INTR_COS: return fop1(a, cos, cosf);
+    case INTR_TAN: return fop1(a, tan, tanf);
+    case INTR_ASIN: return fop1(a, asin, asinf);
+    case INTR_ACOS: return fop1(a, acos, acosf);
+    case INTR_ATAN: return fop1(a, atan, atanf);
+    case INTR_SINH: return fop1(a, sinh, sinhf);
+    case INTR_COSH: return fop1(a, cosh, coshf);
+    case INTR_TANH: return fop1(a, tanh, tanhf);
+    case INTR_FLOOR: return fop1(a, floor, floorf);
+    case INTR_CEIL: return fop1(a, ceil, ceilf);
+    case INTR_TRUNC: return fop1(a, trunc, truncf);
+    case INTR_FABS: return fop1(a, fabs, fabsf);
+    case INTR_ATAN2: return fop2(a, b, atan2, atan2f);
+    case INTR_POW: return fop2(a, b, pow, powf);
+    case INTR_COPYSIGN: return fop2(a, b, copysign, copysignf);
+    case INTR_FMOD: return fop2(a, b, fmod, fmodf);
+    case INTR_HYPOT: return fop2(a, b, hypot, hypotf);
+    case INTR_ISNAN: return mk_int(TACK_BOOL, ir_type_is_float(at) && fval(a) != fval(a));
+    case INTR_ISINF: return mk_int(TACK_BOOL, ir_type_is_float(at) && isinf(fval(a)));
+    case INTR_ISFINITE: return mk_int(TACK_BOOL, !ir_type_is_float(at) || isfinite(fval(a)));
+    case INTR_ABS:
+        if (ir_type_is_float(t)) return fop1(a, fabs, fabsf);
+        if (ir_type_is_signed(t) && sval(a) < 0) return mk_int(t, 0 - a.u); /* INT_MIN stays */
+        return a;
+    case INTR_MIN: return cmp_true(b, a, OP_LT) ? b : a;
+    case INTR_MAX: return cmp_true(b, a, OP_GT) ? b : a;
+    case INTR_ROUND:
+        if (!ir_type_is_float(at)) return convert(a, t);
+        return convert(fop1(a, nearbyint, nearbyintf), t); /* half to even */
+    default: break;
+    }
+    I->failed = 1;
+    return mk_int(TACK_I64, 0);
+}
+
+static val eval(interp *I, const ir_expr *e) {
+    if (I->failed) return mk_int(TACK_I64, 0);
+    switch (e->kind) {
+    case IR_CONST:
+        if (ir_type_is_float(e->type)) return mk_float(e->type, e->f);
+        return mk_int(e->type, (uint64_t)e->i);
+    case IR_PARAM: {
+        uint64_t s = I->slots[e->index];
+        ir_type t = e->type;
+        if (t == TACK_BOOL) return mk_int(t, (s & 0xff) != 0);
+        if (t == TACK_F32) {
+            uint32_t bits = (uint32_t)s;
+            val v = {t, 0, 0, 0};
+            memcpy(&v.f32, &bits, sizeof bits);
+            return v;
+        }
+        if (t == TACK_F64) {
+            val v = {t, 0, 0, 0};
+            memcpy(&v.f64, &s, sizeof s);
+            return v;
+        }
+        return mk_int(t, s);
+    }
+    case IR_DIM:
+        return mk_int(TACK_I64, (uint64_t)I->dims[e->index][e->dim]);
+    case IR_LOAD:
+        if (extent_read(I->f, e)) {
+            int64_t at = e->args[0]->i;
+            return mk_int(TACK_I64, (uint64_t)I->dims[at / TACK_MAX_NDIM][at % TACK_MAX_NDIM]);
+        }
+        break;
+    case IR_BINOP: {
+        val a = eval(I, e->a), b = eval(I, e->b);
+        ir_type t = e->a->type;
+        if (e->op >= OP_LT) return mk_int(TACK_BOOL, cmp_true(a, b, e->op));
+        if (ir_type_is_float(t)) {
+            switch (e->op) {
+            case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: return farith(e->op, a, b);
+            case OP_FLOORDIV: return float_floordiv_mod(a, b, 0);
+            case OP_MOD: return float_floordiv_mod(a, b, 1);
+            case OP_POW: return fop2(a, b, pow, powf);
+            default: break;
+            }
+            break;
+        }
+        return int_binop(e->op, t, a, b);
+    }
+    case IR_UNOP: {
+        val a = eval(I, e->a);
+        ir_type t = e->type;
+        switch (e->op) {
+        case OP_NEG:
+            if (t == TACK_F32) {
+                val v = {t, 0, -a.f32, 0};
+                return v;
+            }
+            if (t == TACK_F64) return mk_float(t, -a.f64);
+            return mk_int(t, 0 - a.u);
+        case OP_INVERT:
+        case OP_NOT: return mk_int(t, ~a.u);
+        default: return a;
+        }
+    }
+    case IR_ANDOR: {
+        val a = eval(I, e->a);
+        int truth = convert(a, TACK_BOOL).u != 0;
+        if (e->op == OP_AND) return truth ? eval(I, e->b) : a;
+        return truth ? a : eval(I, e->b);
+    }
+    case IR_SELECT:
+        return eval(I, e->cond).u ? eval(I, e->a) : eval(I, e->b);
+    case IR_CAST:
+        return convert(eval(I, e->a), e->type);
+    case IR_CALL:
+        return call(I, e);
+    default:
+        break;
+    }
+    I->failed = 1;
+    return mk_int(TACK_I64, 0);
+}
+
+tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
+                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t out[5], tack_error *err) {
+    if (gpu_range_check(f, err)) return err->status;
+    interp I = {f, slots, dims, err, 0};
+    const ir_expr *v[5] = {f->start, f->stop, f->step, f->inner_stop[0], f->inner_stop[1]};
+    for (int i = 0; i < 5; i++) {
+        if (i >= 3 && i - 3 >= f->ninner) {
+            out[i] = 1;
+            continue;
+        }
+        val r = convert(eval(&I, v[i]), TACK_I64);
+        out[i] = (int64_t)r.u;
+    }
+    if (I.failed) {
+        err->status = TACK_ERR_INTERNAL;
+        snprintf(err->message, sizeof err->message,
+                 "internal error: kernel '%s': the launch range has an expression the host "
+                 "cannot evaluate",
+                 f->name);
+        return TACK_ERR_INTERNAL;
+    }
+    return TACK_OK;
+}
