@@ -4,7 +4,7 @@
 
 #include "backend.h"
 
-const backend_ops *const backend_table[] = {&backend_cpu, NULL};
+const backend_ops *const backend_table[] = {&backend_cpu, &backend_opencl, NULL};
 
 const backend_ops *backend_find(const char *name, size_t len) {
     for (int i = 0; backend_table[i]; i++)
