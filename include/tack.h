@@ -321,6 +321,9 @@ typedef struct tack_stats {
      * miss to the linked code), and LLVM's optimizer and code generator's
      * share of it; the rest is Tack's (passes, IR building, linking). */
     uint64_t compile_ns, llvm_ns;
+    /* Variants loaded from the disk cache as a driver's binary (OpenCL),
+     * and those the driver rebuilt from the entry's source instead. */
+    uint64_t driver_binary_loads, driver_source_builds;
 } tack_stats;
 void tack_get_stats(tack_stats *out);
 

@@ -4,6 +4,8 @@
 
 #include "backend.h"
 
+backend_counters backend_stats;
+
 const backend_ops *const backend_table[] = {&backend_cpu, &backend_opencl, NULL};
 
 const backend_ops *backend_find(const char *name, size_t len) {

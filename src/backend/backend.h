@@ -94,6 +94,14 @@ typedef struct backend_ops {
                             tack_error *err);
 } backend_ops;
 
+/* Process-wide counts backends keep for tack.stats(): variants whose
+ * cached artifact loaded as the driver's binary, and those the driver had
+ * to rebuild from the artifact's source (backend.c). */
+typedef struct backend_counters {
+    _Atomic unsigned long long binary_loads, source_builds;
+} backend_counters;
+extern backend_counters backend_stats;
+
 /* The backends of this build, NULL-terminated (backend.c). */
 extern const backend_ops *const backend_table[];
 const backend_ops *backend_find(const char *name, size_t len);

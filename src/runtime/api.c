@@ -70,6 +70,8 @@ void tack_get_stats(tack_stats *out) {
     out->fast_path_hits = atomic_load(&tack_counters.fast_path_hits);
     out->compile_ns = atomic_load(&tack_counters.compile_ns);
     out->llvm_ns = atomic_load(&tack_counters.llvm_ns);
+    out->driver_binary_loads = atomic_load(&backend_stats.binary_loads);
+    out->driver_source_builds = atomic_load(&backend_stats.source_builds);
     disk_cache *dc = disk_cache_current();
     if (dc) {
         disk_cache_counts c = disk_cache_counters(dc);

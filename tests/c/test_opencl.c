@@ -224,10 +224,10 @@ static void test_scale(void) {
     ser_writer w = {0};
     CHECK(opencl_artifact(b, c, &w) == 0 && !w.failed);
     ir_func *f2 = make_func("scale", 0, 3, SCALE_NAMES, SCALE_ROLES, SCALE_TYPES);
-    unsigned long long bin0 = opencl_binary_loads, src0 = opencl_source_builds;
+    unsigned long long bin0 = backend_stats.binary_loads, src0 = backend_stats.source_builds;
     backend_code *c2 = NULL;
     CHECK(opencl_load(b, f2, w.data, w.len, &c2, &err) == TACK_OK && c2);
-    CHECK(opencl_binary_loads == bin0 + 1 && opencl_source_builds == src0);
+    CHECK(backend_stats.binary_loads == bin0 + 1 && backend_stats.source_builds == src0);
     if (c2) {
         CHECK(strcmp(c2->entry, "tack_scale") == 0 && c2->narrays == 2);
         CHECK(opencl_mem_write(b, mo, 0, out, n * sizeof *out, &err) == TACK_OK);
@@ -250,7 +250,7 @@ static void test_scale(void) {
         memset(bad + bin_at, 'X', bin_len > 64 ? 64 : bin_len);
         c2 = NULL;
         CHECK(opencl_load(b, f2, bad, w.len, &c2, &err) == TACK_OK && c2);
-        CHECK(opencl_source_builds == src0 + 1 && opencl_binary_loads == bin0 + 1);
+        CHECK(backend_stats.source_builds == src0 + 1 && backend_stats.binary_loads == bin0 + 1);
         if (c2) {
             CHECK(run_scale(c2, mx, mo, 0, 1, 100, 3.0f, &err) == TACK_OK);
             float got[100];

@@ -128,11 +128,16 @@ def device_or_skip(spec):
 
 
 def _to_device(obj, dev, copies):
-    if isinstance(obj, np.ndarray):
-        d = tack.array(obj, device=dev)
-        copies.append((obj, d))
-        return d
-    return obj
+    """A NumPy argument's device copy; one per array object, so an array
+    passed twice (in place) is one device array too."""
+    if not isinstance(obj, np.ndarray):
+        return obj
+    for host, d in copies:
+        if host is obj:
+            return d
+    d = tack.array(obj, device=dev)
+    copies.append((obj, d))
+    return d
 
 
 class OnDevice:
@@ -165,9 +170,7 @@ def pytest_configure(config):
 
 
 def pytest_generate_tests(metafunc):
-    if metafunc.definition.get_closest_marker("every_device") and "device" not in metafunc.fixturenames:
-        metafunc.fixturenames.append("device")
-    if "device" in metafunc.fixturenames and metafunc.definition.get_closest_marker("every_device"):
+    if metafunc.definition.get_closest_marker("every_device"):
         metafunc.parametrize("device", DEVICES, indirect=True)
 
 
@@ -185,3 +188,9 @@ def device(request, monkeypatch):
             if isinstance(obj, tack.Kernel):
                 monkeypatch.setattr(mod, name, OnDevice(obj, dev))
     return dev
+
+
+@pytest.fixture(autouse=True)
+def _on_its_device(device):
+    """Every test takes the `device` fixture, named or not (the CPU unless
+    its module is marked every_device)."""

@@ -1,8 +1,12 @@
 """Arrays that share storage: race-free programs give the sequential result,
 and the CPU's disjoint bit splits variants."""
 import numpy as np
+import pytest
 
 import tack
+
+# The conformance suite: every test runs on each device (conftest.py).
+pytestmark = pytest.mark.every_device
 from conftest import assert_bitwise_equal, random_values
 
 

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 import tack
+
+# The conformance suite: every test runs on each device (conftest.py).
+pytestmark = pytest.mark.every_device
 from conftest import assert_bitwise_equal, random_values, store_cast
 
 FLOATS = ["f32", "f64"]

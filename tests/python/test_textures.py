@@ -4,6 +4,9 @@ import pytest
 
 import tack
 
+# The conformance suite: every test runs on each device (conftest.py).
+pytestmark = pytest.mark.every_device
+
 
 def reference_sample(d, u, v, w):
     """Trilinear sample of d (3-D) at normalized (u, v, w), clamped to the edge."""

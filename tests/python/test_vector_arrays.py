@@ -7,6 +7,9 @@ import pytest
 
 import tack
 
+# The conformance suite: every test runs on each device (conftest.py).
+pytestmark = pytest.mark.every_device
+
 # name -> (component dtype, NumPy component dtype, width)
 VECTORS = {
     "vec2f": (tack.f32, np.float32, 2), "vec3f": (tack.f32, np.float32, 3),

@@ -1,8 +1,12 @@
 """Vector values in kernels (vec2f ... vec4i arrays as arguments), checked
 against NumPy on the .numpy() views (shape logical + (width,))."""
 import numpy as np
+import pytest
 
 import tack
+
+# The conformance suite: every test runs on each device (conftest.py).
+pytestmark = pytest.mark.every_device
 
 
 def rand(shape, seed, dtype=np.float32):

@@ -158,9 +158,11 @@ static int convert_tack_array(const conv *c, PyObject *o, tack_arg *a)
     if (!st->device)
         st->device = arr->device;
     else if (st->device != arr->device)
-        return conv_error(c, PyExc_ValueError,
-                          "the array is on another device than the earlier "
-                          "array arguments");
+        return conv_error(c, PyExc_TypeError,
+                          "the array is on device '%s' but the earlier array arguments are on "
+                          "'%s'; copy it with tack.array(x, device=...)",
+                          tack_device_name(((ext_DeviceObject *)arr->device)->dev),
+                          tack_device_name(((ext_DeviceObject *)st->device)->dev));
     a->kind = TACK_ARG_ARRAY;
     a->dtype = arr->dtype;            /* the component for vectors */
     a->vec_width = arr->vec_width;

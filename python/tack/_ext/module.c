@@ -50,7 +50,7 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
     tack_stats s;
     memset(&s, 0, sizeof s);
     tack_get_stats(&s);
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d}",
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K}",
                          "compiles", (unsigned long long)s.compiles,
                          "lowerings", (unsigned long long)s.lowerings,
                          "launches", (unsigned long long)s.launches,
@@ -61,7 +61,9 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
                          "disk_bad_entries", (unsigned long long)s.disk_bad_entries,
                          "disk_ir_hits", (unsigned long long)s.disk_ir_hits,
                          "disk_ir_misses", (unsigned long long)s.disk_ir_misses,
-                         "compile_ms", s.compile_ns * 1e-6, "llvm_ms", s.llvm_ns * 1e-6);
+                         "compile_ms", s.compile_ns * 1e-6, "llvm_ms", s.llvm_ns * 1e-6,
+                         "driver_binary_loads", (unsigned long long)s.driver_binary_loads,
+                         "driver_source_builds", (unsigned long long)s.driver_source_builds);
 }
 
 static PyObject *ext_set_debug(PyObject *self, PyObject *arg)

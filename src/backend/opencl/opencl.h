@@ -53,8 +53,6 @@ struct backend_code {
     int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
 };
 
-/* How often load found its binary accepted, or built from stored source. */
-extern atomic_ullong opencl_binary_loads, opencl_source_builds;
 
 /* device.c */
 /* Devices across all platforms; -1 with err saying why when there is no

@@ -14,7 +14,6 @@
 
 #include "backend/gpu/gpu.h"
 
-atomic_ullong opencl_binary_loads, opencl_source_builds;
 
 /* "TOCL" and the layout's version: bump on any change to the record. */
 #define ARTIFACT_MAGIC 0x4c434f54u
@@ -269,7 +268,7 @@ tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t 
     backend_code *c = code_new(f, entry, entry_len, source ? source : "", source_len);
     if (!c) return nomem(err, f->name);
     if (bin_len && build_binary(b, bin, bin_len, c->entry, &c->program, &c->kernel) == 0) {
-        atomic_fetch_add(&opencl_binary_loads, 1);
+        atomic_fetch_add(&backend_stats.binary_loads, 1);
     } else {
         tack_status st = opencl_build_source(b, f->name, c->source, c->entry, &c->program,
                                              &c->kernel, err);
@@ -277,7 +276,7 @@ tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t 
             opencl_release(b, c);
             return st;
         }
-        atomic_fetch_add(&opencl_source_builds, 1);
+        atomic_fetch_add(&backend_stats.source_builds, 1);
     }
     *out = c;
     return TACK_OK;

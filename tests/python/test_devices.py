@@ -1,0 +1,201 @@
+"""Devices and their arrays: tack.device specs, arrays that live in a
+device's memory (empty/zeros/array/copyto/numpy), arrays running on their
+own device, and what a GPU device refuses (host arrays, another device's
+arrays, allocations past its limit), each with nothing written.  The
+OpenCL tests run for real on whatever platform is installed (PoCL here) and
+skip, saying why, where none is found."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tack
+from conftest import device_or_skip
+
+
+@pytest.fixture
+def gpu():
+    return device_or_skip("opencl")
+
+
+@tack.kernel
+def scale(x, out, a):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * a
+
+
+@tack.kernel
+def grid(a, out):
+    for i, j in tack.ndindex(a.shape[0], a.shape[1]):
+        out[i, j] = a[i, j] * 2 + i - j
+
+
+@tack.kernel
+def gather(x, idx, out):
+    for i in range(idx.shape[0]):
+        out[i] = x[idx[i]]
+
+
+def test_cpu_specs():
+    cpu = tack.device("cpu")
+    assert tack.device("cpu:0") is cpu
+    assert cpu.host_memory and cpu.name == "cpu"
+    assert "CPU" in cpu.description
+    with pytest.raises(ValueError, match="one CPU device"):
+        tack.device("cpu:1")
+    with pytest.raises(ValueError, match="unknown device 'vulkan'.*\"cpu\".*\"opencl\""):
+        tack.device("vulkan")
+    with pytest.raises(ValueError, match="index after ':'"):
+        tack.device("opencl:x")
+
+
+def test_opencl_device(gpu):
+    assert tack.device("opencl") is gpu and tack.device("opencl:0") is gpu
+    assert gpu.name == "opencl:0" and not gpu.host_memory
+    assert "OpenCL C" in gpu.description
+    with pytest.raises(ValueError, match="no OpenCL device 99"):
+        tack.device("opencl:99")
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.uint64,
+                                   np.float32, np.float64])
+def test_device_array_round_trip(gpu, dtype):
+    host = (np.arange(-20, 40) % 7).astype(dtype)
+    a = tack.array(host, device=gpu)
+    assert a.device is gpu and a.shape == host.shape and a.numpy().dtype == host.dtype
+    np.testing.assert_array_equal(a.numpy(), host)
+    z = tack.zeros((3, 5), dtype=tack.f64, device=gpu)
+    np.testing.assert_array_equal(z.numpy(), np.zeros((3, 5)))
+    e = tack.empty((0,), device=gpu)
+    assert e.numpy().shape == (0,)
+
+
+def test_copyto_both_ways(gpu):
+    a = tack.empty((4, 3), dtype=tack.i32, device=gpu)
+    tack.copyto(a, np.arange(12).reshape(4, 3))            # int64 -> i32, same kind
+    back = np.full((4, 3), -1, np.int32)
+    tack.copyto(back, a)                                    # device -> NumPy
+    np.testing.assert_array_equal(back, np.arange(12).reshape(4, 3))
+    with pytest.raises(TypeError, match="same_kind"):
+        tack.copyto(a, np.ones((4, 3)))                     # float into int refused
+    with pytest.raises(ValueError):
+        tack.copyto(a, np.ones((3, 4), np.int32))           # wrong shape
+    np.testing.assert_array_equal(a.numpy(), np.arange(12).reshape(4, 3))
+
+
+def test_vector_device_arrays(gpu):
+    v = tack.array(np.arange(12, dtype=np.float32).reshape(4, 3), dtype=tack.vec3f, device=gpu)
+    assert v.shape == (4,)
+    np.testing.assert_array_equal(v.numpy(), np.arange(12, dtype=np.float32).reshape(4, 3))
+
+
+def test_device_array_has_no_host_buffer(gpu):
+    a = tack.zeros((4,), device=gpu)
+    with pytest.raises(BufferError, match="opencl:0.*numpy"):
+        memoryview(a)
+    # A copy to another device goes through the host.
+    c = tack.array(a, device="cpu")
+    assert c.device is tack.device("cpu")
+    np.testing.assert_array_equal(np.asarray(c), np.zeros(4, np.float32))
+
+
+def test_kernels_run_on_their_arrays_device(gpu, restore_default_device):
+    x = tack.array(np.arange(10, dtype=np.float32), device=gpu)
+    out = tack.zeros((10,), device=gpu)
+    tack.set_default_device("cpu")          # arrays made before a switch run on their own device
+    scale(x, out, 2.0)
+    np.testing.assert_array_equal(out.numpy(), np.arange(10, dtype=np.float32) * 2)
+    assert len(scale.variants(device=gpu)) == 1
+    assert scale.variants(device=gpu)[0][4] is False     # never disjoint off the CPU
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    da = tack.array(a, device=gpu)
+    do = tack.zeros((3, 4), dtype=tack.i32, device=gpu)
+    grid(da, do)
+    i, j = np.indices((3, 4))
+    np.testing.assert_array_equal(do.numpy(), a * 2 + i - j)
+
+
+def test_host_arrays_refused_on_gpu(gpu, restore_default_device):
+    out = tack.array(np.full(4, 7, np.float32), device=gpu)
+    with pytest.raises(TypeError, match=r"kernel 'scale': parameter 'x' is a host array.*"
+                                        r"tack.array\(x, device=\"opencl:0\"\)"):
+        scale(np.ones(4, np.float32), out, 2.0)
+    # A CPU tack.Array passed with GPU arrays: the first array's device is
+    # the launch's, and the other is refused naming its parameter.
+    with pytest.raises(TypeError, match="parameter 'out'.*device 'opencl:0'.*earlier.*'cpu'.*"
+                                        "tack.array"):
+        scale(tack.zeros((4,)), out, 2.0)
+    # A GPU array on the CPU's default device, NumPy alongside it.
+    tack.set_default_device(gpu)
+    with pytest.raises(TypeError, match="parameter 'out' is a host array"):
+        scale(tack.array(np.ones(4, np.float32), device=gpu), np.zeros(4, np.float32), 1.0)
+    np.testing.assert_array_equal(out.numpy(), np.full(4, 7, np.float32))
+
+
+def test_allocation_past_the_device_limit(gpu):
+    with pytest.raises(MemoryError, match="largest allocation"):
+        tack.empty((1 << 40,), dtype=tack.f64, device=gpu)
+
+
+def test_read_only_storage_refused_before_running(gpu):
+    x = tack.array(np.ones(4, np.float32), device=gpu)
+    tex = tack.Texture3D(tack.array(np.ones((2, 2, 2), np.float32), device=gpu))
+    with pytest.raises((TypeError, ValueError)):
+        scale(x, tex, 1.0)                      # a texture is read-only storage
+    np.testing.assert_array_equal(x.numpy(), np.ones(4, np.float32))
+
+
+def test_debug_mode_on_gpu(gpu):
+    x = tack.array(np.arange(8, dtype=np.float32), device=gpu)
+    idx = tack.array(np.array([0, 3, 9, 1], np.int64), device=gpu)
+    out = tack.zeros((4,), device=gpu)
+    tack.set_debug(True)
+    try:
+        with pytest.raises(IndexError, match=r"kernel 'gather'.*index \(9,\) is out of bounds "
+                                             r"for 'x' with shape \(8,\)"):
+            gather(x, idx, out)
+    finally:
+        tack.set_debug(False)
+    idx_ok = tack.array(np.array([0, 3, 7, 1], np.int64), device=gpu)
+    gather(x, idx_ok, out)
+    np.testing.assert_array_equal(out.numpy(), [0, 3, 7, 1])
+
+
+def test_disk_cache_second_process_loads_the_binary(tmp_path, gpu):
+    """A second process loads the OpenCL program binary from the disk cache:
+    no lowering, no compile, the driver's binary accepted."""
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import tack
+
+        @tack.kernel
+        def axpy(x, y, out, a):
+            for i in range(x.shape[0]):
+                out[i] = a * x[i] + y[i]
+
+        dev = tack.device("opencl")
+        x = tack.array(np.arange(16, dtype=np.float64), device=dev)
+        y = tack.array(np.ones(16), device=dev)
+        out = tack.zeros((16,), dtype=tack.f64, device=dev)
+        axpy(x, y, out, 3.0)
+        assert (out.numpy() == np.arange(16) * 3.0 + 1).all()
+        print(json.dumps(tack.stats()))
+    """))
+    env = dict(os.environ, TACK_CACHE="write", TACK_CACHE_DIR=str(tmp_path / "cache"))
+    runs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr
+        import json
+        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert first["compiles"] == 1 and first["disk_misses"] == 1
+    assert second["compiles"] == 0 and second["lowerings"] == 0
+    assert second["disk_hits"] == 1 and second["driver_binary_loads"] == 1
+    assert second["driver_source_builds"] == 0
