@@ -974,6 +974,7 @@ static void entry(gen *g) {
         }
         line(g, "const %s s%d = %s; /* %s */", tn(g, prm->type), p,
              scalar_from_word(g, prm->type, str(g, "pack.w[%d]", GPU_PACK_SCALARS + p)), prm->name);
+        line(g, "(void)s%d;", p);
     }
     /* Locals start at zero, as on the CPU. */
     for (int l = 0; l < f->nlocals; l++) {
