@@ -161,8 +161,10 @@ static const char *const gl_src_farith =
     "        out[i, 24] = x and y\n"
     "        out[i, 25] = x or y\n"
     "        out[i, 26] = math.fabs(x) * 0.1 - y * 2.5\n"
-    "        out[i, 27] = x ** 2.0\n";
-#define GL_FARITH_COLS 28
+    "        out[i, 27] = x ** 2.0\n"
+    "        out[i, 28] = x ** 0.5 + math.pow(x, -1.0)\n"
+    "        out[i, 29] = x ** 1.0 - x ** 0.0\n";
+#define GL_FARITH_COLS 30
 
 static const char *const gl_src_casts =
     "def casts(a, o8, o16, o32, o64, u8, u16, u32, u64, ob, f32, f64):\n"

@@ -24,7 +24,7 @@ static const struct {
               "    if v > hi:\n        return hi\n    return v\n"},
 };
 
-static int gl_resolve(void *ctx, const char *name, tack_name *out) {
+static inline int gl_resolve(void *ctx, const char *name, tack_name *out) {
     (void)ctx;
     for (size_t i = 0; i < sizeof gl_funcs / sizeof gl_funcs[0]; i++)
         if (!strcmp(name, gl_funcs[i].name)) {
@@ -77,7 +77,7 @@ static tack_dtype gl_scalar(const tack_arg *a, int any_f64, uint64_t *slot) {
 /* Lowers `text` (its AST in `ast`, which must outlive the result) for the
  * call `args`; debug mode adds the hidden errors and extents arrays, whose
  * slots and dims follow the arguments (nargs + 2 entries then). */
-static ir_func *gl_variant(const char *text, arena *ast, const tack_arg *args, int nargs, int debug,
+static inline ir_func *gl_variant(const char *text, arena *ast, const tack_arg *args, int nargs, int debug,
                            uint64_t *slots, int64_t (*dims)[TACK_MAX_NDIM], tack_error *err) {
     static src_info src;
     memset(err, 0, sizeof *err);

@@ -44,6 +44,9 @@ static void emit_case(const gl_case *c) {
         return;
     }
     CHECK(gpu_range_check(f, &err) == TACK_OK);
+    /* Half the cases as the disjoint variant (restrict pointers). */
+    static int nth;
+    f->disjoint = nth++ % 2;
     char *cl = NULL, *cu = NULL;
     tack_status st = gpu_emit(f, &gpu_dialect_opencl, "tk_entry", &cl, &err);
     if (st) fprintf(stderr, "%s (opencl): %s\n", c->name, err.message);
@@ -76,6 +79,17 @@ static void emit_case(const gl_case *c) {
     }
     if (getenv("TACK_GPU_EMIT_DUMP") && !strcmp(getenv("TACK_GPU_EMIT_DUMP"), c->name))
         printf("%s\n%s\n", cl ? cl : "", cu ? cu : "");
+    /* For checking the CUDA C by hand: nvcc -ptx -arch=sm_80 -x cu DIR/NAME.cu */
+    const char *cudir = getenv("TACK_GPU_EMIT_CUDA_DIR");
+    if (cudir && cu) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.cu", cudir, c->name);
+        FILE *fp = fopen(path, "w");
+        if (fp) {
+            fputs(cu, fp);
+            fclose(fp);
+        }
+    }
     free(cl);
     free(cu);
     ir_func_free(f);

@@ -531,6 +531,30 @@ static const char *element(gen *g, int p, const char *index) {
     return str(g, "p%d[%s]", p, index);
 }
 
+/* Float **: LLVM rewrites llvm.pow with these constant exponents into
+ * exact arithmetic on the CPU (even without fast-math), so they are
+ * spelled the same way here; other powers are the device's pow, which may
+ * differ from the host's math library by a few ulp. */
+static const char *float_pow(gen *g, ir_type t, const char *a, const ir_expr *eb, const char *b) {
+    const char *pw = math_fn(g, INTR_POW, t);
+    if (eb->kind != IR_CONST) return str(g, "%s(%s, %s)", pw, a, b);
+    double x = t == TACK_F32 ? (double)(float)eb->f : eb->f;
+    if (x == 1.0) return a;
+    if (x == 0.0) return float_lit(g, t, 1.0);
+    if (x == 2.0) {
+        a = once(g, t, a);
+        return fop(g, 2, t, a, a);
+    }
+    if (x == -1.0) return fop(g, 3, t, float_lit(g, t, 1.0), a);
+    if (x == 0.5) {
+        /* pow(-0, 0.5) is +0 and pow(-inf, 0.5) is +inf: fabs, and a select. */
+        a = once(g, t, a);
+        return str(g, "(%s == %s ? %s : %s(%s(%s)))", a, float_lit(g, t, -INFINITY),
+                   float_lit(g, t, INFINITY), math_fn(g, INTR_FABS, t), math_fn(g, INTR_SQRT, t), a);
+    }
+    return str(g, "%s(%s, %s)", pw, a, b);
+}
+
 static const char *binop(gen *g, const ir_expr *e) {
     ir_type t = e->a->type;
     const char *v[2];
@@ -556,7 +580,7 @@ static const char *binop(gen *g, const ir_expr *e) {
         if (t == TACK_BOOL) break;
         return str(g, "%s(%s, %s)", helper_floordiv_mod(g, t, e->op == OP_MOD), a, b);
     case OP_POW:
-        if (fl) return str(g, "%s(%s, %s)", math_fn(g, INTR_POW, t), a, b);
+        if (fl) return float_pow(g, t, a, e->b, b);
         if (t == TACK_BOOL) break;
         return str(g, "%s(%s, %s)", helper_pow(g, t), a, b);
     case OP_AND:
@@ -626,6 +650,7 @@ static const char *call(gen *g, const ir_expr *e) {
                 ir_type_name(t));
         return "0";
     }
+    if (e->fn == INTR_POW) return float_pow(g, t, a[0], e->args[1], a[1]);
     if (e->nargs == 2) return str(g, "%s(%s, %s)", math_fn(g, e->fn, t), a[0], a[1]);
     return str(g, "%s(%s)", math_fn(g, e->fn, t), a[0]);
 }
@@ -949,6 +974,7 @@ static void entry(gen *g) {
         }
         line(g, "const %s s%d = %s; /* %s */", tn(g, prm->type), p,
              scalar_from_word(g, prm->type, str(g, "pack.w[%d]", GPU_PACK_SCALARS + p)), prm->name);
+        line(g, "(void)s%d;", p);
     }
     /* Locals start at zero, as on the CPU. */
     for (int l = 0; l < f->nlocals; l++) {
