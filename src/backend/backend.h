@@ -102,9 +102,13 @@ typedef struct backend_counters {
 } backend_counters;
 extern backend_counters backend_stats;
 
-/* The backends of this build, NULL-terminated (backend.c). */
-extern const backend_ops *const backend_table[];
+/* The backends: this build's, then any registered (backend.c).  A new
+ * backend registers its table and is then a device spec like the others;
+ * nothing under src/runtime changes.  -1: the name is taken or the table
+ * is full. */
+int backend_register(const backend_ops *ops);
 const backend_ops *backend_find(const char *name, size_t len);
+const backend_ops *backend_at(int i); /* NULL past the last */
 
 extern const backend_ops backend_cpu;
 extern const backend_ops backend_opencl;

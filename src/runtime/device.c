@@ -35,9 +35,9 @@ static tack_status parse_spec(const char *spec, const backend_ops **ops, int *in
     if (!*ops) {
         char names[128] = "";
         size_t at = 0;
-        for (int i = 0; backend_table[i] && at < sizeof names; i++)
+        for (int i = 0; backend_at(i) && at < sizeof names; i++)
             at += snprintf(names + at, sizeof names - at, "%s\"%s\"", i ? ", " : "",
-                           backend_table[i]->name);
+                           backend_at(i)->name);
         return runtime_error(err, TACK_ERR_VALUE, "unknown device '%s': this build of Tack has %s",
                              spec, names);
     }
