@@ -130,6 +130,8 @@ def device_or_skip(spec):
 def _to_device(obj, dev, copies):
     """A NumPy argument's device copy; one per array object, so an array
     passed twice (in place) is one device array too."""
+    if isinstance(obj, tack.Texture3D):
+        return tack.Texture3D(tack.array(obj.numpy(), device=dev))
     if not isinstance(obj, np.ndarray):
         return obj
     for host, d in copies:

@@ -61,6 +61,7 @@ def test_same_region_through_two_views():
     assert_bitwise_equal(base, expected)
 
 
+@pytest.mark.cpu_only  # views of one host buffer and the CPU's disjoint bit
 def test_read_only_overlap_is_disjoint():
     base = random_values(np.float32, 1001, seed=4)
     out = np.zeros(1000, dtype=np.float32)
@@ -94,6 +95,7 @@ def test_output_aliases_one_input():
     assert_bitwise_equal(base, expected2)
 
 
+@pytest.mark.cpu_only  # views of one host buffer and the CPU's disjoint bit
 def test_disjoint_then_aliased_call_gives_two_variants():
     n, m = 4099, 5
     x = random_values(np.float64, n, seed=9)
@@ -135,6 +137,7 @@ def repeat_add32(x, out, m):
             out[i] = out[i] + x[i]
 
 
+@pytest.mark.cpu_only  # views of one host buffer and the CPU's disjoint bit
 def test_aliased_first_then_disjoint():
     n, m = 1000, 3
     z = random_values(np.float32, n, seed=50)
@@ -156,6 +159,7 @@ def double_shift(x, out):
         out[i] = x[i] * 2.0
 
 
+@pytest.mark.cpu_only  # views of one host buffer and the CPU's disjoint bit
 def test_partial_overlap_of_output_with_shifted_input():
     # out = base[:-1] and x = base[1:] share base[1], so the call is not
     # disjoint.  A launch this short runs in order on one thread, so the

@@ -140,12 +140,18 @@ def test_allocation_past_the_device_limit(gpu):
         tack.empty((1 << 40,), dtype=tack.f64, device=gpu)
 
 
+@tack.kernel
+def fill3(out, v):
+    for i, j, k in tack.ndindex(out.shape[0], out.shape[1], out.shape[2]):
+        out[i, j, k] = v
+
+
 def test_read_only_storage_refused_before_running(gpu):
-    x = tack.array(np.ones(4, np.float32), device=gpu)
     tex = tack.Texture3D(tack.array(np.ones((2, 2, 2), np.float32), device=gpu))
-    with pytest.raises((TypeError, ValueError)):
-        scale(x, tex, 1.0)                      # a texture is read-only storage
-    np.testing.assert_array_equal(x.numpy(), np.ones(4, np.float32))
+    assert tex.data.device is gpu
+    with pytest.raises(ValueError, match="kernel 'fill3' writes to parameter 'out'.*read-only"):
+        fill3(tex, 5.0)                          # a texture is read-only storage
+    np.testing.assert_array_equal(tex.numpy(), np.ones((2, 2, 2), np.float32))
 
 
 def test_debug_mode_on_gpu(gpu):
@@ -199,3 +205,25 @@ def test_disk_cache_second_process_loads_the_binary(tmp_path, gpu):
     assert second["compiles"] == 0 and second["lowerings"] == 0
     assert second["disk_hits"] == 1 and second["driver_binary_loads"] == 1
     assert second["driver_source_builds"] == 0
+
+
+@tack.kernel
+def repeat_double(x, out, m):
+    for i in range(x.shape[0]):
+        for _ in range(m):
+            out[i] = out[i] + x[i]
+
+
+def test_in_place_on_gpu_is_one_variant(gpu):
+    """The same device array as input and output gives the sequential
+    result per element; off the CPU there is one variant whether or not the
+    arrays overlap (disjoint is always False)."""
+    y = np.linspace(-3, 3, 1001)
+    d = tack.array(y, device=gpu)
+    repeat_double(d, d, 3)
+    np.testing.assert_array_equal(d.numpy(), y * 8.0)        # doubled three times, exactly
+    a = tack.array(y, device=gpu)
+    b = tack.zeros((1001,), dtype=tack.f64, device=gpu)
+    repeat_double(a, b, 2)
+    np.testing.assert_array_equal(b.numpy(), y * 2.0)
+    assert [k[4] for k in repeat_double.variants(device=gpu)] == [False]

@@ -221,6 +221,7 @@ def test_func_array_parameter_by_reference(dt):
     assert_bitwise_equal(out, x + NP[dt](3))
 
 
+@pytest.mark.cpu_only  # read-only NumPy storage is a host-memory fact
 def test_func_store_counts_as_a_write():
     # out is written only through the device function: a read-only out is
     # refused like one the kernel writes itself

@@ -438,6 +438,7 @@ def rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+@pytest.mark.cpu_only  # its kernel runs on the default device: once is enough
 def test_per_call_classes_leave_nothing_behind():
     sample = make_sample()
     x = np.arange(8, dtype=np.float32)

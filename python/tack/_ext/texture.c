@@ -11,12 +11,18 @@ static PyObject *texture_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     PyObject *data, *dtype = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:Texture3D", kwlist, &data, &dtype))
         return NULL;
-    /* f64 data stays f64; anything else becomes f32 unless dtype says. */
-    PyObject *np = PyArray_FROM_O(data);
-    if (!np)
-        return NULL;
-    int is_f64 = PyArray_TYPE((PyArrayObject *)np) == NPY_FLOAT64;
-    Py_DECREF(np);
+    /* f64 data stays f64; anything else becomes f32 unless dtype says.  A
+     * tack.Array is asked directly: a device array has no host buffer. */
+    int is_f64;
+    if (ext_Array_Check(data)) {
+        is_f64 = ((ext_ArrayObject *)data)->dtype == TACK_F64;
+    } else {
+        PyObject *np = PyArray_FROM_O(data);
+        if (!np)
+            return NULL;
+        is_f64 = PyArray_TYPE((PyArrayObject *)np) == NPY_FLOAT64;
+        Py_DECREF(np);
+    }
     PyObject *want = dtype != Py_None ? dtype : ext_dtype_object(is_f64 ? TACK_F64 : TACK_F32);
     PyObject *call_args = Py_BuildValue("(O)", data);
     PyObject *call_kw = call_args ? Py_BuildValue("{s:O}", "dtype", want) : NULL;

@@ -535,10 +535,21 @@ static const char *element(gen *g, int p, const char *index) {
  * exact arithmetic on the CPU (even without fast-math), so they are
  * spelled the same way here; other powers are the device's pow, which may
  * differ from the host's math library by a few ulp. */
+/* A constant exponent's value, looking through the conversion inference
+ * puts around an integer literal (x ** 2); 0 when it is not constant. */
+static int const_exponent(const ir_expr *e, double *out) {
+    while (e->kind == IR_CAST) e = e->a;
+    if (e->kind != IR_CONST) return 0;
+    *out = ir_type_is_float(e->type) ? e->f : ir_type_is_signed(e->type) ? (double)e->i
+                                                                            : (double)(uint64_t)e->i;
+    return 1;
+}
+
 static const char *float_pow(gen *g, ir_type t, const char *a, const ir_expr *eb, const char *b) {
     const char *pw = math_fn(g, INTR_POW, t);
-    if (eb->kind != IR_CONST) return str(g, "%s(%s, %s)", pw, a, b);
-    double x = t == TACK_F32 ? (double)(float)eb->f : eb->f;
+    double x;
+    if (!const_exponent(eb, &x)) return str(g, "%s(%s, %s)", pw, a, b);
+    x = t == TACK_F32 ? (double)(float)x : x;
     if (x == 1.0) return a;
     if (x == 0.0) return float_lit(g, t, 1.0);
     if (x == 2.0) {
