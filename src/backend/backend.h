@@ -48,6 +48,10 @@ typedef struct backend_caps {
     int compute_units;       /* threads for the CPU */
 } backend_caps;
 
+/* The launch range of one call: the parallel loop's start, stop and step
+ * (step != 0), then the inner ndindex extents (1 when absent). */
+#define BACKEND_RANGE_LEN 5
+
 /* One dispatch, after the runtime checked and classified the call. */
 typedef struct backend_call {
     const char *kernel_name;
@@ -55,6 +59,7 @@ typedef struct backend_call {
     const int64_t (*dims)[TACK_MAX_NDIM];  /* per parameter, 1 past ndim */
     int nparams;
     int has_inner_loops; /* the body loops: split even short launches */
+    const int64_t *range; /* from the backend's range(), BACKEND_RANGE_LEN */
 } backend_call;
 
 typedef struct backend_ops {
@@ -82,6 +87,10 @@ typedef struct backend_ops {
     tack_status (*load)(backend *b, const ir_func *f, const void *bytes, size_t n,
                         backend_code **out, tack_error *err);
     void (*release)(backend *b, backend_code *c);
+    /* Evaluates the call's launch range (call->range is not set yet), which
+     * the runtime checks before anything runs. */
+    tack_status (*range)(backend *b, backend_code *c, const backend_call *call,
+                         int64_t out[BACKEND_RANGE_LEN], tack_error *err);
     /* Runs the call to completion. */
     tack_status (*launch)(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err);

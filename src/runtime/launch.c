@@ -34,11 +34,19 @@ static tack_status report_bounds(const tack_kernel *k, const ir_template *t, con
                          (long long)errors[DEBUG_ERR_INDEX]);
 }
 
-/* Runs variant v for a classified call on the device's backend. */
+/* Runs variant v for a classified call on the device's backend: the
+ * launch range is evaluated and checked first, so a refused call runs
+ * nothing. */
 static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
                                const call_info *info, tack_device *dev, tack_error *err) {
+    int64_t range[BACKEND_RANGE_LEN];
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
-                         info->nargs, t->has_inner_loops};
+                         info->nargs, t->has_inner_loops, range};
+    if (dev->ops->range(dev->b, v->code, &call, range, err)) return err->status;
+    if (range[2] == 0)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': the parallel loop's range() step must not be zero",
+                             k->def->name);
     int locked = dev->caps.locked_dispatch;
     if (locked) pthread_mutex_lock(&v->dispatch_lock);
     tack_status st = dev->ops->launch(dev->b, v->code, &call, err);

@@ -176,18 +176,19 @@ static void run_chunk(void *arg, int64_t lo, int64_t hi) {
     c->entry(c->slots, c->range, lo, hi);
 }
 
-/* Evaluates the launch range and splits the parallel loop across the
- * pool. */
+/* The code's own range function (codegen.c). */
+static tack_status cpu_range(backend *b, backend_code *code, const backend_call *call,
+                             int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
+    (void)b, (void)err;
+    code->range(call->slots, &call->dims[0][0], out);
+    return TACK_OK;
+}
+
+/* Splits the parallel loop across the pool. */
 static tack_status cpu_launch(backend *b, backend_code *code, const backend_call *call,
                               tack_error *err) {
-    int64_t range[CPU_RANGE_LEN];
-    code->range(call->slots, &call->dims[0][0], range);
-    if (range[2] == 0) {
-        err->status = TACK_ERR_VALUE;
-        snprintf(err->message, sizeof err->message,
-                 "kernel '%s': the parallel loop's range() step must not be zero", call->kernel_name);
-        return TACK_ERR_VALUE;
-    }
+    (void)err;
+    const int64_t *range = call->range;
     int64_t n = trip_count(range[0], range[1], range[2]);
     /* Work per outer iteration: the inner ndindex extents. */
     int64_t inner = 1;
@@ -245,6 +246,7 @@ const backend_ops backend_cpu = {
     .artifact = cpu_artifact,
     .load = cpu_load,
     .release = cpu_release,
+    .range = cpu_range,
     .launch = cpu_launch,
     .mem_alloc = cpu_mem_alloc,
     .mem_free = cpu_mem_free,

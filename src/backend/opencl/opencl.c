@@ -68,6 +68,12 @@ static tack_status launch(backend *b, backend_code *c, const backend_call *call,
     return st;
 }
 
+static tack_status range(backend *b, backend_code *c, const backend_call *call,
+                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
+    (void)b;
+    return gpu_range_eval(c->f, call->slots, call->dims, out, err);
+}
+
 const backend_ops backend_opencl = {
     .name = "opencl",
     .open = opencl_open,
@@ -79,6 +85,7 @@ const backend_ops backend_opencl = {
     .artifact = opencl_artifact,
     .load = opencl_load,
     .release = opencl_release,
+    .range = range,
     .launch = launch,
     .mem_alloc = opencl_mem_alloc,
     .mem_free = opencl_mem_free,
