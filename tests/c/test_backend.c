@@ -43,15 +43,28 @@ static const char *sim_target(const backend *b) {
     return NULL; /* only the IR level goes to the disk cache */
 }
 
-/* The CPU's code reads slots as addresses: hand it the blocks' data. */
-static tack_status sim_launch(backend *b, backend_code *c, const backend_call *call, tack_error *err) {
-    uint64_t slots[2 * TACK_MAX_PARAMS];
+/* The CPU's code reads slots as addresses: hand it the blocks' data (the
+ * range function too: debug mode reads its extents from a hidden array). */
+static backend_call on_host(const backend_call *call, uint64_t *slots) {
     for (int p = 0; p < call->nparams; p++) {
         block *blk = (block *)(uintptr_t)call->slots[p];
         slots[p] = blk && blk->magic == MAGIC ? (uint64_t)(uintptr_t)blk->data : call->slots[p];
     }
     backend_call host = *call;
     host.slots = slots;
+    return host;
+}
+
+static tack_status sim_range(backend *b, backend_code *c, const backend_call *call,
+                             int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
+    uint64_t slots[2 * TACK_MAX_PARAMS];
+    backend_call host = on_host(call, slots);
+    return backend_cpu.range(b, c, &host, out, err);
+}
+
+static tack_status sim_launch(backend *b, backend_code *c, const backend_call *call, tack_error *err) {
+    uint64_t slots[2 * TACK_MAX_PARAMS];
+    backend_call host = on_host(call, slots);
     launches++;
     return backend_cpu.launch(b, c, &host, err);
 }
@@ -100,6 +113,7 @@ int main(void) {
     devsim.caps = sim_caps;
     devsim.describe = sim_describe;
     devsim.cache_target = sim_target;
+    devsim.range = sim_range;
     devsim.launch = sim_launch;
     devsim.mem_alloc = sim_alloc;
     devsim.mem_free = sim_free;
