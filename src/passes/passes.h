@@ -45,6 +45,29 @@ enum {
     DEBUG_ERR_LEN = DEBUG_ERR_VALUES + TACK_MAX_NDIM
 };
 
+/* launch_bounds.c: outside debug mode, the array accesses whose bounds
+ * follow from the launch range, checked once per dispatch before anything
+ * runs (runtime/launch_check.c).  One entry per array dimension indexed by
+ * launch variable `axis` plus constants (lo..hi: the least and greatest)
+ * and perhaps sign * scalar parameter, in accesses every iteration runs.
+ * An index that is exactly the launch variable of range(a.shape[d]) needs
+ * no entry.  Sorted by parameter and dimension. */
+typedef struct launch_check {
+    int16_t param;  /* the array */
+    int8_t dim;     /* its dimension (the component of a vector: never) */
+    int8_t axis;    /* -1 none (a constant index); 0 the launch variable;
+                       1, 2 the inner tack.ndindex variables */
+    int16_t scalar; /* a scalar parameter added to the index, or -1 */
+    int8_t sign;    /* its coefficient, +1 or -1 */
+    int8_t written; /* a store or atomic (for the message) */
+    int64_t lo, hi;
+} launch_check;
+
+/* Fills out (capacity cap) and returns the count; none in debug mode, whose
+ * own checks cover every access.  Entries past cap, or all of them when
+ * memory runs out, are left unchecked as any other access. */
+int launch_bounds(const ir_func *f, launch_check *out, int cap);
+
 /* infer.c: gives every node and local a concrete type from the parameter
  * types (set by the caller on f->params[].type and f->default_float) and
  * inserts the conversions the numeric rules call for (docs/language.md).
