@@ -124,9 +124,11 @@ static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
         }
         if (k == w->n) {
             if (w->n == w->cap) continue; /* left unchecked, as before */
-            w->out[w->n++] = (launch_check){(int16_t)p, (int8_t)d, (int8_t)x.axis,
-                                            (int16_t)x.scalar, (int8_t)x.sign, (int8_t)written,
-                                            x.c, x.c};
+            w->out[w->n++] = (launch_check){.lo = x.c, .hi = x.c, .param = (int16_t)p,
+                                            .slot = (int16_t)(p * TACK_MAX_NDIM + d),
+                                            .scalar = (int16_t)x.scalar, .dim = (int8_t)d,
+                                            .axis = (int8_t)x.axis, .sign = (int8_t)x.sign,
+                                            .written = (int8_t)written};
         }
         if (x.c < w->out[k].lo) w->out[k].lo = x.c;
         if (x.c > w->out[k].hi) w->out[k].hi = x.c;
@@ -291,15 +293,28 @@ static int assigned_block(const ir_block *b, int l) {
     return 0;
 }
 
-static int by_param_dim(const void *pa, const void *pb) {
-    const launch_check *a = pa, *b = pb;
-    if (a->param != b->param) return a->param - b->param;
-    if (a->dim != b->dim) return a->dim - b->dim;
-    if (a->written != b->written) return b->written - a->written; /* writes first */
-    if (a->axis != b->axis) return a->axis - b->axis;
-    if (a->scalar != b->scalar) return a->scalar - b->scalar;
-    return b->sign - a->sign;
+static int same_range(const launch_check *a, const launch_check *b) {
+    return a->axis == b->axis && a->scalar == b->scalar && a->sign == b->sign && a->lo == b->lo &&
+           a->hi == b->hi;
 }
+
+#define CMP(x, y) if ((x) != (y)) return (x) < (y) ? -1 : 1
+/* Entries with a scalar parameter last (a dispatch checks them apart),
+ * equal index ranges together, then by array and dimension. */
+static int by_range(const void *pa, const void *pb) {
+    const launch_check *a = pa, *b = pb;
+    CMP(a->scalar >= 0, b->scalar >= 0);
+    CMP(a->axis, b->axis);
+    CMP(a->scalar, b->scalar);
+    CMP(b->sign, a->sign);
+    CMP(a->lo, b->lo);
+    CMP(a->hi, b->hi);
+    CMP(a->param, b->param);
+    CMP(a->dim, b->dim);
+    CMP(b->written, a->written);
+    return 0;
+}
+#undef CMP
 
 int launch_bounds(const ir_func *f, launch_check *out, int cap) {
     if (f->loop_var < 0 || f->debug_errors >= 0) return 0;
@@ -311,6 +326,11 @@ int launch_bounds(const ir_func *f, launch_check *out, int cap) {
         if (!assigned_block(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
     walk_block(&w, &f->body, -1);
     free(w.known);
-    qsort(out, w.n, sizeof *out, by_param_dim);
+    qsort(out, w.n, sizeof *out, by_range);
+    for (int i = 0, first = 0; i < w.n; i++) {
+        if (i > 0 && same_range(&out[i], &out[first])) continue;
+        first = i;
+        for (int j = i; j < w.n && same_range(&out[j], &out[i]); j++) out[i].group++;
+    }
     return w.n;
 }

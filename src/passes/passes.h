@@ -50,17 +50,23 @@ enum {
  * runs (runtime/launch_check.c).  One entry per array dimension indexed by
  * launch variable `axis` plus constants (lo..hi: the least and greatest)
  * and perhaps sign * scalar parameter, in accesses every iteration runs.
- * An index that is exactly the launch variable of range(a.shape[d]) needs
- * no entry.  Sorted by parameter and dimension. */
+ * An index i - c over range(s, a.shape[d], step) with literals s >= c >= 0
+ * and step > 0 (range(a.shape[d]) and a[i], the common case) needs no
+ * entry.  Entries with the same index range form a group, so that a
+ * dispatch computes each range once and then compares one extent per
+ * entry; those with a scalar come last. */
 typedef struct launch_check {
+    int64_t lo, hi;
     int16_t param;  /* the array */
+    int16_t slot;   /* param * TACK_MAX_NDIM + dim: the call's extent */
+    int16_t scalar; /* a scalar parameter added to the index, or -1 */
+    int16_t group;  /* the group's first entry: its size (equal axis, lo, hi,
+                       scalar and sign); 0 in the others */
     int8_t dim;     /* its dimension (the component of a vector: never) */
     int8_t axis;    /* -1 none (a constant index); 0 the launch variable;
                        1, 2 the inner tack.ndindex variables */
-    int16_t scalar; /* a scalar parameter added to the index, or -1 */
-    int8_t sign;    /* its coefficient, +1 or -1 */
+    int8_t sign;    /* the scalar's coefficient, +1 or -1 */
     int8_t written; /* a store or atomic (for the message) */
-    int64_t lo, hi;
 } launch_check;
 
 /* Fills out (capacity cap) and returns the count; none in debug mode, whose

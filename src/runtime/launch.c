@@ -77,7 +77,9 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, const
         else inner = inner > INT64_MAX / range[d] ? INT64_MAX : inner * range[d];
     }
     /* Before anything runs: accesses whose bounds follow from the range. */
-    if (t->nchecks && n > 0 && launch_check_run(k, t, info, range, n, err)) return err->status;
+    if (t->nchecks && n > 0 && launch_check_quick(t, info, range, n) &&
+        launch_check_full(k, t, info, range, n, err))
+        return err->status;
     int64_t grain = t->has_inner_loops ? GRAIN_LOOPS : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
     chunk_ctx c = {v->entry, info->slots, range};
     /* Iterations with inner loops vary in cost (an escape-time loop, a

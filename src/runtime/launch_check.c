@@ -59,27 +59,70 @@ static tack_status refuse(const tack_kernel *k, const ir_func *f, const call_inf
                          shape, nd == 1 ? "," : "");
 }
 
-tack_status launch_check_run(const tack_kernel *k, const ir_template *t, const call_info *info,
-                             const int64_t *range, int64_t n, tack_error *err) {
-    /* Each launch axis's least and greatest value over the n > 0 iterations. */
-    wide first = range[0], last = first + (wide)(n - 1) * range[2];
-    wide amin[3] = {first < last ? first : last, 0, 0};
-    wide amax[3] = {first < last ? last : first, (wide)range[3] - 1, (wide)range[4] - 1};
+/* Launch axis `axis`'s least and greatest value (0 and 0 for none).  All
+ * lie between start and stop, or inside an inner extent: no overflow. */
+static void axis_range(int axis, const int64_t *range, int64_t n, int64_t *min, int64_t *max) {
+    *min = *max = 0;
+    if (axis == 0) {
+        /* Modulo 2^64: the true last index fits in 64 bits. */
+        int64_t first = range[0];
+        int64_t last = (int64_t)((uint64_t)first + (uint64_t)(n - 1) * (uint64_t)range[2]);
+        *min = first < last ? first : last;
+        *max = first < last ? last : first;
+    } else if (axis > 0) {
+        *max = range[2 + axis] - 1;
+    }
+}
+
+/* Entry c's least and greatest index for this call, in 128 bits; 0 when
+ * its scalar cannot be an index (the kernel would not have compiled). */
+static int index_range(const launch_check *c, const call_info *info, const int64_t *range,
+                       int64_t n, wide *lo, wide *hi) {
+    int64_t s = 0, amin, amax;
+    if (c->scalar >= 0 && !scalar_value(&info->args[c->scalar], &s)) return 0;
+    axis_range(c->axis, range, n, &amin, &amax);
+    *lo = (wide)amin + c->lo + (wide)c->sign * s;
+    *hi = (wide)amax + c->hi + (wide)c->sign * s;
+    return 1;
+}
+
+/* Every entry in 128 bits: the entries with a scalar parameter (kept last),
+ * and a failed check, whose report names the first failing array and
+ * dimension (writes first) whatever order the entries are kept in. */
+tack_status launch_check_full(const tack_kernel *k, const ir_template *t, const call_info *info,
+                              const int64_t *range, int64_t n, tack_error *err) {
+    const launch_check *first = NULL;
+    wide flo = 0, fhi = 0;
     for (int i = 0; i < t->nchecks; i++) {
         const launch_check *c = &t->checks[i];
-        wide lo = c->lo, hi = c->hi;
-        if (c->axis >= 0) {
-            lo += amin[c->axis];
-            hi += amax[c->axis];
-        }
-        if (c->scalar >= 0) {
-            int64_t s;
-            if (!scalar_value(&info->args[c->scalar], &s)) continue;
-            lo += (wide)c->sign * s;
-            hi += (wide)c->sign * s;
-        }
-        if (lo < 0 || hi >= info->dims[c->param][c->dim])
-            return refuse(k, t->ir, info, c, lo, hi, err);
+        wide lo, hi;
+        if (!index_range(c, info, range, n, &lo, &hi) ||
+            (lo >= 0 && hi < info->dims[c->param][c->dim]))
+            continue;
+        if (first && (first->param != c->param ? first->param < c->param
+                      : first->dim != c->dim   ? first->dim < c->dim
+                                               : first->written >= c->written))
+            continue;
+        first = c;
+        flo = lo;
+        fhi = hi;
     }
-    return TACK_OK;
+    return first ? refuse(k, t->ir, info, first, flo, fhi, err) : TACK_OK;
+}
+
+int launch_check_quick(const ir_template *t, const call_info *info, const int64_t *range, int64_t n) {
+    const int64_t *dims = &info->dims[0][0];
+    for (const launch_check *c = t->checks, *end = c + t->nchecks; c < end;) {
+        /* Each group's index range once (one that overflows is out of
+         * bounds), then one compare per array dimension. */
+        int64_t amin, amax, lo, hi;
+        if (c->scalar >= 0) return 1;
+        axis_range(c->axis, range, n, &amin, &amax);
+        if (__builtin_add_overflow(amin, c->lo, &lo) | __builtin_add_overflow(amax, c->hi, &hi) ||
+            lo < 0)
+            return 1;
+        for (const launch_check *g = c + c->group; c < g; c++)
+            if (hi >= dims[c->slot]) return 1;
+    }
+    return 0;
 }

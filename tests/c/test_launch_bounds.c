@@ -28,6 +28,16 @@ static int resolve(void *ctx, const char *name, tack_name *out) {
     return 0;
 }
 
+static int by_array(const void *pa, const void *pb) {
+    const launch_check *a = pa, *b = pb;
+    if (a->param != b->param) return a->param - b->param;
+    if (a->dim != b->dim) return a->dim - b->dim;
+    if (a->written != b->written) return b->written - a->written;
+    if (a->axis != b->axis) return a->axis - b->axis;
+    if (a->scalar != b->scalar) return a->scalar - b->scalar;
+    return b->sign - a->sign;
+}
+
 /* The analysis of `src` as text, one entry per "; ":
  * "<array>.<dim> <axis> <lo>..<hi>[ +/-<scalar>] <r|w>", axis i0 (the
  * launch variable), i1, i2 (inner ndindex) or "-". */
@@ -51,6 +61,23 @@ static const char *checks_of(const char *src, const uint8_t *vec) {
     if (f) {
         launch_check c[16];
         int n = launch_bounds(f, c, 16);
+        /* Grouped by index range: each group's first entry counts it. */
+        for (int i = 0; i < n;) {
+            int size = c[i].group;
+            CHECK(size >= 1 && i + size <= n);
+            if (size < 1 || i + size > n) break;
+            for (int j = i; j < i + size; j++)
+                CHECK(c[j].axis == c[i].axis && c[j].lo == c[i].lo && c[j].hi == c[i].hi &&
+                      c[j].scalar == c[i].scalar && c[j].sign == c[i].sign &&
+                      (j == i || c[j].group == 0));
+            if (i + size < n)
+                CHECK(!(c[i + size].axis == c[i].axis && c[i + size].lo == c[i].lo &&
+                        c[i + size].hi == c[i].hi && c[i + size].scalar == c[i].scalar &&
+                        c[i + size].sign == c[i].sign));
+            i += size;
+        }
+        for (int i = 0; i < n; i++) CHECK(c[i].slot == c[i].param * TACK_MAX_NDIM + c[i].dim);
+        qsort(c, n, sizeof *c, by_array); /* the text lists them by array */
         size_t len = 0;
         text[0] = 0;
         for (int i = 0; i < n && len < sizeof text; i++) {
@@ -212,6 +239,39 @@ static void test_refused(void) {
     tack_kernel_free(g);
 }
 
+/* Scalar offsets, a negative step, and sums past 64 bits. */
+static void test_offsets(void) {
+    tack_kernel *k = make("@tack.kernel\ndef shift(a, out, k, start, step):\n"
+                          "    for i in range(start, out.shape[0], step):\n"
+                          "        out[i] = a[i + k]\n");
+    CHECK(k != NULL);
+    if (!k) return;
+    float a[8], out[8];
+    for (int i = 0; i < 8; i++) a[i] = (float)i, out[i] = -1.0f;
+    int64_t n8 = 8, n4 = 4;
+    tack_error err;
+    tack_arg args[5] = {tack_arg_array(a, TACK_F32, 1, &n8, 0), tack_arg_array(out, TACK_F32, 1, &n4, 1),
+                        tack_arg_int(4), tack_arg_int(0), tack_arg_int(1)};
+    CHECK(tack_kernel_launch(k, dev, args, 5, &err) == TACK_OK && out[3] == 7.0f);
+    args[2] = tack_arg_int(5);
+    CHECK(tack_kernel_launch(k, dev, args, 5, &err) == TACK_ERR_INDEX);
+    CHECK(strstr(err.message, "the launch reads a[5..8] but 'a' has shape (8,)"));
+    args[2] = tack_arg_int(INT64_MAX);
+    CHECK(tack_kernel_launch(k, dev, args, 5, &err) == TACK_ERR_INDEX);
+    CHECK(strstr(err.message, "a[9223372036854775807..9223372036854775810]"));
+    args[2] = tack_arg_int(INT64_MIN);
+    args[3] = tack_arg_int(3);
+    args[4] = tack_arg_int(-1);
+    CHECK(tack_kernel_launch(k, dev, args, 5, &err) == TACK_OK); /* range(3, 4, -1): empty */
+    args[1] = tack_arg_array(out, TACK_F32, 1, &n8, 1);
+    args[3] = tack_arg_int(INT64_MAX);
+    args[4] = tack_arg_int(INT64_MIN);
+    CHECK(tack_kernel_launch(k, dev, args, 5, &err) == TACK_ERR_INDEX); /* one i: INT64_MAX */
+    CHECK(strstr(err.message, "a[-1] but"));
+    for (int i = 0; i < 8; i++) CHECK(out[i] == (i < 4 ? (float)(i + 4) : -1.0f));
+    tack_kernel_free(k);
+}
+
 /* Debug mode keeps its own report (file:line, the failing index). */
 static void test_debug_unchanged(void) {
     tack_kernel *k = make(ADD);
@@ -235,6 +295,7 @@ int main(void) {
     test_analysis();
     if (dev) {
         test_refused();
+        test_offsets();
         test_debug_unchanged();
     }
     return CHECK_DONE();
