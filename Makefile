@@ -47,6 +47,8 @@ bench: install
 	$(VPY) bench/bench_disk_cache.py
 	$(VPY) bench/bench_compile.py
 	$(VPY) bench/bench_debug.py
+	$(VPY) -m pip install -q pyopencl || true
+	$(VPY) bench/bench_opencl.py
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(VENV) *.egg-info

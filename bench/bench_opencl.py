@@ -131,7 +131,7 @@ class Floor:
             return
         self.exe = exe
 
-    def us(self, reps=1000):
+    def us(self, reps=300):
         """Microseconds per launch over `reps` launches in one run."""
         r = subprocess.run([self.exe, str(reps)], capture_output=True, text=True)
         m = re.search(r"floor: ([0-9.]+) us", r.stdout)
@@ -144,7 +144,7 @@ class Floor:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def block_us(fn, calls=200):
+def block_us(fn, calls=100):
     """Mean microseconds per call over one block of `calls` calls."""
     t = time.perf_counter_ns()
     for _ in range(calls):
@@ -194,7 +194,7 @@ def bench_dispatch(dev, cl, ctx, q, cl_why):
             "tack": lambda: block_us(tack_fn),
             "floor": floor.us if floor.exe else None,
             "pyopencl": (lambda: block_us(cl_fn)) if cl_fn else None,
-        }, rounds=8)
+        }, rounds=20)
     finally:
         floor.close()
     t, f = best["tack"], best.get("floor")
@@ -204,8 +204,8 @@ def bench_dispatch(dev, cl, ctx, q, cl_why):
                note="[no C floor to hold the 2 us target against]")
     else:
         R.line("dispatch scale len8 opencl", t, peers, "<= c-floor + 2 us", t <= f + 2.0,
-               note=f"[tack - floor {t - f:+.1f} us; best block of 200 calls / "
-                    f"1000 launches, 8 rounds]")
+               note=f"[tack - floor {t - f:+.1f} us; best block of 100 calls / "
+                    f"300 launches, 20 rounds]")
 
 
 # ===========================================================================

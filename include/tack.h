@@ -40,7 +40,8 @@ typedef enum tack_status {
     TACK_ERR_COMPILE,  /* kernel source the language does not accept */
     TACK_ERR_TYPE,     /* an argument of the wrong kind or dtype */
     TACK_ERR_VALUE,    /* an argument with a bad value (range, layout, ...) */
-    TACK_ERR_INDEX,    /* an out-of-bounds access found in debug mode */
+    TACK_ERR_INDEX,    /* an out-of-bounds access: a launch refused before it
+                          ran, or found in debug mode */
     TACK_ERR_INTERNAL, /* a bug in Tack: a verifier failure, LLVM error */
     TACK_ERR_NOMEM,
     TACK_ERR_DEVICE    /* a device or its driver is missing or failed: the
@@ -254,7 +255,10 @@ tack_arg tack_arg_float(double v);
 tack_arg tack_arg_bool(int v);
 
 /* Compiles on a miss, then runs the kernel.  The caller's thread runs a
- * share of the parallel loop and returns when all of it is done. */
+ * share of the parallel loop and returns when all of it is done.  A launch
+ * whose range would take an access indexed by the launch variable (out[i],
+ * a[i + 1]) outside its array is refused with TACK_ERR_INDEX before any of
+ * it runs (docs/language.md says which accesses). */
 tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev,
                                const tack_arg *args, int nargs,
                                tack_error *err);

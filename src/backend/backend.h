@@ -52,6 +52,20 @@ typedef struct backend_caps {
  * (step != 0), then the inner ndindex extents (1 when absent). */
 #define BACKEND_RANGE_LEN 5
 
+/* Iterations of the outer loop, without overflow; 0 when an inner extent
+ * is empty (the whole launch is). */
+static inline int64_t backend_trip_count(int64_t start, int64_t stop, int64_t step) {
+    if (step > 0 && stop > start)
+        return (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1);
+    if (step < 0 && start > stop)
+        return (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / (0 - (uint64_t)step) + 1);
+    return 0;
+}
+static inline int64_t backend_launch_count(const int64_t range[BACKEND_RANGE_LEN]) {
+    if (range[3] <= 0 || range[4] <= 0) return 0;
+    return backend_trip_count(range[0], range[1], range[2]);
+}
+
 /* One dispatch, after the runtime checked and classified the call. */
 typedef struct backend_call {
     const char *kernel_name;

@@ -45,6 +45,35 @@ enum {
     DEBUG_ERR_LEN = DEBUG_ERR_VALUES + TACK_MAX_NDIM
 };
 
+/* launch_bounds.c: outside debug mode, the array accesses whose bounds
+ * follow from the launch range, checked once per dispatch before anything
+ * runs (runtime/launch_check.c).  One entry per array dimension indexed by
+ * launch variable `axis` plus constants (lo..hi: the least and greatest)
+ * and perhaps sign * scalar parameter, in accesses every iteration runs.
+ * An index i - c over range(s, a.shape[d], step) with literals s >= c >= 0
+ * and step > 0 (range(a.shape[d]) and a[i], the common case) needs no
+ * entry.  Entries with the same index range form a group, so that a
+ * dispatch computes each range once and then compares one extent per
+ * entry; those with a scalar come last. */
+typedef struct launch_check {
+    int64_t lo, hi;
+    int16_t param;  /* the array */
+    int16_t slot;   /* param * TACK_MAX_NDIM + dim: the call's extent */
+    int16_t scalar; /* a scalar parameter added to the index, or -1 */
+    int16_t group;  /* the group's first entry: its size (equal axis, lo, hi,
+                       scalar and sign); 0 in the others */
+    int8_t dim;     /* its dimension (the component of a vector: never) */
+    int8_t axis;    /* -1 none (a constant index); 0 the launch variable;
+                       1, 2 the inner tack.ndindex variables */
+    int8_t sign;    /* the scalar's coefficient, +1 or -1 */
+    int8_t written; /* a store or atomic (for the message) */
+} launch_check;
+
+/* Fills out (capacity cap) and returns the count; none in debug mode, whose
+ * own checks cover every access.  Entries past cap, or all of them when
+ * memory runs out, are left unchecked as any other access. */
+int launch_bounds(const ir_func *f, launch_check *out, int cap);
+
 /* infer.c: gives every node and local a concrete type from the parameter
  * types (set by the caller on f->params[].type and f->default_float) and
  * inserts the conversions the numeric rules call for (docs/language.md).

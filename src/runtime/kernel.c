@@ -272,6 +272,7 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                 /* At most one per (parameter, dimension): MAX_SHAPE_DEPS. */
                 t->ndeps = shape_deps(f, t->deps, MAX_SHAPE_DEPS);
                 t->has_inner_loops = body_has_loops(&f->body);
+                t->nchecks = launch_bounds(f, t->checks, MAX_LAUNCH_CHECKS);
                 pthread_mutex_lock(&k->lock);
                 t->next = atomic_load(&k->tmpl);
                 if (lowered) atomic_fetch_add(&tack_counters.lowerings, 1);

@@ -47,6 +47,11 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
         return runtime_error(err, TACK_ERR_VALUE,
                              "kernel '%s': the parallel loop's range() step must not be zero",
                              k->def->name);
+    /* Before anything runs: accesses whose bounds follow from the range. */
+    int64_t n = backend_launch_count(range);
+    if (t->nchecks && n > 0 && launch_check_quick(t, info, range, n) &&
+        launch_check_full(k, t, info, range, n, err))
+        return err->status;
     int locked = dev->caps.locked_dispatch;
     if (locked) pthread_mutex_lock(&v->dispatch_lock);
     tack_status st = dev->ops->launch(dev->b, v->code, &call, err);

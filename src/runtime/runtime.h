@@ -7,6 +7,7 @@
  *   key.c      checking a call's arguments and deriving its variant key
  *   variant.c  the per-device, per-kernel variant cache; compiling a miss
  *   launch.c   tack_kernel_launch: key -> variant -> range -> thread pool
+ *   launch_check.c  the launch's bounds checks, once per dispatch
  *   api.c      small public helpers (dtypes, argument builders, stats)
  */
 #ifndef TACK_RUNTIME_H
@@ -26,6 +27,7 @@
 #define MAX_TMPL_BYTES 1536 /* the encoded template structure of one call */
 #define MAX_TMPL_TOKENS 16  /* classes named by one call's templates */
 #define MAX_ARGS (TACK_MAX_PARAMS * 2) /* kernel arguments plus hidden ones */
+#define MAX_LAUNCH_CHECKS 64 /* per IR template: array dimensions x index forms */
 
 /* The template-class part of a key (templates.c): each template argument's
  * class token, constants (type and bits), array attributes (dtype, full
@@ -108,6 +110,8 @@ typedef struct ir_template {
     int ndeps;
     shape_dep deps[MAX_SHAPE_DEPS];
     int has_inner_loops; /* the body loops: parallelize small launches too */
+    int nchecks;         /* accesses checked against the launch range */
+    launch_check checks[MAX_LAUNCH_CHECKS];
 } ir_template;
 
 struct tack_kernel {
@@ -245,6 +249,16 @@ variant *fast_variant(const tack_kernel *k, const tack_device *dev, const fast_s
 void fast_remember(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint,
                    ir_template *t, variant *v, uint64_t epoch);
 void fast_invalidate(void);
+
+/* launch_check.c: the launch's bounds checks for n > 0 outer iterations
+ * over `range` (the range function's output).  launch_check_quick is the
+ * per-dispatch part: 0 when every entry without a scalar parameter holds
+ * and none has one.  Otherwise launch_check_full checks every entry and
+ * refuses (IndexError) the launch when one fails, naming the kernel, the
+ * array, the indices and the shape. */
+int launch_check_quick(const ir_template *t, const call_info *info, const int64_t *range, int64_t n);
+tack_status launch_check_full(const tack_kernel *k, const ir_template *t, const call_info *info,
+                              const int64_t *range, int64_t n, tack_error *err);
 
 /* explain.c: logs why a call needs a new variant (before compiling it). */
 void explain_new_variant(const tack_kernel *k, const ir_template *t, kernel_slot *s,

@@ -227,3 +227,19 @@ def test_in_place_on_gpu_is_one_variant(gpu):
     repeat_double(a, b, 2)
     np.testing.assert_array_equal(b.numpy(), y * 2.0)
     assert [k[4] for k in repeat_double.variants(device=gpu)] == [False]
+
+
+@tack.kernel
+def add(x, y, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] + y[i]
+
+
+def test_short_output_refused_on_gpu(gpu):
+    """The launch-range check runs on every device, before anything runs."""
+    x = tack.array(np.arange(16, dtype=np.float32), device=gpu)
+    out = tack.array(np.full(4, -1, np.float32), device=gpu)
+    with pytest.raises(IndexError, match=r"kernel 'add': the launch writes out\[0..15\] but 'out' "
+                                         r"has shape \(4,\)"):
+        add(x, x, out)
+    np.testing.assert_array_equal(out.numpy(), np.full(4, -1, np.float32))

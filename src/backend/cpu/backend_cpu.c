@@ -158,13 +158,6 @@ static void cpu_release(backend *b, backend_code *c) {
     code_free(c);
 }
 
-static int64_t trip_count(int64_t start, int64_t stop, int64_t step) {
-    if (step > 0 && stop > start) return (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1);
-    if (step < 0 && start > stop)
-        return (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / (0 - (uint64_t)step) + 1);
-    return 0;
-}
-
 typedef struct chunk_ctx {
     cpu_entry_fn entry;
     const uint64_t *slots;
@@ -189,7 +182,7 @@ static tack_status cpu_launch(backend *b, backend_code *code, const backend_call
                               tack_error *err) {
     (void)err;
     const int64_t *range = call->range;
-    int64_t n = trip_count(range[0], range[1], range[2]);
+    int64_t n = backend_trip_count(range[0], range[1], range[2]);
     /* Work per outer iteration: the inner ndindex extents. */
     int64_t inner = 1;
     for (int d = 3; d < CPU_RANGE_LEN; d++) {

@@ -3,17 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/gpu/gpu.h"
-
-/* Iterations of range(start, stop, step), without overflow: as
- * runtime/launch.c's trip_count. */
-static int64_t trip_count(int64_t start, int64_t stop, int64_t step) {
-    if (step > 0 && stop > start)
-        return (int64_t)(((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1);
-    if (step < 0 && start > stop)
-        return (int64_t)(((uint64_t)start - (uint64_t)stop - 1) / (0 - (uint64_t)step) + 1);
-    return 0;
-}
 
 tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t *pack, tack_error *err) {
@@ -25,9 +16,7 @@ tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
                  "kernel '%s': the parallel loop's range() step must not be zero", f->name);
         return TACK_ERR_VALUE;
     }
-    int64_t count = trip_count(r[0], r[1], r[2]);
-    /* An empty inner extent empties the whole launch, as on the CPU. */
-    if (r[3] <= 0 || r[4] <= 0) count = 0;
+    int64_t count = backend_launch_count(r);
     pack[GPU_PACK_START] = r[0];
     pack[GPU_PACK_STEP] = r[2];
     pack[GPU_PACK_COUNT] = count;

@@ -1,0 +1,336 @@
+/* launch_bounds.c - the array accesses whose bounds follow from the launch
+ * range (see passes.h), found once per IR template so that each dispatch
+ * checks them with a few compares before anything runs.
+ *
+ * An index qualifies when it is a launch variable plus constants and at
+ * most one scalar parameter (i, i + 1, i - n), a constant, or a scalar
+ * parameter.  The access must run in every iteration of the launch: it
+ * lies on the body's straight-line spine, not inside an if, a loop, a
+ * conditional expression or the part of a device function after a
+ * conditional return.  A guarded access (`if i > 0: a[i - 1]`, the stencil
+ * idiom) may never go out of bounds even when its index would, so checking
+ * it would refuse correct kernels.
+ *
+ * Locals are followed along the spine: a local assigned such a form there
+ * (a device function's copy of its argument, a vector access's hoisted
+ * index) holds it until something else may assign it.  Forms are exact in
+ * i64: an axis-free sum (n + 1 with n an i32) would be computed in the
+ * parameter's narrower type, so only a bare scalar or constant arithmetic
+ * may stand without the launch variable. */
+#include <stdlib.h>
+
+#include "passes.h"
+
+/* A known integer value: axis + sign * scalar + c. */
+typedef struct form {
+    int ok;
+    int axis;   /* -1 none; 0 the launch variable; 1, 2 the inner ndindex ones */
+    int scalar; /* a scalar parameter, or -1 */
+    int sign;   /* the scalar's coefficient: +1 or -1 */
+    int64_t c;
+} form;
+
+typedef struct walker {
+    const ir_func *f;
+    form *known; /* per local, valid for the rest of this iteration's spine */
+    launch_check *out;
+    int n, cap;
+} walker;
+
+static const form unknown = {0, -1, -1, 1, 0};
+
+static form add(form a, form b) {
+    form r = unknown;
+    if (!a.ok || !b.ok || (a.axis >= 0 && b.axis >= 0) || (a.scalar >= 0 && b.scalar >= 0) ||
+        __builtin_add_overflow(a.c, b.c, &r.c))
+        return unknown;
+    r.axis = a.axis >= 0 ? a.axis : b.axis;
+    r.scalar = a.scalar >= 0 ? a.scalar : b.scalar;
+    r.sign = a.scalar >= 0 ? a.sign : b.scalar >= 0 ? b.sign : 1;
+    /* Without the (i64) launch variable, a scalar's arithmetic would be
+     * done in its own type and might wrap. */
+    if (r.axis < 0 && r.scalar >= 0) return unknown;
+    r.ok = 1;
+    return r;
+}
+
+/* -b inside a - b: the launch variable cannot be negated. */
+static form negate(form b) {
+    if (!b.ok || b.axis >= 0 || b.c == INT64_MIN) return unknown;
+    b.c = -b.c;
+    if (b.scalar >= 0) b.sign = -b.sign;
+    return b;
+}
+
+static form form_of(const walker *w, const ir_expr *e) {
+    form r = unknown;
+    switch (e->kind) {
+    case IR_CONST:
+        if (e->type != IRT_WEAK_INT) return unknown; /* a typed value might wrap */
+        r.ok = 1;
+        r.c = e->i;
+        return r;
+    case IR_PARAM:
+        if (w->f->params[e->index].role != ROLE_SCALAR) return unknown;
+        r.ok = 1;
+        r.scalar = e->index;
+        return r;
+    case IR_LOCAL:
+        return w->known[e->index];
+    case IR_INLINE: /* its body was walked first: the result local */
+        return e->index >= 0 ? w->known[e->index] : unknown;
+    case IR_CAST:
+        r = form_of(w, e->a);
+        return e->type == TACK_I64 && r.ok && r.axis >= 0 ? r : unknown;
+    case IR_UNOP:
+        if (e->op == OP_POS) return form_of(w, e->a);
+        if (e->op != OP_NEG) return unknown;
+        r = form_of(w, e->a);
+        return r.ok && r.scalar < 0 ? negate(r) : unknown;
+    case IR_BINOP:
+        if (e->op == OP_ADD) return add(form_of(w, e->a), form_of(w, e->b));
+        if (e->op == OP_SUB) return add(form_of(w, e->a), negate(form_of(w, e->b)));
+        return unknown;
+    default:
+        return unknown;
+    }
+}
+
+/* Whether index `axis + c` always lies in p's dimension d: the axis runs
+ * over range(s, p.shape[d], step) with constants s + c >= 0, step > 0 and
+ * c <= 0 (an inner ndindex axis: s = 0, step 1). */
+static int proven(const ir_func *f, int axis, int64_t c, int p, int d) {
+    const ir_expr *stop = axis == 0 ? f->stop : f->inner_stop[axis - 1];
+    if (stop->kind != IR_DIM || stop->index != p || stop->dim != d || c > 0) return 0;
+    if (axis > 0) return c == 0;
+    const ir_expr *start = f->start, *step = f->step;
+    return start->kind == IR_CONST && start->type == IRT_WEAK_INT && step->kind == IR_CONST &&
+           step->type == IRT_WEAK_INT && step->i > 0 && start->i >= -c;
+}
+
+static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
+    /* The component index of a vector array is its width's business. */
+    if (w->f->params[p].vec_width) n--;
+    for (int d = 0; d < n; d++) {
+        form x = form_of(w, idx[d]);
+        if (!x.ok) continue;
+        if (x.axis >= 0 && x.scalar < 0 && proven(w->f, x.axis, x.c, p, d)) continue;
+        int k = 0;
+        for (; k < w->n; k++) {
+            launch_check *c = &w->out[k];
+            if (c->param == p && c->dim == d && c->axis == x.axis && c->scalar == x.scalar &&
+                c->sign == x.sign && c->written == written)
+                break;
+        }
+        if (k == w->n) {
+            if (w->n == w->cap) continue; /* left unchecked, as before */
+            w->out[w->n++] = (launch_check){.lo = x.c, .hi = x.c, .param = (int16_t)p,
+                                            .slot = (int16_t)(p * TACK_MAX_NDIM + d),
+                                            .scalar = (int16_t)x.scalar, .dim = (int8_t)d,
+                                            .axis = (int8_t)x.axis, .sign = (int8_t)x.sign,
+                                            .written = (int8_t)written};
+        }
+        if (x.c < w->out[k].lo) w->out[k].lo = x.c;
+        if (x.c > w->out[k].hi) w->out[k].hi = x.c;
+    }
+}
+
+/* Code that may or may not run: every local it may assign is unknown
+ * afterwards, and its accesses are not recorded. */
+static void kill_block(walker *w, const ir_block *b);
+
+static void kill_expr(walker *w, const ir_expr *e) {
+    if (!e) return;
+    kill_expr(w, e->a);
+    kill_expr(w, e->b);
+    kill_expr(w, e->cond);
+    for (int i = 0; i < e->nargs; i++) kill_expr(w, e->args[i]);
+    if (e->body) kill_block(w, e->body);
+    if (e->kind == IR_INLINE && e->index >= 0) w->known[e->index] = unknown;
+}
+
+static void kill_stmt(walker *w, const ir_stmt *s) {
+    if (s->kind == IR_ASSIGN || s->kind == IR_FOR) w->known[s->index] = unknown;
+    kill_expr(w, s->value);
+    kill_expr(w, s->start);
+    kill_expr(w, s->stop);
+    kill_expr(w, s->step);
+    for (int k = 0; k < s->nindices; k++) kill_expr(w, s->indices[k]);
+    kill_block(w, &s->body);
+    kill_block(w, &s->orelse);
+}
+
+static void kill_block(walker *w, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) kill_stmt(w, b->stmts[i]);
+}
+
+/* Whether a return from inline `id` (IR_EXIT) lies anywhere in s. */
+static int exits_block(const ir_block *b, int id);
+
+static int exits_expr(const ir_expr *e, int id) {
+    if (!e) return 0;
+    if (exits_expr(e->a, id) || exits_expr(e->b, id) || exits_expr(e->cond, id)) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (exits_expr(e->args[i], id)) return 1;
+    return e->body && exits_block(e->body, id);
+}
+
+static int exits_stmt(const ir_stmt *s, int id) {
+    if (s->kind == IR_EXIT && s->index == id) return 1;
+    if (exits_expr(s->value, id) || exits_expr(s->start, id) || exits_expr(s->stop, id) ||
+        exits_expr(s->step, id))
+        return 1;
+    for (int k = 0; k < s->nindices; k++)
+        if (exits_expr(s->indices[k], id)) return 1;
+    return exits_block(&s->body, id) || exits_block(&s->orelse, id);
+}
+
+static int exits_block(const ir_block *b, int id) {
+    for (int i = 0; i < b->n; i++)
+        if (exits_stmt(b->stmts[i], id)) return 1;
+    return 0;
+}
+
+static void walk_block(walker *w, const ir_block *b, int inline_id);
+
+/* An expression evaluated unconditionally. */
+static void walk_expr(walker *w, const ir_expr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case IR_ANDOR: /* b runs only for some values of a */
+        walk_expr(w, e->a);
+        kill_expr(w, e->b);
+        return;
+    case IR_SELECT:
+        walk_expr(w, e->cond);
+        kill_expr(w, e->a);
+        kill_expr(w, e->b);
+        return;
+    case IR_INLINE:
+        if (e->index >= 0) w->known[e->index] = unknown; /* until a return sets it */
+        walk_block(w, e->body, e->inline_id);
+        return;
+    default:
+        break;
+    }
+    for (int i = 0; i < e->nargs; i++) walk_expr(w, e->args[i]);
+    walk_expr(w, e->a);
+    walk_expr(w, e->b);
+    walk_expr(w, e->cond);
+    if (e->kind == IR_LOAD) record(w, e->index, e->args, e->nargs, 0);
+    if (e->kind == IR_ATOMIC) record(w, e->index, e->args, e->nargs, 1);
+}
+
+/* A block run from its start: the launch body (inline_id -1) or an inlined
+ * function's body, which a return may leave early. */
+static void walk_block(walker *w, const ir_block *b, int inline_id) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        switch (s->kind) {
+        case IR_ASSIGN: {
+            walk_expr(w, s->value);
+            form v = form_of(w, s->value);
+            /* Only forms with the launch variable: it makes the local i64,
+             * so the value is stored exactly. */
+            w->known[s->index] = v.ok && v.axis >= 0 ? v : unknown;
+            break;
+        }
+        case IR_STORE:
+            walk_expr(w, s->value);
+            for (int k = 0; k < s->nindices; k++) walk_expr(w, s->indices[k]);
+            record(w, s->index, s->indices, s->nindices, 1);
+            break;
+        case IR_EVAL:
+            walk_expr(w, s->value);
+            break;
+        case IR_IF:
+            walk_expr(w, s->value);
+            kill_block(w, &s->body);
+            kill_block(w, &s->orelse);
+            break;
+        case IR_FOR: /* start, stop and step are evaluated once, on entry */
+            walk_expr(w, s->start);
+            walk_expr(w, s->stop);
+            walk_expr(w, s->step);
+            kill_stmt(w, s);
+            break;
+        case IR_WHILE: /* the condition runs again after the body */
+        default:       /* break, continue, return: the rest may not run */
+            kill_stmt(w, s);
+            break;
+        }
+        int leaves = s->kind == IR_BREAK || s->kind == IR_CONTINUE || s->kind == IR_EXIT ||
+                     (inline_id >= 0 && exits_stmt(s, inline_id));
+        if (leaves) {
+            for (int j = i + 1; j < b->n; j++) kill_stmt(w, b->stmts[j]);
+            return;
+        }
+    }
+}
+
+/* Whether local l is assigned anywhere (the launch variables must not be). */
+static int assigned_block(const ir_block *b, int l);
+
+static int assigned_expr(const ir_expr *e, int l) {
+    if (!e) return 0;
+    if (assigned_expr(e->a, l) || assigned_expr(e->b, l) || assigned_expr(e->cond, l)) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (assigned_expr(e->args[i], l)) return 1;
+    return e->body && assigned_block(e->body, l);
+}
+
+static int assigned_block(const ir_block *b, int l) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if ((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == l) return 1;
+        if (assigned_expr(s->value, l) || assigned_expr(s->start, l) || assigned_expr(s->stop, l) ||
+            assigned_expr(s->step, l))
+            return 1;
+        for (int k = 0; k < s->nindices; k++)
+            if (assigned_expr(s->indices[k], l)) return 1;
+        if (assigned_block(&s->body, l) || assigned_block(&s->orelse, l)) return 1;
+    }
+    return 0;
+}
+
+static int same_range(const launch_check *a, const launch_check *b) {
+    return a->axis == b->axis && a->scalar == b->scalar && a->sign == b->sign && a->lo == b->lo &&
+           a->hi == b->hi;
+}
+
+#define CMP(x, y) if ((x) != (y)) return (x) < (y) ? -1 : 1
+/* Entries with a scalar parameter last (a dispatch checks them apart),
+ * equal index ranges together, then by array and dimension. */
+static int by_range(const void *pa, const void *pb) {
+    const launch_check *a = pa, *b = pb;
+    CMP(a->scalar >= 0, b->scalar >= 0);
+    CMP(a->axis, b->axis);
+    CMP(a->scalar, b->scalar);
+    CMP(b->sign, a->sign);
+    CMP(a->lo, b->lo);
+    CMP(a->hi, b->hi);
+    CMP(a->param, b->param);
+    CMP(a->dim, b->dim);
+    CMP(b->written, a->written);
+    return 0;
+}
+#undef CMP
+
+int launch_bounds(const ir_func *f, launch_check *out, int cap) {
+    if (f->loop_var < 0 || f->debug_errors >= 0) return 0;
+    walker w = {f, malloc((f->nlocals ? f->nlocals : 1) * sizeof *w.known), out, 0, cap};
+    if (!w.known) return 0; /* out of memory: unchecked, as before */
+    for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
+    int vars[3] = {f->loop_var, f->inner_var[0], f->inner_var[1]};
+    for (int a = 0; a <= f->ninner; a++)
+        if (!assigned_block(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
+    walk_block(&w, &f->body, -1);
+    free(w.known);
+    qsort(out, w.n, sizeof *out, by_range);
+    for (int i = 0, first = 0; i < w.n; i++) {
+        if (i > 0 && same_range(&out[i], &out[first])) continue;
+        first = i;
+        for (int j = i; j < w.n && same_range(&out[j], &out[i]); j++) out[i].group++;
+    }
+    return w.n;
+}
