@@ -1,11 +1,9 @@
 /* backend.c - the backends of this build, found by the name a device spec
- * starts with, and the counters backends keep for tack.stats(). */
+ * starts with. */
 #include <pthread.h>
 #include <string.h>
 
 #include "backend.h"
-
-backend_counters backend_stats;
 
 #define MAX_BACKENDS 8
 

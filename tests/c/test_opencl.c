@@ -325,6 +325,7 @@ static void test_grid_sizes(void) {
     int64_t cap = b->launch_items;
     CHECK(opencl_grid(b, 0, 10, 1, 1, g) == 1 && g[0] == 10);
     CHECK(opencl_grid(b, 0, 101, 1, 1, g) == 1 && g[0] == 128);
+    CHECK(cap == 1 << 12);
     CHECK(opencl_grid(b, 0, cap * 10 + 3, 1, 1, g) == 1 && g[0] == (size_t)cap);
     CHECK(opencl_grid(b, 1, cap, 1000, 1, g) == 2 && g[0] == (size_t)cap && g[1] == 1);
     CHECK(opencl_grid(b, 2, 4, 5, 6, g) == 3 && g[0] == 4 && g[1] == 5 && g[2] == 6);
@@ -475,6 +476,10 @@ int main(void) {
     }
     test_caps();
     test_memory();
+    /* The cap on a launch's items is the device's choice (2^30 on a CPU
+     * device); a small one makes the striding paths cheap to test. */
+    CHECK(b->launch_items >= 1 << 16);
+    b->launch_items = 1 << 12;
     test_scale();
     test_grid_sizes();
     test_grid(1, 37, 45, 1);

@@ -994,20 +994,41 @@ static void entry(gen *g) {
         line(g, "%s l%d = 0; /* %s */", tn(g, t), l, f->locals[l].name);
         line(g, "(void)l%d;", l);
     }
-    /* Grid-stride loops: any trip count fits any grid. */
-    line(g, "for (%s k0 = %s; k0 < count; k0 += %s) {", L, d->global_id[0], d->global_size[0]);
-    g->indent++;
-    line(g, "l%d = (%s)((%s)start + (%s)k0 * (%s)step);", f->loop_var, L, U, U, U);
-    for (int i = 0; i < f->ninner && i < 2; i++) {
-        line(g, "for (%s k%d = %s; k%d < inner%d; k%d += %s) {", L, i + 1, d->global_id[i + 1],
-             i + 1, i, i + 1, d->global_size[i + 1]);
+    /* Grid-stride loops: any trip count fits any grid.  The outer loop is
+     * emitted twice: once as a plain bound check for a launch that covers
+     * the range (one iteration per item: what a CPU driver such as PoCL
+     * vectorizes across a work group, which it cannot do around a loop),
+     * and once as the loop for a launch that strides. */
+    line(g, "const %s gsize0 = %s;", L, d->global_size[0]);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) {
+            line(g, "if (gsize0 >= count) {");
+            g->indent++;
+            line(g, "const %s k0 = %s;", L, d->global_id[0]);
+            line(g, "if (k0 < count) {");
+        } else {
+            line(g, "for (%s k0 = %s; k0 < count; k0 += gsize0) {", L, d->global_id[0]);
+        }
         g->indent++;
-        line(g, "l%d = k%d;", f->inner_var[i], i + 1);
-    }
-    block(g, &f->body);
-    for (int i = 0; i < f->ninner && i < 2; i++) {
+        line(g, "l%d = (%s)((%s)start + (%s)k0 * (%s)step);", f->loop_var, L, U, U, U);
+        for (int i = 0; i < f->ninner && i < 2; i++) {
+            line(g, "for (%s k%d = %s; k%d < inner%d; k%d += %s) {", L, i + 1, d->global_id[i + 1],
+                 i + 1, i, i + 1, d->global_size[i + 1]);
+            g->indent++;
+            line(g, "l%d = k%d;", f->inner_var[i], i + 1);
+        }
+        block(g, &f->body);
+        for (int i = 0; i < f->ninner && i < 2; i++) {
+            g->indent--;
+            line(g, "}");
+        }
         g->indent--;
         line(g, "}");
+        if (pass == 0) {
+            g->indent--;
+            line(g, "} else {");
+            g->indent++;
+        }
     }
     g->indent--;
     line(g, "}");

@@ -55,6 +55,8 @@ typedef struct _cl_event *cl_event;
 #define CL_PLATFORM_NAME 0x0902
 
 #define CL_DEVICE_TYPE_ALL 0xFFFFFFFFu
+#define CL_DEVICE_TYPE_CPU (1u << 1)
+#define CL_DEVICE_TYPE 0x1000
 
 #define CL_DEVICE_MAX_COMPUTE_UNITS 0x1002
 #define CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS 0x1003

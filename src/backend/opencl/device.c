@@ -237,6 +237,11 @@ static tack_status read_caps(backend *b, tack_error *err) {
     int64_t items = (int64_t)c->compute_units * c->max_workgroup * 4;
     if (items < (1 << 16)) items = 1 << 16;
     if (items > (1 << 22)) items = 1 << 22;
+    /* On a CPU device (PoCL) a work group runs as a loop over its items, so
+     * a strided item walks memory 2^16 elements apart per step and defeats
+     * the cache and the vectorizer across items: there, a launch covers the
+     * range (one iteration per item) up to 2^30 items. */
+    if (dev_ulong(cl, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) items = (int64_t)1 << 30;
     b->launch_items = items;
 
     /* Strict IEEE: no fast-math options; correctly rounded f32 division and
