@@ -453,7 +453,8 @@ static void test_fake_driver(void) {
     slots[0] = 0x1000;
     slots[1] = 0x2000;
     slots[2] = f32_bits(2.5f);
-    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0};
+    /* No range from the runtime: the backend evaluates it (gpu_pack_fill). */
+    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, NULL};
     fake.nptrs = 2;
     int syncs = fake.syncs;
     CHECK(again && backend_cuda.launch(b, again, &call, &err) == TACK_OK);
@@ -501,6 +502,9 @@ static void test_fake_driver(void) {
         CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
         CHECK(fake.launches == launches + 2 && tack_kernel_num_variants(k, dev) == 1);
         CHECK(fake.ptrs[0] == (CUdeviceptr)(uintptr_t)x && fake.ptrs[1] == (CUdeviceptr)(uintptr_t)out);
+        /* The pack from the range the runtime evaluated (call->range). */
+        CHECK(fake.pack[GPU_PACK_COUNT] == 1000 && fake.pack[GPU_PACK_STEP] == 1 &&
+              (uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.0f));
         /* A host array is refused before anything runs. */
         tack_arg host[3] = {tack_arg_array(buf, TACK_F32, 1, shape, 0), da[1], da[2]};
         CHECK(tack_kernel_launch(k, dev, host, 3, &err) == TACK_ERR_TYPE);
