@@ -274,6 +274,26 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
 tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err);
 void tack_launch_free(tack_launch *l);
 
+/* ---- offline code generation ----------------------------------------- */
+
+/* The code of the variant `args` select, as text for `target`, without a
+ * device (no GPU or driver is needed):
+ *   "cuda:sm_90"     PTX for that architecture ("cuda:sm_80", "cuda:sm_90a",
+ *                    ...), compiled by NVRTC (libnvrtc.so, found through
+ *                    TACK_NVRTC, $CUDA_PATH, $CUDA_HOME, /usr/local/cuda or
+ *                    the loader path; TACK_ERR_DEVICE when it is missing)
+ *   "cuda-source"    the CUDA C that NVRTC would compile
+ *   "opencl-source"  the OpenCL C an OpenCL device would build
+ * The variant is chosen as on a GPU device: arrays may be host arrays or
+ * any device's (only their dtype, shape and vector width matter), and
+ * `disjoint` is never set; debug mode (tack_set_debug) gives the
+ * bounds-checked variant.  The kernel function is named "tack_" followed
+ * by the kernel's name.  On success *text is a NUL-terminated string the
+ * caller frees with free().  A compiler's refusal of the generated code is
+ * TACK_ERR_COMPILE with its log; an unknown target TACK_ERR_VALUE. */
+tack_status tack_kernel_generate(tack_kernel *k, const char *target, const tack_arg *args,
+                                 int nargs, char **text, tack_error *err);
+
 /* ---- introspection ---------------------------------------------------- */
 
 /* One parameter of a variant key: (type, is_array, is_texture, texture_shape). */

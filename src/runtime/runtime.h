@@ -8,6 +8,7 @@
  *   variant.c  the per-device, per-kernel variant cache; compiling a miss
  *   launch.c   tack_kernel_launch: key -> variant -> range -> thread pool
  *   launch_check.c  the launch's bounds checks, once per dispatch
+ *   generate.c tack_kernel_generate: a call's variant as text for a target
  *   api.c      small public helpers (dtypes, argument builders, stats)
  */
 #ifndef TACK_RUNTIME_H
@@ -224,6 +225,11 @@ variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key);
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
                             kernel_slot *s, variant **out, tack_error *err);
 void variant_free(variant *v); /* its code too */
+/* A call's post-pass IR: t's IR cloned, typed by the call's key, through
+ * the passes (each verified).  What variant_compile hands the backend, and
+ * what tack_kernel_generate (generate.c) emits. */
+tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir_func **out,
+                                 tack_error *err);
 void variant_free_all(kernel_slot *s);
 
 /* fastpath.c: the dispatch fast path.  A call's signature (read straight

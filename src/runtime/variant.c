@@ -63,6 +63,27 @@ static tack_status run_passes(ir_func *f, const call_info *info, tack_error *err
     return ir_verify(f, "infer_types", 1, err);
 }
 
+tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir_func **out,
+                                 tack_error *err) {
+    *out = NULL;
+    ir_func *f = ir_clone(t->ir);
+    if (!f)
+        return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", t->ir->name);
+    f->default_float = TACK_F32;
+    for (int i = 0; i < f->nparams; i++) {
+        f->params[i].type = info->key.type[i];
+        if (info->key.is_array[i] && info->key.type[i] == TACK_F64) f->default_float = TACK_F64;
+    }
+    f->disjoint = info->key.disjoint;
+    tack_status st = run_passes(f, info, err);
+    if (st) {
+        ir_func_free(f);
+        return st;
+    }
+    *out = f;
+    return TACK_OK;
+}
+
 static tack_compile_begin_fn compile_begin;
 static tack_compile_end_fn compile_end;
 
@@ -267,21 +288,10 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
 
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    ir_func *f = ir_clone(t->ir);
-    if (!f) {
-        variant_free(v);
-        ser_writer_free(&key);
-        return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", t->ir->name);
-    }
-    f->default_float = TACK_F32;
-    for (int i = 0; i < f->nparams; i++) {
-        f->params[i].type = info->key.type[i];
-        if (info->key.is_array[i] && info->key.type[i] == TACK_F64) f->default_float = TACK_F64;
-    }
-    f->disjoint = info->key.disjoint;
     uint64_t compiler_ns = 0;
     void *hook_state = host_release();
-    tack_status st = run_passes(f, info, err);
+    ir_func *f = NULL;
+    tack_status st = variant_post_pass_ir(t, info, &f, err);
     if (!st) st = dev->ops->build(dev->b, f, symbol_base, &v->code, &compiler_ns, err);
     if (!st) analyze(v, f);
     if (!st && dc) payload_store(dc, &key, f, dev, v->code);

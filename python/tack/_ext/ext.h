@@ -16,6 +16,7 @@
  *   resolve.c  the tack_resolver callback
  *   template.c @tack.device_class, class tokens and their retirement
  *   cache.c    the disk cache's administration (python -m tack cache ...)
+ *   generate.c _generate: a variant's code as text (tack.cuda.compile)
  *
  * NumPy's C API table is shared by all files through PY_ARRAY_UNIQUE_SYMBOL;
  * only module.c imports it (every other file defines NO_IMPORT_ARRAY first).
@@ -236,6 +237,11 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern);
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
+
+/* ---- generate.c ------------------------------------------------------ */
+
+/* _generate(kernel, target, args) -> str (tack_kernel_generate). */
+PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- template.c ------------------------------------------------------ */
 

@@ -135,6 +135,10 @@ static PyMethodDef module_methods[] = {
      "set_debug(on)\n--\n\nTurns bounds-checked kernels on or off."},
     {"get_debug", ext_get_debug, METH_NOARGS,
      "get_debug()\n--\n\nWhether debug (bounds-checked) mode is on."},
+    {"_generate", (PyCFunction)(void (*)(void))ext_generate, METH_FASTCALL,
+     "_generate(kernel, target, args)\n--\n\n"
+     "The code of the variant args select, as text for target (\"cuda:sm_90\",\n"
+     "\"cuda-source\", \"opencl-source\"); see tack.cuda.compile."},
     {NULL, NULL, 0, NULL}
 };
 

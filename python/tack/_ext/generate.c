@@ -1,0 +1,64 @@
+/*
+ * generate.c - tack._tack._generate(kernel, target, args): the code of the
+ * variant `args` select, as text (tack_kernel_generate), for tack.cuda.compile
+ * and tack.opencl.source.  Arguments convert as for a call; arrays may be
+ * NumPy arrays or any device's tack.Array (only dtype, shape and vector
+ * width matter).  The GIL stays held: lowering may call the resolver.
+ */
+#define NO_IMPORT_ARRAY
+#include "ext.h"
+
+PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3 || !ext_Kernel_Check(args[0]) || !PyUnicode_Check(args[1]) ||
+        !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_generate(kernel, target, args): a tack kernel, a target string "
+                        "and a tuple of arguments");
+        return NULL;
+    }
+    ext_KernelObject *kern = (ext_KernelObject *)args[0];
+    const char *target = PyUnicode_AsUTF8(args[1]);
+    if (!target)
+        return NULL;
+    PyObject *call = args[2];
+    Py_ssize_t n = PyTuple_GET_SIZE(call);
+    if (n != kern->nparams) {
+        PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s but %zd %s given",
+                     kern->name, kern->nparams, kern->nparams == 1 ? "" : "s", n,
+                     n == 1 ? "was" : "were");
+        return NULL;
+    }
+    tack_arg targs[TACK_MAX_PARAMS];
+    ext_launch_state st;
+    ext_launch_init(&st, kern);
+    if (ext_convert_args(kern, &PyTuple_GET_ITEM(call, 0), n, targs, &st) < 0)
+        return NULL;
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    char *text = NULL;
+    tack_status s = tack_kernel_generate(kern->k, target, targs, (int)n, &text, &err);
+    ext_release_args(&st);
+    if (s != TACK_OK) {
+        if (err.status == TACK_OK)
+            err.status = s;
+        ext_raise(&err);
+        if (kern->resolve_error) {
+            /* A Python error while looking a name up explains the failure. */
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            PyErr_NormalizeException(&t, &v, &tb);
+            if (v)
+                PyException_SetCause(v, kern->resolve_error); /* steals */
+            else
+                Py_DECREF(kern->resolve_error);
+            kern->resolve_error = NULL;
+            PyErr_Restore(t, v, tb);
+        }
+        return NULL;
+    }
+    PyObject *r = PyUnicode_FromString(text);
+    free(text);
+    return r;
+}

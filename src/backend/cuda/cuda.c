@@ -1,0 +1,108 @@
+/* cuda.c - backend_cuda: the backend table.  A build checks that the
+ * launch range can be evaluated on the host, has the GPU emitter write
+ * CUDA C, compiles it to PTX for the device's architecture with NVRTC and
+ * loads that; a launch fills the scalar pack from the call and runs it. */
+#include "cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/gpu/gpu.h"
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
+                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+    *out = NULL;
+    tack_status st = gpu_range_check(f, err);
+    if (st) return st;
+    /* The entry is a C identifier whatever the key's spelling. */
+    size_t n = strlen(symbol_base);
+    char *entry = malloc(n + 6);
+    if (!entry) {
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "kernel '%s': out of memory", f->name);
+        return TACK_ERR_NOMEM;
+    }
+    memcpy(entry, "tack_", 5);
+    for (size_t i = 0; i <= n; i++) {
+        char ch = symbol_base[i];
+        int ok = !ch || ch == '_' || (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+                 (ch >= 'A' && ch <= 'Z');
+        entry[5 + i] = ok ? ch : '_';
+    }
+    char *source = NULL, *ptx = NULL;
+    st = gpu_emit(f, &gpu_dialect_cuda, entry, &source, err);
+    uint64_t start = now_ns();
+    if (!st) st = cuda_compile_ptx(f->name, source, b->arch, &ptx, err);
+    if (!st) st = cuda_code_from_ptx(b, f, ptx, strlen(ptx), entry, strlen(entry), out, err);
+    *compiler_ns += now_ns() - start; /* NVRTC's and the driver's JIT */
+    free(ptx);
+    free(source);
+    free(entry);
+    return st;
+}
+
+static tack_status launch(backend *b, backend_code *c, const backend_call *call,
+                          tack_error *err) {
+    int64_t small[GPU_PACK_SCALARS + 32];
+    int64_t *pack = small;
+    if (c->pack_words > (int)(sizeof small / sizeof small[0])) {
+        pack = malloc((size_t)c->pack_words * sizeof *pack);
+        if (!pack) {
+            err->status = TACK_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "kernel '%s': out of memory", c->f->name);
+            return TACK_ERR_NOMEM;
+        }
+    }
+    tack_status st = TACK_OK;
+    if (call->range) {
+        /* The runtime evaluated the range already (range below): the pack
+         * from it, without a second evaluation on the warm path. */
+        const int64_t *r = call->range;
+        pack[GPU_PACK_START] = r[0];
+        pack[GPU_PACK_STEP] = r[2];
+        pack[GPU_PACK_COUNT] = backend_launch_count(r);
+        pack[GPU_PACK_INNER0] = r[3];
+        pack[GPU_PACK_INNER1] = r[4];
+        for (int p = 0; p < c->f->nparams; p++)
+            pack[GPU_PACK_SCALARS + p] =
+                c->f->params[p].role == ROLE_SCALAR ? (int64_t)call->slots[p] : 0;
+    } else {
+        st = gpu_pack_fill(c->f, call->slots, call->dims, pack, err);
+    }
+    if (!st) st = cuda_launch_pack(b, c, call, pack, err);
+    if (pack != small) free(pack);
+    return st;
+}
+
+static tack_status range(backend *b, backend_code *c, const backend_call *call,
+                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
+    (void)b;
+    return gpu_range_eval(c->f, call->slots, call->dims, out, err);
+}
+
+const backend_ops backend_cuda = {
+    .name = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .caps = cuda_caps,
+    .describe = cuda_describe,
+    .cache_target = cuda_cache_target,
+    .build = build,
+    .artifact = cuda_artifact,
+    .load = cuda_load,
+    .release = cuda_release,
+    .range = range,
+    .launch = launch,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .mem_write = cuda_mem_write,
+    .mem_read = cuda_mem_read,
+};

@@ -1,0 +1,122 @@
+/*
+ * cuda.h - the CUDA backend (backend_cuda), one stage per file:
+ *
+ *   loader.c   the driver's and NVRTC's functions, found at run time
+ *   nvrtc.c    CUDA C -> PTX for an architecture (needs no GPU)
+ *   device.c   opening a device: primary context, capabilities, memory
+ *   program.c  PTX -> a module and its function; a variant's code object
+ *              and its disk-cache artifact (the PTX and entry name)
+ *   launch.c   a filled pack and the call's device pointers -> one grid,
+ *              waited on
+ *   cuda.c     the backend table: typed IR -> CUDA C (gpu_emit) -> PTX ->
+ *              code, and the pack fill before each launch
+ *   offline.c  backend_generate: source or PTX for a target without a
+ *              device (tack_kernel_generate)
+ *
+ * Thread-safety: every entry may be called from several threads at once;
+ * a launch keeps its arguments on its own stack (caps.locked_dispatch 0).
+ * Each entry makes the device's primary context current on its thread.
+ */
+#ifndef TACK_CUDA_H
+#define TACK_CUDA_H
+
+#include "backend/backend.h"
+#include "cuda_api.h"
+
+struct backend {
+    const cuda_driver_api *cu;
+    int index;
+    CUdevice device;
+    CUcontext ctx;        /* the primary context, retained */
+    int cc_major, cc_minor;
+    int driver_version;   /* 12040 for CUDA 12.4 */
+    int sm_count;
+    int max_block[3];
+    int64_t max_grid_dim[3];
+    backend_caps caps;
+    char arch[16];        /* "sm_90": what NVRTC targets */
+    char name[256];
+    char description[512];
+    char *target;         /* cache_target's text, malloc'd */
+};
+
+struct backend_code {
+    CUmodule module;
+    CUfunction fn;
+    char *entry;      /* the kernel function's name */
+    char *ptx;        /* what the module was loaded from (the artifact) */
+    char arch[16];
+    ir_func *f;       /* a copy of the post-pass IR that owns its strings:
+                         the pack fill evaluates the launch range from it */
+    int pack_words;
+    int narrays;
+    int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
+};
+
+/* nvrtc.c */
+/* CUDA C -> PTX (malloc'd, NUL-terminated) for `arch` ("sm_90",
+ * "sm_90a"), with the CUDA dialect's build options.  NVRTC's refusal is
+ * TACK_ERR_COMPILE with its log, naming `kernel_name`; no NVRTC is
+ * TACK_ERR_DEVICE saying what to install; a malformed or unsupported
+ * architecture is TACK_ERR_VALUE. */
+tack_status cuda_compile_ptx(const char *kernel_name, const char *source, const char *arch,
+                             char **ptx, tack_error *err);
+/* "13.0", or "none" when NVRTC cannot be loaded. */
+const char *cuda_nvrtc_version(void);
+/* 1 for "sm_NN" / "sm_NNa" / "sm_NNf" with NN >= 10. */
+int cuda_arch_valid(const char *arch);
+
+/* device.c */
+int cuda_device_count(tack_error *err); /* -1 with err when none can be had */
+tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err);
+void cuda_close(backend *b);
+void cuda_caps(const backend *b, backend_caps *out);
+const char *cuda_describe(const backend *b);
+const char *cuda_cache_target(const backend *b);
+tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
+void cuda_mem_free(backend *b, void *handle);
+tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
+                           tack_error *err);
+tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
+                          tack_error *err);
+/* Makes b's context current on this thread; a driver failure as a status. */
+tack_status cuda_enter(backend *b, tack_error *err);
+/* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's
+ * words)"; out-of-memory is TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
+tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *what,
+                      const char *call, CUresult code);
+
+/* program.c */
+/* The disk-cache record: entry name, architecture, PTX (borrowed views
+ * into the bytes, not NUL-terminated). */
+typedef struct cuda_artifact {
+    const char *entry, *arch, *ptx;
+    size_t entry_len, arch_len, ptx_len;
+} cuda_record;
+void cuda_artifact_write(const char *entry, const char *arch, const char *ptx, ser_writer *w);
+/* Parses and checks a record; a damaged one is TACK_ERR_INTERNAL naming
+ * `kernel_name`. */
+tack_status cuda_artifact_parse(const char *kernel_name, const void *bytes, size_t n,
+                                cuda_record *out, tack_error *err);
+/* A code object for post-pass IR f (cloned) from PTX: the driver's JIT
+ * loads it (its log in the error when it refuses). */
+tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, size_t ptx_len,
+                               const char *entry, size_t entry_len, backend_code **out,
+                               tack_error *err);
+int cuda_artifact(backend *b, const backend_code *c, ser_writer *w);
+tack_status cuda_load(backend *b, const ir_func *f, const void *bytes, size_t n,
+                      backend_code **out, tack_error *err);
+void cuda_release(backend *b, backend_code *c);
+
+/* launch.c */
+/* Block and grid for a range: x strides over the outer iterations, y and
+ * z over the inner extents (gpu.h), the innermost extent on the threads
+ * that share a warp so that row-major arrays are read contiguously. */
+void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
+               unsigned grid[3], unsigned block[3]);
+/* Runs c with a filled pack and the call's device pointers, to completion.
+ * A zero trip count returns at once. */
+tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *call,
+                             const int64_t *pack, tack_error *err);
+
+#endif

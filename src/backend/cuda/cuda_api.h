@@ -1,0 +1,124 @@
+/*
+ * cuda_api.h - the parts of the CUDA driver API (libcuda.so.1) and of NVRTC
+ * (libnvrtc.so.*) the CUDA backend uses, declared here rather than taken
+ * from <cuda.h> and <nvrtc.h>, so that libtack builds where no CUDA toolkit
+ * is installed.  Both libraries are opened with dlopen at run time
+ * (loader.c): where the driver is missing only this backend is
+ * unavailable, and where NVRTC is installed without a driver (a build
+ * machine) kernels still compile to PTX offline.
+ *
+ * Types, constants and signatures follow cuda.h (API version 3020 and
+ * newer: the _v2 entry points, 64-bit CUdeviceptr) and nvrtc.h.
+ */
+#ifndef TACK_CUDA_API_H
+#define TACK_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef int CUdevice_attribute;
+typedef int CUjit_option;
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_OUT_OF_MEMORY 2
+#define CUDA_ERROR_NOT_INITIALIZED 3
+#define CUDA_ERROR_INSUFFICIENT_DRIVER 35
+#define CUDA_ERROR_NO_DEVICE 100
+#define CUDA_ERROR_INVALID_DEVICE 101
+#define CUDA_ERROR_INVALID_IMAGE 200
+#define CUDA_ERROR_INVALID_PTX 218
+#define CUDA_ERROR_UNSUPPORTED_PTX_VERSION 222
+#define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES 701
+
+#define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK 1
+#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X 2
+#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y 3
+#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z 4
+#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X 5
+#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y 6
+#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z 7
+#define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK 8
+#define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
+#define CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH 24
+#define CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT 25
+#define CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH 26
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
+
+#define CU_JIT_ERROR_LOG_BUFFER 5
+#define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
+
+/* The driver's functions, one table filled by loader.c (or by a test). */
+typedef struct cuda_driver_api {
+    CUresult (*Init)(unsigned int flags);
+    CUresult (*DriverGetVersion)(int *version);
+    CUresult (*DeviceGetCount)(int *count);
+    CUresult (*DeviceGet)(CUdevice *dev, int ordinal);
+    CUresult (*DeviceGetName)(char *name, int len, CUdevice dev);
+    CUresult (*DeviceGetAttribute)(int *value, CUdevice_attribute attrib, CUdevice dev);
+    CUresult (*DeviceTotalMem)(size_t *bytes, CUdevice dev);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
+    CUresult (*DevicePrimaryCtxRelease)(CUdevice dev);
+    CUresult (*CtxGetCurrent)(CUcontext *ctx);
+    CUresult (*CtxSetCurrent)(CUcontext ctx);
+    CUresult (*CtxSynchronize)(void);
+    CUresult (*ModuleLoadDataEx)(CUmodule *module, const void *image, unsigned int numOptions,
+                                 CUjit_option *options, void **optionValues);
+    CUresult (*ModuleUnload)(CUmodule module);
+    CUresult (*ModuleGetFunction)(CUfunction *f, CUmodule module, const char *name);
+    CUresult (*MemAlloc)(CUdeviceptr *dptr, size_t bytes);
+    CUresult (*MemFree)(CUdeviceptr dptr);
+    CUresult (*MemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
+    CUresult (*MemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+    CUresult (*LaunchKernel)(CUfunction f, unsigned int gridX, unsigned int gridY,
+                             unsigned int gridZ, unsigned int blockX, unsigned int blockY,
+                             unsigned int blockZ, unsigned int sharedMemBytes, CUstream stream,
+                             void **kernelParams, void **extra);
+    CUresult (*GetErrorName)(CUresult error, const char **str);
+    CUresult (*GetErrorString)(CUresult error, const char **str);
+} cuda_driver_api;
+
+/* NVRTC. */
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram *nvrtcProgram;
+#define NVRTC_SUCCESS 0
+#define NVRTC_ERROR_COMPILATION 6
+
+typedef struct cuda_nvrtc_api {
+    const char *(*GetErrorString)(nvrtcResult result);
+    nvrtcResult (*Version)(int *major, int *minor);
+    nvrtcResult (*CreateProgram)(nvrtcProgram *prog, const char *src, const char *name,
+                                 int numHeaders, const char *const *headers,
+                                 const char *const *includeNames);
+    nvrtcResult (*DestroyProgram)(nvrtcProgram *prog);
+    nvrtcResult (*CompileProgram)(nvrtcProgram prog, int numOptions, const char *const *options);
+    nvrtcResult (*GetPTXSize)(nvrtcProgram prog, size_t *size);
+    nvrtcResult (*GetPTX)(nvrtcProgram prog, char *ptx);
+    nvrtcResult (*GetProgramLogSize)(nvrtcProgram prog, size_t *size);
+    nvrtcResult (*GetProgramLog)(nvrtcProgram prog, char *log);
+} cuda_nvrtc_api;
+
+/* loader.c: each table loaded once per process (thread-safe); NULL when the
+ * library or one of its functions is missing, *why (static text) then says
+ * what and what to install.  A test may stand in a driver of its own
+ * (cuda_driver_set_for_testing; NULL goes back to the real one): devices
+ * opened meanwhile keep the table they were opened with. */
+const cuda_driver_api *cuda_driver_load(const char **why);
+const cuda_nvrtc_api *cuda_nvrtc_load(const char **why);
+void cuda_driver_set_for_testing(const cuda_driver_api *api);
+/* The path NVRTC was loaded from ("" if it was not). */
+const char *cuda_nvrtc_path(void);
+
+/* "CUDA_ERROR_OUT_OF_MEMORY" (the driver's own name when it has one). */
+const char *cuda_error_name(const cuda_driver_api *cu, CUresult code);
+
+#endif

@@ -1,0 +1,267 @@
+/* device.c - opens one CUDA device through its primary context (the one
+ * the CUDA runtime, CuPy and PyTorch share, so their pointers are ours),
+ * reads what it can do, and manages its memory. */
+#include "cuda.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/gpu/dialect.h"
+
+static tack_status errorf(tack_error *err, tack_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static tack_status errorf(tack_error *err, tack_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->status = st;
+    err->filename[0] = 0;
+    err->lineno = err->col = 0;
+    return st;
+}
+
+tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *what,
+                      const char *call, CUresult code) {
+    tack_status st = code == CUDA_ERROR_OUT_OF_MEMORY ? TACK_ERR_NOMEM : TACK_ERR_DEVICE;
+    const char *words = NULL;
+    if (cu && cu->GetErrorString && cu->GetErrorString(code, &words) != CUDA_SUCCESS) words = NULL;
+    const char *name = cuda_error_name(cu, code);
+    return errorf(err, st, "%s%s%s failed: %s%s%s%s", what ? what : "", what ? ": " : "", call,
+                  name, words ? " (" : "", words ? words : "", words ? ")" : "");
+}
+
+tack_status cuda_enter(backend *b, tack_error *err) {
+    CUcontext cur = NULL;
+    if (b->cu->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == b->ctx) return TACK_OK;
+    CUresult r = b->cu->CtxSetCurrent(b->ctx);
+    if (r != CUDA_SUCCESS) return cuda_fail(b->cu, err, b->description, "cuCtxSetCurrent", r);
+    return TACK_OK;
+}
+
+/* The driver, initialized, and its device count; fails with
+ * TACK_ERR_DEVICE saying what is missing. */
+static tack_status init_driver(const char *spec, const cuda_driver_api **out, int *count,
+                               tack_error *err) {
+    const char *why;
+    const cuda_driver_api *cu = cuda_driver_load(&why);
+    *out = cu;
+    *count = 0;
+    if (!cu) return errorf(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): %s", spec, why);
+    CUresult r = cu->Init(0);
+    if (r == CUDA_ERROR_NO_DEVICE)
+        return errorf(err, TACK_ERR_DEVICE,
+                      "tack.device(\"%s\"): no CUDA device: the driver is installed but finds "
+                      "no GPU (cuInit: CUDA_ERROR_NO_DEVICE)",
+                      spec);
+    if (r == CUDA_ERROR_INSUFFICIENT_DRIVER)
+        return errorf(err, TACK_ERR_DEVICE,
+                      "tack.device(\"%s\"): the CUDA driver is too old for this GPU or is not "
+                      "running (cuInit: CUDA_ERROR_INSUFFICIENT_DRIVER)",
+                      spec);
+    char what[64];
+    snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
+    if (r != CUDA_SUCCESS) return cuda_fail(cu, err, what, "cuInit", r);
+    if ((r = cu->DeviceGetCount(count)) != CUDA_SUCCESS)
+        return cuda_fail(cu, err, what, "cuDeviceGetCount", r);
+    if (*count <= 0)
+        return errorf(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): no CUDA device: the driver "
+                      "finds no GPU", spec);
+    return TACK_OK;
+}
+
+int cuda_device_count(tack_error *err) {
+    const cuda_driver_api *cu;
+    int n;
+    return init_driver("cuda", &cu, &n, err) ? -1 : n;
+}
+
+static int attr(const backend *b, CUdevice_attribute a) {
+    int v = 0;
+    return b->cu->DeviceGetAttribute(&v, a, b->device) == CUDA_SUCCESS ? v : 0;
+}
+
+static tack_status read_caps(backend *b, tack_error *err) {
+    const cuda_driver_api *cu = b->cu;
+    backend_caps *c = &b->caps;
+    memset(c, 0, sizeof *c);
+    CUresult r = cu->DeviceGetName(b->name, (int)sizeof b->name - 1, b->device);
+    if (r != CUDA_SUCCESS) return cuda_fail(cu, err, "opening a CUDA device", "cuDeviceGetName", r);
+    b->name[sizeof b->name - 1] = 0;
+    b->cc_major = attr(b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    b->cc_minor = attr(b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    if (cu->DriverGetVersion(&b->driver_version) != CUDA_SUCCESS) b->driver_version = 0;
+    b->sm_count = attr(b, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    if (b->sm_count < 1) b->sm_count = 1;
+    static const CUdevice_attribute blk[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                              CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                              CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+    static const CUdevice_attribute grd[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                              CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                              CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+    static const CUdevice_attribute tex[3] = {CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH,
+                                              CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT,
+                                              CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH};
+    for (int d = 0; d < 3; d++) {
+        b->max_block[d] = attr(b, blk[d]);
+        if (b->max_block[d] < 1) b->max_block[d] = 1;
+        b->max_grid_dim[d] = attr(b, grd[d]);
+        if (b->max_grid_dim[d] < 1) b->max_grid_dim[d] = 1;
+        /* Kernels stride over what the grid does not cover (gpu.h), so any
+         * length runs; this is the work items one launch can have. */
+        c->max_grid[d] = b->max_grid_dim[d] * b->max_block[d];
+        c->image3d_max[d] = attr(b, tex[d]);
+    }
+    size_t total = 0;
+    if ((r = cu->DeviceTotalMem(&total, b->device)) != CUDA_SUCCESS)
+        return cuda_fail(cu, err, b->name, "cuDeviceTotalMem", r);
+    c->host_memory = 0;
+    c->locked_dispatch = 0; /* launch state lives on the launching thread's stack */
+    c->fp64 = 1;            /* every architecture NVRTC still targets */
+    c->atomics64 = 1;
+    c->images = 0;          /* textures are sampled in software for now */
+    c->local_mem_bytes = attr(b, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    c->max_workgroup = attr(b, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    if (c->max_workgroup < 1) c->max_workgroup = 1;
+    c->global_mem_bytes = total > (size_t)INT64_MAX ? INT64_MAX : (int64_t)total;
+    c->max_alloc_bytes = c->global_mem_bytes;
+    c->compute_units = b->sm_count;
+
+    snprintf(b->arch, sizeof b->arch, "sm_%d%d", b->cc_major, b->cc_minor);
+    snprintf(b->description, sizeof b->description,
+             "%s (CUDA, compute capability %d.%d, driver %d.%d, %d SMs)", b->name, b->cc_major,
+             b->cc_minor, b->driver_version / 1000, b->driver_version % 1000 / 10, b->sm_count);
+    /* Everything the PTX and its loading depend on. */
+    const char *opts = gpu_dialect_cuda.build_options;
+    size_t len = strlen(b->name) + strlen(opts) + 200;
+    b->target = malloc(len);
+    if (!b->target) return errorf(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
+    snprintf(b->target, len, "cuda; device=%s; cc=%d.%d; arch=%s; driver=%d; nvrtc=%s; options=%s",
+             b->name, b->cc_major, b->cc_minor, b->arch, b->driver_version, cuda_nvrtc_version(),
+             opts);
+    return TACK_OK;
+}
+
+tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err) {
+    (void)num_threads; /* the GPU has its own */
+    *out = NULL;
+    char spec[32];
+    if (index) snprintf(spec, sizeof spec, "cuda:%d", index);
+    else snprintf(spec, sizeof spec, "cuda");
+    const cuda_driver_api *cu;
+    int count;
+    tack_status st = init_driver(spec, &cu, &count, err);
+    if (st) return st;
+    if (index < 0 || index >= count) {
+        char names[1024] = "";
+        size_t used = 0;
+        for (int i = 0; i < count && used < sizeof names; i++) {
+            CUdevice d;
+            char nm[256] = "?";
+            if (cu->DeviceGet(&d, i) == CUDA_SUCCESS) cu->DeviceGetName(nm, sizeof nm - 1, d);
+            int k = snprintf(names + used, sizeof names - used, "%s\"cuda:%d\" is %s",
+                             i ? "; " : "", i, nm);
+            if (k < 0) break;
+            used += (size_t)k;
+        }
+        return errorf(err, TACK_ERR_VALUE,
+                      "tack.device(\"%s\"): there is no CUDA device %d: %d device%s found (%s)",
+                      spec, index, count, count == 1 ? "" : "s", names);
+    }
+    backend *b = calloc(1, sizeof *b);
+    if (!b) return errorf(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
+    b->cu = cu;
+    b->index = index;
+    CUresult r = cu->DeviceGet(&b->device, index);
+    if (r != CUDA_SUCCESS) {
+        free(b);
+        char what[64];
+        snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
+        return cuda_fail(cu, err, what, "cuDeviceGet", r);
+    }
+    if ((st = read_caps(b, err))) goto fail;
+    if ((r = cu->DevicePrimaryCtxRetain(&b->ctx, b->device)) != CUDA_SUCCESS) {
+        b->ctx = NULL;
+        st = cuda_fail(cu, err, b->description, "cuDevicePrimaryCtxRetain", r);
+        goto fail;
+    }
+    if ((st = cuda_enter(b, err))) goto fail;
+    *out = b;
+    return TACK_OK;
+fail:
+    cuda_close(b);
+    return st;
+}
+
+void cuda_close(backend *b) {
+    if (!b) return;
+    if (b->ctx) {
+        tack_error scratch;
+        if (cuda_enter(b, &scratch) == TACK_OK) b->cu->CtxSynchronize();
+        b->cu->DevicePrimaryCtxRelease(b->device);
+    }
+    free(b->target);
+    free(b);
+}
+
+void cuda_caps(const backend *b, backend_caps *out) { *out = b->caps; }
+const char *cuda_describe(const backend *b) { return b->description; }
+const char *cuda_cache_target(const backend *b) { return b->target; }
+
+/* ---- memory ------------------------------------------------------------ */
+
+tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
+    *handle = NULL;
+    if ((uint64_t)bytes > (uint64_t)b->caps.global_mem_bytes)
+        return errorf(err, TACK_ERR_NOMEM,
+                      "cannot allocate %zu bytes on %s: its global memory is %lld bytes", bytes,
+                      b->description, (long long)b->caps.global_mem_bytes);
+    tack_status st = cuda_enter(b, err);
+    if (st) return st;
+    /* cuMemAlloc refuses 0 bytes; an empty array still gets a handle, so a
+     * handle is never 0. */
+    CUdeviceptr p = 0;
+    CUresult r = b->cu->MemAlloc(&p, bytes ? bytes : 1);
+    if (r != CUDA_SUCCESS) {
+        char what[sizeof b->description + 64];
+        snprintf(what, sizeof what, "allocating %zu bytes on %s", bytes, b->description);
+        return cuda_fail(b->cu, err, what, "cuMemAlloc", r);
+    }
+    *handle = (void *)(uintptr_t)p;
+    return TACK_OK;
+}
+
+void cuda_mem_free(backend *b, void *handle) {
+    tack_error scratch;
+    if (handle && cuda_enter(b, &scratch) == TACK_OK) b->cu->MemFree((CUdeviceptr)(uintptr_t)handle);
+}
+
+tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
+                           tack_error *err) {
+    if (!n) return TACK_OK;
+    tack_status st = cuda_enter(b, err);
+    if (st) return st;
+    CUresult r = b->cu->MemcpyHtoD((CUdeviceptr)(uintptr_t)handle + offset, src, n);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
+        return cuda_fail(b->cu, err, what, "cuMemcpyHtoD", r);
+    }
+    return TACK_OK;
+}
+
+tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
+                          tack_error *err) {
+    if (!n) return TACK_OK;
+    tack_status st = cuda_enter(b, err);
+    if (st) return st;
+    CUresult r = b->cu->MemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)handle + offset, n);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
+        return cuda_fail(b->cu, err, what, "cuMemcpyDtoH", r);
+    }
+    return TACK_OK;
+}

@@ -1,0 +1,231 @@
+/* loader.c - finds the CUDA driver and NVRTC at run time and fills their
+ * function tables (cuda_api.h) once per process, and names CUDA's error
+ * codes.  Opening them at run time keeps libtack free of any CUDA
+ * dependency; NVRTC and the driver are separate, so PTX can be made on a
+ * machine with the toolkit and no GPU. */
+#define _DEFAULT_SOURCE /* dirent's d_name listing, strdup */
+#include "cuda_api.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sym {
+    const char *name;
+    size_t offset;
+} sym;
+
+/* Fills a table from lib; the first missing symbol's name, or NULL. */
+static const char *fill(void *lib, void *table, const sym *syms, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        /* POSIX guarantees dlsym's void * converts to a function pointer;
+         * memcpy stores it without reading one type through another. */
+        void *p = dlsym(lib, syms[i].name);
+        memcpy((char *)table + syms[i].offset, &p, sizeof p);
+        if (!p) return syms[i].name;
+    }
+    return NULL;
+}
+
+/* ---- the driver ------------------------------------------------------- */
+
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+static cuda_driver_api driver;
+static const cuda_driver_api *driver_loaded;
+static const cuda_driver_api *_Atomic driver_override; /* a test's stand-in */
+static char driver_error[512];
+
+static void load_driver(void) {
+    /* Only the versioned name: the driver package installs it, and the
+     * toolkit's bare libcuda.so is a link-time stub that fails at cuInit. */
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(driver_error, sizeof driver_error,
+                 "no CUDA driver: libcuda.so.1 could not be loaded (install the NVIDIA driver)");
+        return;
+    }
+    /* The _v2 names are the 64-bit entry points cuda.h maps the plain
+     * names to; the plain ones are kept for old binaries. */
+    static const sym syms[] = {
+#define S(field, name) {name, offsetof(cuda_driver_api, field)}
+        S(Init, "cuInit"),
+        S(DriverGetVersion, "cuDriverGetVersion"),
+        S(DeviceGetCount, "cuDeviceGetCount"),
+        S(DeviceGet, "cuDeviceGet"),
+        S(DeviceGetName, "cuDeviceGetName"),
+        S(DeviceGetAttribute, "cuDeviceGetAttribute"),
+        S(DeviceTotalMem, "cuDeviceTotalMem_v2"),
+        S(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+        S(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
+        S(CtxGetCurrent, "cuCtxGetCurrent"),
+        S(CtxSetCurrent, "cuCtxSetCurrent"),
+        S(CtxSynchronize, "cuCtxSynchronize"),
+        S(ModuleLoadDataEx, "cuModuleLoadDataEx"),
+        S(ModuleUnload, "cuModuleUnload"),
+        S(ModuleGetFunction, "cuModuleGetFunction"),
+        S(MemAlloc, "cuMemAlloc_v2"),
+        S(MemFree, "cuMemFree_v2"),
+        S(MemcpyHtoD, "cuMemcpyHtoD_v2"),
+        S(MemcpyDtoH, "cuMemcpyDtoH_v2"),
+        S(LaunchKernel, "cuLaunchKernel"),
+        S(GetErrorName, "cuGetErrorName"),
+        S(GetErrorString, "cuGetErrorString"),
+#undef S
+    };
+    const char *missing = fill(lib, &driver, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(driver_error, sizeof driver_error,
+                 "the CUDA driver (libcuda.so.1) has no %s: it is too old (install a newer "
+                 "NVIDIA driver)",
+                 missing);
+        return; /* never dlclose: a half-filled table is never used */
+    }
+    driver_loaded = &driver;
+}
+
+void cuda_driver_set_for_testing(const cuda_driver_api *api) { driver_override = api; }
+
+const cuda_driver_api *cuda_driver_load(const char **why) {
+    const cuda_driver_api *fake = driver_override;
+    if (fake) {
+        if (why) *why = NULL;
+        return fake;
+    }
+    pthread_once(&driver_once, load_driver);
+    if (why) *why = driver_loaded ? NULL : driver_error;
+    return driver_loaded;
+}
+
+/* ---- NVRTC ------------------------------------------------------------ */
+
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
+static cuda_nvrtc_api nvrtc;
+static const cuda_nvrtc_api *nvrtc_loaded;
+static char nvrtc_error[1280];
+static char nvrtc_where[1024];
+
+static void *try_open(const char *path) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib) snprintf(nvrtc_where, sizeof nvrtc_where, "%s", path);
+    return lib;
+}
+
+/* libnvrtc.so in dir, else its highest versioned libnvrtc.so.N (a pip
+ * wheel ships only the versioned name). */
+static void *open_in(const char *dir) {
+    if (!dir || !*dir) return NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/libnvrtc.so", dir);
+    void *lib = try_open(path);
+    if (lib) return lib;
+    DIR *d = opendir(dir);
+    if (!d) return NULL;
+    char best[256] = "";
+    long best_major = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (strncmp(n, "libnvrtc.so.", 12)) continue; /* not -builtins, not .alt */
+        char *end;
+        long major = strtol(n + 12, &end, 10);
+        if (end == n + 12 || major <= best_major) continue;
+        best_major = major;
+        snprintf(best, sizeof best, "%s", n);
+    }
+    closedir(d);
+    if (best_major < 0) return NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, best);
+    return try_open(path);
+}
+
+static void *open_under(const char *root) {
+    if (!root || !*root) return NULL;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/lib64", root);
+    void *lib = open_in(dir);
+    if (!lib) {
+        snprintf(dir, sizeof dir, "%s/lib", root);
+        lib = open_in(dir);
+    }
+    return lib;
+}
+
+static void load_nvrtc(void) {
+    /* An explicit file first (to pair NVRTC with an older driver), then the
+     * toolkit the environment names, the default toolkit, the loader path. */
+    void *lib = NULL;
+    const char *explicit = getenv("TACK_NVRTC");
+    if (explicit && *explicit) {
+        lib = try_open(explicit);
+        if (!lib) {
+            snprintf(nvrtc_error, sizeof nvrtc_error,
+                     "NVRTC could not be loaded from TACK_NVRTC=%s", explicit);
+            return;
+        }
+    }
+    if (!lib) lib = open_under(getenv("CUDA_PATH"));
+    if (!lib) lib = open_under(getenv("CUDA_HOME"));
+    if (!lib) lib = open_in("/usr/local/cuda/lib64");
+    static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                                        "libnvrtc.so.11.2"};
+    for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++) lib = try_open(names[i]);
+    if (!lib) {
+        snprintf(nvrtc_error, sizeof nvrtc_error,
+                 "NVRTC (libnvrtc.so) was not found in $CUDA_PATH/lib64, $CUDA_HOME/lib64, "
+                 "/usr/local/cuda/lib64 or the loader path (install the CUDA toolkit's NVRTC, "
+                 "e.g. pip install nvidia-cuda-nvrtc-cu12, and set TACK_NVRTC to the library)");
+        return;
+    }
+    static const sym syms[] = {
+#define S(field) {"nvrtc" #field, offsetof(cuda_nvrtc_api, field)}
+        S(GetErrorString), S(Version),       S(CreateProgram),     S(DestroyProgram),
+        S(CompileProgram), S(GetPTXSize),    S(GetPTX),            S(GetProgramLogSize),
+        S(GetProgramLog),
+#undef S
+    };
+    const char *missing = fill(lib, &nvrtc, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(nvrtc_error, sizeof nvrtc_error, "NVRTC at %s has no %s", nvrtc_where, missing);
+        nvrtc_where[0] = 0;
+        return;
+    }
+    nvrtc_loaded = &nvrtc;
+}
+
+const cuda_nvrtc_api *cuda_nvrtc_load(const char **why) {
+    pthread_once(&nvrtc_once, load_nvrtc);
+    if (why) *why = nvrtc_loaded ? NULL : nvrtc_error;
+    return nvrtc_loaded;
+}
+
+const char *cuda_nvrtc_path(void) {
+    cuda_nvrtc_load(NULL);
+    return nvrtc_loaded ? nvrtc_where : "";
+}
+
+/* ---- error names ------------------------------------------------------ */
+
+const char *cuda_error_name(const cuda_driver_api *cu, CUresult code) {
+    const char *name = NULL;
+    if (cu && cu->GetErrorName && cu->GetErrorName(code, &name) == CUDA_SUCCESS && name)
+        return name;
+    /* The driver does not know it (or there is none): the common ones. */
+    switch (code) {
+    case CUDA_SUCCESS: return "CUDA_SUCCESS";
+    case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+    case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+    case CUDA_ERROR_INSUFFICIENT_DRIVER: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+    case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+    case CUDA_ERROR_INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
+    case CUDA_ERROR_INVALID_PTX: return "CUDA_ERROR_INVALID_PTX";
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    default: return "an unknown CUDA error";
+    }
+}

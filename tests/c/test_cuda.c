@@ -1,0 +1,546 @@
+/* test_cuda.c - the CUDA backend without a GPU.
+ *
+ *   - tack_device_get("cuda") where there is no driver (or no device):
+ *     TACK_ERR_DEVICE saying what is missing;
+ *   - every GPU test kernel (gpu_cases.h) through tack_kernel_generate:
+ *     CUDA C, OpenCL C, and PTX for sm_80 and sm_90 from NVRTC, each PTX
+ *     checked by ptxas (skipped, saying so, where NVRTC or ptxas is absent);
+ *   - generation's refusals (targets, architectures, ranges, NVRTC's log);
+ *   - the disk-cache record: round trip, and damaged records refused;
+ *   - the backend over a stand-in driver (cuda_driver_set_for_testing):
+ *     open and caps, build (the PTX the driver is handed), artifact and
+ *     load without NVRTC, the launch's parameters and grid, memory, driver
+ *     errors named with the call and CUDA's error name, and a whole launch
+ *     through the runtime with device arrays. */
+#define _DEFAULT_SOURCE
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cuda/cuda.h"
+#include "backend/gpu/gpu.h"
+#include "check.h"
+#include "gpu_cases.h"
+#include "gpu_lower.h"
+
+static int have_nvrtc;
+static char ptxas[512];
+
+/* ---- no driver ---------------------------------------------------------- */
+
+static void test_no_driver(void) {
+    const char *why = NULL;
+    const cuda_driver_api *cu = cuda_driver_load(&why);
+    tack_error err;
+    tack_device *d = tack_device_get("cuda", &err);
+    if (d) {
+        printf("a CUDA device is present (%s): the no-driver checks are skipped\n",
+               tack_device_description(d));
+        return;
+    }
+    printf("tack.device(\"cuda\"): %s\n", err.message);
+    CHECK(err.status == TACK_ERR_DEVICE);
+    if (!cu) CHECK(strstr(err.message, "no CUDA driver: libcuda.so.1 could not be loaded") != NULL);
+    else CHECK(strstr(err.message, "CUDA") != NULL);
+    /* The same answer on a second call, and for a numbered device. */
+    CHECK(!tack_device_get("cuda", &err) && err.status == TACK_ERR_DEVICE);
+    CHECK(!tack_device_create("cuda:1", 0, &err) && err.status == TACK_ERR_DEVICE);
+    CHECK(strstr(err.message, "cuda:1") != NULL);
+}
+
+/* ---- generation of every test kernel ------------------------------------- */
+
+static void fill_args(const gl_case *c, tack_arg *args) {
+    static char dummy[64] __attribute__((aligned(16)));
+    for (int i = 0; i < c->nargs; i++) {
+        const gl_argspec *s = &c->a[i];
+        if (!s->is_array) args[i] = s->scalar;
+        else if (s->vec) args[i] = tack_arg_vector_array(dummy, s->dtype, s->vec, 1, s->shape, 1);
+        else args[i] = tack_arg_array(dummy, s->dtype, s->ndim, s->shape, 1);
+    }
+}
+
+/* ptxas on `ptx`: 0 when it accepts it (its words on stderr otherwise). */
+static int run_ptxas(const char *ptx, const char *arch, const char *what) {
+    char path[64], out[64];
+    snprintf(path, sizeof path, "/tmp/tack_test_cuda_%d.ptx", (int)getpid());
+    snprintf(out, sizeof out, "/tmp/tack_test_cuda_%d.cubin", (int)getpid());
+    FILE *fp = fopen(path, "w");
+    if (!fp) return -1;
+    fputs(ptx, fp);
+    fclose(fp);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o %s %s 2>&1", ptxas, arch, out, path);
+    FILE *pp = popen(cmd, "r");
+    char msg[4096];
+    size_t n = pp ? fread(msg, 1, sizeof msg - 1, pp) : 0;
+    msg[n] = 0;
+    int rc = pp ? pclose(pp) : -1;
+    if (rc) fprintf(stderr, "%s (%s): ptxas says:\n%s\n", what, arch, msg);
+    remove(path);
+    remove(out);
+    return rc;
+}
+
+static int generated, ptx_made, ptx_checked;
+
+static void generate_case(const gl_case *c) {
+    tack_error err;
+    tack_kernel *k = tack_kernel_create(c->src, "kernels.py", 1, gl_resolve, NULL, &err);
+    CHECK(k != NULL);
+    if (!k) {
+        fprintf(stderr, "%s: %s\n", c->name, err.message);
+        return;
+    }
+    tack_arg args[16];
+    fill_args(c, args);
+    tack_set_debug(c->debug);
+    char entry[128];
+    snprintf(entry, sizeof entry, "tack_%s", tack_kernel_name(k));
+    char *text = NULL;
+    tack_status st = tack_kernel_generate(k, "cuda-source", args, c->nargs, &text, &err);
+    if (st) fprintf(stderr, "%s (cuda-source): %s\n", c->name, err.message);
+    CHECK(st == TACK_OK && text && strstr(text, "extern \"C\" __global__ void") &&
+          strstr(text, entry));
+    /* The variant of a GPU device: never the restrict (disjoint) one. */
+    CHECK(text && !strstr(text, "__restrict__"));
+    free(text);
+    st = tack_kernel_generate(k, "opencl-source", args, c->nargs, &text, &err);
+    CHECK(st == TACK_OK && text && strstr(text, "__kernel void") && strstr(text, entry));
+    free(text);
+    generated++;
+    static const char *const archs[] = {"sm_80", "sm_90"};
+    for (int a = 0; a < 2 && have_nvrtc; a++) {
+        char target[32], want[32];
+        snprintf(target, sizeof target, "cuda:%s", archs[a]);
+        st = tack_kernel_generate(k, target, args, c->nargs, &text, &err);
+        if (st) fprintf(stderr, "%s (%s): %s\n", c->name, target, err.message);
+        CHECK(st == TACK_OK && text);
+        if (!text) continue;
+        snprintf(want, sizeof want, ".target %s", archs[a]);
+        CHECK(strstr(text, want) != NULL);
+        CHECK(strstr(text, ".entry") && strstr(text, entry));
+        ptx_made++;
+        if (*ptxas) {
+            int rc = run_ptxas(text, archs[a], c->name);
+            CHECK(rc == 0);
+            ptx_checked += rc == 0;
+        }
+        free(text);
+    }
+    tack_set_debug(0);
+    tack_kernel_free(k);
+}
+
+static void test_generate_cases(void) {
+    static gl_case cases[96];
+    int n = gl_cases(cases, 96);
+    for (int i = 0; i < n; i++) generate_case(&cases[i]);
+    printf("%d kernels generated as CUDA C and OpenCL C; %d PTX made by NVRTC%s; %d accepted "
+           "by ptxas%s\n",
+           generated, ptx_made, have_nvrtc ? "" : " (NVRTC absent: skipped)", ptx_checked,
+           *ptxas ? "" : " (ptxas absent: skipped)");
+    CHECK(generated == n);
+    if (have_nvrtc) CHECK(ptx_made == 2 * n);
+    if (have_nvrtc && *ptxas) CHECK(ptx_checked == 2 * n);
+}
+
+/* ---- generation's refusals ----------------------------------------------- */
+
+static const char *SCALE =
+    "def scale(x, out, a):\n    for i in range(x.shape[0]):\n        out[i] = x[i] * a\n";
+
+static void test_generate_errors(void) {
+    tack_error err;
+    tack_kernel *k = tack_kernel_create(SCALE, "scale.py", 1, NULL, NULL, &err);
+    CHECK(k != NULL);
+    if (!k) return;
+    static float buf[16];
+    int64_t shape[1] = {16};
+    tack_arg args[3] = {tack_arg_array(buf, TACK_F32, 1, shape, 0),
+                        tack_arg_array(buf, TACK_F32, 1, shape, 1), tack_arg_float(2.0)};
+    char *text = (char *)1;
+    CHECK(tack_kernel_generate(k, "vulkan", args, 3, &text, &err) == TACK_ERR_VALUE);
+    CHECK(text == NULL && strstr(err.message, "vulkan") && strstr(err.message, "cuda:sm_XX"));
+    CHECK(tack_kernel_generate(k, "cuda:90", args, 3, &text, &err) == TACK_ERR_VALUE);
+    CHECK(strstr(err.message, "'90' is not a CUDA architecture") != NULL);
+    CHECK(tack_kernel_generate(k, "cuda:sm_9", args, 3, &text, &err) == TACK_ERR_VALUE);
+    CHECK(tack_kernel_generate(k, NULL, args, 3, &text, &err) == TACK_ERR_VALUE);
+    CHECK(tack_kernel_generate(k, "cuda-source", args, 3, NULL, &err) == TACK_ERR_VALUE);
+    /* The call's own mistakes, as a launch reports them. */
+    CHECK(tack_kernel_generate(k, "cuda-source", args, 2, &text, &err) == TACK_ERR_TYPE);
+    CHECK(strstr(err.message, "takes 3 arguments") != NULL);
+    tack_arg bad[3] = {args[0], tack_arg_int(3), args[2]};
+    CHECK(tack_kernel_generate(k, "cuda-source", bad, 3, &text, &err) == TACK_ERR_TYPE);
+    CHECK(strstr(err.message, "'out'") != NULL);
+    tack_arg ro[3] = {args[0], args[0], args[2]};
+    CHECK(tack_kernel_generate(k, "cuda-source", ro, 3, &text, &err) == TACK_ERR_VALUE);
+    CHECK(strstr(err.message, "read-only") != NULL);
+    /* f64 arrays make the float scalar f64, as on a device. */
+    static double dbuf[16];
+    tack_arg d[3] = {tack_arg_array(dbuf, TACK_F64, 1, shape, 0),
+                     tack_arg_array(dbuf, TACK_F64, 1, shape, 1), tack_arg_float(2.0)};
+    CHECK(tack_kernel_generate(k, "cuda-source", d, 3, &text, &err) == TACK_OK);
+    CHECK(text && strstr(text, "__dmul_rn") && strstr(text, "double *p0"));
+    free(text);
+    text = NULL;
+    /* No variant is left on any device, and the shared CPU device is untouched. */
+    tack_device *cpu = tack_device_get("cpu", &err);
+    CHECK(cpu && tack_kernel_num_variants(k, cpu) == 0);
+    if (have_nvrtc) {
+        CHECK(tack_kernel_generate(k, "cuda:sm_30", args, 3, &text, &err) == TACK_ERR_VALUE);
+        CHECK(strstr(err.message, "sm_30") && strstr(err.message, "scale"));
+        printf("sm_30: %s\n", err.message);
+        /* NVRTC's refusal carries its log and the kernel's name. */
+        char *ptx = NULL;
+        CHECK(cuda_compile_ptx("broken", "extern \"C\" __global__ void f() { undeclared(); }",
+                               "sm_80", &ptx, &err) == TACK_ERR_COMPILE);
+        CHECK(!ptx && strstr(err.message, "kernel 'broken': NVRTC rejected the generated code:\n") &&
+              strstr(err.message, "undeclared"));
+    }
+    tack_kernel_free(k);
+    /* A range the host cannot evaluate is refused, naming the line. */
+    k = tack_kernel_create("def refused(x):\n    for i in range(x[0]):\n        x[i] = 1\n",
+                           "refused.py", 1, NULL, NULL, &err);
+    static int32_t ibuf[8];
+    int64_t ishape[1] = {8};
+    tack_arg ia[1] = {tack_arg_array(ibuf, TACK_I32, 1, ishape, 1)};
+    CHECK(k && tack_kernel_generate(k, "cuda-source", ia, 1, &text, &err) == TACK_ERR_COMPILE);
+    CHECK(strstr(err.message, "refused") != NULL);
+    tack_kernel_free(k);
+}
+
+/* ---- the disk-cache record ----------------------------------------------- */
+
+static void test_artifact(void) {
+    const char *ptx = "//\n.version 9.0\n.target sm_90\n.address_size 64\n.visible .entry tack_x()\n{\n ret;\n}\n";
+    ser_writer w = {0};
+    cuda_artifact_write("tack_x", "sm_90", ptx, &w);
+    CHECK(!w.failed);
+    tack_error err;
+    cuda_record r;
+    CHECK(cuda_artifact_parse("k", w.data, w.len, &r, &err) == TACK_OK);
+    CHECK(r.entry_len == 6 && !memcmp(r.entry, "tack_x", 6));
+    CHECK(r.arch_len == 5 && !memcmp(r.arch, "sm_90", 5));
+    CHECK(r.ptx_len == strlen(ptx) && !memcmp(r.ptx, ptx, r.ptx_len));
+    /* Every truncation, a byte more, and each field damaged, are refused. */
+    int refused = 0;
+    for (size_t n = 0; n < w.len; n++)
+        refused += cuda_artifact_parse("k", w.data, n, &r, &err) == TACK_ERR_INTERNAL;
+    CHECK(refused == (int)w.len);
+    CHECK(strstr(err.message, "kernel 'k': the stored CUDA code is damaged") != NULL);
+    unsigned char *copy = malloc(w.len + 1);
+    memcpy(copy, w.data, w.len);
+    copy[w.len] = 0;
+    CHECK(cuda_artifact_parse("k", copy, w.len + 1, &r, &err) == TACK_ERR_INTERNAL);
+    static const size_t flips[] = {0, 4}; /* magic, version */
+    for (int i = 0; i < 2; i++) {
+        memcpy(copy, w.data, w.len);
+        copy[flips[i]] ^= 1;
+        CHECK(cuda_artifact_parse("k", copy, w.len, &r, &err) == TACK_ERR_INTERNAL);
+    }
+    memcpy(copy, w.data, w.len);
+    copy[w.len - 5] = 0; /* a NUL inside the PTX */
+    CHECK(cuda_artifact_parse("k", copy, w.len, &r, &err) == TACK_ERR_INTERNAL);
+    memcpy(copy, w.data, w.len);
+    copy[8 + 4 + 2] = 0; /* a NUL inside the entry name */
+    CHECK(cuda_artifact_parse("k", copy, w.len, &r, &err) == TACK_ERR_INTERNAL);
+    free(copy);
+    ser_writer_free(&w);
+    ser_writer e = {0};
+    cuda_artifact_write("", "sm_90", ptx, &e); /* no entry name */
+    CHECK(cuda_artifact_parse("k", e.data, e.len, &r, &err) == TACK_ERR_INTERNAL);
+    ser_writer_free(&e);
+}
+
+/* ---- a stand-in driver ----------------------------------------------------- */
+
+static struct fake {
+    int inits, allocs, frees, loads, unloads, launches, syncs;
+    CUresult fail_load, fail_launch, fail_alloc;
+    char last_ptx[1 << 16];
+    char last_fn[256];
+    unsigned grid[3], block[3];
+    int64_t pack[GPU_PACK_SCALARS + 8];
+    CUdeviceptr ptrs[4];
+    int nptrs; /* array parameters the fake reads: set per test */
+    CUcontext current;
+} fake;
+
+static CUresult f_init(unsigned flags) { (void)flags; fake.inits++; return CUDA_SUCCESS; }
+static CUresult f_version(int *v) { *v = 12040; return CUDA_SUCCESS; }
+static CUresult f_count(int *n) { *n = 1; return CUDA_SUCCESS; }
+static CUresult f_get(CUdevice *d, int i) { *d = i; return i == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
+static CUresult f_name(char *s, int n, CUdevice d) { (void)d; snprintf(s, n, "Fake H100"); return CUDA_SUCCESS; }
+static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d) {
+    (void)d;
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+    default: *v = 0;
+    }
+    return CUDA_SUCCESS;
+}
+static CUresult f_mem(size_t *n, CUdevice d) { (void)d; *n = (size_t)80 << 30; return CUDA_SUCCESS; }
+static CUresult f_retain(CUcontext *c, CUdevice d) { (void)d; *c = (CUcontext)(uintptr_t)0xc0; return CUDA_SUCCESS; }
+static CUresult f_release(CUdevice d) { (void)d; return CUDA_SUCCESS; }
+static CUresult f_getcur(CUcontext *c) { *c = fake.current; return CUDA_SUCCESS; }
+static CUresult f_setcur(CUcontext c) { fake.current = c; return CUDA_SUCCESS; }
+static CUresult f_sync(void) { fake.syncs++; return CUDA_SUCCESS; }
+static CUresult f_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
+    CHECK(n == 2 && o[0] == CU_JIT_ERROR_LOG_BUFFER && v[0] != NULL);
+    snprintf(fake.last_ptx, sizeof fake.last_ptx, "%s", (const char *)image);
+    if (fake.fail_load) {
+        snprintf((char *)v[0], (size_t)(uintptr_t)v[1], "ptxas fatal: Unsupported .version 9.0");
+        return fake.fail_load;
+    }
+    fake.loads++;
+    *m = (CUmodule)(uintptr_t)0x10;
+    return CUDA_SUCCESS;
+}
+static CUresult f_unload(CUmodule m) { (void)m; fake.unloads++; return CUDA_SUCCESS; }
+static CUresult f_getfn(CUfunction *f, CUmodule m, const char *name) {
+    (void)m;
+    snprintf(fake.last_fn, sizeof fake.last_fn, "%s", name);
+    *f = (CUfunction)(uintptr_t)0x20;
+    return CUDA_SUCCESS;
+}
+static CUresult f_alloc(CUdeviceptr *p, size_t n) {
+    if (fake.fail_alloc) return fake.fail_alloc;
+    void *m = malloc(n);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    fake.allocs++;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+static CUresult f_free(CUdeviceptr p) { fake.frees++; free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
+static CUresult f_htod(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
+static CUresult f_dtoh(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
+static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                         unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                         void **extra) {
+    (void)f, (void)shmem, (void)s, (void)extra;
+    if (fake.fail_launch) return fake.fail_launch;
+    fake.launches++;
+    fake.grid[0] = gx, fake.grid[1] = gy, fake.grid[2] = gz;
+    fake.block[0] = bx, fake.block[1] = by, fake.block[2] = bz;
+    memcpy(fake.pack, params[0], sizeof fake.pack);
+    for (int a = 0; a < fake.nptrs; a++) memcpy(&fake.ptrs[a], params[1 + a], sizeof(CUdeviceptr));
+    return CUDA_SUCCESS;
+}
+static CUresult f_errname(CUresult e, const char **s) {
+    (void)e;
+    *s = NULL;
+    return CUDA_ERROR_INVALID_VALUE; /* the fallback table answers */
+}
+static CUresult f_errstr(CUresult e, const char **s) {
+    *s = e == CUDA_ERROR_OUT_OF_MEMORY ? "out of memory" : "something failed";
+    return CUDA_SUCCESS;
+}
+
+static const cuda_driver_api fake_api = {
+    f_init, f_version, f_count, f_get, f_name, f_attr, f_mem, f_retain, f_release, f_getcur,
+    f_setcur, f_sync, f_load, f_unload, f_getfn, f_alloc, f_free, f_htod, f_dtoh, f_launch,
+    f_errname, f_errstr,
+};
+
+static uint64_t f32_bits(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+
+static void test_grid(backend *b) {
+    unsigned g[3], k[3];
+    cuda_grid(b, 0, 10, 1, 1, g, k);
+    CHECK(g[0] == 1 && g[1] == 1 && g[2] == 1 && k[0] == 256 && k[1] == 1 && k[2] == 1);
+    cuda_grid(b, 0, (int64_t)1 << 40, 1, 1, g, k);
+    CHECK(g[0] == 132 * 32 && k[0] == 256);
+    cuda_grid(b, 1, 1000, 3, 1, g, k); /* a short inner extent: 4 lanes on it */
+    CHECK(k[1] == 4 && k[0] == 64 && g[1] == 1 && g[0] == 16);
+    cuda_grid(b, 1, 1000, 5000, 1, g, k);
+    CHECK(k[1] == 256 && k[0] == 1 && g[1] == 20 && (int64_t)g[0] * g[1] <= 132 * 32);
+    cuda_grid(b, 2, 5, 7, 9, g, k); /* nd3's shape */
+    CHECK(k[2] == 16 && k[1] == 8 && k[0] == 2 && g[2] == 1 && g[1] == 1 && g[0] == 3);
+    cuda_grid(b, 2, 100, 1 << 20, 1 << 20, g, k);
+    CHECK(k[2] == 64 && k[1] == 4 && k[0] == 1 && g[2] >= 1 && g[1] >= 1 && g[0] >= 1);
+    CHECK((int64_t)g[0] * g[1] * g[2] <= 132 * 32 && g[2] <= 65535 && g[1] <= 65535);
+}
+
+static void test_fake_driver(void) {
+    cuda_driver_set_for_testing(&fake_api);
+    tack_error err;
+    backend *b = NULL;
+    CHECK(backend_cuda.open(1, 0, &b, &err) == TACK_ERR_VALUE && !b);
+    CHECK(strstr(err.message, "there is no CUDA device 1") && strstr(err.message, "Fake H100"));
+    CHECK(backend_cuda.open(0, 0, &b, &err) == TACK_OK && b);
+    if (!b) return;
+    backend_caps c;
+    backend_cuda.caps(b, &c);
+    CHECK(!c.host_memory && !c.locked_dispatch && c.fp64 && c.atomics64 && c.compute_units == 132);
+    CHECK(c.global_mem_bytes == (int64_t)80 << 30 && c.max_workgroup == 1024);
+    const char *t = backend_cuda.cache_target(b);
+    printf("describe: %s\ntarget: %s\n", backend_cuda.describe(b), t);
+    CHECK(strstr(t, "device=Fake H100") && strstr(t, "cc=9.0") && strstr(t, "arch=sm_90") &&
+          strstr(t, "driver=12040") && strstr(t, "nvrtc=") && strstr(t, "--fmad=false"));
+    CHECK(strstr(backend_cuda.describe(b), "compute capability 9.0") != NULL);
+    test_grid(b);
+
+    /* Memory, and an allocation the driver refuses. */
+    void *h = NULL;
+    CHECK(backend_cuda.mem_alloc(b, 0, &h, &err) == TACK_OK && h);
+    backend_cuda.mem_free(b, h);
+    fake.fail_alloc = CUDA_ERROR_OUT_OF_MEMORY;
+    CHECK(backend_cuda.mem_alloc(b, 1 << 20, &h, &err) == TACK_ERR_NOMEM && !h);
+    CHECK(strstr(err.message, "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)") != NULL);
+    fake.fail_alloc = 0;
+    CHECK(backend_cuda.mem_alloc(b, (size_t)81 << 30, &h, &err) == TACK_ERR_NOMEM);
+
+    if (!have_nvrtc) {
+        printf("NVRTC absent: build, artifact and launch over the stand-in driver skipped\n");
+        backend_cuda.close(b);
+        cuda_driver_set_for_testing(NULL);
+        return;
+    }
+    /* Build: the driver gets the PTX for the device's architecture. */
+    static float buf[1000];
+    int64_t shape[1] = {1000};
+    tack_arg args[3] = {tack_arg_array(buf, TACK_F32, 1, shape, 0),
+                        tack_arg_array(buf, TACK_F32, 1, shape, 1), tack_arg_float(2.5)};
+    uint64_t slots[TACK_MAX_PARAMS];
+    int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    arena ast;
+    arena_init(&ast);
+    ir_func *f = gl_variant(SCALE, &ast, args, 3, 0, slots, dims, &err);
+    CHECK(f != NULL);
+    backend_code *code = NULL;
+    uint64_t ns = 0;
+    CHECK(f && backend_cuda.build(b, f, "0123abcd", &code, &ns, &err) == TACK_OK && code);
+    CHECK(fake.loads == 1 && strstr(fake.last_ptx, ".target sm_90") &&
+          strstr(fake.last_ptx, ".entry tack_0123abcd"));
+    CHECK(!strcmp(fake.last_fn, "tack_0123abcd") && ns > 0);
+
+    /* Artifact -> load: the same PTX reaches the driver, without NVRTC. */
+    ser_writer w = {0};
+    CHECK(code && backend_cuda.artifact(b, code, &w) == 0);
+    char built[sizeof fake.last_ptx];
+    memcpy(built, fake.last_ptx, sizeof built);
+    unsigned long long before = atomic_load(&backend_stats.binary_loads);
+    backend_code *again = NULL;
+    CHECK(f && backend_cuda.load(b, f, w.data, w.len, &again, &err) == TACK_OK && again);
+    CHECK(fake.loads == 2 && !strcmp(fake.last_ptx, built));
+    CHECK(atomic_load(&backend_stats.binary_loads) == before + 1);
+    /* A record for another architecture, and a damaged one. */
+    ser_writer w80 = {0};
+    cuda_artifact_write("tack_0123abcd", "sm_80", built, &w80);
+    backend_code *other = NULL;
+    CHECK(f && backend_cuda.load(b, f, w80.data, w80.len, &other, &err) == TACK_ERR_INTERNAL);
+    CHECK(!other && strstr(err.message, "sm_80"));
+    CHECK(f && backend_cuda.load(b, f, w.data, w.len - 1, &other, &err) == TACK_ERR_INTERNAL);
+    ser_writer_free(&w80);
+    ser_writer_free(&w);
+
+    /* A launch: the pack by value, then one device pointer per array. */
+    slots[0] = 0x1000;
+    slots[1] = 0x2000;
+    slots[2] = f32_bits(2.5f);
+    /* No range from the runtime: the backend evaluates it (gpu_pack_fill). */
+    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, NULL};
+    fake.nptrs = 2;
+    int syncs = fake.syncs;
+    CHECK(again && backend_cuda.launch(b, again, &call, &err) == TACK_OK);
+    CHECK(fake.launches == 1 && fake.syncs == syncs + 1);
+    CHECK(fake.pack[GPU_PACK_START] == 0 && fake.pack[GPU_PACK_STEP] == 1 &&
+          fake.pack[GPU_PACK_COUNT] == 1000 && fake.pack[GPU_PACK_INNER0] == 1);
+    CHECK((uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.5f));
+    CHECK(fake.pack[GPU_PACK_SCALARS + 0] == 0 && fake.pack[GPU_PACK_SCALARS + 1] == 0);
+    CHECK(fake.ptrs[0] == 0x1000 && fake.ptrs[1] == 0x2000);
+    CHECK(fake.grid[0] == 4 && fake.block[0] == 256);
+    /* The driver's failures name the call and CUDA's error. */
+    fake.fail_launch = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_ERR_DEVICE);
+    CHECK(strstr(err.message, "kernel 'scale': cuLaunchKernel failed: "
+                              "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") != NULL);
+    fake.fail_launch = 0;
+    fake.fail_load = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    CHECK(f && backend_cuda.build(b, f, "x", &other, &ns, &err) == TACK_ERR_DEVICE && !other);
+    printf("refused PTX: %s\n", err.message);
+    CHECK(strstr(err.message, "cuModuleLoadData failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION") &&
+          strstr(err.message, "TACK_NVRTC") && strstr(err.message, "Unsupported .version"));
+    fake.fail_load = 0;
+    int unloads = fake.unloads;
+    backend_cuda.release(b, code);
+    backend_cuda.release(b, again);
+    CHECK(fake.unloads == unloads + 2);
+    ir_func_free(f);
+    arena_free(&ast);
+    backend_cuda.close(b);
+
+    /* The whole runtime path: device arrays on "cuda", one launch, debug
+     * mode's staged record. */
+    tack_device *dev = tack_device_create("cuda", 0, &err);
+    CHECK(dev && !tack_device_host_memory(dev));
+    tack_kernel *k = tack_kernel_create(SCALE, "scale.py", 1, NULL, NULL, &err);
+    if (dev && k) {
+        void *x = tack_device_alloc(dev, sizeof buf, &err);
+        void *out = tack_device_alloc(dev, sizeof buf, &err);
+        CHECK(x && out && tack_device_write(dev, x, 0, buf, sizeof buf, &err) == TACK_OK);
+        tack_arg da[3] = {tack_arg_array(x, TACK_F32, 1, shape, 0),
+                          tack_arg_array(out, TACK_F32, 1, shape, 1), tack_arg_float(2.0)};
+        da[0].device = da[1].device = dev;
+        int launches = fake.launches;
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+        CHECK(fake.launches == launches + 2 && tack_kernel_num_variants(k, dev) == 1);
+        CHECK(fake.ptrs[0] == (CUdeviceptr)(uintptr_t)x && fake.ptrs[1] == (CUdeviceptr)(uintptr_t)out);
+        /* The pack from the range the runtime evaluated (call->range). */
+        CHECK(fake.pack[GPU_PACK_COUNT] == 1000 && fake.pack[GPU_PACK_STEP] == 1 &&
+              (uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.0f));
+        /* A host array is refused before anything runs. */
+        tack_arg host[3] = {tack_arg_array(buf, TACK_F32, 1, shape, 0), da[1], da[2]};
+        CHECK(tack_kernel_launch(k, dev, host, 3, &err) == TACK_ERR_TYPE);
+        CHECK(fake.launches == launches + 2);
+        tack_set_debug(1);
+        fake.nptrs = 4;
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+        tack_set_debug(0);
+        CHECK(fake.launches == launches + 3 && tack_kernel_num_variants(k, dev) == 2);
+        tack_device_free_mem(dev, x);
+        tack_device_free_mem(dev, out);
+    }
+    tack_kernel_free(k);
+    tack_device_free(dev);
+    CHECK(fake.allocs == fake.frees);
+    cuda_driver_set_for_testing(NULL);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    const char *why = NULL;
+    have_nvrtc = cuda_nvrtc_load(&why) != NULL;
+    if (have_nvrtc) printf("NVRTC %s at %s\n", cuda_nvrtc_version(), cuda_nvrtc_path());
+    else printf("NVRTC absent, PTX checks skipped: %s\n", why);
+    const char *roots[] = {getenv("CUDA_PATH"), getenv("CUDA_HOME"), "/usr/local/cuda"};
+    for (int i = 0; i < 3 && !*ptxas; i++) {
+        if (!roots[i] || !*roots[i]) continue;
+        snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", roots[i]);
+        if (access(ptxas, X_OK)) ptxas[0] = 0;
+    }
+    if (!*ptxas) printf("ptxas absent (no $CUDA_PATH/bin, $CUDA_HOME/bin or /usr/local/cuda/bin): "
+                        "PTX is not assembled\n");
+    test_no_driver();
+    test_artifact();
+    test_generate_errors();
+    test_fake_driver();
+    test_generate_cases();
+    return CHECK_DONE();
+}
