@@ -453,8 +453,10 @@ static void test_fake_driver(void) {
     slots[0] = 0x1000;
     slots[1] = 0x2000;
     slots[2] = f32_bits(2.5f);
-    /* No range from the runtime: the backend evaluates it (gpu_pack_fill). */
-    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, NULL};
+    /* The range first, as the runtime does, then the launch. */
+    int64_t range[BACKEND_RANGE_LEN];
+    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+    CHECK(again && backend_cuda.range(b, again, &call, range, &err) == TACK_OK);
     fake.nptrs = 2;
     int syncs = fake.syncs;
     CHECK(again && backend_cuda.launch(b, again, &call, &err) == TACK_OK);

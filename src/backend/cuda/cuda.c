@@ -62,21 +62,7 @@ static tack_status launch(backend *b, backend_code *c, const backend_call *call,
         }
     }
     tack_status st = TACK_OK;
-    if (call->range) {
-        /* The runtime evaluated the range already (range below): the pack
-         * from it, without a second evaluation on the warm path. */
-        const int64_t *r = call->range;
-        pack[GPU_PACK_START] = r[0];
-        pack[GPU_PACK_STEP] = r[2];
-        pack[GPU_PACK_COUNT] = backend_launch_count(r);
-        pack[GPU_PACK_INNER0] = r[3];
-        pack[GPU_PACK_INNER1] = r[4];
-        for (int p = 0; p < c->f->nparams; p++)
-            pack[GPU_PACK_SCALARS + p] =
-                c->f->params[p].role == ROLE_SCALAR ? (int64_t)call->slots[p] : 0;
-    } else {
-        st = gpu_pack_fill(c->f, call->slots, call->dims, pack, err);
-    }
+    gpu_pack_from_range(c->f, call->range, call->slots, pack);
     if (!st) st = cuda_launch_pack(b, c, call, pack, err);
     if (pack != small) free(pack);
     return st;

@@ -27,45 +27,6 @@ static tack_status nomem(tack_error *err, const char *kernel_name) {
 
 /* ---- code objects ------------------------------------------------------ */
 
-static int own_str(arena *a, const char **s) {
-    if (!*s) return 1;
-    *s = arena_strdup(a, *s);
-    return *s != NULL;
-}
-
-/* ir_clone leaves names, sources and sites shared with the IR it copied,
- * which the runtime may free once build or load returns; the code object
- * outlives it, so it owns every string (as the OpenCL backend's does). */
-static ir_func *clone_owned(const ir_func *f) {
-    ir_func *c = ir_clone(f);
-    if (!c) return NULL;
-    arena *a = &c->mem;
-    int ok = own_str(a, &c->filename) && own_str(a, &c->source) && own_str(a, &c->name);
-    for (int p = 0; ok && p < c->nparams; p++) ok = own_str(a, &c->params[p].name);
-    if (ok && c->nsources) {
-        ir_source *s = arena_alloc(a, c->nsources * sizeof *s);
-        ok = s != NULL;
-        if (ok) memcpy(s, f->sources, c->nsources * sizeof *s);
-        for (int i = 0; ok && i < c->nsources; i++)
-            ok = own_str(a, &s[i].text) && own_str(a, &s[i].filename) &&
-                 own_str(a, &s[i].name) && own_str(a, &s[i].via) && own_str(a, &s[i].via_path);
-        c->sources = s;
-    }
-    if (ok && c->nsites) {
-        ir_site *s = arena_alloc(a, c->nsites * sizeof *s);
-        ok = s != NULL;
-        if (ok) memcpy(s, f->sites, c->nsites * sizeof *s);
-        c->sites = s;
-    }
-    c->resolved = NULL; /* what names meant matters to the disk cache only */
-    c->nresolved = 0;
-    if (!ok) {
-        ir_func_free(c);
-        return NULL;
-    }
-    return c;
-}
-
 static char *dup_n(const char *s, size_t n) {
     char *d = malloc(n + 1);
     if (d) {
@@ -81,7 +42,7 @@ tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, si
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = clone_owned(f);
+    c->f = gpu_keep_ir(f);
     c->entry = dup_n(entry, entry_len);
     c->ptx = dup_n(ptx, ptx_len); /* the driver reads it NUL-terminated */
     c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof *c->arrays);

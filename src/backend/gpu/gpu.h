@@ -61,5 +61,13 @@ tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
  * count is computed here.  Fails on a zero step, naming the kernel. */
 tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t *pack, tack_error *err);
+/* The same from a range the runtime already evaluated (the warm path). */
+void gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_t *slots,
+                         int64_t *pack);
+
+/* A copy of post-pass IR that owns every string: a GPU code object keeps
+ * it for its launches, outliving the IR it was built or loaded from (which
+ * ir_clone would share names with).  NULL: out of memory. */
+ir_func *gpu_keep_ir(const ir_func *f);
 
 #endif

@@ -3,8 +3,57 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/arena.h"
+
 #include "backend/backend.h"
 #include "backend/gpu/gpu.h"
+
+static int own_str(arena *a, const char **s) {
+    if (!*s) return 1;
+    *s = arena_strdup(a, *s);
+    return *s != NULL;
+}
+
+ir_func *gpu_keep_ir(const ir_func *f) {
+    ir_func *c = ir_clone(f);
+    if (!c) return NULL;
+    arena *a = &c->mem;
+    int ok = own_str(a, &c->filename) && own_str(a, &c->source) && own_str(a, &c->name);
+    for (int p = 0; ok && p < c->nparams; p++) ok = own_str(a, &c->params[p].name);
+    if (ok && c->nsources) {
+        ir_source *s = arena_alloc(a, c->nsources * sizeof *s);
+        ok = s != NULL;
+        if (ok) memcpy(s, f->sources, c->nsources * sizeof *s);
+        for (int i = 0; ok && i < c->nsources; i++)
+            ok = own_str(a, &s[i].text) && own_str(a, &s[i].filename) &&
+                 own_str(a, &s[i].name) && own_str(a, &s[i].via) && own_str(a, &s[i].via_path);
+        c->sources = s;
+    }
+    if (ok && c->nsites) {
+        ir_site *s = arena_alloc(a, c->nsites * sizeof *s);
+        ok = s != NULL;
+        if (ok) memcpy(s, f->sites, c->nsites * sizeof *s);
+        c->sites = s;
+    }
+    c->resolved = NULL; /* what names meant matters to the disk cache only */
+    c->nresolved = 0;
+    if (!ok) {
+        ir_func_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_t *slots,
+                         int64_t *pack) {
+    pack[GPU_PACK_START] = range[0];
+    pack[GPU_PACK_STEP] = range[2];
+    pack[GPU_PACK_COUNT] = backend_launch_count(range);
+    pack[GPU_PACK_INNER0] = range[3];
+    pack[GPU_PACK_INNER1] = range[4];
+    for (int p = 0; p < f->nparams; p++)
+        pack[GPU_PACK_SCALARS + p] = f->params[p].role == ROLE_SCALAR ? (int64_t)slots[p] : 0;
+}
 
 tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t *pack, tack_error *err) {
@@ -16,14 +65,6 @@ tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
                  "kernel '%s': the parallel loop's range() step must not be zero", f->name);
         return TACK_ERR_VALUE;
     }
-    int64_t count = backend_launch_count(r);
-    pack[GPU_PACK_START] = r[0];
-    pack[GPU_PACK_STEP] = r[2];
-    pack[GPU_PACK_COUNT] = count;
-    pack[GPU_PACK_INNER0] = r[3];
-    pack[GPU_PACK_INNER1] = r[4];
-    for (int p = 0; p < f->nparams; p++)
-        pack[GPU_PACK_SCALARS + p] =
-            f->params[p].role == ROLE_SCALAR ? (int64_t)slots[p] : 0;
+    gpu_pack_from_range(f, r, slots, pack);
     return TACK_OK;
 }

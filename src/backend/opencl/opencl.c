@@ -62,8 +62,8 @@ static tack_status launch(backend *b, backend_code *c, const backend_call *call,
             return TACK_ERR_NOMEM;
         }
     }
-    tack_status st = gpu_pack_fill(c->f, call->slots, call->dims, pack, err);
-    if (!st) st = opencl_launch_pack(b, c, call, pack, err);
+    gpu_pack_from_range(c->f, call->range, call->slots, pack);
+    tack_status st = opencl_launch_pack(b, c, call, pack, err);
     if (pack != small) free(pack);
     return st;
 }

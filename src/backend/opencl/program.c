@@ -117,52 +117,12 @@ static int build_binary(backend *b, const unsigned char *bin, size_t n, const ch
 
 /* ---- code objects ------------------------------------------------------ */
 
-static int own_str(arena *a, const char **s) {
-    if (!*s) return 1;
-    *s = arena_strdup(a, *s);
-    return *s != NULL;
-}
-
-/* ir_clone leaves names, sources and sites shared with the IR it copied,
- * which the runtime may free once build or load returns (a disk hit's IR is
- * its own); the code object outlives it, so it owns every string. */
-static ir_func *clone_owned(const ir_func *f) {
-    ir_func *c = ir_clone(f);
-    if (!c) return NULL;
-    arena *a = &c->mem;
-    int ok = own_str(a, &c->filename) && own_str(a, &c->source);
-    for (int p = 0; ok && p < c->nparams; p++) ok = own_str(a, &c->params[p].name);
-    if (ok && c->nsources) {
-        ir_source *s = arena_alloc(a, c->nsources * sizeof *s);
-        ok = s != NULL;
-        if (ok) memcpy(s, f->sources, c->nsources * sizeof *s);
-        for (int i = 0; ok && i < c->nsources; i++)
-            ok = own_str(a, &s[i].text) && own_str(a, &s[i].filename) &&
-                 own_str(a, &s[i].name) && own_str(a, &s[i].via) && own_str(a, &s[i].via_path);
-        c->sources = s;
-    }
-    if (ok && c->nsites) {
-        ir_site *s = arena_alloc(a, c->nsites * sizeof *s);
-        ok = s != NULL;
-        if (ok) memcpy(s, f->sites, c->nsites * sizeof *s);
-        c->sites = s;
-    }
-    /* What names resolved to matters to the disk cache, not to launches. */
-    c->resolved = NULL;
-    c->nresolved = 0;
-    if (!ok) {
-        ir_func_free(c);
-        return NULL;
-    }
-    return c;
-}
-
 /* A code object without a program yet: the IR clone and the launch facts. */
 static backend_code *code_new(const ir_func *f, const char *entry, size_t entry_len,
                               const char *source, size_t source_len) {
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->f = clone_owned(f);
+    c->f = gpu_keep_ir(f);
     c->entry = malloc(entry_len + 1);
     c->source = malloc(source_len + 1);
     c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof *c->arrays);
