@@ -36,6 +36,10 @@ enum {
     GPU_PACK_SCALARS
 };
 
+/* Words in a pack at most: kernel parameters, template expansions and
+ * debug mode's two hidden arrays are bounded by twice TACK_MAX_PARAMS. */
+#define GPU_PACK_MAX_WORDS (GPU_PACK_SCALARS + 2 * TACK_MAX_PARAMS)
+
 /* Words in f's pack. */
 static inline int gpu_pack_words(const ir_func *f) { return GPU_PACK_SCALARS + f->nparams; }
 

@@ -25,47 +25,29 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     tack_status st = opencl_check_support(b, f, err);
     if (!st) st = gpu_range_check(f, err);
     if (st) return st;
-    /* The entry is an OpenCL C identifier whatever the key's spelling. */
-    size_t n = strlen(symbol_base);
-    char *entry = malloc(n + 6);
-    if (!entry) {
-        err->status = TACK_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "kernel '%s': out of memory", f->name);
-        return TACK_ERR_NOMEM;
-    }
-    memcpy(entry, "tack_", 5);
-    for (size_t i = 0; i <= n; i++) {
-        char ch = symbol_base[i];
-        int ok = !ch || ch == '_' || (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
-                 (ch >= 'A' && ch <= 'Z');
-        entry[5 + i] = ok ? ch : '_';
-    }
+    /* symbol_base is hex digits: "tack_" + it is an identifier in C. */
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
     char *source = NULL;
     st = gpu_emit(f, &gpu_dialect_opencl, entry, &source, err);
     uint64_t start = now_ns();
     if (!st) st = opencl_code_from_source(b, f, source, entry, out, err);
     *compiler_ns += now_ns() - start; /* the driver's compiler */
     free(source);
-    free(entry);
     return st;
 }
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err) {
-    int64_t small[GPU_PACK_SCALARS + 32];
-    int64_t *pack = small;
-    if (c->pack_words > (int)(sizeof small / sizeof small[0])) {
-        pack = malloc((size_t)c->pack_words * sizeof *pack);
-        if (!pack) {
-            err->status = TACK_ERR_NOMEM;
-            snprintf(err->message, sizeof err->message, "kernel '%s': out of memory", c->f->name);
-            return TACK_ERR_NOMEM;
-        }
+    int64_t pack[GPU_PACK_MAX_WORDS]; /* parameters are bounded: no allocation */
+    if (c->pack_words > GPU_PACK_MAX_WORDS) {
+        err->status = TACK_ERR_INTERNAL;
+        snprintf(err->message, sizeof err->message, "kernel '%s': %d parameters, more than a "
+                 "launch can take", c->f->name, c->f->nparams);
+        return TACK_ERR_INTERNAL;
     }
     gpu_pack_from_range(c->f, call->range, call->slots, pack);
-    tack_status st = opencl_launch_pack(b, c, call, pack, err);
-    if (pack != small) free(pack);
-    return st;
+    return opencl_launch_pack(b, c, call, pack, err);
 }
 
 static tack_status range(backend *b, backend_code *c, const backend_call *call,
