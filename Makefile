@@ -32,11 +32,13 @@ test-c: build
 test-python: install
 	$(VPY) -m pytest -q tests/python
 
-# The C tests again under AddressSanitizer and UBSan.
+# The C tests again under AddressSanitizer (leak detection on: every
+# compiled variant must give its LLVM objects back) and UBSan.
 test-sanitize:
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTACK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD)-asan
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure
 
 test: test-c test-sanitize test-python
 
