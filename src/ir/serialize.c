@@ -513,6 +513,7 @@ static void read_func(reader *rd) {
     if (!f->name) ser_fail(r); /* the verifier's messages print it */
     f->nparams = ser_get_int(r, 0, TACK_MAX_PARAMS);
     f->params = alloc(rd, (size_t)(f->nparams ? f->nparams : 1) * sizeof *f->params);
+    f->params_cap = f->params ? f->nparams : 0;
     for (int i = 0; i < f->nparams && !r->failed; i++) read_param(rd, &f->params[i]);
     f->nlocals = get_count(rd, 4);
     if (f->nlocals) f->locals = alloc(rd, (size_t)f->nlocals * sizeof *f->locals);
