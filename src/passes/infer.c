@@ -14,6 +14,7 @@ typedef struct typer {
     tack_error *err;
     int failed;
     int changed;
+    int unset_is_error; /* after the fixpoint: a read with no type */
 } typer;
 
 /* Where node `e` came from: the kernel's source or an inlined function's. */
@@ -162,6 +163,11 @@ static ir_type type_of(typer *T, ir_expr *e) {
         break;
     case IR_LOCAL:
         t = T->f->locals[e->index].type;
+        /* Only assignments that read the local itself reach it (s += x
+         * with no s = ... before): Python's UnboundLocalError. */
+        if (t == IRT_UNSET && T->unset_is_error)
+            TERR(T, e, "local variable '%s' is read before any value is assigned to it",
+                 T->f->locals[e->index].name);
         break;
     case IR_DIM:
         t = TACK_I64;
@@ -424,7 +430,7 @@ static void fix_block(typer *T, ir_block *b) {
 }
 
 tack_status pass_infer_types(ir_func *f, tack_error *err) {
-    typer T = {f, err, 0, 0};
+    typer T = {f, err, 0, 0, 0};
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = IRT_UNSET;
     f->locals[f->loop_var].type = TACK_I64;
     for (int d = 0; d < f->ninner; d++) {
@@ -440,6 +446,11 @@ tack_status pass_infer_types(ir_func *f, tack_error *err) {
         T.changed = 0;
         scan_block(&T, &f->body);
         if (!T.changed) break;
+    }
+    if (!T.failed) {
+        T.unset_is_error = 1;
+        scan_block(&T, &f->body);
+        T.unset_is_error = 0;
     }
     if (!T.failed) {
         check_loop_bound(&T, f->start);

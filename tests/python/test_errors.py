@@ -322,6 +322,22 @@ def test_compile_error_slice():
     check_message(err, "bad_slice")
 
 
+def test_compile_error_local_read_before_assignment():
+    # Only `s += ...` gives s a value: Python's UnboundLocalError, refused
+    # at compile time (found by the kernel fuzzer as an internal error).
+    def build():
+        @tack.kernel
+        def bad_unbound(x, out):
+            for i in range(x.shape[0]):
+                s += x[i]  #@unbound
+                out[i] = s
+        bad_unbound(X, X.copy())
+    err = compile_error(build)
+    assert err.lineno == here("unbound")
+    check_message(err, "bad_unbound")
+    assert "'s' is read before" in str(err)
+
+
 def test_compile_error_keyword_arguments():
     def build():
         @tack.kernel
