@@ -493,6 +493,14 @@ static void read_source(reader *rd, ir_source *s) {
         ser_fail(rd->r); /* messages print them */
 }
 
+/* A name's digest is hex SHA-256 as ir_name_digest writes it; anything
+ * else (a NUL, say) would not be written back the same. */
+static int is_digest(const char *d) {
+    for (int i = 0; i < 64; i++)
+        if (!((d[i] >= '0' && d[i] <= '9') || (d[i] >= 'a' && d[i] <= 'f'))) return 0;
+    return 1;
+}
+
 static void read_func(reader *rd) {
     ser_reader *r = rd->r;
     ir_func *f = rd->f;
@@ -538,7 +546,7 @@ static void read_func(reader *rd) {
         size_t n;
         int is_null;
         const char *digest = ser_get_str(r, &n, &is_null);
-        if (!res->name || !digest || n != 64) {
+        if (!res->name || !digest || n != 64 || !is_digest(digest)) {
             ser_fail(r);
             break;
         }
