@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build
 
-.PHONY: all build venv install demo test test-c test-python test-sanitize test-python-sanitize venv-asan bench clean
+.PHONY: all build venv install demo test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
 
 all: install
 
@@ -77,6 +77,38 @@ test-python-sanitize: $(ASAN_VENV)/.ready
 
 test: test-c test-sanitize test-python test-python-sanitize
 
+# libFuzzer targets (tests/fuzz/README.md), built with clang into build-fuzz.
+# `make fuzz` loads each committed corpus and past findings (a crash there
+# fails at once), then fuzzes each target for FUZZ_SECONDS; new inputs go
+# to build-fuzz/corpus_*, never to the committed seeds, and a finding is
+# written to build-fuzz/ as crash-*, leak-*, timeout-* or oom-*.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-14
+FUZZ_BUILD := $(BUILD)-fuzz
+FUZZ_TARGETS := kernel cache_entry
+
+fuzz-build:
+	CC=$(FUZZ_CC) cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DTACK_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build
+	set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus_$$t; \
+		$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus_$$t \
+			tests/fuzz/corpus_$$t $$(ls -d tests/fuzz/regress_$$t 2>/dev/null); \
+	done
+
+# Candidate seeds from the Python tests' kernels and real cache entries;
+# only those that add coverage join the committed corpora.
+fuzz-seeds: install fuzz-build
+	rm -rf $(FUZZ_BUILD)/seeds
+	$(VPY) tests/fuzz/make_seeds.py $(FUZZ_BUILD)/seeds
+	for t in $(FUZZ_TARGETS); do \
+		$(FUZZ_BUILD)/fuzz_$$t -merge=1 tests/fuzz/corpus_$$t $(FUZZ_BUILD)/seeds/$$t || exit 1; \
+	done
+
 # Benchmarks beside Numba and C (run by hand; figures go in the notes).
 bench: install
 	$(VPY) -m pip install -q numba || true
@@ -86,4 +118,4 @@ bench: install
 	$(VPY) bench/bench_debug.py
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(ASAN_PY_BUILD) $(VENV) $(ASAN_VENV) *.egg-info
+	rm -rf $(BUILD) $(BUILD)-asan $(ASAN_PY_BUILD) $(FUZZ_BUILD) $(VENV) $(ASAN_VENV) *.egg-info
