@@ -16,6 +16,7 @@ typedef struct typer {
     int failed;
     int changed;
     int final;          /* the check after the fixpoint (see pass_infer_types) */
+    int settled;        /* locals' types are final: reads take them, nothing joins */
     uint8_t *loop_var;  /* per local: a range() or ndindex loop variable */
 } typer;
 
@@ -238,7 +239,7 @@ static ir_type type_of(typer *T, ir_expr *e) {
 }
 
 static void join_local(typer *T, int l, ir_type t) {
-    if (t == IRT_UNSET) return;
+    if (t == IRT_UNSET || T->settled) return;
     ir_type cur = T->f->locals[l].type;
     ir_type next = cur == IRT_UNSET ? t : promote(T, cur, t);
     if (next != cur) {
@@ -443,7 +444,7 @@ static void fix_block(typer *T, ir_block *b) {
 }
 
 tack_status pass_infer_types(ir_func *f, tack_error *err) {
-    typer T = {f, err, 0, 0, 0, calloc(f->nlocals ? f->nlocals : 1, 1)};
+    typer T = {f, err, 0, 0, 0, 0, calloc(f->nlocals ? f->nlocals : 1, 1)};
     if (!T.loop_var) {
         err->status = TACK_ERR_NOMEM;
         snprintf(err->message, sizeof err->message, "out of memory typing kernel '%s'", f->name);
@@ -486,8 +487,11 @@ tack_status pass_infer_types(ir_func *f, tack_error *err) {
     }
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = settle(&T, f->locals[i].type);
     for (int d = 0; d < f->ninner; d++) f->locals[f->inner_var[d]].type = TACK_I64;
-    /* Re-type reads of locals with their settled types. */
-    T.changed = 0;
+    /* Re-type reads of locals with their settled types.  A local that held
+     * only a literal (x = y = 0 goes through one) settles to i64 here; a
+     * local it was assigned to keeps the type it has (as x = 0 would) and
+     * the assignment converts. */
+    T.settled = 1;
     scan_block(&T, &f->body);
     f->start = fix(&T, f->start, TACK_I64);
     f->stop = fix(&T, f->stop, TACK_I64);
