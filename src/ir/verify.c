@@ -99,6 +99,14 @@ static void expr(verifier *v, const ir_expr *e) {
         return;
     }
     check_type(v, e);
+    /* Inference keeps a literal's and a cast's own type (it computes every
+     * other node's), so those must be types already. */
+    if (e->kind == IR_CONST && !concrete(e->type) && e->type != IRT_WEAK_INT &&
+        e->type != IRT_WEAK_FLOAT)
+        fail(v, e->line, "literal of type %s", ir_type_name(e->type));
+    if (e->kind == IR_CAST ? !concrete(e->type) && e->type != IRT_LIKE_PARAM
+                           : e->type == IRT_LIKE_PARAM)
+        fail(v, e->line, "expression of kind %d typed %s", e->kind, ir_type_name(e->type));
     int has = (e->a ? C_A : 0) | (e->b ? C_B : 0) | (e->cond ? C_COND : 0) |
               (e->args || e->nargs ? C_ARGS : 0) | (e->body ? C_BODY : 0);
     if (has & ~expr_children(e)) {
