@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build
 
-.PHONY: all build venv install demo test test-c test-python test-sanitize bench clean
+.PHONY: all build venv install demo test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
 
 all: install
 
@@ -32,13 +32,82 @@ test-c: build
 test-python: install
 	$(VPY) -m pytest -q tests/python
 
-# The C tests again under AddressSanitizer and UBSan.
+# The C tests again under AddressSanitizer (leak detection on: every
+# compiled variant must give its LLVM objects back) and UBSan.
 test-sanitize:
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTACK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD)-asan
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure
 
-test: test-c test-sanitize test-python
+# The Python tests against an instrumented libtack and extension (only our
+# code: NumPy and CPython are the plain ones, so the sanitizer runtime is
+# preloaded into the uninstrumented interpreter).  Leak detection is off
+# here: CPython does not free every object at exit, and each of our
+# allocations is reached through CPython's frames, so a suppression for
+# libpython would hide them all; the C tests above check leaks instead.
+# PYTHONMALLOC=malloc puts Python's objects in ASan's heap too, so the
+# extension's reads and writes of them are checked.  UBSan stops at the
+# first report (-fno-sanitize-recover=undefined).
+# A compile costs ~3x more under ASan's allocator (LLVM allocates a lot:
+# ~0.1 s), so test_templates' 10000 per-call classes (~17 minutes here)
+# become 500: the loop's results and counts are still checked, its RSS
+# bound is not (ASan's quarantine holds freed memory; conftest.SANITIZED
+# skips the RSS checks, which the plain run makes).
+ASAN_PY_BUILD := $(BUILD)-asan-py
+ASAN_VENV := .venv-asan
+SAN_PRELOAD = $(shell gcc -print-file-name=libasan.so) $(shell gcc -print-file-name=libubsan.so)
+
+$(ASAN_VENV)/.ready:
+	$(PYTHON) -m venv $(ASAN_VENV)
+	$(ASAN_VENV)/bin/python -m pip install -q --upgrade pip
+	$(ASAN_VENV)/bin/python -m pip install -q numpy pytest setuptools wheel
+	touch $@
+
+venv-asan: $(ASAN_VENV)/.ready
+
+test-python-sanitize: $(ASAN_VENV)/.ready
+	cmake -S . -B $(ASAN_PY_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTACK_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_PY_BUILD) --target tack_static
+	TACK_BUILD_DIR=$(CURDIR)/$(ASAN_PY_BUILD) $(ASAN_VENV)/bin/python -m pip install -q \
+		--no-build-isolation --force-reinstall --no-deps .
+	LD_PRELOAD="$(SAN_PRELOAD)" PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TACK_TEST_PER_CALL_CLASSES=500 \
+		$(ASAN_VENV)/bin/python -m pytest -q tests/python
+
+test: test-c test-sanitize test-python test-python-sanitize
+
+# libFuzzer targets (tests/fuzz/README.md), built with clang into build-fuzz.
+# `make fuzz` loads each committed corpus and past findings (a crash there
+# fails at once), then fuzzes each target for FUZZ_SECONDS; new inputs go
+# to build-fuzz/corpus_*, never to the committed seeds, and a finding is
+# written to build-fuzz/ as crash-*, leak-*, timeout-* or oom-*.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-14
+FUZZ_BUILD := $(BUILD)-fuzz
+FUZZ_TARGETS := kernel cache_entry
+
+fuzz-build:
+	CC=$(FUZZ_CC) cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DTACK_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build
+	set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus_$$t; \
+		$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus_$$t \
+			tests/fuzz/corpus_$$t $$(ls -d tests/fuzz/regress_$$t 2>/dev/null); \
+	done
+
+# Candidate seeds from the Python tests' kernels and real cache entries;
+# only those that add coverage join the committed corpora.
+fuzz-seeds: install fuzz-build
+	rm -rf $(FUZZ_BUILD)/seeds
+	$(VPY) tests/fuzz/make_seeds.py $(FUZZ_BUILD)/seeds
+	for t in $(FUZZ_TARGETS); do \
+		$(FUZZ_BUILD)/fuzz_$$t -merge=1 tests/fuzz/corpus_$$t $(FUZZ_BUILD)/seeds/$$t || exit 1; \
+	done
 
 # Benchmarks beside Numba and C (run by hand; figures go in the notes).
 bench: install
@@ -51,4 +120,4 @@ bench: install
 	$(VPY) bench/bench_opencl.py
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(VENV) *.egg-info
+	rm -rf $(BUILD) $(BUILD)-asan $(ASAN_PY_BUILD) $(FUZZ_BUILD) $(VENV) $(ASAN_VENV) *.egg-info

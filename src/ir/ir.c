@@ -188,6 +188,22 @@ int ir_local_add(ir_func *f, const char *name) {
     return f->nlocals++;
 }
 
+int ir_param_add(ir_func *f) {
+    if (f->nparams >= TACK_MAX_PARAMS) return -1;
+    if (f->nparams == f->params_cap) {
+        /* Clones and deserialized functions come exactly sized. */
+        ir_param *p = arena_grow(&f->mem, f->params, f->nparams, TACK_MAX_PARAMS, sizeof *p);
+        if (!p) return -1;
+        f->params = p;
+        f->params_cap = TACK_MAX_PARAMS;
+    }
+    ir_param *p = &f->params[f->nparams];
+    memset(p, 0, sizeof *p);
+    p->max_dim_read = -1;
+    p->type = IRT_UNSET;
+    return f->nparams++;
+}
+
 ir_expr *ir_const_int(ir_func *f, int64_t v, ir_type t, int line, int col) {
     ir_expr *e = ir_expr_new(f, IR_CONST, line, col);
     if (e) {
@@ -281,6 +297,7 @@ ir_func *ir_clone(const ir_func *f) {
     c->mem = m;
     c->name = arena_strdup(&c->mem, f->name);
     c->params = arena_alloc(&c->mem, (f->nparams ? f->nparams : 1) * sizeof *c->params);
+    c->params_cap = f->nparams;
     /* Source texts stay shared with the template, which outlives its copies. */
     c->locals = NULL;
     c->nlocals = c->locals_cap = 0;

@@ -201,8 +201,8 @@ typedef struct ir_func {
     const char *filename;
     int first_line;
     const char *source;
-    ir_param *params;
-    int nparams;
+    ir_param *params;    /* grows only through ir_param_add */
+    int nparams, params_cap;
     ir_local *locals;
     int nlocals, locals_cap;
     /* The parallel launch: for local `loop_var` in range(start, stop, step);
@@ -227,6 +227,10 @@ ir_expr *ir_expr_new(ir_func *f, ir_expr_kind kind, int line, int col);
 ir_stmt *ir_stmt_new(ir_func *f, ir_stmt_kind kind, int line, int col);
 int ir_block_push(ir_func *f, ir_block *b, ir_stmt *s); /* 0, or -1 no memory */
 int ir_local_add(ir_func *f, const char *name);          /* index or -1 */
+/* Appends a parameter (zeroed, untyped, no dimension read): lowering's
+ * template attributes and debug mode's hidden arrays.  Returns its index,
+ * or -1 when there are TACK_MAX_PARAMS already or no memory. */
+int ir_param_add(ir_func *f);
 int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
 ir_expr *ir_const_int(ir_func *f, int64_t v, ir_type t, int line, int col);
 ir_expr *ir_const_float(ir_func *f, double v, ir_type t, int line, int col);

@@ -493,6 +493,14 @@ static void read_source(reader *rd, ir_source *s) {
         ser_fail(rd->r); /* messages print them */
 }
 
+/* A name's digest is hex SHA-256 as ir_name_digest writes it; anything
+ * else (a NUL, say) would not be written back the same. */
+static int is_digest(const char *d) {
+    for (int i = 0; i < 64; i++)
+        if (!((d[i] >= '0' && d[i] <= '9') || (d[i] >= 'a' && d[i] <= 'f'))) return 0;
+    return 1;
+}
+
 static void read_func(reader *rd) {
     ser_reader *r = rd->r;
     ir_func *f = rd->f;
@@ -513,6 +521,7 @@ static void read_func(reader *rd) {
     if (!f->name) ser_fail(r); /* the verifier's messages print it */
     f->nparams = ser_get_int(r, 0, TACK_MAX_PARAMS);
     f->params = alloc(rd, (size_t)(f->nparams ? f->nparams : 1) * sizeof *f->params);
+    f->params_cap = f->params ? f->nparams : 0;
     for (int i = 0; i < f->nparams && !r->failed; i++) read_param(rd, &f->params[i]);
     f->nlocals = get_count(rd, 4);
     if (f->nlocals) f->locals = alloc(rd, (size_t)f->nlocals * sizeof *f->locals);
@@ -537,7 +546,7 @@ static void read_func(reader *rd) {
         size_t n;
         int is_null;
         const char *digest = ser_get_str(r, &n, &is_null);
-        if (!res->name || !digest || n != 64) {
+        if (!res->name || !digest || n != 64 || !is_digest(digest)) {
             ser_fail(r);
             break;
         }

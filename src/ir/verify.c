@@ -43,6 +43,36 @@ static void check_type(verifier *v, const ir_expr *e) {
 static void expr(verifier *v, const ir_expr *e);
 static void block(verifier *v, const ir_block *b);
 
+/* The children each kind has.  Any other must be absent: some passes walk
+ * every child of every node (shape.c does), so a stray one would be read
+ * unverified; IR from the disk cache can carry anything. */
+enum { C_A = 1, C_B = 2, C_COND = 4, C_ARGS = 8, C_BODY = 16, C_ORELSE = 32, C_RANGE = 64,
+       C_VALUE = 128 };
+
+static int expr_children(const ir_expr *e) {
+    switch (e->kind) {
+    case IR_LOAD: case IR_CALL: return C_ARGS;
+    case IR_ATOMIC: return C_ARGS | C_A | (e->atomic == ATOM_COMPARE_EXCHANGE ? C_B : 0);
+    case IR_BINOP: case IR_ANDOR: return C_A | C_B;
+    case IR_SELECT: return C_A | C_B | C_COND;
+    case IR_UNOP: case IR_CAST: return C_A;
+    case IR_VECTOR: return C_ARGS | C_BODY;
+    case IR_INLINE: return C_BODY;
+    default: return 0;
+    }
+}
+
+static int stmt_children(const ir_stmt *s) {
+    switch (s->kind) {
+    case IR_ASSIGN: case IR_EVAL: return C_VALUE;
+    case IR_STORE: return C_VALUE | C_ARGS;
+    case IR_IF: case IR_WHILE: return C_VALUE | C_BODY | C_ORELSE;
+    case IR_FOR: return C_RANGE | C_BODY;
+    case IR_BOUNDS_FAIL: return C_ARGS;
+    default: return 0;
+    }
+}
+
 static void array_param(verifier *v, int index, int line) {
     if (index < 0 || index >= v->f->nparams)
         fail(v, line, "parameter index %d out of range", index);
@@ -69,6 +99,20 @@ static void expr(verifier *v, const ir_expr *e) {
         return;
     }
     check_type(v, e);
+    /* Inference keeps a literal's and a cast's own type (it computes every
+     * other node's), so those must be types already. */
+    if (e->kind == IR_CONST && !concrete(e->type) && e->type != IRT_WEAK_INT &&
+        e->type != IRT_WEAK_FLOAT)
+        fail(v, e->line, "literal of type %s", ir_type_name(e->type));
+    if (e->kind == IR_CAST ? !concrete(e->type) && e->type != IRT_LIKE_PARAM
+                           : e->type == IRT_LIKE_PARAM)
+        fail(v, e->line, "expression of kind %d typed %s", e->kind, ir_type_name(e->type));
+    int has = (e->a ? C_A : 0) | (e->b ? C_B : 0) | (e->cond ? C_COND : 0) |
+              (e->args || e->nargs ? C_ARGS : 0) | (e->body ? C_BODY : 0);
+    if (has & ~expr_children(e)) {
+        fail(v, e->line, "expression of kind %d has children its kind does not", e->kind);
+        return;
+    }
     switch (e->kind) {
     case IR_CONST:
         break;
@@ -175,6 +219,13 @@ static void expr(verifier *v, const ir_expr *e) {
 }
 
 static void stmt(verifier *v, const ir_stmt *s) {
+    int has = (s->value ? C_VALUE : 0) | (s->indices || s->nindices ? C_ARGS : 0) |
+              (s->start || s->stop || s->step ? C_RANGE : 0) | (s->body.n ? C_BODY : 0) |
+              (s->orelse.n ? C_ORELSE : 0);
+    if (has & ~stmt_children(s)) {
+        fail(v, s->line, "statement of kind %d has children its kind does not", s->kind);
+        return;
+    }
     switch (s->kind) {
     case IR_ASSIGN:
         if (s->index < 0 || s->index >= v->f->nlocals) {

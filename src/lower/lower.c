@@ -1238,6 +1238,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     f->nparams = d->nparams;
     /* Room for the hidden parameters of template arguments too. */
     f->params = arena_alloc(&f->mem, TACK_MAX_PARAMS * sizeof *f->params);
+    f->params_cap = f->params ? TACK_MAX_PARAMS : 0;
     if (!f->name || !f->params) {
         oom(&L);
         goto fail;

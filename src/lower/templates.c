@@ -56,18 +56,16 @@ static tmpl_node *build(lowerer *L, const tack_struct *s, const char *path, int 
                 "more than %d", TACK_MAX_PARAMS);
             return NULL;
         }
-        ir_param *p = &f->params[f->nparams];
-        memset(p, 0, sizeof *p);
-        if (!(p->name = arena_strdup(&f->mem, name))) {
+        int index = ir_param_add(f);
+        ir_param *p = index >= 0 ? &f->params[index] : NULL;
+        if (!p || !(p->name = arena_strdup(&f->mem, name))) {
             lower_oom(L);
             return NULL;
         }
-        p->max_dim_read = -1;
-        p->type = IRT_UNSET;
         p->line = line;
         p->col = col;
         if (fld->role == TACK_FIELD_ARRAY) p->vec_width = fld->value.vec_width;
-        node->param[i] = f->nparams++;
+        node->param[i] = index;
     }
     return node;
 }

@@ -252,27 +252,30 @@ static void check_block(checker *c, ir_block *b) {
 }
 
 static int hidden_array(checker *c, const char *name) {
-    ir_func *f = c->f;
-    if (f->nparams == TACK_MAX_PARAMS) return -1;
-    ir_param *p = &f->params[f->nparams];
-    *p = (ir_param){0};
+    int i = ir_param_add(c->f);
+    if (i < 0) return -1;
+    ir_param *p = &c->f->params[i];
     p->name = name;
     p->role = ROLE_ARRAY;
     p->index_ndim = 1;
-    p->max_dim_read = -1;
-    p->type = IRT_UNSET;
-    return f->nparams++;
+    return i;
 }
 
 tack_status pass_bounds_checks(ir_func *f, tack_error *err) {
     checker c = {f, 0, 0};
-    f->debug_errors = hidden_array(&c, "__errors__");
-    f->debug_extents = hidden_array(&c, "__extents__");
-    if (f->debug_errors < 0 || f->debug_extents < 0) {
+    if (f->nparams > TACK_MAX_PARAMS - 2) {
         err->status = TACK_ERR_COMPILE;
         snprintf(err->message, sizeof err->message,
                  "kernel '%s': too many parameters for debug mode's two hidden arrays", f->name);
         return TACK_ERR_COMPILE;
+    }
+    f->debug_errors = hidden_array(&c, "__errors__");
+    f->debug_extents = hidden_array(&c, "__extents__");
+    if (f->debug_errors < 0 || f->debug_extents < 0) {
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory adding bounds checks to '%s'",
+                 f->name);
+        return TACK_ERR_NOMEM;
     }
     f->params[f->debug_errors].written = 1;
     f->start = check_expr(&c, f->start);

@@ -8,12 +8,16 @@
 #include "passes.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct typer {
     ir_func *f;
     tack_error *err;
     int failed;
     int changed;
+    int final;          /* the check after the fixpoint (see pass_infer_types) */
+    int settled;        /* locals' types are final: reads take them, nothing joins */
+    uint8_t *loop_var;  /* per local: a range() or ndindex loop variable */
 } typer;
 
 /* Where node `e` came from: the kernel's source or an inlined function's. */
@@ -162,6 +166,11 @@ static ir_type type_of(typer *T, ir_expr *e) {
         break;
     case IR_LOCAL:
         t = T->f->locals[e->index].type;
+        /* Only assignments that read the local itself reach it (s += x
+         * with no s = ... before): Python's UnboundLocalError. */
+        if (t == IRT_UNSET && T->final)
+            TERR(T, e, "local variable '%s' is read before any value is assigned to it",
+                 T->f->locals[e->index].name);
         break;
     case IR_DIM:
         t = TACK_I64;
@@ -230,7 +239,7 @@ static ir_type type_of(typer *T, ir_expr *e) {
 }
 
 static void join_local(typer *T, int l, ir_type t) {
-    if (t == IRT_UNSET) return;
+    if (t == IRT_UNSET || T->settled) return;
     ir_type cur = T->f->locals[l].type;
     ir_type next = cur == IRT_UNSET ? t : promote(T, cur, t);
     if (next != cur) {
@@ -243,9 +252,19 @@ static void scan_block(typer *T, ir_block *b) {
     for (int i = 0; i < b->n && !T->failed; i++) {
         ir_stmt *s = b->stmts[i];
         switch (s->kind) {
-        case IR_ASSIGN:
-            join_local(T, s->index, type_of(T, s->value));
+        case IR_ASSIGN: {
+            ir_type t = type_of(T, s->value);
+            /* The loop's code steps the variable as an i64: j = 0.5 in
+             * its body cannot make it a float.  (Types only widen, so a
+             * float seen in any round is there in the end.) */
+            if (T->loop_var[s->index] && t != IRT_UNSET &&
+                promote(T, TACK_I64, t) != TACK_I64)
+                TERR(T, s->value, "loop variable '%s' is assigned a %s value; loop variables "
+                     "hold integers (use another name)", T->f->locals[s->index].name,
+                     ir_type_name(settle(T, t)));
+            join_local(T, s->index, t);
             break;
+        }
         case IR_STORE:
             for (int k = 0; k < s->nindices; k++) type_of(T, s->indices[k]);
             type_of(T, s->value);
@@ -257,6 +276,7 @@ static void scan_block(typer *T, ir_block *b) {
             type_of(T, s->start);
             type_of(T, s->stop);
             type_of(T, s->step);
+            T->loop_var[s->index] = 1;
             join_local(T, s->index, TACK_I64);
             break;
         case IR_IF:
@@ -424,11 +444,18 @@ static void fix_block(typer *T, ir_block *b) {
 }
 
 tack_status pass_infer_types(ir_func *f, tack_error *err) {
-    typer T = {f, err, 0, 0};
+    typer T = {f, err, 0, 0, 0, 0, calloc(f->nlocals ? f->nlocals : 1, 1)};
+    if (!T.loop_var) {
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory typing kernel '%s'", f->name);
+        return TACK_ERR_NOMEM;
+    }
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = IRT_UNSET;
     f->locals[f->loop_var].type = TACK_I64;
+    T.loop_var[f->loop_var] = 1;
     for (int d = 0; d < f->ninner; d++) {
         f->locals[f->inner_var[d]].type = TACK_I64;
+        T.loop_var[f->inner_var[d]] = 1;
         type_of(&T, f->inner_stop[d]);
     }
     type_of(&T, f->start);
@@ -441,22 +468,36 @@ tack_status pass_infer_types(ir_func *f, tack_error *err) {
         scan_block(&T, &f->body);
         if (!T.changed) break;
     }
+    /* Now that every local has its type: reads that nothing typed (and
+     * loop variables given floats before their loop). */
+    if (!T.failed) {
+        T.final = 1;
+        scan_block(&T, &f->body);
+        T.final = 0;
+    }
     if (!T.failed) {
         check_loop_bound(&T, f->start);
         check_loop_bound(&T, f->stop);
         check_loop_bound(&T, f->step);
         for (int d = 0; d < f->ninner; d++) check_loop_bound(&T, f->inner_stop[d]);
     }
-    if (T.failed) return err->status;
+    if (T.failed) {
+        free(T.loop_var);
+        return err->status;
+    }
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = settle(&T, f->locals[i].type);
     for (int d = 0; d < f->ninner; d++) f->locals[f->inner_var[d]].type = TACK_I64;
-    /* Re-type reads of locals with their settled types. */
-    T.changed = 0;
+    /* Re-type reads of locals with their settled types.  A local that held
+     * only a literal (x = y = 0 goes through one) settles to i64 here; a
+     * local it was assigned to keeps the type it has (as x = 0 would) and
+     * the assignment converts. */
+    T.settled = 1;
     scan_block(&T, &f->body);
     f->start = fix(&T, f->start, TACK_I64);
     f->stop = fix(&T, f->stop, TACK_I64);
     f->step = fix(&T, f->step, TACK_I64);
     for (int d = 0; d < f->ninner; d++) f->inner_stop[d] = fix(&T, f->inner_stop[d], TACK_I64);
     fix_block(&T, &f->body);
+    free(T.loop_var);
     return T.failed ? err->status : TACK_OK;
 }

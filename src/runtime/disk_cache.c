@@ -480,11 +480,6 @@ disk_cache *disk_cache_get(void) {
 
 /* ---- entry records ---------------------------------------------------- */
 
-typedef struct entry_view {
-    const unsigned char *key, *name, *payload;
-    size_t keylen, namelen, len;
-} entry_view;
-
 static int encode_entry(ser_writer *w, const void *key, size_t keylen, const char *name,
                         const void *payload, size_t len) {
     if (keylen > UINT32_MAX - 1) return -1;
@@ -505,9 +500,9 @@ static int encode_entry(ser_writer *w, const void *key, size_t keylen, const cha
     return 0;
 }
 
-/* Parses a whole record; check_hash 0 only for listing. */
-static int parse_entry(const unsigned char *b, size_t n, int check_hash, entry_view *v) {
-    if (n < HEADER_SIZE || memcmp(b, ENTRY_MAGIC, 8)) return -1;
+int disk_cache_parse_entry(const void *bytes, size_t n, int check_hash, disk_cache_entry *v) {
+    const unsigned char *b = bytes;
+    if (!b || n < HEADER_SIZE || memcmp(b, ENTRY_MAGIC, 8)) return -1;
     ser_reader r = ser_reader_init(b + 8, n - 8);
     if (ser_get_u32(&r) != DISK_CACHE_FORMAT_VERSION) return -1;
     const unsigned char *hash = ser_get_bytes(&r, 32);
@@ -550,8 +545,8 @@ static long bundle_index(disk_cache *c, unsigned char *buf, size_t n) {
     for (uint32_t i = 0; i < count && !r.failed; i++) {
         size_t len;
         const unsigned char *rec = ser_get_blob(&r, &len);
-        entry_view v;
-        if (!rec || parse_entry(rec, len, 1, &v)) {
+        disk_cache_entry v;
+        if (!rec || disk_cache_parse_entry(rec, len, 1, &v)) {
             atomic_fetch_add(&c->bad, 1);
             continue;
         }
@@ -639,8 +634,8 @@ static int file_load(disk_cache *c, const void *key, size_t keylen, void **paylo
     unsigned char *b;
     size_t n;
     struct stat st;
-    entry_view v;
-    int bad = read_fd(fd, MAX_ENTRY, &b, &n, &st) || parse_entry(b, n, 1, &v) ||
+    disk_cache_entry v;
+    int bad = read_fd(fd, MAX_ENTRY, &b, &n, &st) || disk_cache_parse_entry(b, n, 1, &v) ||
               v.keylen != keylen || memcmp(v.key, key, keylen);
     int hit = !bad && (*payload = malloc(v.len ? v.len : 1)) != NULL;
     if (hit) {
@@ -888,7 +883,7 @@ int disk_cache_get_info(disk_cache *c, disk_cache_info *out) {
     return r || mine.failed ? -1 : 0;
 }
 
-static void fill_info(disk_cache *c, const file_rec *f, const entry_view *v,
+static void fill_info(disk_cache *c, const file_rec *f, const disk_cache_entry *v,
                       disk_cache_entry_info *o) {
     memset(o, 0, sizeof *o);
     const char *slash = strrchr(f->path, '/');
@@ -920,8 +915,9 @@ int disk_cache_list(disk_cache *c, disk_cache_entry_info **out, size_t *n) {
         unsigned char *b = NULL;
         size_t len;
         struct stat st;
-        entry_view e;
-        int ok = !read_path(s.v[i].path, MAX_ENTRY, &b, &len, &st) && !parse_entry(b, len, 0, &e);
+        disk_cache_entry e;
+        int ok = !read_path(s.v[i].path, MAX_ENTRY, &b, &len, &st) &&
+                 !disk_cache_parse_entry(b, len, 0, &e);
         fill_info(c, &s.v[i], ok ? &e : NULL, &v[i]);
         v[i].bad = !ok;
         if (b) free(b);
@@ -951,9 +947,10 @@ int disk_cache_verify(disk_cache *c, int remove_bad, size_t *checked,
         unsigned char *b = NULL;
         size_t len;
         struct stat st;
-        entry_view e;
+        disk_cache_entry e;
         char want[65];
-        int ok = !read_path(s.v[i].path, MAX_ENTRY, &b, &len, &st) && !parse_entry(b, len, 1, &e);
+        int ok = !read_path(s.v[i].path, MAX_ENTRY, &b, &len, &st) &&
+                 !disk_cache_parse_entry(b, len, 1, &e);
         /* A record filed under another key's name is never found by its
          * own key, and must not be served for the other. */
         if (ok) {
@@ -1060,10 +1057,10 @@ int disk_cache_bundle(disk_cache *c, size_t *entries, uint64_t *bytes) {
         unsigned char *b;
         size_t len;
         struct stat st;
-        entry_view e;
+        disk_cache_entry e;
         char want[65];
         if (read_path(s.v[i].path, MAX_ENTRY, &b, &len, &st)) continue;
-        int ok = !parse_entry(b, len, 1, &e);
+        int ok = !disk_cache_parse_entry(b, len, 1, &e);
         if (ok) {
             key_name(e.key, e.keylen, want);
             ok = !strcmp(want, strrchr(s.v[i].path, '/') + 1);

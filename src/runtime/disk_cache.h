@@ -113,6 +113,18 @@ int disk_cache_load(disk_cache *c, const void *key, size_t keylen, void **payloa
 void disk_cache_store(disk_cache *c, const void *key, size_t keylen, const char *kernel_name,
                       const void *payload, size_t len);
 
+/* An entry file's parts, borrowed from its bytes. */
+typedef struct disk_cache_entry {
+    const unsigned char *key, *name, *payload;
+    size_t keylen, namelen, len;
+} disk_cache_entry;
+
+/* Parses an entry file's bytes b[0..n): the magic, the version, the hash
+ * (unless check_hash is 0, which only listing uses) and parts that fill
+ * the file exactly.  Returns 0 and fills *out, or -1 for anything else.
+ * Every reader of entries (loads, bundles, list, verify) goes through it. */
+int disk_cache_parse_entry(const void *b, size_t n, int check_hash, disk_cache_entry *out);
+
 typedef struct disk_cache_counts {
     uint64_t hits, misses, bad, stores; /* variant entries (bad: any entry) */
     uint64_t ir_hits, ir_misses;        /* IR-template entries */

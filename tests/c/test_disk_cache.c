@@ -705,6 +705,23 @@ static int same_ir(const ir_func *a, const ir_func *b) {
     return same;
 }
 
+/* Debug mode's bounds pass appends two hidden arrays to a template.  A
+ * clone or a read-back function holds exactly its own parameters, so the
+ * pass must grow the array, not write past it (the fuzzer found that). */
+static void check_bounds_on_copy(const ir_func *f, ir_func *copy) {
+    int n = copy->nparams;
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    tack_status st = pass_bounds_checks(copy, &err);
+    if (st) fprintf(stderr, "bounds on a copy of %s: %s\n", f->name, err.message);
+    CHECK(st == TACK_OK && copy->nparams == n + 2);
+    if (st || copy->nparams != n + 2) return;
+    CHECK(!strcmp(copy->params[n].name, "__errors__") &&
+          !strcmp(copy->params[n + 1].name, "__extents__"));
+    for (int i = 0; i < n; i++) CHECK(!strcmp(copy->params[i].name, f->params[i].name));
+    for (int i = 0; i < f->nlocals; i++) CHECK(!strcmp(copy->locals[i].name, f->locals[i].name));
+}
+
 /* Serializes f, reads it back, and checks the result prints the same and
  * serializes to the same bytes; returns the bytes (for fuzzing). */
 static ser_writer roundtrip(const ir_func *f, int typed) {
@@ -731,6 +748,13 @@ static ser_writer roundtrip(const ir_func *f, int typed) {
         ir_func *h = ir_clone(g);
         CHECK(h && ir_local_add(h, "fresh_local") == g->nlocals);
         ir_func_free(h);
+        if (!typed) {
+            h = ir_clone(f);
+            CHECK(h != NULL);
+            if (h) check_bounds_on_copy(f, h);
+            ir_func_free(h);
+            check_bounds_on_copy(f, g);
+        }
         ir_func_free(g);
     }
     return w;

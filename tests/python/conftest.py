@@ -22,6 +22,20 @@ DTYPES = {
 }
 
 
+def _asan_loaded():
+    try:
+        with open("/proc/self/maps") as f:
+            return "libasan" in f.read()
+    except OSError:
+        return False
+
+
+# Under AddressSanitizer (make test-python-sanitize) freed memory waits in
+# its quarantine (256 MB) so that a use after free is caught: the process's
+# RSS then grows with every free and says nothing about leaks.
+SANITIZED = _asan_loaded()
+
+
 def tack_dtype(name):
     """The tack dtype object for a name such as "f32" ("bool" -> tack.bool_)."""
     return tack.bool_ if name == "bool" else getattr(tack, name)

@@ -322,6 +322,50 @@ def test_compile_error_slice():
     check_message(err, "bad_slice")
 
 
+def test_compile_error_local_read_before_assignment():
+    # Only `s += ...` gives s a value: Python's UnboundLocalError, refused
+    # at compile time (found by the kernel fuzzer as an internal error).
+    def build():
+        @tack.kernel
+        def bad_unbound(x, out):
+            for i in range(x.shape[0]):
+                s += x[i]  #@unbound
+                out[i] = s
+        bad_unbound(X, X.copy())
+    err = compile_error(build)
+    assert err.lineno == here("unbound")
+    check_message(err, "bad_unbound")
+    assert "'s' is read before" in str(err)
+
+
+def test_compile_error_float_into_loop_variable():
+    # A loop variable is stepped as an integer: giving it a float is
+    # refused (found by the kernel fuzzer as an internal error).
+    def build_sequential():
+        @tack.kernel
+        def bad_loop_var(x, out):
+            for i in range(x.shape[0]):
+                for j in range(3):
+                    j = x[i] * 0.5  #@seqvar
+                    out[i] = j
+        bad_loop_var(X, X.copy())
+
+    def build_parallel():
+        @tack.kernel
+        def bad_launch_var(x, out):
+            for i in range(x.shape[0]):
+                i = x[i] * 0.5  #@parvar
+                out[0] = i
+        bad_launch_var(X, X.copy())
+
+    for build, tag, name, var in [(build_sequential, "seqvar", "bad_loop_var", "j"),
+                                  (build_parallel, "parvar", "bad_launch_var", "i")]:
+        err = compile_error(build)
+        assert err.lineno == here(tag)
+        check_message(err, name)
+        assert "loop variable '%s'" % var in str(err)
+
+
 def test_compile_error_keyword_arguments():
     def build():
         @tack.kernel

@@ -1400,6 +1400,27 @@ def test_chained_comparisons(dt):
     np.testing.assert_array_equal(o2, (xx > -100) & (-100 > -400) & (-400 >= xx - 2000))
 
 
+@tack.kernel
+def s_chained_assign(x, out):
+    for i in range(x.shape[0]):
+        n = x[i]
+        m = n
+        n = m = 3
+        out[i] = n * x[i] + m
+
+
+@pytest.mark.parametrize("dt", FLOATS + ["i32"])
+def test_chained_assignment_of_a_literal(dt):
+    # n and m already hold x's type: the literal joins it, as n = 3 alone
+    # would (this ended in an internal error, found by the kernel fuzzer).
+    x = values(dt, seed=55)
+    out = np.zeros_like(x)
+    s_chained_assign(x, out)
+    with np.errstate(over="ignore"):
+        expected = (NP[dt](3) * x + NP[dt](3)).astype(x.dtype)
+    assert_bitwise_equal(out, expected)
+
+
 @pytest.mark.parametrize("dt", FLOATS + ["i32"])
 def test_or_gives_an_operand(dt):
     x = values(dt, seed=55)

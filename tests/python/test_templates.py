@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tack
+from conftest import SANITIZED
 
 # The conformance suite: every test runs on each device (conftest.py).
 pytestmark = pytest.mark.every_device
@@ -462,5 +463,8 @@ def test_per_call_classes_leave_nothing_behind():
         logger.setLevel(level)
     gc.collect()
     assert counts(sample) == (0, 0)
+    if SANITIZED:
+        pytest.skip("RSS is not measurable under AddressSanitizer (its quarantine); "
+                    "the loop's results and counts were checked")
     growth = rss_bytes() - base
     assert growth < 20 * 2 ** 20, f"RSS grew by {growth / 2 ** 20:.1f} MiB"

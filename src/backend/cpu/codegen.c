@@ -900,11 +900,10 @@ static void build_range(gen *g, const char *name) {
     LLVMBuildRetVoid(g->b);
 }
 
-static tack_status llvm_fail(tack_error *err, const ir_func *f, const char *what, char *msg) {
+static tack_status llvm_fail(tack_error *err, const ir_func *f, const char *what, const char *msg) {
     err->status = TACK_ERR_INTERNAL;
     snprintf(err->message, sizeof err->message, "internal error compiling kernel '%s': %s%s%s",
              f->name, what, msg ? ": " : "", msg ? msg : "");
-    if (msg) LLVMDisposeMessage(msg);
     return TACK_ERR_INTERNAL;
 }
 
@@ -941,7 +940,9 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
     tack_status st = TACK_OK;
 
     pthread_mutex_lock(&target_lock);
-    char *dl = LLVMCopyStringRepOfTargetData(LLVMCreateTargetDataLayout(target_machine));
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(target_machine);
+    char *dl = LLVMCopyStringRepOfTargetData(layout);
+    LLVMDisposeTargetData(layout);
     LLVMSetDataLayout(g.mod, dl);
     LLVMDisposeMessage(dl);
     char *triple = LLVMGetTargetMachineTriple(target_machine);
@@ -955,7 +956,6 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
     char *msg = NULL;
     if (LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &msg)) {
         st = llvm_fail(err, f, "LLVM rejected the generated module", msg);
-        msg = NULL;
         goto done;
     }
     LLVMDisposeMessage(msg);
@@ -968,7 +968,10 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
     LLVMErrorRef e = LLVMRunPasses(g.mod, "default<O3>", target_machine, opts);
     LLVMDisposePassBuilderOptions(opts);
     if (e) {
-        st = llvm_fail(err, f, "LLVM's optimizer failed", LLVMGetErrorMessage(e));
+        /* An error's message is new[]'d, not malloc'd: it has its own dispose. */
+        char *m = LLVMGetErrorMessage(e);
+        st = llvm_fail(err, f, "LLVM's optimizer failed", m);
+        LLVMDisposeErrorMessage(m);
         goto done;
     }
     LLVMMemoryBufferRef buf = NULL;
@@ -989,6 +992,7 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
     }
 done:
     pthread_mutex_unlock(&target_lock);
+    if (msg) LLVMDisposeMessage(msg);
     LLVMDisposeBuilder(g.b);
     LLVMDisposeModule(g.mod);
     LLVMContextDispose(g.ctx);
