@@ -167,9 +167,9 @@ static inline void readers_enter(const tack_kernel *k) {
 }
 static inline void readers_exit(const tack_kernel *k) {
     tack_kernel *m = (tack_kernel *)k;
-    if (atomic_fetch_sub(&m->readers, 1) == 1 &&
-        atomic_load_explicit(&m->has_dead, memory_order_relaxed))
-        graveyard_sweep(m);
+    /* Both sequentially consistent (a plain load on x86): a sweep that put
+     * the graveyard back and saw this reader is then seen by it. */
+    if (atomic_fetch_sub(&m->readers, 1) == 1 && atomic_load(&m->has_dead)) graveyard_sweep(m);
 }
 
 /* kernel.c */
