@@ -67,6 +67,20 @@ print(scaled)
 # Warm calls reuse the compiled variant: lengths alone never recompile.
 vector_add(x[:10], y[:10], z[:10])
 print("variants of vector_add:", len(vector_add.variants()))
+
+# 4. The same kernel on an OpenCL device, where one is installed: arrays
+#    live in the device's memory and the call runs where they are.
+try:
+    gpu = tack.device("opencl")
+except RuntimeError as e:
+    print("OpenCL skipped:", e)
+else:
+    gx = tack.array(x, device=gpu)
+    gy = tack.array(y, device=gpu)
+    gz = tack.empty(x.shape, dtype=tack.f64, device=gpu)
+    vector_add(gx, gy, gz)
+    check(f"vector_add on {gpu.name}", gz.numpy(), x + y)
+    print("ran on", gpu.description)
 print("stats:", tack.stats())
 
 if failures:
