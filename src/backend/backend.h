@@ -125,6 +125,11 @@ typedef struct backend_counters {
 } backend_counters;
 extern backend_counters backend_stats;
 
+/* Fills err (message, status; no file or line) and returns st: how a
+ * backend reports a failure (shared.c). */
+tack_status backend_error(tack_error *err, tack_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The backends: this build's, then any registered (backend.c).  A new
  * backend registers its table and is then a device spec like the others;
  * nothing under src/runtime changes.  -1: the name is taken or the table

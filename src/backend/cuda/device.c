@@ -10,18 +10,6 @@
 
 #include "backend/gpu/dialect.h"
 
-static tack_status errorf(tack_error *err, tack_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static tack_status errorf(tack_error *err, tack_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->status = st;
-    err->filename[0] = 0;
-    err->lineno = err->col = 0;
-    return st;
-}
 
 tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *what,
                       const char *call, CUresult code) {
@@ -29,7 +17,7 @@ tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *wh
     const char *words = NULL;
     if (cu && cu->GetErrorString && cu->GetErrorString(code, &words) != CUDA_SUCCESS) words = NULL;
     const char *name = cuda_error_name(cu, code);
-    return errorf(err, st, "%s%s%s failed: %s%s%s%s", what ? what : "", what ? ": " : "", call,
+    return backend_error(err, st, "%s%s%s failed: %s%s%s%s", what ? what : "", what ? ": " : "", call,
                   name, words ? " (" : "", words ? words : "", words ? ")" : "");
 }
 
@@ -49,15 +37,15 @@ static tack_status init_driver(const char *spec, const cuda_driver_api **out, in
     const cuda_driver_api *cu = cuda_driver_load(&why);
     *out = cu;
     *count = 0;
-    if (!cu) return errorf(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): %s", spec, why);
+    if (!cu) return backend_error(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): %s", spec, why);
     CUresult r = cu->Init(0);
     if (r == CUDA_ERROR_NO_DEVICE)
-        return errorf(err, TACK_ERR_DEVICE,
+        return backend_error(err, TACK_ERR_DEVICE,
                       "tack.device(\"%s\"): no CUDA device: the driver is installed but finds "
                       "no GPU (cuInit: CUDA_ERROR_NO_DEVICE)",
                       spec);
     if (r == CUDA_ERROR_INSUFFICIENT_DRIVER)
-        return errorf(err, TACK_ERR_DEVICE,
+        return backend_error(err, TACK_ERR_DEVICE,
                       "tack.device(\"%s\"): the CUDA driver is too old for this GPU or is not "
                       "running (cuInit: CUDA_ERROR_INSUFFICIENT_DRIVER)",
                       spec);
@@ -67,7 +55,7 @@ static tack_status init_driver(const char *spec, const cuda_driver_api **out, in
     if ((r = cu->DeviceGetCount(count)) != CUDA_SUCCESS)
         return cuda_fail(cu, err, what, "cuDeviceGetCount", r);
     if (*count <= 0)
-        return errorf(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): no CUDA device: the driver "
+        return backend_error(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): no CUDA device: the driver "
                       "finds no GPU", spec);
     return TACK_OK;
 }
@@ -137,7 +125,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
     const char *opts = gpu_dialect_cuda.build_options;
     size_t len = strlen(b->name) + strlen(opts) + 200;
     b->target = malloc(len);
-    if (!b->target) return errorf(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
+    if (!b->target) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
     snprintf(b->target, len, "cuda; device=%s; cc=%d.%d; arch=%s; driver=%d; nvrtc=%s; options=%s",
              b->name, b->cc_major, b->cc_minor, b->arch, b->driver_version, cuda_nvrtc_version(),
              opts);
@@ -166,12 +154,12 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
             if (k < 0) break;
             used += (size_t)k;
         }
-        return errorf(err, TACK_ERR_VALUE,
+        return backend_error(err, TACK_ERR_VALUE,
                       "tack.device(\"%s\"): there is no CUDA device %d: %d device%s found (%s)",
                       spec, index, count, count == 1 ? "" : "s", names);
     }
     backend *b = calloc(1, sizeof *b);
-    if (!b) return errorf(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
+    if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
     b->cu = cu;
     b->index = index;
     CUresult r = cu->DeviceGet(&b->device, index);
@@ -215,7 +203,7 @@ const char *cuda_cache_target(const backend *b) { return b->target; }
 tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
     *handle = NULL;
     if ((uint64_t)bytes > (uint64_t)b->caps.global_mem_bytes)
-        return errorf(err, TACK_ERR_NOMEM,
+        return backend_error(err, TACK_ERR_NOMEM,
                       "cannot allocate %zu bytes on %s: its global memory is %lld bytes", bytes,
                       b->description, (long long)b->caps.global_mem_bytes);
     tack_status st = cuda_enter(b, err);

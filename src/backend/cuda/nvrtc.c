@@ -12,18 +12,6 @@
 
 #include "backend/gpu/dialect.h"
 
-static tack_status fail(tack_error *err, tack_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static tack_status fail(tack_error *err, tack_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->status = st;
-    err->filename[0] = 0;
-    err->lineno = err->col = 0;
-    return st;
-}
 
 int cuda_arch_valid(const char *arch) {
     if (!arch || strncmp(arch, "sm_", 3)) return 0;
@@ -73,14 +61,14 @@ tack_status cuda_compile_ptx(const char *kernel_name, const char *source, const 
                              char **ptx, tack_error *err) {
     *ptx = NULL;
     if (!cuda_arch_valid(arch))
-        return fail(err, TACK_ERR_VALUE,
+        return backend_error(err, TACK_ERR_VALUE,
                     "kernel '%s': '%s' is not a CUDA architecture (expected e.g. \"sm_80\", "
                     "\"sm_90\" or \"sm_90a\")",
                     kernel_name, arch ? arch : "(null)");
     const char *why;
     const cuda_nvrtc_api *nv = cuda_nvrtc_load(&why);
     if (!nv)
-        return fail(err, TACK_ERR_DEVICE, "kernel '%s': cannot compile CUDA code: %s", kernel_name,
+        return backend_error(err, TACK_ERR_DEVICE, "kernel '%s': cannot compile CUDA code: %s", kernel_name,
                     why);
     /* A virtual architecture: NVRTC writes PTX for it, which the driver
      * (or ptxas) turns into the device's code. */
@@ -95,7 +83,7 @@ tack_status cuda_compile_ptx(const char *kernel_name, const char *source, const 
     nvrtcProgram p = NULL;
     nvrtcResult r = nv->CreateProgram(&p, source, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
-        return fail(err, r == 1 /* NVRTC_ERROR_OUT_OF_MEMORY */ ? TACK_ERR_NOMEM : TACK_ERR_DEVICE,
+        return backend_error(err, r == 1 /* NVRTC_ERROR_OUT_OF_MEMORY */ ? TACK_ERR_NOMEM : TACK_ERR_DEVICE,
                     "kernel '%s': nvrtcCreateProgram failed: %s", kernel_name,
                     nv->GetErrorString(r));
     tack_status st = TACK_OK;
@@ -104,30 +92,30 @@ tack_status cuda_compile_ptx(const char *kernel_name, const char *source, const 
         /* Our emitter wrote code NVRTC refused: give its log whole (as much
          * as the message holds), for the bug report. */
         char *log = program_log(nv, p);
-        st = fail(err, TACK_ERR_COMPILE, "kernel '%s': NVRTC rejected the generated code:\n%s",
+        st = backend_error(err, TACK_ERR_COMPILE, "kernel '%s': NVRTC rejected the generated code:\n%s",
                   kernel_name, log ? log : "(no log: out of memory)");
         free(log);
     } else if (r == 5 /* NVRTC_ERROR_INVALID_OPTION: an architecture it lacks */) {
         char *log = program_log(nv, p);
-        st = fail(err, TACK_ERR_VALUE,
+        st = backend_error(err, TACK_ERR_VALUE,
                   "kernel '%s': NVRTC %s cannot compile for %s: %s%s%s", kernel_name,
                   cuda_nvrtc_version(), arch, nv->GetErrorString(r), log && *log ? ": " : "",
                   log ? log : "");
         free(log);
     } else if (r != NVRTC_SUCCESS) {
-        st = fail(err, TACK_ERR_DEVICE, "kernel '%s': nvrtcCompileProgram failed: %s",
+        st = backend_error(err, TACK_ERR_DEVICE, "kernel '%s': nvrtcCompileProgram failed: %s",
                   kernel_name, nv->GetErrorString(r));
     }
     size_t n = 0;
     if (!st && (r = nv->GetPTXSize(p, &n)) != NVRTC_SUCCESS)
-        st = fail(err, TACK_ERR_DEVICE, "kernel '%s': nvrtcGetPTXSize failed: %s", kernel_name,
+        st = backend_error(err, TACK_ERR_DEVICE, "kernel '%s': nvrtcGetPTXSize failed: %s", kernel_name,
                   nv->GetErrorString(r));
     char *out = NULL;
     if (!st && !(out = malloc(n + 1)))
-        st = fail(err, TACK_ERR_NOMEM, "kernel '%s': out of memory compiling CUDA code",
+        st = backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory compiling CUDA code",
                   kernel_name);
     if (!st && (r = nv->GetPTX(p, out)) != NVRTC_SUCCESS)
-        st = fail(err, TACK_ERR_DEVICE, "kernel '%s': nvrtcGetPTX failed: %s", kernel_name,
+        st = backend_error(err, TACK_ERR_DEVICE, "kernel '%s': nvrtcGetPTX failed: %s", kernel_name,
                   nv->GetErrorString(r));
     nv->DestroyProgram(&p);
     if (st) {

@@ -11,18 +11,6 @@
 
 #define INSTALL_DRIVER "install a driver, e.g. Debian's pocl-opencl-icd"
 
-static tack_status errorf(tack_error *err, tack_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static tack_status errorf(tack_error *err, tack_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->status = st;
-    err->filename[0] = 0;
-    err->lineno = err->col = 0;
-    return st;
-}
 
 tack_status opencl_fail(tack_error *err, const char *what, const char *call, cl_int code) {
     /* Out-of-memory codes are the caller's to handle like any other; the
@@ -33,9 +21,9 @@ tack_status opencl_fail(tack_error *err, const char *what, const char *call, cl_
                          : TACK_ERR_DEVICE;
     const char *name = opencl_error_name(code);
     if (strncmp(name, "CL_", 3))
-        return errorf(err, st, "%s%s%s failed: %s (%d)", what ? what : "", what ? ": " : "",
+        return backend_error(err, st, "%s%s%s failed: %s (%d)", what ? what : "", what ? ": " : "",
                       call, name, (int)code);
-    return errorf(err, st, "%s%s%s failed: %s", what ? what : "", what ? ": " : "", call, name);
+    return backend_error(err, st, "%s%s%s failed: %s", what ? what : "", what ? ": " : "", call, name);
 }
 
 static void spec_of(int index, char *spec, size_t n) {
@@ -68,18 +56,18 @@ static tack_status list_devices(const char *spec, const opencl_api **api, device
     const opencl_api *cl = opencl_api_load(&why);
     *api = cl;
     if (!cl)
-        return errorf(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): no OpenCL platform found: %s",
+        return backend_error(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): no OpenCL platform found: %s",
                       spec, why);
     cl_uint np = 0;
     cl_int e = cl->GetPlatformIDs(0, NULL, &np);
     if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && np == 0))
-        return errorf(err, TACK_ERR_DEVICE,
+        return backend_error(err, TACK_ERR_DEVICE,
                       "tack.device(\"%s\"): no OpenCL platform found: the ICD loader found "
                       "no driver (" INSTALL_DRIVER ")",
                       spec);
     if (e != CL_SUCCESS) return opencl_fail(err, what, "clGetPlatformIDs", e);
     cl_platform_id *plats = malloc(np * sizeof *plats);
-    if (!plats) return errorf(err, TACK_ERR_NOMEM, "out of memory listing OpenCL platforms");
+    if (!plats) return backend_error(err, TACK_ERR_NOMEM, "out of memory listing OpenCL platforms");
     e = cl->GetPlatformIDs(np, plats, NULL);
     if (e != CL_SUCCESS) {
         free(plats);
@@ -98,7 +86,7 @@ static tack_status list_devices(const char *spec, const opencl_api **api, device
         if (lp) l->platforms = lp;
         cl_device_id *ld = lp ? realloc(l->devices, (l->n + nd) * sizeof *ld) : NULL;
         if (!ld) {
-            st = errorf(err, TACK_ERR_NOMEM, "out of memory listing OpenCL devices");
+            st = backend_error(err, TACK_ERR_NOMEM, "out of memory listing OpenCL devices");
             break;
         }
         l->devices = ld;
@@ -112,7 +100,7 @@ static tack_status list_devices(const char *spec, const opencl_api **api, device
     }
     free(plats);
     if (!st && l->n == 0)
-        st = errorf(err, TACK_ERR_DEVICE,
+        st = backend_error(err, TACK_ERR_DEVICE,
                     "tack.device(\"%s\"): no OpenCL platform found: %u platform%s but no "
                     "device (" INSTALL_DRIVER ")",
                     spec, (unsigned)np, np == 1 ? "" : "s");
@@ -209,7 +197,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
     backend_caps *c = &b->caps;
     memset(c, 0, sizeof *c);
     char *ext = dev_str_alloc(cl, d, CL_DEVICE_EXTENSIONS);
-    if (!ext) return errorf(err, TACK_ERR_NOMEM, "out of memory reading the OpenCL device");
+    if (!ext) return backend_error(err, TACK_ERR_NOMEM, "out of memory reading the OpenCL device");
     c->host_memory = 0;
     c->locked_dispatch = 1;
     c->fp64 = has_extension(ext, "cl_khr_fp64") || dev_ulong(cl, d, CL_DEVICE_DOUBLE_FP_CONFIG);
@@ -266,7 +254,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
     size_t len = strlen(pname) + strlen(pver) + strlen(b->name) + strlen(dver) + strlen(drv) +
                  strlen(clc) + strlen(b->options) + 160;
     b->target = malloc(len);
-    if (!b->target) return errorf(err, TACK_ERR_NOMEM, "out of memory opening an OpenCL device");
+    if (!b->target) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening an OpenCL device");
     snprintf(b->target, len,
              "opencl; platform=%s, %s; device=%s, %s; driver=%s; %s; options=%s; fp64=%d; "
              "atomics64=%d",
@@ -297,7 +285,7 @@ tack_status opencl_open(int index, int num_threads, backend **out, tack_error *e
             if (k < 0) break;
             used += (size_t)k;
         }
-        errorf(err, TACK_ERR_VALUE,
+        backend_error(err, TACK_ERR_VALUE,
                "tack.device(\"%s\"): there is no OpenCL device %d: %d device%s found (%s)", spec,
                index, l.n, l.n == 1 ? "" : "s", names);
         device_list_free(&l);
@@ -306,7 +294,7 @@ tack_status opencl_open(int index, int num_threads, backend **out, tack_error *e
     backend *b = calloc(1, sizeof *b);
     if (!b) {
         device_list_free(&l);
-        return errorf(err, TACK_ERR_NOMEM, "out of memory opening an OpenCL device");
+        return backend_error(err, TACK_ERR_NOMEM, "out of memory opening an OpenCL device");
     }
     b->cl = cl;
     b->index = index;
@@ -366,11 +354,11 @@ tack_status opencl_mem_alloc(backend *b, size_t bytes, void **handle, tack_error
     /* Refuse what the device cannot hold before the driver tries: some
      * drivers accept it and fail later, at the first launch. */
     if ((uint64_t)bytes > (uint64_t)b->caps.max_alloc_bytes)
-        return errorf(err, TACK_ERR_NOMEM,
+        return backend_error(err, TACK_ERR_NOMEM,
                       "cannot allocate %zu bytes on %s: its largest allocation is %lld bytes",
                       bytes, b->description, (long long)b->caps.max_alloc_bytes);
     if ((uint64_t)bytes > (uint64_t)b->caps.global_mem_bytes)
-        return errorf(err, TACK_ERR_NOMEM,
+        return backend_error(err, TACK_ERR_NOMEM,
                       "cannot allocate %zu bytes on %s: its global memory is %lld bytes", bytes,
                       b->description, (long long)b->caps.global_mem_bytes);
     cl_int e = CL_SUCCESS;
