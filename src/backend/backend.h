@@ -119,7 +119,7 @@ typedef struct backend_ops {
 
 /* Process-wide counts backends keep for tack.stats(): variants whose
  * cached artifact loaded as the driver's binary, and those the driver had
- * to rebuild from the artifact's source (backend.c). */
+ * to rebuild from the artifact's source (shared.c). */
 typedef struct backend_counters {
     _Atomic unsigned long long binary_loads, source_builds;
 } backend_counters;
