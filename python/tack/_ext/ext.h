@@ -203,6 +203,9 @@ ext_resolver_ctx *ext_ctx_for(ext_ctx_home *home, PyObject *func);
 void ext_ctx_free_all(ext_ctx_home *home);
 int ext_resolve(void *ctx, const char *name, tack_name *out);
 
+/* Raises a failed launch's (or generation's) error, chained to the Python
+ * error met while resolving names, if any; returns NULL. */
+PyObject *ext_raise_kernel_error(ext_KernelObject *kern, tack_status s, tack_error *err);
 PyObject *ext_kernel_fn(PyObject *self, PyObject *func);
 
 /* ---- texture.c -------------------------------------------------------- */

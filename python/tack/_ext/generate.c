@@ -40,24 +40,8 @@ PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     char *text = NULL;
     tack_status s = tack_kernel_generate(kern->k, target, targs, (int)n, &text, &err);
     ext_release_args(&st);
-    if (s != TACK_OK) {
-        if (err.status == TACK_OK)
-            err.status = s;
-        ext_raise(&err);
-        if (kern->resolve_error) {
-            /* A Python error while looking a name up explains the failure. */
-            PyObject *t, *v, *tb;
-            PyErr_Fetch(&t, &v, &tb);
-            PyErr_NormalizeException(&t, &v, &tb);
-            if (v)
-                PyException_SetCause(v, kern->resolve_error); /* steals */
-            else
-                Py_DECREF(kern->resolve_error);
-            kern->resolve_error = NULL;
-            PyErr_Restore(t, v, tb);
-        }
-        return NULL;
-    }
+    if (s != TACK_OK)
+        return ext_raise_kernel_error(kern, s, &err);
     PyObject *r = PyUnicode_FromString(text);
     free(text);
     return r;

@@ -204,9 +204,14 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
         Py_CLEAR(kern->resolve_error);
         Py_RETURN_NONE;
     }
-    if (err.status == TACK_OK)
-        err.status = s;
-    ext_raise(&err);
+    return ext_raise_kernel_error(kern, s, &err);
+}
+
+PyObject *ext_raise_kernel_error(ext_KernelObject *kern, tack_status s, tack_error *err)
+{
+    if (err->status == TACK_OK)
+        err->status = s;
+    ext_raise(err);
     if (kern->resolve_error) {
         /* A Python error while looking a name up explains the failure. */
         PyObject *t, *v, *tb;

@@ -39,13 +39,7 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err) {
     int64_t pack[GPU_PACK_MAX_WORDS]; /* parameters are bounded: no allocation */
-    if (c->pack_words > GPU_PACK_MAX_WORDS) {
-        err->status = TACK_ERR_INTERNAL;
-        snprintf(err->message, sizeof err->message, "kernel '%s': %d parameters, more than a "
-                 "launch can take", c->f->name, c->f->nparams);
-        return TACK_ERR_INTERNAL;
-    }
-    gpu_pack_from_range(c->f, call->range, call->slots, pack);
+    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
     return cuda_launch_pack(b, c, call, pack, err);
 }
 

@@ -65,9 +65,10 @@ tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
  * count is computed here.  Fails on a zero step, naming the kernel. */
 tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t *pack, tack_error *err);
-/* The same from a range the runtime already evaluated (the warm path). */
-void gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_t *slots,
-                         int64_t *pack);
+/* The same from a range the runtime already evaluated (the warm path);
+ * pack holds GPU_PACK_MAX_WORDS, and IR with more parameters is refused. */
+tack_status gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_t *slots,
+                                int64_t *pack, tack_error *err);
 
 /* A copy of post-pass IR that owns every string: a GPU code object keeps
  * it for its launches, outliving the IR it was built or loaded from (which

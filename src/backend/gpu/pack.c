@@ -44,8 +44,14 @@ ir_func *gpu_keep_ir(const ir_func *f) {
     return c;
 }
 
-void gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_t *slots,
-                         int64_t *pack) {
+tack_status gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_t *slots,
+                                int64_t *pack, tack_error *err) {
+    if (gpu_pack_words(f) > GPU_PACK_MAX_WORDS) {
+        err->status = TACK_ERR_INTERNAL;
+        snprintf(err->message, sizeof err->message,
+                 "kernel '%s': %d parameters, more than a launch can take", f->name, f->nparams);
+        return TACK_ERR_INTERNAL;
+    }
     pack[GPU_PACK_START] = range[0];
     pack[GPU_PACK_STEP] = range[2];
     pack[GPU_PACK_COUNT] = backend_launch_count(range);
@@ -53,6 +59,7 @@ void gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_
     pack[GPU_PACK_INNER1] = range[4];
     for (int p = 0; p < f->nparams; p++)
         pack[GPU_PACK_SCALARS + p] = f->params[p].role == ROLE_SCALAR ? (int64_t)slots[p] : 0;
+    return TACK_OK;
 }
 
 tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
@@ -65,6 +72,5 @@ tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
                  "kernel '%s': the parallel loop's range() step must not be zero", f->name);
         return TACK_ERR_VALUE;
     }
-    gpu_pack_from_range(f, r, slots, pack);
-    return TACK_OK;
+    return gpu_pack_from_range(f, r, slots, pack, err);
 }
