@@ -15,7 +15,7 @@ build:
 $(VENV)/.ready:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q numpy pytest setuptools wheel
+	$(VPY) -m pip install -q numpy pytest setuptools wheel pillow
 	touch $@
 
 venv: $(VENV)/.ready
