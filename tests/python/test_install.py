@@ -1,0 +1,150 @@
+"""The installed package as a user gets it from the wheel (`make wheel`;
+.ci/run installs it into a fresh virtual environment outside the source
+tree and runs this suite against it).
+
+The wheel's checks (what the extension links) are skipped, saying so, on a
+dev install (`make install`: auditwheel has not repaired it) or a sanitizer
+build; the package's contents are checked on every install.
+"""
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tack
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(tack.__file__))
+EXTENSION = os.path.abspath(tack._tack.__file__)
+
+# What a manylinux wheel may leave to the system: glibc and the kernel's vDSO.
+GLIBC_LEVEL = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1",
+               "libpthread.so.0", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+
+
+def _wheel_tags():
+    """The installed distribution's wheel tags (its WHEEL file's Tag lines)."""
+    try:
+        text = importlib.metadata.distribution("tack").read_text("WHEEL") or ""
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    return [line.split(":", 1)[1].strip() for line in text.splitlines()
+            if line.startswith("Tag:")]
+
+
+def _from_checkout():
+    """True when `import tack` found python/tack in a source tree."""
+    return os.path.exists(os.path.join(PACKAGE_DIR, "..", "..", "CMakeLists.txt"))
+
+
+REPAIRED = any("manylinux" in tag for tag in _wheel_tags())
+# Set by .ci/run when it tests the wheel: the checks below must then run,
+# not skip.
+WHEEL_EXPECTED = os.environ.get("TACK_TEST_WHEEL") == "1"
+
+needs_installed = pytest.mark.skipif(
+    _from_checkout(), reason="tack is imported from a source checkout, not an install")
+needs_wheel = pytest.mark.skipif(
+    not REPAIRED, reason="a dev install (tags %s): the wheel's link checks run on the "
+    "repaired wheel that `make wheel` writes (CI installs it)" % (_wheel_tags() or "none"))
+
+
+@pytest.mark.skipif(not WHEEL_EXPECTED, reason="TACK_TEST_WHEEL=1 is not set (CI sets it)")
+def test_the_wheel_is_what_is_tested():
+    assert REPAIRED, f"tack's wheel tags are {_wheel_tags()}, not a repaired wheel's"
+    assert not _from_checkout(), f"tack was imported from a checkout: {PACKAGE_DIR}"
+
+
+def _ldd(path):
+    """(name, resolved path or None) for each library ldd lists for `path`."""
+    out = subprocess.run(["ldd", path], capture_output=True, text=True, check=True).stdout
+    libs = []
+    for line in out.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            name, where = (part.strip() for part in line.split("=>", 1))
+            where = where.split(" (")[0].strip()
+            libs.append((name, None if where == "not found" else where))
+        elif line:
+            first = line.split(" (")[0].strip()
+            libs.append((os.path.basename(first), first))
+    return libs
+
+
+@needs_installed
+def test_package_has_no_sources():
+    """Only Python modules and the compiled extension are installed: the C
+    sources are compiled in, and nothing else from the checkout comes along."""
+    files = [str(f) for f in importlib.metadata.distribution("tack").files or []]
+    in_package = [f for f in files if f.startswith("tack/") or f.startswith("tack.libs/")]
+    assert "tack/__init__.py" in in_package, files
+    assert any(f.startswith("tack/_tack.") and f.endswith(".so") for f in in_package), files
+    strays = [f for f in in_package
+              if not f.endswith((".py", ".pyc", ".so")) and ".so." not in f]
+    assert strays == [], strays
+    assert not any("/_ext/" in f or f.endswith((".c", ".h")) for f in files), files
+    for root, _dirs, names in os.walk(PACKAGE_DIR):
+        assert not [n for n in names if n.endswith((".c", ".h"))], root
+    assert not os.path.exists(os.path.join(PACKAGE_DIR, "_ext"))
+
+
+@needs_installed
+@needs_wheel
+@pytest.mark.skipif(shutil.which("ldd") is None, reason="needs ldd")
+def test_extension_links_only_glibc_or_bundled_libraries():
+    """The extension needs no libLLVM, libcrypto or libstdc++ from the
+    system: only glibc's libraries, or those auditwheel bundled."""
+    bundled_dir = os.path.realpath(os.path.join(PACKAGE_DIR, "..", "tack.libs"))
+    libs = _ldd(EXTENSION)
+    assert libs, "ldd listed nothing"
+    for name, where in libs:
+        assert where is not None, f"{name} not found"
+        assert "libLLVM" not in name and "libLLVM" not in where, (name, where)
+        bundled = os.path.dirname(os.path.realpath(where)) == bundled_dir
+        assert name in GLIBC_LEVEL or bundled, f"{name} => {where} is neither glibc nor bundled"
+
+
+@needs_installed
+@needs_wheel
+def test_compiling_a_kernel_maps_no_system_llvm(tmp_path):
+    """At run time too: a process that compiles and runs a kernel on the CPU
+    maps no libLLVM, libstdc++ or libcrypto (they are inside the extension)."""
+    script = tmp_path / "run_kernel.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np, tack
+
+        @tack.kernel
+        def twice(x, out):
+            for i in range(x.shape[0]):
+                out[i] = x[i] * 2.0
+
+        x = np.arange(100, dtype=np.float32); out = np.zeros_like(x)
+        twice(x, out)
+        assert np.array_equal(out, x * 2), out
+        with open("/proc/self/maps") as f:
+            print(f.read())
+    """))
+    env = dict(os.environ, TACK_CACHE="off")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       env=env, cwd=str(tmp_path), timeout=300)
+    assert p.returncode == 0, p.stderr
+    mapped = {os.path.basename(line.split()[-1]) for line in p.stdout.splitlines()
+              if len(line.split()) >= 6 and ".so" in line.split()[-1]}
+    assert any(name.startswith("_tack.") for name in mapped), mapped
+    unwanted = [n for n in mapped if n.startswith(("libLLVM", "libstdc++", "libcrypto"))]
+    assert unwanted == [], unwanted
+
+
+@needs_installed
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")
+def test_extension_exports_only_its_init():
+    """LLVM's, OpenSSL's and libtack's symbols stay inside the extension, so
+    another copy in the process (PoCL's LLVM) never binds to them."""
+    out = subprocess.run(["nm", "-D", "--defined-only", EXTENSION],
+                         capture_output=True, text=True, check=True).stdout
+    linker_defined = {"_edata", "_end", "__bss_start", "_init", "_fini"}
+    names = {line.split()[-1] for line in out.splitlines() if line.strip()} - linker_defined
+    assert names == {"PyInit__tack"}, sorted(names)[:20]
