@@ -7,6 +7,7 @@ dev install (`make install`: auditwheel has not repaired it) or a sanitizer
 build; the package's contents are checked on every install.
 """
 import importlib.metadata
+import json
 import os
 import shutil
 import subprocess
@@ -76,14 +77,16 @@ def _ldd(path):
 
 @needs_installed
 def test_package_has_no_sources():
-    """Only Python modules and the compiled extension are installed: the C
-    sources are compiled in, and nothing else from the checkout comes along."""
+    """Only Python modules, stubs and the compiled extension are installed:
+    the C sources are compiled in, and nothing else from the checkout comes
+    along."""
     files = [str(f) for f in importlib.metadata.distribution("tack").files or []]
     in_package = [f for f in files if f.startswith("tack/") or f.startswith("tack.libs/")]
     assert "tack/__init__.py" in in_package, files
     assert any(f.startswith("tack/_tack.") and f.endswith(".so") for f in in_package), files
+    # Modules, type stubs (.pyi, py.typed), the extension, bundled libraries.
     strays = [f for f in in_package
-              if not f.endswith((".py", ".pyc", ".so")) and ".so." not in f]
+              if not f.endswith((".py", ".pyc", ".pyi", "/py.typed", ".so")) and ".so." not in f]
     assert strays == [], strays
     assert not any("/_ext/" in f or f.endswith((".c", ".h")) for f in files), files
     for root, _dirs, names in os.walk(PACKAGE_DIR):
@@ -109,12 +112,23 @@ def test_extension_links_only_glibc_or_bundled_libraries():
 
 @needs_installed
 @needs_wheel
-def test_compiling_a_kernel_maps_no_system_llvm(tmp_path):
-    """At run time too: a process that compiles and runs a kernel on the CPU
-    maps no libLLVM, libstdc++ or libcrypto (they are inside the extension)."""
+def test_compiling_a_kernel_maps_only_the_wheels_libraries(tmp_path):
+    """At run time too: importing tack and compiling and running a kernel on
+    the CPU maps no library from the system beyond what NumPy and Python
+    already had (no libLLVM, libstdc++, libcrypto): only the extension and
+    what the wheel bundles."""
     script = tmp_path / "run_kernel.py"
     script.write_text(textwrap.dedent("""
-        import numpy as np, tack
+        import json, sys
+        import numpy as np
+
+        def mapped():
+            with open("/proc/self/maps") as f:
+                return {line.split()[-1] for line in f
+                        if len(line.split()) >= 6 and ".so" in line.split()[-1]}
+
+        before = mapped()
+        import tack
 
         @tack.kernel
         def twice(x, out):
@@ -124,18 +138,21 @@ def test_compiling_a_kernel_maps_no_system_llvm(tmp_path):
         x = np.arange(100, dtype=np.float32); out = np.zeros_like(x)
         twice(x, out)
         assert np.array_equal(out, x * 2), out
-        with open("/proc/self/maps") as f:
-            print(f.read())
+        print(json.dumps(sorted(mapped() - before)))
     """))
     env = dict(os.environ, TACK_CACHE="off")
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                        env=env, cwd=str(tmp_path), timeout=300)
     assert p.returncode == 0, p.stderr
-    mapped = {os.path.basename(line.split()[-1]) for line in p.stdout.splitlines()
-              if len(line.split()) >= 6 and ".so" in line.split()[-1]}
-    assert any(name.startswith("_tack.") for name in mapped), mapped
-    unwanted = [n for n in mapped if n.startswith(("libLLVM", "libstdc++", "libcrypto"))]
-    assert unwanted == [], unwanted
+    added = json.loads(p.stdout)
+    assert os.path.realpath(EXTENSION) in {os.path.realpath(a) for a in added}, added
+    bundled_dir = os.path.realpath(os.path.join(PACKAGE_DIR, "..", "tack.libs"))
+    python_dirs = tuple(os.path.realpath(d) + os.sep for d in {sys.prefix, sys.base_prefix})
+    foreign = [a for a in added
+               if os.path.realpath(a) != os.path.realpath(EXTENSION)
+               and os.path.dirname(os.path.realpath(a)) != bundled_dir
+               and not os.path.realpath(a).startswith(python_dirs)]  # stdlib modules
+    assert foreign == [], foreign
 
 
 @needs_installed
