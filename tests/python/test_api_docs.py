@@ -13,7 +13,11 @@ import tack
 from tack import _tack
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+# The checkout's stub; where the suite runs without a checkout (CI's test of
+# the installed wheel), the stub the wheel installed beside the extension.
 STUB = os.path.join(ROOT, "python", "tack", "_tack.pyi")
+if not os.path.exists(STUB):
+    STUB = os.path.join(os.path.dirname(os.path.abspath(tack.__file__)), "_tack.pyi")
 
 
 def load_generator():
