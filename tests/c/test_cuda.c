@@ -257,16 +257,34 @@ static void test_artifact(void) {
 
 /* ---- a stand-in driver ----------------------------------------------------- */
 
+#define FAKE_STREAM ((CUstream)(uintptr_t)0x5e)
+
 static struct fake {
     int inits, allocs, frees, loads, unloads, launches, syncs;
-    CUresult fail_load, fail_launch, fail_alloc;
+    CUresult fail_load, fail_launch, fail_alloc, fail_sync, fail_tex;
     char last_ptx[1 << 16];
     char last_fn[256];
     unsigned grid[3], block[3];
     int64_t pack[GPU_PACK_SCALARS + 8];
     CUdeviceptr ptrs[4];
     int nptrs; /* array parameters the fake reads: set per test */
+    CUtexObject tex_param; /* the parameter after them, when ntex is 1 */
+    int ntex;
     CUcontext current;
+    /* Streams: what was created, and where work went. */
+    int streams, stream_destroys;
+    unsigned stream_flags;
+    CUstream launch_stream, copy_stream, sync_stream;
+    int copies; /* host <-> device copies */
+    /* Textures: the descriptors last seen, and the live objects. */
+    int arrays, array_destroys, tex_copies, tex_creates, tex_destroys;
+    CUDA_ARRAY3D_DESCRIPTOR array_desc;
+    CUDA_MEMCPY3D tex_copy;
+    CUstream tex_copy_stream;
+    CUDA_RESOURCE_DESC res_desc;
+    CUDA_TEXTURE_DESC tex_desc;
+    CUtexObject last_object, destroyed_object;
+    CUarray destroyed_array;
 } fake;
 
 static CUresult f_init(unsigned flags) { (void)flags; fake.inits++; return CUDA_SUCCESS; }
@@ -286,6 +304,9 @@ static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d) {
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: *v = 16384; break;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: *v = 16384; break;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: *v = 8; break; /* small: a test refusal */
     default: *v = 0;
     }
     return CUDA_SUCCESS;
@@ -295,7 +316,7 @@ static CUresult f_retain(CUcontext *c, CUdevice d) { (void)d; *c = (CUcontext)(u
 static CUresult f_release(CUdevice d) { (void)d; return CUDA_SUCCESS; }
 static CUresult f_getcur(CUcontext *c) { *c = fake.current; return CUDA_SUCCESS; }
 static CUresult f_setcur(CUcontext c) { fake.current = c; return CUDA_SUCCESS; }
-static CUresult f_sync(void) { fake.syncs++; return CUDA_SUCCESS; }
+static CUresult f_ctx_sync(void) { return CUDA_SUCCESS; }
 static CUresult f_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
     CHECK(n == 2 && o[0] == CU_JIT_ERROR_LOG_BUFFER && v[0] != NULL);
     snprintf(fake.last_ptx, sizeof fake.last_ptx, "%s", (const char *)image);
@@ -323,18 +344,79 @@ static CUresult f_alloc(CUdeviceptr *p, size_t n) {
     return CUDA_SUCCESS;
 }
 static CUresult f_free(CUdeviceptr p) { fake.frees++; free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
-static CUresult f_htod(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
-static CUresult f_dtoh(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
+static CUresult f_htod(CUdeviceptr d, const void *s, size_t n, CUstream st) {
+    memcpy((void *)(uintptr_t)d, s, n);
+    fake.copies++;
+    fake.copy_stream = st;
+    return CUDA_SUCCESS;
+}
+static CUresult f_dtoh(void *d, CUdeviceptr s, size_t n, CUstream st) {
+    memcpy(d, (void *)(uintptr_t)s, n);
+    fake.copies++;
+    fake.copy_stream = st;
+    return CUDA_SUCCESS;
+}
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                          void **extra) {
-    (void)f, (void)shmem, (void)s, (void)extra;
+    (void)f, (void)shmem, (void)extra;
     if (fake.fail_launch) return fake.fail_launch;
     fake.launches++;
+    fake.launch_stream = s;
     fake.grid[0] = gx, fake.grid[1] = gy, fake.grid[2] = gz;
     fake.block[0] = bx, fake.block[1] = by, fake.block[2] = bz;
     memcpy(fake.pack, params[0], sizeof fake.pack);
     for (int a = 0; a < fake.nptrs; a++) memcpy(&fake.ptrs[a], params[1 + a], sizeof(CUdeviceptr));
+    if (fake.ntex) memcpy(&fake.tex_param, params[1 + fake.nptrs], sizeof(CUtexObject));
+    return CUDA_SUCCESS;
+}
+static CUresult f_stream_create(CUstream *s, unsigned flags) {
+    fake.streams++;
+    fake.stream_flags = flags;
+    *s = FAKE_STREAM;
+    return CUDA_SUCCESS;
+}
+static CUresult f_stream_destroy(CUstream s) {
+    CHECK(s == FAKE_STREAM);
+    fake.stream_destroys++;
+    return CUDA_SUCCESS;
+}
+static CUresult f_stream_sync(CUstream s) {
+    if (fake.fail_sync) return fake.fail_sync;
+    fake.syncs++;
+    fake.sync_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_array3d(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d) {
+    fake.arrays++;
+    fake.array_desc = *d;
+    *a = (CUarray)(uintptr_t)(0xa000 + fake.arrays);
+    return CUDA_SUCCESS;
+}
+static CUresult f_array_destroy(CUarray a) {
+    fake.array_destroys++;
+    fake.destroyed_array = a;
+    return CUDA_SUCCESS;
+}
+static CUresult f_memcpy3d(const CUDA_MEMCPY3D *c, CUstream s) {
+    fake.tex_copies++;
+    fake.tex_copy = *c;
+    fake.tex_copy_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_tex_create(CUtexObject *o, const CUDA_RESOURCE_DESC *r,
+                             const CUDA_TEXTURE_DESC *t, const void *view) {
+    CHECK(view == NULL);
+    if (fake.fail_tex) return fake.fail_tex;
+    fake.tex_creates++;
+    fake.res_desc = *r;
+    fake.tex_desc = *t;
+    *o = fake.last_object = 0x7e0 + (CUtexObject)fake.tex_creates;
+    return CUDA_SUCCESS;
+}
+static CUresult f_tex_destroy(CUtexObject o) {
+    fake.tex_destroys++;
+    fake.destroyed_object = o;
     return CUDA_SUCCESS;
 }
 static CUresult f_errname(CUresult e, const char **s) {
@@ -348,9 +430,17 @@ static CUresult f_errstr(CUresult e, const char **s) {
 }
 
 static const cuda_driver_api fake_api = {
-    f_init, f_version, f_count, f_get, f_name, f_attr, f_mem, f_retain, f_release, f_getcur,
-    f_setcur, f_sync, f_load, f_unload, f_getfn, f_alloc, f_free, f_htod, f_dtoh, f_launch,
-    f_errname, f_errstr,
+    .Init = f_init, .DriverGetVersion = f_version, .DeviceGetCount = f_count,
+    .DeviceGet = f_get, .DeviceGetName = f_name, .DeviceGetAttribute = f_attr,
+    .DeviceTotalMem = f_mem, .DevicePrimaryCtxRetain = f_retain,
+    .DevicePrimaryCtxRelease = f_release, .CtxGetCurrent = f_getcur, .CtxSetCurrent = f_setcur,
+    .CtxSynchronize = f_ctx_sync, .ModuleLoadDataEx = f_load, .ModuleUnload = f_unload,
+    .ModuleGetFunction = f_getfn, .MemAlloc = f_alloc, .MemFree = f_free,
+    .LaunchKernel = f_launch, .GetErrorName = f_errname, .GetErrorString = f_errstr,
+    .StreamCreate = f_stream_create, .StreamDestroy = f_stream_destroy,
+    .StreamSynchronize = f_stream_sync, .MemcpyHtoDAsync = f_htod, .MemcpyDtoHAsync = f_dtoh,
+    .Array3DCreate = f_array3d, .ArrayDestroy = f_array_destroy, .Memcpy3DAsync = f_memcpy3d,
+    .TexObjectCreate = f_tex_create, .TexObjectDestroy = f_tex_destroy,
 };
 
 static uint64_t f32_bits(float v) {
@@ -387,6 +477,9 @@ static void test_fake_driver(void) {
     backend_caps c;
     backend_cuda.caps(b, &c);
     CHECK(!c.host_memory && !c.locked_dispatch && c.fp64 && c.atomics64 && c.compute_units == 132);
+    CHECK(c.hardware_texture_filtering && !c.images);
+    /* The device's own stream, which waits for no other. */
+    CHECK(fake.streams == 1 && fake.stream_flags == CU_STREAM_NON_BLOCKING);
     CHECK(c.global_mem_bytes == (int64_t)80 << 30 && c.max_workgroup == 1024);
     const char *t = backend_cuda.cache_target(b);
     printf("describe: %s\ntarget: %s\n", backend_cuda.describe(b), t);
@@ -404,10 +497,32 @@ static void test_fake_driver(void) {
     CHECK(strstr(err.message, "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)") != NULL);
     fake.fail_alloc = 0;
     CHECK(backend_cuda.mem_alloc(b, (size_t)81 << 30, &h, &err) == TACK_ERR_NOMEM);
+    /* Copies are queued on the stream and waited for there. */
+    CHECK(backend_cuda.mem_alloc(b, 16, &h, &err) == TACK_OK && h);
+    int copies = fake.copies, syncs0 = fake.syncs;
+    char in[16] = "stream ordered!", back[16] = "";
+    fake.copy_stream = fake.sync_stream = NULL;
+    CHECK(backend_cuda.mem_write(b, h, 0, in, 16, &err) == TACK_OK);
+    CHECK(fake.copy_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
+    fake.copy_stream = fake.sync_stream = NULL;
+    CHECK(backend_cuda.mem_read(b, h, 0, back, 16, &err) == TACK_OK && !memcmp(in, back, 16));
+    CHECK(fake.copy_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
+    CHECK(fake.copies == copies + 2 && fake.syncs == syncs0 + 2);
+    /* A fault surfaces at the wait, named. */
+    fake.fail_sync = CUDA_ERROR_ILLEGAL_ADDRESS;
+    CHECK(backend_cuda.mem_read(b, h, 4, back, 8, &err) == TACK_ERR_DEVICE);
+    CHECK(strstr(err.message, "reading 8 bytes at offset 4: cuStreamSynchronize failed: "
+                              "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL);
+    CHECK(backend_cuda.synchronize(b, &err) == TACK_ERR_DEVICE &&
+          strstr(err.message, "cuStreamSynchronize failed"));
+    fake.fail_sync = 0;
+    CHECK(backend_cuda.synchronize(b, &err) == TACK_OK && fake.sync_stream == FAKE_STREAM);
+    backend_cuda.mem_free(b, h);
 
     if (!have_nvrtc) {
         printf("NVRTC absent: build, artifact and launch over the stand-in driver skipped\n");
         backend_cuda.close(b);
+        CHECK(fake.stream_destroys == 1);
         cuda_driver_set_for_testing(NULL);
         return;
     }
@@ -461,6 +576,7 @@ static void test_fake_driver(void) {
     int syncs = fake.syncs;
     CHECK(again && backend_cuda.launch(b, again, &call, &err) == TACK_OK);
     CHECK(fake.launches == 1 && fake.syncs == syncs + 1);
+    CHECK(fake.launch_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
     CHECK(fake.pack[GPU_PACK_START] == 0 && fake.pack[GPU_PACK_STEP] == 1 &&
           fake.pack[GPU_PACK_COUNT] == 1000 && fake.pack[GPU_PACK_INNER0] == 1);
     CHECK((uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.5f));
@@ -473,6 +589,12 @@ static void test_fake_driver(void) {
     CHECK(strstr(err.message, "kernel 'scale': cuLaunchKernel failed: "
                               "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") != NULL);
     fake.fail_launch = 0;
+    /* A fault in the kernel's run surfaces at the stream's wait. */
+    fake.fail_sync = CUDA_ERROR_LAUNCH_FAILED;
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_ERR_DEVICE);
+    CHECK(strstr(err.message, "kernel 'scale': cuStreamSynchronize failed: "
+                              "CUDA_ERROR_LAUNCH_FAILED") != NULL);
+    fake.fail_sync = 0;
     fake.fail_load = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     CHECK(f && backend_cuda.build(b, f, "x", &other, &ns, &err) == TACK_ERR_DEVICE && !other);
     printf("refused PTX: %s\n", err.message);
@@ -485,7 +607,9 @@ static void test_fake_driver(void) {
     CHECK(fake.unloads == unloads + 2);
     ir_func_free(f);
     arena_free(&ast);
+    int destroys = fake.stream_destroys;
     backend_cuda.close(b);
+    CHECK(fake.stream_destroys == destroys + 1);
 
     /* The whole runtime path: device arrays on "cuda", one launch, debug
      * mode's staged record. */
