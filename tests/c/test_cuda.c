@@ -649,6 +649,227 @@ static void test_fake_driver(void) {
     cuda_driver_set_for_testing(NULL);
 }
 
+/* ---- textures over the stand-in driver ------------------------------------- */
+
+static const char *SAMPLE =
+    "def sample_points(tex, uvw, out):\n"
+    "    for i in range(out.shape[0]):\n"
+    "        out[i] = tex.sample(uvw[i, 0], uvw[i, 1], uvw[i, 2])\n";
+
+/* sample_points' post-pass IR for texels of `dtype` with extents (4, 5, 6). */
+static ir_func *sample_variant(tack_dtype dtype, arena *ast, uint64_t *slots,
+                               int64_t (*dims)[TACK_MAX_NDIM], tack_error *err) {
+    static char dummy[64] __attribute__((aligned(16)));
+    int64_t tshape[3] = {4, 5, 6}, ushape[2] = {10, 3}, oshape[1] = {10};
+    tack_arg args[3] = {tack_arg_array(dummy, dtype, 3, tshape, 0),
+                        tack_arg_array(dummy, dtype, 2, ushape, 0),
+                        tack_arg_array(dummy, dtype, 1, oshape, 1)};
+    args[0].is_texture = 1;
+    return gl_variant(SAMPLE, ast, args, 3, 0, slots, dims, err);
+}
+
+static void test_texture_source(void) {
+    tack_error err;
+    uint64_t slots[TACK_MAX_PARAMS];
+    int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    arena ast;
+    arena_init(&ast);
+    ir_func *f32 = sample_variant(TACK_F32, &ast, slots, dims, &err);
+    ir_func *f64 = sample_variant(TACK_F64, &ast, slots, dims, &err);
+    CHECK(f32 && f64);
+    if (f32 && f64) {
+        /* CUDA: an f32 texture is fetched from its object (the data's
+         * innermost axis is the fetch's x); f64 and OpenCL sample the
+         * array in software, as before. */
+        CHECK(gpu_hardware_texture(f32, 0, &gpu_dialect_cuda));
+        CHECK(!gpu_hardware_texture(f64, 0, &gpu_dialect_cuda));
+        CHECK(!gpu_hardware_texture(f32, 0, &gpu_dialect_opencl));
+        CHECK(!gpu_hardware_texture(f32, 1, &gpu_dialect_cuda));
+        char *cu = NULL, *cu64 = NULL, *cl = NULL;
+        CHECK(gpu_emit(f32, &gpu_dialect_cuda, "e", &cu, &err) == TACK_OK);
+        CHECK(gpu_emit(f64, &gpu_dialect_cuda, "e", &cu64, &err) == TACK_OK);
+        CHECK(gpu_emit(f32, &gpu_dialect_opencl, "e", &cl, &err) == TACK_OK);
+        if (cu && cu64 && cl) {
+            CHECK(strstr(cu, "float *p0, float *p1, float *p2, unsigned long long tex0)") != NULL);
+            const char *fetch = strstr(cu, "tex3D<float>(tex0, ");
+            CHECK(fetch != NULL);
+            /* The coordinates are the locals the body's first statements set. */
+            const ir_block *body = NULL;
+            for (int i = 0; i < f32->body.n && !body; i++) {
+                const ir_stmt *st = f32->body.stmts[i];
+                if (st->kind == IR_STORE && st->value->kind == IR_INLINE) body = st->value->body;
+            }
+            CHECK(body != NULL);
+            if (fetch && body) {
+                char want[128];
+                snprintf(want, sizeof want, "tex3D<float>(tex0, l%d, l%d, l%d);",
+                         body->stmts[2]->index, body->stmts[1]->index, body->stmts[0]->index);
+                CHECK(!strncmp(fetch, want, strlen(want)));
+            }
+            CHECK(!strstr(cu, "floorf")); /* no software filtering left */
+            CHECK(!strstr(cu64, "tex3D") && strstr(cu64, "floor(") && !strstr(cu64, "long long tex0"));
+            CHECK(!strstr(cl, "tex3D") && strstr(cl, "floor("));
+        }
+        free(cu);
+        free(cu64);
+        free(cl);
+    }
+    ir_func_free(f32);
+    ir_func_free(f64);
+    arena_free(&ast);
+}
+
+static void test_fake_textures(void) {
+    if (!have_nvrtc) {
+        printf("NVRTC absent: textures over the stand-in driver skipped\n");
+        return;
+    }
+    cuda_driver_set_for_testing(&fake_api);
+    tack_error err;
+    backend *b = NULL;
+    CHECK(backend_cuda.open(0, 0, &b, &err) == TACK_OK && b);
+    uint64_t slots[TACK_MAX_PARAMS];
+    int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    arena ast;
+    arena_init(&ast);
+    ir_func *f = sample_variant(TACK_F32, &ast, slots, dims, &err);
+    backend_code *code = NULL;
+    uint64_t ns = 0;
+    CHECK(b && f && backend_cuda.build(b, f, "7e7", &code, &ns, &err) == TACK_OK && code);
+    if (!b || !code) goto done;
+    /* NVRTC's PTX fetches through the texture unit. */
+    CHECK(strstr(fake.last_ptx, "tex.3d.v4.f32.f32") != NULL);
+    CHECK(code->ntextures == 1 && code->textures[0] == 0 && code->narrays == 3);
+    CHECK(code->nwritten == 1 && code->written[0] == 2);
+
+    void *tex = NULL, *uvw = NULL, *out = NULL;
+    CHECK(backend_cuda.mem_alloc(b, 4 * 5 * 6 * 4, &tex, &err) == TACK_OK);
+    CHECK(backend_cuda.mem_alloc(b, 10 * 3 * 4, &uvw, &err) == TACK_OK);
+    CHECK(backend_cuda.mem_alloc(b, 10 * 4, &out, &err) == TACK_OK);
+    slots[0] = (uint64_t)(uintptr_t)tex;
+    slots[1] = (uint64_t)(uintptr_t)uvw;
+    slots[2] = (uint64_t)(uintptr_t)out;
+    int64_t range[BACKEND_RANGE_LEN];
+    backend_call call = {"sample_points", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+    CHECK(backend_cuda.range(b, code, &call, range, &err) == TACK_OK);
+    fake.nptrs = 3;
+    fake.ntex = 1;
+    int launches = fake.launches;
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    CHECK(fake.launches == launches + 1 && fake.launch_stream == FAKE_STREAM);
+    /* One float channel, the data's extents with its innermost axis as x. */
+    CHECK(fake.arrays == 1 && fake.array_desc.Width == 6 && fake.array_desc.Height == 5 &&
+          fake.array_desc.Depth == 4 && fake.array_desc.Format == CU_AD_FORMAT_FLOAT &&
+          fake.array_desc.NumChannels == 1 && fake.array_desc.Flags == 0);
+    /* The data copied in, device to array, on the stream. */
+    CUarray array = (CUarray)(uintptr_t)(0xa000 + 1);
+    const CUDA_MEMCPY3D *cp = &fake.tex_copy;
+    CHECK(fake.tex_copies == 1 && fake.tex_copy_stream == FAKE_STREAM);
+    CHECK(cp->srcMemoryType == CU_MEMORYTYPE_DEVICE && cp->srcDevice == slots[0] &&
+          cp->srcPitch == 6 * 4 && cp->srcHeight == 5 && cp->dstMemoryType == CU_MEMORYTYPE_ARRAY &&
+          cp->dstArray == array && cp->WidthInBytes == 6 * 4 && cp->Height == 5 &&
+          cp->Depth == 4 && !cp->srcXInBytes && !cp->srcY && !cp->srcZ && !cp->dstXInBytes);
+    /* Trilinear, clamp to edge, normalized coordinates. */
+    CHECK(fake.tex_creates == 1 && fake.res_desc.resType == CU_RESOURCE_TYPE_ARRAY &&
+          fake.res_desc.res.array.hArray == array && fake.res_desc.flags == 0);
+    for (int d = 0; d < 3; d++) CHECK(fake.tex_desc.addressMode[d] == CU_TR_ADDRESS_MODE_CLAMP);
+    CHECK(fake.tex_desc.filterMode == CU_TR_FILTER_MODE_LINEAR &&
+          fake.tex_desc.flags == CU_TRSF_NORMALIZED_COORDINATES);
+    /* The object follows the array pointers. */
+    CHECK(fake.tex_param == fake.last_object && fake.ptrs[0] == slots[0] &&
+          fake.ptrs[2] == slots[2]);
+
+    /* Made once: a second launch copies nothing. */
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    CHECK(fake.tex_creates == 1 && fake.tex_copies == 1 && fake.tex_param == fake.last_object);
+    /* Written through Tack: copied again before the next sample. */
+    float texels[120] = {0};
+    CHECK(backend_cuda.mem_write(b, tex, 0, texels, sizeof texels, &err) == TACK_OK);
+    CHECK(fake.tex_copies == 1);
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    CHECK(fake.tex_creates == 1 && fake.tex_copies == 2 && fake.tex_copy_stream == FAKE_STREAM);
+    /* A kernel storing to the texture's data (as a plain array) makes it
+     * stale too; writing only `out` does not. */
+    uint64_t wslots[TACK_MAX_PARAMS];
+    int64_t wdims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    int64_t shape[1] = {120};
+    static float host[120];
+    tack_arg sargs[3] = {tack_arg_array(host, TACK_F32, 1, shape, 0),
+                         tack_arg_array(host, TACK_F32, 1, shape, 1), tack_arg_float(2.0)};
+    ir_func *sf = gl_variant(SCALE, &ast, sargs, 3, 0, wslots, wdims, &err);
+    backend_code *scale = NULL;
+    CHECK(sf && backend_cuda.build(b, sf, "5ca1e", &scale, &ns, &err) == TACK_OK && scale);
+    if (scale) {
+        wslots[0] = slots[2];
+        wslots[1] = slots[0]; /* out is the texture's data */
+        int64_t wrange[BACKEND_RANGE_LEN];
+        backend_call wcall = {"scale", wslots, (const int64_t(*)[TACK_MAX_NDIM])wdims, 3, 0, wrange};
+        fake.ntex = 0;
+        fake.nptrs = 2;
+        CHECK(backend_cuda.range(b, scale, &wcall, wrange, &err) == TACK_OK);
+        CHECK(backend_cuda.launch(b, scale, &wcall, &err) == TACK_OK);
+        fake.ntex = 1;
+        fake.nptrs = 3;
+        CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+        CHECK(fake.tex_creates == 1 && fake.tex_copies == 3);
+        wslots[0] = slots[0];
+        wslots[1] = slots[2]; /* reads the texture's data, writes out */
+        fake.ntex = 0;
+        fake.nptrs = 2;
+        CHECK(backend_cuda.launch(b, scale, &wcall, &err) == TACK_OK);
+        fake.ntex = 1;
+        fake.nptrs = 3;
+        CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+        CHECK(fake.tex_creates == 1 && fake.tex_copies == 3);
+        backend_cuda.release(b, scale);
+    }
+    ir_func_free(sf);
+
+    /* Freed with its data. */
+    CUtexObject made = fake.last_object;
+    int destroys = fake.tex_destroys, array_destroys = fake.array_destroys;
+    backend_cuda.mem_free(b, tex);
+    CHECK(fake.tex_destroys == destroys + 1 && fake.destroyed_object == made);
+    CHECK(fake.array_destroys == array_destroys + 1 && fake.destroyed_array == array);
+
+    /* The driver's refusal names the kernel, the texture and the call, and
+     * leaves nothing behind (the array made first is destroyed). */
+    CHECK(backend_cuda.mem_alloc(b, 4 * 5 * 6 * 4, &tex, &err) == TACK_OK);
+    slots[0] = (uint64_t)(uintptr_t)tex;
+    fake.fail_tex = CUDA_ERROR_INVALID_VALUE;
+    launches = fake.launches;
+    array_destroys = fake.array_destroys;
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_ERR_DEVICE);
+    printf("refused texture: %s\n", err.message);
+    CHECK(strstr(err.message, "kernel 'sample_points': texture 'tex': cuTexObjectCreate failed: "
+                              "CUDA_ERROR_INVALID_VALUE") != NULL);
+    CHECK(fake.launches == launches && fake.array_destroys == array_destroys + 1);
+    fake.fail_tex = 0;
+    /* Extents past the device's 3-D texture limit (depth 8 here). */
+    dims[0][0] = 9;
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_ERR_VALUE);
+    CHECK(strstr(err.message, "texture 'tex': extents (9, 5, 6) do not fit") != NULL);
+    CHECK(fake.launches == launches);
+    dims[0][0] = 4;
+    /* Closing the device destroys the textures still alive. */
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    destroys = fake.tex_destroys;
+    array_destroys = fake.array_destroys;
+    backend_cuda.release(b, code);
+    backend_cuda.mem_free(b, uvw);
+    backend_cuda.mem_free(b, out);
+    backend_cuda.close(b);
+    b = NULL;
+    CHECK(fake.tex_destroys == destroys + 1 && fake.array_destroys == array_destroys + 1);
+    free(tex); /* the stand-in's memory, which the closed device no longer frees */
+done:
+    if (b) backend_cuda.close(b);
+    fake.ntex = 0;
+    ir_func_free(f);
+    arena_free(&ast);
+    cuda_driver_set_for_testing(NULL);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const char *why = NULL;
@@ -667,6 +888,8 @@ int main(void) {
     test_artifact();
     test_generate_errors();
     test_fake_driver();
+    test_texture_source();
+    test_fake_textures();
     test_generate_cases();
     return CHECK_DONE();
 }

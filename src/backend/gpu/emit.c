@@ -736,7 +736,7 @@ static const char *hardware_sample(gen *g, const ir_expr *e) {
     for (int d = 0; d < 3; d++) statement(g, e->body->stmts[d]);
     const char *c[3];
     for (int d = 0; d < 3; d++) c[d] = local_name(g, e->body->stmts[d]->index);
-    line(g, "%s = %s(t%d, %s, %s, %s);", local_name(g, e->index), g->d->texture3d_f32, e->sample,
+    line(g, "%s = %s(tex%d, %s, %s, %s);", local_name(g, e->index), g->d->texture3d_f32, e->sample,
          c[2], c[1], c[0]);
     return local_name(g, e->index);
 }
@@ -990,7 +990,7 @@ static void entry(gen *g) {
                f->disjoint ? " " : "", p);
     }
     for (int p = 0; p < f->nparams; p++)
-        if (gpu_hardware_texture(f, p, d)) sb_put(&g->body, ", %s t%d", d->texture_object, p);
+        if (gpu_hardware_texture(f, p, d)) sb_put(&g->body, ", %s tex%d", d->texture_object, p);
     sb_put(&g->body, ") {\n");
     g->indent = 1;
     line(g, "const %s start = pack.w[%d], step = pack.w[%d], count = pack.w[%d];", L,
