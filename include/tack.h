@@ -89,6 +89,11 @@ const char *tack_device_description(const tack_device *dev);
 /* 1 when the device runs on host memory (NumPy arrays and plain pointers
  * run in place); 0 when arrays must live in its memory. */
 int tack_device_host_memory(const tack_device *dev);
+/* 1 when tex.sample on f32 textures uses the GPU's texture unit (CUDA),
+ * whose trilinear weights have 8 fractional bits: results then differ from
+ * the exact filter by up to about 1/256 of the neighbouring texels'
+ * differences.  0: every sample is exact in the texture's precision. */
+int tack_device_hardware_texture_filtering(const tack_device *dev);
 
 /* Device memory.  A handle from tack_device_alloc goes into tack_arg.data
  * with tack_arg.device set to the device.  Allocations larger than the

@@ -2,7 +2,7 @@
 
   dispatch  a warm call of `scale` over 8 elements (launch + wait), beside
             the driver API's floor (cuda_floor.c: the same PTX, cuLaunchKernel
-            + cuCtxSynchronize) and Warp's wp.launch + wp.synchronize
+            + cuStreamSynchronize) and Warp's wp.launch + wp.synchronize
   triad     a[i] = b[i] + s * c[i] over 2**27 f32, in GB/s (3 arrays moved),
             beside a device-to-device copy (cuMemcpyDtoD, counting read +
             write) and CuPy's ElementwiseKernel
@@ -131,7 +131,7 @@ def bench_dispatch(dev, floor_exe, wp):
                                capture_output=True, text=True)
             if r.returncode == 0:
                 floor = float(r.stdout.strip())
-                result("dispatch.driver_floor", floor, "us", "cuLaunchKernel + cuCtxSynchronize")
+                result("dispatch.driver_floor", floor, "us", "cuLaunchKernel + cuStreamSynchronize")
                 result("dispatch.tack_minus_floor", us - floor, "us", "target: <= 3")
             else:
                 skip("dispatch.driver_floor", r.stderr.strip()[:200])

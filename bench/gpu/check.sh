@@ -135,6 +135,11 @@ if [ "$t" -gt 30 ]; then
         echo "$line" | grep -q "no result" && SUMMARY+=("  $b: $line")
     done
     note "pytest on cuda (every_device modules + test_cuda.py): $passed passed, $failed failed, $skipped skipped"
+    # Textures: f32 samples come from the texture unit there (8-bit weights,
+    # the tolerance docs/devices.md gives); f64 ones stay exact.
+    tl=$(grep -E "[0-9]+ (passed|failed|error)" "$LOG/pytest_test_textures.log" 2>/dev/null | tail -1)
+    hw=$(timeout 30 "$PY" -c "import tack; print(tack.device('cuda').hardware_texture_filtering)" 2>/dev/null)
+    note "textures on cuda (hardware_texture_filtering=${hw:-?}): ${tl:-no result}"
     while read -r l; do SUMMARY+=("  $l"); done < <(cat "$LOG"/pytest_*.log | grep -E "^(FAILED|ERROR)" | head -20)
 else
     note "pytest: skipped, no time left"

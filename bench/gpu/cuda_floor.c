@@ -3,8 +3,9 @@
  *
  *   cuda_floor launch PTX ENTRY REPS   a warm launch of ENTRY (Tack's scale
  *       kernel, from tack.cuda.compile: the pack by value and two device
- *       pointers) over 8 items, + cuCtxSynchronize, in a loop: microseconds
- *       per launch (what Tack's dispatch adds its bookkeeping to)
+ *       pointers) over 8 items on a non-blocking stream, + cuStreamSynchronize,
+ *       in a loop: microseconds per launch (the driver work Tack's dispatch
+ *       does, which it adds its bookkeeping to)
  *   cuda_floor copy N REPS            device-to-device copy of N f32
  *       (cuMemcpyDtoD, what cudaMemcpy D2D runs): GB/s counting read + write
  *
@@ -74,16 +75,18 @@ int main(int argc, char **argv) {
         CK(cuMemAlloc(&out, 64));
         long long pack[8] = {0, 1, 8, 1, 1, 0, 0, 0x40000000}; /* a = 2.0f */
         void *params[3] = {pack, &x, &out};
+        CUstream stream;
+        CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
         for (int i = 0; i < 1000; i++) {
-            CK(cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
-            CK(cuCtxSynchronize());
+            CK(cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
+            CK(cuStreamSynchronize(stream));
         }
         double best = 1e30;
         for (int round = 0; round < 5; round++) {
             double t = now();
             for (int i = 0; i < reps; i++) {
-                CK(cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
-                CK(cuCtxSynchronize());
+                CK(cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
+                CK(cuStreamSynchronize(stream));
             }
             double us = (now() - t) / reps * 1e6;
             if (us < best) best = us;

@@ -40,6 +40,12 @@ typedef struct backend_caps {
     int atomics64;     /* 64-bit atomics */
     int images;        /* hardware 3-D images, within image3d_max */
     int64_t image3d_max[3];
+    /* tex.sample on f32 textures is the texture unit's trilinear filter,
+     * whose weights have 8 fractional bits: results differ from the exact
+     * (software) filter by up to about 1/256 of the neighbouring texels'
+     * differences.  0: every sample is the exact filter in the texture's
+     * own precision (docs/devices.md). */
+    int hardware_texture_filtering;
     int64_t local_mem_bytes;
     int64_t max_workgroup;
     int64_t max_grid[3];   /* work items per launch dimension */
@@ -115,6 +121,9 @@ typedef struct backend_ops {
                              tack_error *err);
     tack_status (*mem_read)(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err);
+    /* Waits until all work the device queued is finished (for handing its
+     * memory to another library).  NULL: nothing is ever left queued. */
+    tack_status (*synchronize)(backend *b, tack_error *err);
 } backend_ops;
 
 /* Process-wide counts backends keep for tack.stats(): variants whose

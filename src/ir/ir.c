@@ -77,6 +77,7 @@ ir_expr *ir_expr_new(ir_func *f, ir_expr_kind kind, int line, int col) {
     e->line = line;
     e->col = col;
     e->src = f->cur_src;
+    e->sample = -1;
     return e;
 }
 

@@ -96,6 +96,11 @@ struct ir_expr {
     ir_atomic_op atomic; /* ATOMIC */
     ir_block *body;   /* INLINE */
     int inline_id;    /* INLINE */
+    /* INLINE: the Texture3D parameter whose tex.sample() this body computes
+     * in software, else -1.  Its first three statements assign the
+     * coordinates (u, v, w), cast to the texture's type, to locals, so a
+     * GPU dialect with hardware filtering can sample from those instead. */
+    int sample;
 };
 
 typedef enum ir_stmt_kind {

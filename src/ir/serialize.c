@@ -232,6 +232,7 @@ static void write_expr(ser_writer *w, const ir_expr *e) {
     put_int(w, e->atomic);
     write_opt_block(w, e->body);
     put_int(w, e->inline_id);
+    put_int(w, e->sample);
 }
 
 static void write_stmt(ser_writer *w, const ir_stmt *s) {
@@ -420,6 +421,7 @@ static ir_expr *read_expr(reader *rd) {
     e->atomic = ser_get_int(r, 0, ATOM_COUNT - 1);
     e->body = read_opt_block(rd);
     e->inline_id = ser_get_int(r, INT_MIN, INT_MAX);
+    e->sample = ser_get_int(r, -1, INT_MAX);
     if (!r->failed) check_expr(rd, e);
     rd->depth--;
     return r->failed ? NULL : e;

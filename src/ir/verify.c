@@ -43,6 +43,20 @@ static void check_type(verifier *v, const ir_expr *e) {
 static void expr(verifier *v, const ir_expr *e);
 static void block(verifier *v, const ir_block *b);
 
+/* A texture sample's inline (ir.h): a sampled array parameter, and a body
+ * that opens with the three coordinates' assignments to locals. */
+static int sample_shape(const verifier *v, const ir_expr *e) {
+    const ir_func *f = v->f;
+    if (e->sample < 0 || e->sample >= f->nparams || !f->params[e->sample].sampled ||
+        f->params[e->sample].role != ROLE_ARRAY || !e->body || e->body->n < 3)
+        return 0;
+    for (int d = 0; d < 3; d++) {
+        const ir_stmt *s = e->body->stmts[d];
+        if (s->kind != IR_ASSIGN || s->index < 0 || s->index >= f->nlocals) return 0;
+    }
+    return 1;
+}
+
 /* The children each kind has.  Any other must be absent: some passes walk
  * every child of every node (shape.c does), so a stray one would be read
  * unverified; IR from the disk cache can carry anything. */
@@ -111,6 +125,11 @@ static void expr(verifier *v, const ir_expr *e) {
               (e->args || e->nargs ? C_ARGS : 0) | (e->body ? C_BODY : 0);
     if (has & ~expr_children(e)) {
         fail(v, e->line, "expression of kind %d has children its kind does not", e->kind);
+        return;
+    }
+    if (e->sample != -1 && (e->kind != IR_INLINE || !sample_shape(v, e))) {
+        fail(v, e->line, "expression of kind %d marked as texture %d's sample wrongly", e->kind,
+             e->sample);
         return;
     }
     switch (e->kind) {

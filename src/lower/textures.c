@@ -1,4 +1,6 @@
-/* textures.c - tex.sample(u, v, w) on a tack.Texture3D, done in software:
+/* textures.c - tex.sample(u, v, w) on a tack.Texture3D, done in software
+ * (an IR_INLINE marked with the texture, which a GPU dialect with hardware
+ * filtering may sample instead, from the same coordinates):
  * trilinear interpolation between texel centers, coordinates normalized to
  * [0, 1] along each axis of the data (u: axis 0, v: axis 1, w: axis 2), and
  * clamp to edge.  The arithmetic is in the texture's own element type.
@@ -147,10 +149,16 @@ ir_expr *lower_texture_sample(lowerer *L, int param, ir_expr **coords, int n, co
         return NULL;
     }
     sampler s = {L, at, body, param};
+    /* The coordinates first, in the texture's type, each in a local: the
+     * body's first three statements (ir.h's `sample`), where a GPU with
+     * hardware filtering takes them instead of running the rest. */
+    int coord[3];
+    for (int d = 0; d < 3; d++)
+        if ((coord[d] = let(&s, as_texel(&s, coords[d]))) < 0) return NULL;
     int lo[3], hi[3], frac[3];
     for (int d = 0; d < 3; d++) {
         /* f = c * n - 0.5: texel centers sit at (i + 0.5) / n. */
-        ir_expr *f = bin(&s, OP_SUB, bin(&s, OP_MUL, as_texel(&s, coords[d]), as_texel(&s, dim(&s, d))),
+        ir_expr *f = bin(&s, OP_SUB, bin(&s, OP_MUL, read(&s, coord[d]), as_texel(&s, dim(&s, d))),
                          as_texel(&s, ir_const_float(L->f, 0.5, IRT_WEAK_FLOAT, at->line, at->col)));
         int fl = let(&s, f);
         int base = fl >= 0 ? let(&s, call(&s, INTR_FLOOR, read(&s, fl), NULL)) : -1;
@@ -178,5 +186,6 @@ ir_expr *lower_texture_sample(lowerer *L, int param, ir_expr **coords, int n, co
     x->body = body;
     x->index = result;
     x->inline_id = L->f->ninlines++;
+    x->sample = param;
     return x;
 }

@@ -112,6 +112,9 @@ const char *tack_device_name(const tack_device *d) { return d->name; }
 int tack_device_num_threads(const tack_device *d) { return d->caps.compute_units; }
 const char *tack_device_description(const tack_device *d) { return d->ops->describe(d->b); }
 int tack_device_host_memory(const tack_device *d) { return d->caps.host_memory; }
+int tack_device_hardware_texture_filtering(const tack_device *d) {
+    return d->caps.hardware_texture_filtering;
+}
 
 /* ---- device memory ---- */
 

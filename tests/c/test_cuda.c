@@ -257,16 +257,34 @@ static void test_artifact(void) {
 
 /* ---- a stand-in driver ----------------------------------------------------- */
 
+#define FAKE_STREAM ((CUstream)(uintptr_t)0x5e)
+
 static struct fake {
     int inits, allocs, frees, loads, unloads, launches, syncs;
-    CUresult fail_load, fail_launch, fail_alloc;
+    CUresult fail_load, fail_launch, fail_alloc, fail_sync, fail_tex;
     char last_ptx[1 << 16];
     char last_fn[256];
     unsigned grid[3], block[3];
     int64_t pack[GPU_PACK_SCALARS + 8];
     CUdeviceptr ptrs[4];
     int nptrs; /* array parameters the fake reads: set per test */
+    CUtexObject tex_param; /* the parameter after them, when ntex is 1 */
+    int ntex;
     CUcontext current;
+    /* Streams: what was created, and where work went. */
+    int streams, stream_destroys;
+    unsigned stream_flags;
+    CUstream launch_stream, copy_stream, sync_stream;
+    int copies; /* host <-> device copies */
+    /* Textures: the descriptors last seen, and the live objects. */
+    int arrays, array_destroys, tex_copies, tex_creates, tex_destroys;
+    CUDA_ARRAY3D_DESCRIPTOR array_desc;
+    CUDA_MEMCPY3D tex_copy;
+    CUstream tex_copy_stream;
+    CUDA_RESOURCE_DESC res_desc;
+    CUDA_TEXTURE_DESC tex_desc;
+    CUtexObject last_object, destroyed_object;
+    CUarray destroyed_array;
 } fake;
 
 static CUresult f_init(unsigned flags) { (void)flags; fake.inits++; return CUDA_SUCCESS; }
@@ -286,6 +304,9 @@ static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d) {
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: *v = 16384; break;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: *v = 16384; break;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: *v = 8; break; /* small: a test refusal */
     default: *v = 0;
     }
     return CUDA_SUCCESS;
@@ -295,7 +316,7 @@ static CUresult f_retain(CUcontext *c, CUdevice d) { (void)d; *c = (CUcontext)(u
 static CUresult f_release(CUdevice d) { (void)d; return CUDA_SUCCESS; }
 static CUresult f_getcur(CUcontext *c) { *c = fake.current; return CUDA_SUCCESS; }
 static CUresult f_setcur(CUcontext c) { fake.current = c; return CUDA_SUCCESS; }
-static CUresult f_sync(void) { fake.syncs++; return CUDA_SUCCESS; }
+static CUresult f_ctx_sync(void) { return CUDA_SUCCESS; }
 static CUresult f_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
     CHECK(n == 2 && o[0] == CU_JIT_ERROR_LOG_BUFFER && v[0] != NULL);
     snprintf(fake.last_ptx, sizeof fake.last_ptx, "%s", (const char *)image);
@@ -323,18 +344,79 @@ static CUresult f_alloc(CUdeviceptr *p, size_t n) {
     return CUDA_SUCCESS;
 }
 static CUresult f_free(CUdeviceptr p) { fake.frees++; free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
-static CUresult f_htod(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
-static CUresult f_dtoh(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
+static CUresult f_htod(CUdeviceptr d, const void *s, size_t n, CUstream st) {
+    memcpy((void *)(uintptr_t)d, s, n);
+    fake.copies++;
+    fake.copy_stream = st;
+    return CUDA_SUCCESS;
+}
+static CUresult f_dtoh(void *d, CUdeviceptr s, size_t n, CUstream st) {
+    memcpy(d, (void *)(uintptr_t)s, n);
+    fake.copies++;
+    fake.copy_stream = st;
+    return CUDA_SUCCESS;
+}
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                          void **extra) {
-    (void)f, (void)shmem, (void)s, (void)extra;
+    (void)f, (void)shmem, (void)extra;
     if (fake.fail_launch) return fake.fail_launch;
     fake.launches++;
+    fake.launch_stream = s;
     fake.grid[0] = gx, fake.grid[1] = gy, fake.grid[2] = gz;
     fake.block[0] = bx, fake.block[1] = by, fake.block[2] = bz;
     memcpy(fake.pack, params[0], sizeof fake.pack);
     for (int a = 0; a < fake.nptrs; a++) memcpy(&fake.ptrs[a], params[1 + a], sizeof(CUdeviceptr));
+    if (fake.ntex) memcpy(&fake.tex_param, params[1 + fake.nptrs], sizeof(CUtexObject));
+    return CUDA_SUCCESS;
+}
+static CUresult f_stream_create(CUstream *s, unsigned flags) {
+    fake.streams++;
+    fake.stream_flags = flags;
+    *s = FAKE_STREAM;
+    return CUDA_SUCCESS;
+}
+static CUresult f_stream_destroy(CUstream s) {
+    CHECK(s == FAKE_STREAM);
+    fake.stream_destroys++;
+    return CUDA_SUCCESS;
+}
+static CUresult f_stream_sync(CUstream s) {
+    if (fake.fail_sync) return fake.fail_sync;
+    fake.syncs++;
+    fake.sync_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_array3d(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d) {
+    fake.arrays++;
+    fake.array_desc = *d;
+    *a = (CUarray)(uintptr_t)(0xa000 + fake.arrays);
+    return CUDA_SUCCESS;
+}
+static CUresult f_array_destroy(CUarray a) {
+    fake.array_destroys++;
+    fake.destroyed_array = a;
+    return CUDA_SUCCESS;
+}
+static CUresult f_memcpy3d(const CUDA_MEMCPY3D *c, CUstream s) {
+    fake.tex_copies++;
+    fake.tex_copy = *c;
+    fake.tex_copy_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_tex_create(CUtexObject *o, const CUDA_RESOURCE_DESC *r,
+                             const CUDA_TEXTURE_DESC *t, const void *view) {
+    CHECK(view == NULL);
+    if (fake.fail_tex) return fake.fail_tex;
+    fake.tex_creates++;
+    fake.res_desc = *r;
+    fake.tex_desc = *t;
+    *o = fake.last_object = 0x7e0 + (CUtexObject)fake.tex_creates;
+    return CUDA_SUCCESS;
+}
+static CUresult f_tex_destroy(CUtexObject o) {
+    fake.tex_destroys++;
+    fake.destroyed_object = o;
     return CUDA_SUCCESS;
 }
 static CUresult f_errname(CUresult e, const char **s) {
@@ -348,9 +430,17 @@ static CUresult f_errstr(CUresult e, const char **s) {
 }
 
 static const cuda_driver_api fake_api = {
-    f_init, f_version, f_count, f_get, f_name, f_attr, f_mem, f_retain, f_release, f_getcur,
-    f_setcur, f_sync, f_load, f_unload, f_getfn, f_alloc, f_free, f_htod, f_dtoh, f_launch,
-    f_errname, f_errstr,
+    .Init = f_init, .DriverGetVersion = f_version, .DeviceGetCount = f_count,
+    .DeviceGet = f_get, .DeviceGetName = f_name, .DeviceGetAttribute = f_attr,
+    .DeviceTotalMem = f_mem, .DevicePrimaryCtxRetain = f_retain,
+    .DevicePrimaryCtxRelease = f_release, .CtxGetCurrent = f_getcur, .CtxSetCurrent = f_setcur,
+    .CtxSynchronize = f_ctx_sync, .ModuleLoadDataEx = f_load, .ModuleUnload = f_unload,
+    .ModuleGetFunction = f_getfn, .MemAlloc = f_alloc, .MemFree = f_free,
+    .LaunchKernel = f_launch, .GetErrorName = f_errname, .GetErrorString = f_errstr,
+    .StreamCreate = f_stream_create, .StreamDestroy = f_stream_destroy,
+    .StreamSynchronize = f_stream_sync, .MemcpyHtoDAsync = f_htod, .MemcpyDtoHAsync = f_dtoh,
+    .Array3DCreate = f_array3d, .ArrayDestroy = f_array_destroy, .Memcpy3DAsync = f_memcpy3d,
+    .TexObjectCreate = f_tex_create, .TexObjectDestroy = f_tex_destroy,
 };
 
 static uint64_t f32_bits(float v) {
@@ -387,6 +477,9 @@ static void test_fake_driver(void) {
     backend_caps c;
     backend_cuda.caps(b, &c);
     CHECK(!c.host_memory && !c.locked_dispatch && c.fp64 && c.atomics64 && c.compute_units == 132);
+    CHECK(c.hardware_texture_filtering && !c.images);
+    /* The device's own stream, which waits for no other. */
+    CHECK(fake.streams == 1 && fake.stream_flags == CU_STREAM_NON_BLOCKING);
     CHECK(c.global_mem_bytes == (int64_t)80 << 30 && c.max_workgroup == 1024);
     const char *t = backend_cuda.cache_target(b);
     printf("describe: %s\ntarget: %s\n", backend_cuda.describe(b), t);
@@ -404,10 +497,32 @@ static void test_fake_driver(void) {
     CHECK(strstr(err.message, "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)") != NULL);
     fake.fail_alloc = 0;
     CHECK(backend_cuda.mem_alloc(b, (size_t)81 << 30, &h, &err) == TACK_ERR_NOMEM);
+    /* Copies are queued on the stream and waited for there. */
+    CHECK(backend_cuda.mem_alloc(b, 16, &h, &err) == TACK_OK && h);
+    int copies = fake.copies, syncs0 = fake.syncs;
+    char in[16] = "stream ordered!", back[16] = "";
+    fake.copy_stream = fake.sync_stream = NULL;
+    CHECK(backend_cuda.mem_write(b, h, 0, in, 16, &err) == TACK_OK);
+    CHECK(fake.copy_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
+    fake.copy_stream = fake.sync_stream = NULL;
+    CHECK(backend_cuda.mem_read(b, h, 0, back, 16, &err) == TACK_OK && !memcmp(in, back, 16));
+    CHECK(fake.copy_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
+    CHECK(fake.copies == copies + 2 && fake.syncs == syncs0 + 2);
+    /* A fault surfaces at the wait, named. */
+    fake.fail_sync = CUDA_ERROR_ILLEGAL_ADDRESS;
+    CHECK(backend_cuda.mem_read(b, h, 4, back, 8, &err) == TACK_ERR_DEVICE);
+    CHECK(strstr(err.message, "reading 8 bytes at offset 4: cuStreamSynchronize failed: "
+                              "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL);
+    CHECK(backend_cuda.synchronize(b, &err) == TACK_ERR_DEVICE &&
+          strstr(err.message, "cuStreamSynchronize failed"));
+    fake.fail_sync = 0;
+    CHECK(backend_cuda.synchronize(b, &err) == TACK_OK && fake.sync_stream == FAKE_STREAM);
+    backend_cuda.mem_free(b, h);
 
     if (!have_nvrtc) {
         printf("NVRTC absent: build, artifact and launch over the stand-in driver skipped\n");
         backend_cuda.close(b);
+        CHECK(fake.stream_destroys == 1);
         cuda_driver_set_for_testing(NULL);
         return;
     }
@@ -461,6 +576,7 @@ static void test_fake_driver(void) {
     int syncs = fake.syncs;
     CHECK(again && backend_cuda.launch(b, again, &call, &err) == TACK_OK);
     CHECK(fake.launches == 1 && fake.syncs == syncs + 1);
+    CHECK(fake.launch_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
     CHECK(fake.pack[GPU_PACK_START] == 0 && fake.pack[GPU_PACK_STEP] == 1 &&
           fake.pack[GPU_PACK_COUNT] == 1000 && fake.pack[GPU_PACK_INNER0] == 1);
     CHECK((uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.5f));
@@ -473,6 +589,12 @@ static void test_fake_driver(void) {
     CHECK(strstr(err.message, "kernel 'scale': cuLaunchKernel failed: "
                               "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") != NULL);
     fake.fail_launch = 0;
+    /* A fault in the kernel's run surfaces at the stream's wait. */
+    fake.fail_sync = CUDA_ERROR_LAUNCH_FAILED;
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_ERR_DEVICE);
+    CHECK(strstr(err.message, "kernel 'scale': cuStreamSynchronize failed: "
+                              "CUDA_ERROR_LAUNCH_FAILED") != NULL);
+    fake.fail_sync = 0;
     fake.fail_load = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     CHECK(f && backend_cuda.build(b, f, "x", &other, &ns, &err) == TACK_ERR_DEVICE && !other);
     printf("refused PTX: %s\n", err.message);
@@ -485,7 +607,9 @@ static void test_fake_driver(void) {
     CHECK(fake.unloads == unloads + 2);
     ir_func_free(f);
     arena_free(&ast);
+    int destroys = fake.stream_destroys;
     backend_cuda.close(b);
+    CHECK(fake.stream_destroys == destroys + 1);
 
     /* The whole runtime path: device arrays on "cuda", one launch, debug
      * mode's staged record. */
@@ -525,6 +649,227 @@ static void test_fake_driver(void) {
     cuda_driver_set_for_testing(NULL);
 }
 
+/* ---- textures over the stand-in driver ------------------------------------- */
+
+static const char *SAMPLE =
+    "def sample_points(tex, uvw, out):\n"
+    "    for i in range(out.shape[0]):\n"
+    "        out[i] = tex.sample(uvw[i, 0], uvw[i, 1], uvw[i, 2])\n";
+
+/* sample_points' post-pass IR for texels of `dtype` with extents (4, 5, 6). */
+static ir_func *sample_variant(tack_dtype dtype, arena *ast, uint64_t *slots,
+                               int64_t (*dims)[TACK_MAX_NDIM], tack_error *err) {
+    static char dummy[64] __attribute__((aligned(16)));
+    int64_t tshape[3] = {4, 5, 6}, ushape[2] = {10, 3}, oshape[1] = {10};
+    tack_arg args[3] = {tack_arg_array(dummy, dtype, 3, tshape, 0),
+                        tack_arg_array(dummy, dtype, 2, ushape, 0),
+                        tack_arg_array(dummy, dtype, 1, oshape, 1)};
+    args[0].is_texture = 1;
+    return gl_variant(SAMPLE, ast, args, 3, 0, slots, dims, err);
+}
+
+static void test_texture_source(void) {
+    tack_error err;
+    uint64_t slots[TACK_MAX_PARAMS];
+    int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    arena ast;
+    arena_init(&ast);
+    ir_func *f32 = sample_variant(TACK_F32, &ast, slots, dims, &err);
+    ir_func *f64 = sample_variant(TACK_F64, &ast, slots, dims, &err);
+    CHECK(f32 && f64);
+    if (f32 && f64) {
+        /* CUDA: an f32 texture is fetched from its object (the data's
+         * innermost axis is the fetch's x); f64 and OpenCL sample the
+         * array in software, as before. */
+        CHECK(gpu_hardware_texture(f32, 0, &gpu_dialect_cuda));
+        CHECK(!gpu_hardware_texture(f64, 0, &gpu_dialect_cuda));
+        CHECK(!gpu_hardware_texture(f32, 0, &gpu_dialect_opencl));
+        CHECK(!gpu_hardware_texture(f32, 1, &gpu_dialect_cuda));
+        char *cu = NULL, *cu64 = NULL, *cl = NULL;
+        CHECK(gpu_emit(f32, &gpu_dialect_cuda, "e", &cu, &err) == TACK_OK);
+        CHECK(gpu_emit(f64, &gpu_dialect_cuda, "e", &cu64, &err) == TACK_OK);
+        CHECK(gpu_emit(f32, &gpu_dialect_opencl, "e", &cl, &err) == TACK_OK);
+        if (cu && cu64 && cl) {
+            CHECK(strstr(cu, "float *p0, float *p1, float *p2, unsigned long long tex0)") != NULL);
+            const char *fetch = strstr(cu, "tex3D<float>(tex0, ");
+            CHECK(fetch != NULL);
+            /* The coordinates are the locals the body's first statements set. */
+            const ir_block *body = NULL;
+            for (int i = 0; i < f32->body.n && !body; i++) {
+                const ir_stmt *st = f32->body.stmts[i];
+                if (st->kind == IR_STORE && st->value->kind == IR_INLINE) body = st->value->body;
+            }
+            CHECK(body != NULL);
+            if (fetch && body) {
+                char want[128];
+                snprintf(want, sizeof want, "tex3D<float>(tex0, l%d, l%d, l%d);",
+                         body->stmts[2]->index, body->stmts[1]->index, body->stmts[0]->index);
+                CHECK(!strncmp(fetch, want, strlen(want)));
+            }
+            CHECK(!strstr(cu, "floorf")); /* no software filtering left */
+            CHECK(!strstr(cu64, "tex3D") && strstr(cu64, "floor(") && !strstr(cu64, "long long tex0"));
+            CHECK(!strstr(cl, "tex3D") && strstr(cl, "floor("));
+        }
+        free(cu);
+        free(cu64);
+        free(cl);
+    }
+    ir_func_free(f32);
+    ir_func_free(f64);
+    arena_free(&ast);
+}
+
+static void test_fake_textures(void) {
+    if (!have_nvrtc) {
+        printf("NVRTC absent: textures over the stand-in driver skipped\n");
+        return;
+    }
+    cuda_driver_set_for_testing(&fake_api);
+    tack_error err;
+    backend *b = NULL;
+    CHECK(backend_cuda.open(0, 0, &b, &err) == TACK_OK && b);
+    uint64_t slots[TACK_MAX_PARAMS];
+    int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    arena ast;
+    arena_init(&ast);
+    ir_func *f = sample_variant(TACK_F32, &ast, slots, dims, &err);
+    backend_code *code = NULL;
+    uint64_t ns = 0;
+    CHECK(b && f && backend_cuda.build(b, f, "7e7", &code, &ns, &err) == TACK_OK && code);
+    if (!b || !code) goto done;
+    /* NVRTC's PTX fetches through the texture unit. */
+    CHECK(strstr(fake.last_ptx, "tex.3d.v4.f32.f32") != NULL);
+    CHECK(code->ntextures == 1 && code->textures[0] == 0 && code->narrays == 3);
+    CHECK(code->nwritten == 1 && code->written[0] == 2);
+
+    void *tex = NULL, *uvw = NULL, *out = NULL;
+    CHECK(backend_cuda.mem_alloc(b, 4 * 5 * 6 * 4, &tex, &err) == TACK_OK);
+    CHECK(backend_cuda.mem_alloc(b, 10 * 3 * 4, &uvw, &err) == TACK_OK);
+    CHECK(backend_cuda.mem_alloc(b, 10 * 4, &out, &err) == TACK_OK);
+    slots[0] = (uint64_t)(uintptr_t)tex;
+    slots[1] = (uint64_t)(uintptr_t)uvw;
+    slots[2] = (uint64_t)(uintptr_t)out;
+    int64_t range[BACKEND_RANGE_LEN];
+    backend_call call = {"sample_points", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+    CHECK(backend_cuda.range(b, code, &call, range, &err) == TACK_OK);
+    fake.nptrs = 3;
+    fake.ntex = 1;
+    int launches = fake.launches;
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    CHECK(fake.launches == launches + 1 && fake.launch_stream == FAKE_STREAM);
+    /* One float channel, the data's extents with its innermost axis as x. */
+    CHECK(fake.arrays == 1 && fake.array_desc.Width == 6 && fake.array_desc.Height == 5 &&
+          fake.array_desc.Depth == 4 && fake.array_desc.Format == CU_AD_FORMAT_FLOAT &&
+          fake.array_desc.NumChannels == 1 && fake.array_desc.Flags == 0);
+    /* The data copied in, device to array, on the stream. */
+    CUarray array = (CUarray)(uintptr_t)(0xa000 + 1);
+    const CUDA_MEMCPY3D *cp = &fake.tex_copy;
+    CHECK(fake.tex_copies == 1 && fake.tex_copy_stream == FAKE_STREAM);
+    CHECK(cp->srcMemoryType == CU_MEMORYTYPE_DEVICE && cp->srcDevice == slots[0] &&
+          cp->srcPitch == 6 * 4 && cp->srcHeight == 5 && cp->dstMemoryType == CU_MEMORYTYPE_ARRAY &&
+          cp->dstArray == array && cp->WidthInBytes == 6 * 4 && cp->Height == 5 &&
+          cp->Depth == 4 && !cp->srcXInBytes && !cp->srcY && !cp->srcZ && !cp->dstXInBytes);
+    /* Trilinear, clamp to edge, normalized coordinates. */
+    CHECK(fake.tex_creates == 1 && fake.res_desc.resType == CU_RESOURCE_TYPE_ARRAY &&
+          fake.res_desc.res.array.hArray == array && fake.res_desc.flags == 0);
+    for (int d = 0; d < 3; d++) CHECK(fake.tex_desc.addressMode[d] == CU_TR_ADDRESS_MODE_CLAMP);
+    CHECK(fake.tex_desc.filterMode == CU_TR_FILTER_MODE_LINEAR &&
+          fake.tex_desc.flags == CU_TRSF_NORMALIZED_COORDINATES);
+    /* The object follows the array pointers. */
+    CHECK(fake.tex_param == fake.last_object && fake.ptrs[0] == slots[0] &&
+          fake.ptrs[2] == slots[2]);
+
+    /* Made once: a second launch copies nothing. */
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    CHECK(fake.tex_creates == 1 && fake.tex_copies == 1 && fake.tex_param == fake.last_object);
+    /* Written through Tack: copied again before the next sample. */
+    float texels[120] = {0};
+    CHECK(backend_cuda.mem_write(b, tex, 0, texels, sizeof texels, &err) == TACK_OK);
+    CHECK(fake.tex_copies == 1);
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    CHECK(fake.tex_creates == 1 && fake.tex_copies == 2 && fake.tex_copy_stream == FAKE_STREAM);
+    /* A kernel storing to the texture's data (as a plain array) makes it
+     * stale too; writing only `out` does not. */
+    uint64_t wslots[TACK_MAX_PARAMS];
+    int64_t wdims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    int64_t shape[1] = {120};
+    static float host[120];
+    tack_arg sargs[3] = {tack_arg_array(host, TACK_F32, 1, shape, 0),
+                         tack_arg_array(host, TACK_F32, 1, shape, 1), tack_arg_float(2.0)};
+    ir_func *sf = gl_variant(SCALE, &ast, sargs, 3, 0, wslots, wdims, &err);
+    backend_code *scale = NULL;
+    CHECK(sf && backend_cuda.build(b, sf, "5ca1e", &scale, &ns, &err) == TACK_OK && scale);
+    if (scale) {
+        wslots[0] = slots[2];
+        wslots[1] = slots[0]; /* out is the texture's data */
+        int64_t wrange[BACKEND_RANGE_LEN];
+        backend_call wcall = {"scale", wslots, (const int64_t(*)[TACK_MAX_NDIM])wdims, 3, 0, wrange};
+        fake.ntex = 0;
+        fake.nptrs = 2;
+        CHECK(backend_cuda.range(b, scale, &wcall, wrange, &err) == TACK_OK);
+        CHECK(backend_cuda.launch(b, scale, &wcall, &err) == TACK_OK);
+        fake.ntex = 1;
+        fake.nptrs = 3;
+        CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+        CHECK(fake.tex_creates == 1 && fake.tex_copies == 3);
+        wslots[0] = slots[0];
+        wslots[1] = slots[2]; /* reads the texture's data, writes out */
+        fake.ntex = 0;
+        fake.nptrs = 2;
+        CHECK(backend_cuda.launch(b, scale, &wcall, &err) == TACK_OK);
+        fake.ntex = 1;
+        fake.nptrs = 3;
+        CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+        CHECK(fake.tex_creates == 1 && fake.tex_copies == 3);
+        backend_cuda.release(b, scale);
+    }
+    ir_func_free(sf);
+
+    /* Freed with its data. */
+    CUtexObject made = fake.last_object;
+    int destroys = fake.tex_destroys, array_destroys = fake.array_destroys;
+    backend_cuda.mem_free(b, tex);
+    CHECK(fake.tex_destroys == destroys + 1 && fake.destroyed_object == made);
+    CHECK(fake.array_destroys == array_destroys + 1 && fake.destroyed_array == array);
+
+    /* The driver's refusal names the kernel, the texture and the call, and
+     * leaves nothing behind (the array made first is destroyed). */
+    CHECK(backend_cuda.mem_alloc(b, 4 * 5 * 6 * 4, &tex, &err) == TACK_OK);
+    slots[0] = (uint64_t)(uintptr_t)tex;
+    fake.fail_tex = CUDA_ERROR_INVALID_VALUE;
+    launches = fake.launches;
+    array_destroys = fake.array_destroys;
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_ERR_DEVICE);
+    printf("refused texture: %s\n", err.message);
+    CHECK(strstr(err.message, "kernel 'sample_points': texture 'tex': cuTexObjectCreate failed: "
+                              "CUDA_ERROR_INVALID_VALUE") != NULL);
+    CHECK(fake.launches == launches && fake.array_destroys == array_destroys + 1);
+    fake.fail_tex = 0;
+    /* Extents past the device's 3-D texture limit (depth 8 here). */
+    dims[0][0] = 9;
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_ERR_VALUE);
+    CHECK(strstr(err.message, "texture 'tex': extents (9, 5, 6) do not fit") != NULL);
+    CHECK(fake.launches == launches);
+    dims[0][0] = 4;
+    /* Closing the device destroys the textures still alive. */
+    CHECK(backend_cuda.launch(b, code, &call, &err) == TACK_OK);
+    destroys = fake.tex_destroys;
+    array_destroys = fake.array_destroys;
+    backend_cuda.release(b, code);
+    backend_cuda.mem_free(b, uvw);
+    backend_cuda.mem_free(b, out);
+    backend_cuda.close(b);
+    b = NULL;
+    CHECK(fake.tex_destroys == destroys + 1 && fake.array_destroys == array_destroys + 1);
+    free(tex); /* the stand-in's memory, which the closed device no longer frees */
+done:
+    if (b) backend_cuda.close(b);
+    fake.ntex = 0;
+    ir_func_free(f);
+    arena_free(&ast);
+    cuda_driver_set_for_testing(NULL);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     const char *why = NULL;
@@ -543,6 +888,8 @@ int main(void) {
     test_artifact();
     test_generate_errors();
     test_fake_driver();
+    test_texture_source();
+    test_fake_textures();
     test_generate_cases();
     return CHECK_DONE();
 }

@@ -373,6 +373,26 @@ def test_textures(t):
     check_ptx(sample_points, tex, np.zeros((10, 3), d), np.zeros(10, d))
 
 
+@needs_nvrtc
+def test_f32_textures_use_the_texture_unit():
+    """An f32 texture is fetched from a texture object with tex3D (PTX tex.3d,
+    which ptxas accepts: test_textures above); an f64 one, which the texture
+    unit cannot filter, is filtered in software from its array, as OpenCL
+    does for both."""
+    args32 = (tack.Texture3D(np.zeros((4, 5, 6), np.float32)), np.zeros((10, 3), np.float32),
+              np.zeros(10, np.float32))
+    args64 = (tack.Texture3D(np.zeros((4, 5, 6))), np.zeros((10, 3)), np.zeros(10))
+    src = tack.cuda.source(sample_points, *args32)
+    assert "unsigned long long tex0)" in src and "tex3D<float>(tex0, " in src
+    assert "floorf" not in src
+    for arch in ARCHS:
+        assert "tex.3d.v4.f32.f32" in tack.cuda.compile(sample_points, *args32, arch=arch)
+    src64 = tack.cuda.source(sample_points, *args64)
+    assert "tex3D" not in src64 and "floor(" in src64
+    assert "tex.3d" not in tack.cuda.compile(sample_points, *args64, arch="sm_90")
+    assert "tex3D" not in tack.opencl.source(sample_points, *args32)
+
+
 # ---- debug mode -------------------------------------------------------------------
 
 @tack.kernel

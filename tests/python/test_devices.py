@@ -43,6 +43,8 @@ def test_cpu_specs():
     cpu = tack.device("cpu")
     assert tack.device("cpu:0") is cpu
     assert cpu.host_memory and cpu.name == "cpu"
+    # Its textures are filtered exactly, in software.
+    assert cpu.hardware_texture_filtering is False
     assert "CPU" in cpu.description
     with pytest.raises(ValueError, match="one CPU device"):
         tack.device("cpu:1")
@@ -55,6 +57,7 @@ def test_cpu_specs():
 def test_opencl_device(gpu):
     assert tack.device("opencl") is gpu and tack.device("opencl:0") is gpu
     assert gpu.name == "opencl:0" and not gpu.host_memory
+    assert gpu.hardware_texture_filtering is False
     assert "OpenCL C" in gpu.description
     with pytest.raises(ValueError, match="no OpenCL device 99"):
         tack.device("opencl:99")

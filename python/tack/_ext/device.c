@@ -201,6 +201,13 @@ static PyObject *device_get_host_memory(PyObject *self, void *closure)
     return PyBool_FromLong(tack_device_host_memory(((ext_DeviceObject *)self)->dev));
 }
 
+static PyObject *device_get_hardware_texture_filtering(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(
+        tack_device_hardware_texture_filtering(((ext_DeviceObject *)self)->dev));
+}
+
 static PyGetSetDef device_getset[] = {
     {"name", device_get_name, NULL, "The device's name, e.g. 'cpu' or 'opencl:0'.", NULL},
     {"num_threads", device_get_num_threads, NULL,
@@ -210,6 +217,11 @@ static PyGetSetDef device_getset[] = {
     {"host_memory", device_get_host_memory, NULL,
      "True when arrays live in host memory (NumPy arrays run in place); False when they "
      "must be device arrays (tack.array(x, device=dev)).", NULL},
+    {"hardware_texture_filtering", device_get_hardware_texture_filtering, NULL,
+     "True when tex.sample on f32 textures uses the GPU's texture unit, whose "
+     "trilinear weights have 8 fractional bits (results within about 1/256 of the "
+     "neighbouring texels' differences of the exact filter); False when every "
+     "sample is exact in the texture's precision.", NULL},
     {NULL, NULL, NULL, NULL, NULL}
 };
 

@@ -111,7 +111,9 @@ PyTypeObject ext_TextureType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Texture3D(data, dtype=None): 3-D texels sampled in kernels with\n"
               "tex.sample(u, v, w): trilinear, coordinates in [0, 1] along axes\n"
-              "0, 1, 2 of data, clamped to the edge.",
+              "0, 1, 2 of data, clamped to the edge.  Where\n"
+              "Device.hardware_texture_filtering is True (CUDA), f32 textures are\n"
+              "filtered by the texture unit, with 8-bit interpolation weights.",
     .tp_methods = texture_methods,
     .tp_getset = texture_getset,
     .tp_new = texture_new,

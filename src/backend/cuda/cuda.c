@@ -66,4 +66,5 @@ const backend_ops backend_cuda = {
     .mem_free = cuda_mem_free,
     .mem_write = cuda_mem_write,
     .mem_read = cuda_mem_read,
+    .synchronize = cuda_synchronize,
 };

@@ -6,8 +6,10 @@
  *   device.c   opening a device: primary context, capabilities, memory
  *   program.c  PTX -> a module and its function; a variant's code object
  *              and its disk-cache artifact (the PTX and entry name)
- *   launch.c   a filled pack and the call's device pointers -> one grid,
- *              waited on
+ *   texture.c  f32 Texture3Ds as texture objects over 3-D CUDA arrays,
+ *              made once per texture and refreshed when its data is written
+ *   launch.c   a filled pack, the call's device pointers and texture
+ *              objects -> one grid on the device's stream, waited on
  *   cuda.c     the backend table: typed IR -> CUDA C (gpu_emit) -> PTX ->
  *              code, and the pack fill before each launch
  *   offline.c  backend_generate: source or PTX for a target without a
@@ -16,12 +18,30 @@
  * Thread-safety: every entry may be called from several threads at once;
  * a launch keeps its arguments on its own stack (caps.locked_dispatch 0).
  * Each entry makes the device's primary context current on its thread.
+ *
+ * Streams: each device has its own non-blocking stream, on which every
+ * launch, copy and texture refresh is queued and then waited for (every
+ * call returns finished, the runtime's contract); being its own, it never
+ * waits for, nor holds up, work that other libraries sharing the primary
+ * context queue on the legacy default stream.
  */
 #ifndef TACK_CUDA_H
 #define TACK_CUDA_H
 
+#include <pthread.h>
+
 #include "backend/backend.h"
 #include "cuda_api.h"
+
+/* One f32 Texture3D's texture object (texture.c), keyed by the device
+ * memory holding its texels. */
+typedef struct cuda_texture {
+    CUdeviceptr data;
+    int64_t shape[3];   /* the data's extents, [u][v][w] */
+    CUarray array;      /* a copy of data the texture unit reads */
+    CUtexObject object;
+    int stale;          /* data was written since it was copied into array */
+} cuda_texture;
 
 struct backend {
     const cuda_driver_api *cu;
@@ -38,6 +58,11 @@ struct backend {
     char name[256];
     char description[512];
     char *target;         /* cache_target's text, malloc'd */
+    CUstream stream;      /* this device's own (see the top) */
+    pthread_mutex_t textures_lock;
+    cuda_texture *textures; /* malloc'd, under textures_lock */
+    int ntextures, textures_cap;
+    _Atomic int any_textures; /* ntextures > 0: launches skip the lock if not */
 };
 
 struct backend_code {
@@ -51,6 +76,12 @@ struct backend_code {
     int pack_words;
     int narrays;
     int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
+    int ntextures;
+    int *textures;    /* those sampled in hardware (gpu_hardware_texture),
+                         in order (malloc'd) */
+    int nwritten;
+    int *written;     /* the arrays the kernel may store to (malloc'd): a
+                         texture over one of them is stale after a launch */
 };
 
 /* nvrtc.c */
@@ -79,6 +110,8 @@ tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *
                            tack_error *err);
 tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                           tack_error *err);
+/* Waits for everything queued on b's stream (backend_ops.synchronize). */
+tack_status cuda_synchronize(backend *b, tack_error *err);
 /* Makes b's context current on this thread; a driver failure as a status. */
 tack_status cuda_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's
@@ -108,14 +141,31 @@ tack_status cuda_load(backend *b, const ir_func *f, const void *bytes, size_t n,
                       backend_code **out, tack_error *err);
 void cuda_release(backend *b, backend_code *c);
 
+/* texture.c */
+/* The texture object over the f32 texels at `data` (extents `shape`), for
+ * parameter `param` of kernel `kernel` (named in errors): made on first
+ * use, and its array refreshed from data (queued on b's stream) when data
+ * was written since.  Call with b's context current. */
+tack_status cuda_texture_get(backend *b, CUdeviceptr data, const int64_t shape[3],
+                             const char *kernel, const char *param, CUtexObject *out,
+                             tack_error *err);
+/* data was (or is being) written: a texture over it refreshes before its
+ * next sample. */
+void cuda_texture_written(backend *b, CUdeviceptr data);
+/* data is freed: so is any texture over it. */
+void cuda_texture_forget(backend *b, CUdeviceptr data);
+/* Every texture (the device closes). */
+void cuda_textures_free(backend *b);
+
 /* launch.c */
 /* Block and grid for a range: x strides over the outer iterations, y and
  * z over the inner extents (gpu.h), the innermost extent on the threads
  * that share a warp so that row-major arrays are read contiguously. */
 void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                unsigned grid[3], unsigned block[3]);
-/* Runs c with a filled pack and the call's device pointers, to completion.
- * A zero trip count returns at once. */
+/* Runs c with a filled pack, the call's device pointers and its textures'
+ * objects on b's stream, to completion.  A zero trip count returns at
+ * once. */
 tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *call,
                              const int64_t *pack, tack_error *err);
 

@@ -25,6 +25,8 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef int CUdevice_attribute;
 typedef int CUjit_option;
+typedef struct CUarray_st *CUarray;
+typedef unsigned long long CUtexObject;
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
@@ -37,7 +39,9 @@ typedef int CUjit_option;
 #define CUDA_ERROR_INVALID_PTX 218
 #define CUDA_ERROR_UNSUPPORTED_PTX_VERSION 222
 #define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_ILLEGAL_ADDRESS 700
 #define CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES 701
+#define CUDA_ERROR_LAUNCH_FAILED 719
 
 #define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK 1
 #define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X 2
@@ -56,6 +60,74 @@ typedef int CUjit_option;
 
 #define CU_JIT_ERROR_LOG_BUFFER 5
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
+
+/* cuStreamCreate: work on the stream does not wait for the legacy default
+ * stream (nor it for the stream). */
+#define CU_STREAM_NON_BLOCKING 0x1
+
+/* Textures: a 3-D CUDA array of one float channel, a texture object over
+ * it with trilinear filtering, clamp to edge and normalized coordinates. */
+typedef int CUarray_format;
+typedef int CUmemorytype;
+typedef int CUresourcetype;
+typedef int CUaddress_mode;
+typedef int CUfilter_mode;
+#define CU_AD_FORMAT_FLOAT 0x20
+#define CU_MEMORYTYPE_DEVICE 0x02
+#define CU_MEMORYTYPE_ARRAY 0x03
+#define CU_RESOURCE_TYPE_ARRAY 0x00
+#define CU_TR_ADDRESS_MODE_CLAMP 1
+#define CU_TR_FILTER_MODE_LINEAR 1
+#define CU_TRSF_NORMALIZED_COORDINATES 0x02
+
+typedef struct CUDA_ARRAY3D_DESCRIPTOR { /* the _v2 layout */
+    size_t Width, Height, Depth; /* elements along x (innermost), y, z */
+    CUarray_format Format;
+    unsigned int NumChannels;
+    unsigned int Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
+typedef struct CUDA_MEMCPY3D { /* the _v2 layout */
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    void *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    void *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} CUDA_MEMCPY3D;
+
+typedef struct CUDA_RESOURCE_DESC {
+    CUresourcetype resType;
+    union {
+        struct {
+            CUarray hArray;
+        } array;
+        struct {
+            int reserved[32];
+        } reserved; /* the size of the other kinds, which Tack does not use */
+    } res;
+    unsigned int flags;
+} CUDA_RESOURCE_DESC;
+
+typedef struct CUDA_TEXTURE_DESC {
+    CUaddress_mode addressMode[3];
+    CUfilter_mode filterMode;
+    unsigned int flags;
+    unsigned int maxAnisotropy;
+    CUfilter_mode mipmapFilterMode;
+    float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+    float borderColor[4];
+    int reserved[12];
+} CUDA_TEXTURE_DESC;
 
 /* The driver's functions, one table filled by loader.c (or by a test). */
 typedef struct cuda_driver_api {
@@ -77,14 +149,26 @@ typedef struct cuda_driver_api {
     CUresult (*ModuleGetFunction)(CUfunction *f, CUmodule module, const char *name);
     CUresult (*MemAlloc)(CUdeviceptr *dptr, size_t bytes);
     CUresult (*MemFree)(CUdeviceptr dptr);
-    CUresult (*MemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
-    CUresult (*MemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
     CUresult (*LaunchKernel)(CUfunction f, unsigned int gridX, unsigned int gridY,
                              unsigned int gridZ, unsigned int blockX, unsigned int blockY,
                              unsigned int blockZ, unsigned int sharedMemBytes, CUstream stream,
                              void **kernelParams, void **extra);
     CUresult (*GetErrorName)(CUresult error, const char **str);
     CUresult (*GetErrorString)(CUresult error, const char **str);
+    /* Each device's own stream: launches, copies and texture refreshes
+     * are ordered on it. */
+    CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
+    CUresult (*StreamDestroy)(CUstream stream);
+    CUresult (*StreamSynchronize)(CUstream stream);
+    CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
+    CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
+    /* Textures (texture.c). */
+    CUresult (*Array3DCreate)(CUarray *array, const CUDA_ARRAY3D_DESCRIPTOR *desc);
+    CUresult (*ArrayDestroy)(CUarray array);
+    CUresult (*Memcpy3DAsync)(const CUDA_MEMCPY3D *copy, CUstream stream);
+    CUresult (*TexObjectCreate)(CUtexObject *object, const CUDA_RESOURCE_DESC *resource,
+                                const CUDA_TEXTURE_DESC *texture, const void *view);
+    CUresult (*TexObjectDestroy)(CUtexObject object);
 } cuda_driver_api;
 
 /* NVRTC. */

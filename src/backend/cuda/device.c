@@ -109,7 +109,10 @@ static tack_status read_caps(backend *b, tack_error *err) {
     c->locked_dispatch = 0; /* launch state lives on the launching thread's stack */
     c->fp64 = 1;            /* every architecture NVRTC still targets */
     c->atomics64 = 1;
-    c->images = 0;          /* textures are sampled in software for now */
+    /* f32 textures are sampled by the texture unit (texture.c), f64 ones
+     * in software: no 3-D images for the runtime to manage. */
+    c->images = 0;
+    c->hardware_texture_filtering = 1;
     c->local_mem_bytes = attr(b, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     c->max_workgroup = attr(b, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     if (c->max_workgroup < 1) c->max_workgroup = 1;
@@ -162,8 +165,10 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
     if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
     b->cu = cu;
     b->index = index;
+    pthread_mutex_init(&b->textures_lock, NULL);
     CUresult r = cu->DeviceGet(&b->device, index);
     if (r != CUDA_SUCCESS) {
+        pthread_mutex_destroy(&b->textures_lock);
         free(b);
         char what[64];
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
@@ -176,6 +181,11 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
         goto fail;
     }
     if ((st = cuda_enter(b, err))) goto fail;
+    if ((r = cu->StreamCreate(&b->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+        b->stream = NULL;
+        st = cuda_fail(cu, err, b->description, "cuStreamCreate", r);
+        goto fail;
+    }
     *out = b;
     return TACK_OK;
 fail:
@@ -187,11 +197,25 @@ void cuda_close(backend *b) {
     if (!b) return;
     if (b->ctx) {
         tack_error scratch;
-        if (cuda_enter(b, &scratch) == TACK_OK) b->cu->CtxSynchronize();
+        if (cuda_enter(b, &scratch) == TACK_OK) {
+            if (b->stream) b->cu->StreamSynchronize(b->stream);
+            cuda_textures_free(b);
+            if (b->stream) b->cu->StreamDestroy(b->stream);
+        }
         b->cu->DevicePrimaryCtxRelease(b->device);
     }
+    pthread_mutex_destroy(&b->textures_lock);
+    free(b->textures);
     free(b->target);
     free(b);
+}
+
+tack_status cuda_synchronize(backend *b, tack_error *err) {
+    tack_status st = cuda_enter(b, err);
+    if (st) return st;
+    CUresult r = b->cu->StreamSynchronize(b->stream);
+    return r == CUDA_SUCCESS ? TACK_OK
+                             : cuda_fail(b->cu, err, b->description, "cuStreamSynchronize", r);
 }
 
 void cuda_caps(const backend *b, backend_caps *out) { *out = b->caps; }
@@ -223,7 +247,19 @@ tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *
 
 void cuda_mem_free(backend *b, void *handle) {
     tack_error scratch;
-    if (handle && cuda_enter(b, &scratch) == TACK_OK) b->cu->MemFree((CUdeviceptr)(uintptr_t)handle);
+    if (!handle || cuda_enter(b, &scratch) != TACK_OK) return;
+    cuda_texture_forget(b, (CUdeviceptr)(uintptr_t)handle);
+    b->cu->MemFree((CUdeviceptr)(uintptr_t)handle);
+}
+
+/* Copies are queued on the device's stream, so they come after every
+ * launch queued before them (and a texture's refresh after them), then
+ * waited for: the call returns with the bytes in place. */
+static tack_status wait_copy(backend *b, const char *what, const char *call, CUresult r,
+                             tack_error *err) {
+    if (r == CUDA_SUCCESS && (r = b->cu->StreamSynchronize(b->stream)) != CUDA_SUCCESS)
+        call = "cuStreamSynchronize";
+    return r == CUDA_SUCCESS ? TACK_OK : cuda_fail(b->cu, err, what, call, r);
 }
 
 tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
@@ -231,13 +267,11 @@ tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *
     if (!n) return TACK_OK;
     tack_status st = cuda_enter(b, err);
     if (st) return st;
-    CUresult r = b->cu->MemcpyHtoD((CUdeviceptr)(uintptr_t)handle + offset, src, n);
-    if (r != CUDA_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
-        return cuda_fail(b->cu, err, what, "cuMemcpyHtoD", r);
-    }
-    return TACK_OK;
+    cuda_texture_written(b, (CUdeviceptr)(uintptr_t)handle);
+    CUresult r = b->cu->MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)handle + offset, src, n, b->stream);
+    char what[96];
+    snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
+    return wait_copy(b, what, "cuMemcpyHtoDAsync", r, err);
 }
 
 tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
@@ -245,11 +279,8 @@ tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *d
     if (!n) return TACK_OK;
     tack_status st = cuda_enter(b, err);
     if (st) return st;
-    CUresult r = b->cu->MemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)handle + offset, n);
-    if (r != CUDA_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
-        return cuda_fail(b->cu, err, what, "cuMemcpyDtoH", r);
-    }
-    return TACK_OK;
+    CUresult r = b->cu->MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)handle + offset, n, b->stream);
+    char what[96];
+    snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
+    return wait_copy(b, what, "cuMemcpyDtoHAsync", r, err);
 }

@@ -1,6 +1,7 @@
-/* launch.c - one dispatch: the pack by value and one device pointer per
- * array parameter as the kernel's parameters (gpu.h's order), a grid that
- * covers the range or strides over it, and a wait for completion.
+/* launch.c - one dispatch: the pack by value, one device pointer per
+ * array parameter and one texture object per texture sampled in hardware
+ * as the kernel's parameters (gpu.h's order), a grid that covers the range
+ * or strides over it, queued on the device's stream, and a wait for it.
  *
  * Everything a launch passes lives on the launching thread's stack, and
  * cuLaunchKernel copies it before it returns, so launches of one variant
@@ -63,7 +64,7 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
     /* Nothing to run: no thread would find an iteration. */
     if (count <= 0 || (ninner >= 1 && inner0 <= 0) || (ninner >= 2 && inner1 <= 0))
         return TACK_OK;
-    if (call->nparams != c->f->nparams || c->narrays > 2 * TACK_MAX_PARAMS) {
+    if (call->nparams != c->f->nparams || c->narrays + c->ntextures > 2 * TACK_MAX_PARAMS) {
         err->status = TACK_ERR_INTERNAL;
         err->filename[0] = 0;
         err->lineno = err->col = 0;
@@ -72,31 +73,45 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
                  name, call->nparams, c->f->nparams);
         return TACK_ERR_INTERNAL;
     }
+    tack_status st = cuda_enter(b, err);
+    if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack's words, then
-     * each array's device pointer (the slot is the cuMemAlloc handle). */
+     * each array's device pointer (the slot is the cuMemAlloc handle), then
+     * each hardware texture's object. */
     CUdeviceptr ptrs[2 * TACK_MAX_PARAMS];
+    CUtexObject texs[2 * TACK_MAX_PARAMS];
     void *params[1 + 2 * TACK_MAX_PARAMS];
-    params[0] = (void *)pack;
+    int n = 0;
+    params[n++] = (void *)pack;
     for (int a = 0; a < c->narrays; a++) {
         ptrs[a] = (CUdeviceptr)call->slots[c->arrays[a]];
-        params[1 + a] = &ptrs[a];
+        params[n++] = &ptrs[a];
+    }
+    for (int t = 0; t < c->ntextures; t++) {
+        int p = c->textures[t];
+        if ((st = cuda_texture_get(b, (CUdeviceptr)call->slots[p], call->dims[p], name,
+                                   c->f->params[p].name, &texs[t], err)))
+            return st;
+        params[n++] = &texs[t];
     }
     unsigned grid[3], block[3];
     cuda_grid(b, ninner, count, inner0, inner1, grid, block);
-    tack_status st = cuda_enter(b, err);
-    if (st) return st;
     char what[160];
     CUresult r = b->cu->LaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                     block[2], 0, NULL, params, NULL);
+                                     block[2], 0, b->stream, params, NULL);
     if (r != CUDA_SUCCESS) {
         snprintf(what, sizeof what, "kernel '%s'", name);
         return cuda_fail(b->cu, err, what, "cuLaunchKernel", r);
     }
+    /* Textures over what the kernel stores to are stale once it ran; their
+     * refresh is queued after it on the stream. */
+    for (int w = 0; w < c->nwritten; w++)
+        cuda_texture_written(b, (CUdeviceptr)call->slots[c->written[w]]);
     /* The call returns finished (the runtime's contract); a fault the
      * kernel's execution raised surfaces here. */
-    if ((r = b->cu->CtxSynchronize()) != CUDA_SUCCESS) {
+    if ((r = b->cu->StreamSynchronize(b->stream)) != CUDA_SUCCESS) {
         snprintf(what, sizeof what, "kernel '%s'", name);
-        return cuda_fail(b->cu, err, what, "cuCtxSynchronize", r);
+        return cuda_fail(b->cu, err, what, "cuStreamSynchronize", r);
     }
     return TACK_OK;
 }

@@ -68,11 +68,19 @@ static void load_driver(void) {
         S(ModuleGetFunction, "cuModuleGetFunction"),
         S(MemAlloc, "cuMemAlloc_v2"),
         S(MemFree, "cuMemFree_v2"),
-        S(MemcpyHtoD, "cuMemcpyHtoD_v2"),
-        S(MemcpyDtoH, "cuMemcpyDtoH_v2"),
         S(LaunchKernel, "cuLaunchKernel"),
         S(GetErrorName, "cuGetErrorName"),
         S(GetErrorString, "cuGetErrorString"),
+        S(StreamCreate, "cuStreamCreate"),
+        S(StreamDestroy, "cuStreamDestroy_v2"),
+        S(StreamSynchronize, "cuStreamSynchronize"),
+        S(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+        S(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+        S(Array3DCreate, "cuArray3DCreate_v2"),
+        S(ArrayDestroy, "cuArrayDestroy"),
+        S(Memcpy3DAsync, "cuMemcpy3DAsync_v2"),
+        S(TexObjectCreate, "cuTexObjectCreate"),
+        S(TexObjectDestroy, "cuTexObjectDestroy"),
 #undef S
     };
     const char *missing = fill(lib, &driver, syms, sizeof syms / sizeof syms[0]);
@@ -225,7 +233,9 @@ const char *cuda_error_name(const cuda_driver_api *cu, CUresult code) {
     case CUDA_ERROR_INVALID_PTX: return "CUDA_ERROR_INVALID_PTX";
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
     case CUDA_ERROR_NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+    case CUDA_ERROR_ILLEGAL_ADDRESS: return "CUDA_ERROR_ILLEGAL_ADDRESS";
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    case CUDA_ERROR_LAUNCH_FAILED: return "CUDA_ERROR_LAUNCH_FAILED";
     default: return "an unknown CUDA error";
     }
 }

@@ -45,15 +45,22 @@ tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, si
     c->f = gpu_keep_ir(f);
     c->entry = dup_n(entry, entry_len);
     c->ptx = dup_n(ptx, ptx_len); /* the driver reads it NUL-terminated */
-    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof *c->arrays);
+    size_t per_param = (f->nparams ? f->nparams : 1) * sizeof(int);
+    c->arrays = malloc(per_param);
+    c->textures = malloc(per_param);
+    c->written = malloc(per_param);
     snprintf(c->arch, sizeof c->arch, "%s", b->arch);
-    if (!c->f || !c->entry || !c->ptx || !c->arrays) {
+    if (!c->f || !c->entry || !c->ptx || !c->arrays || !c->textures || !c->written) {
         cuda_release(b, c);
         return nomem(err, f->name);
     }
     c->pack_words = gpu_pack_words(f);
-    for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
+    for (int p = 0; p < f->nparams; p++) {
+        if (f->params[p].role != ROLE_ARRAY) continue;
+        c->arrays[c->narrays++] = p;
+        if (gpu_hardware_texture(f, p, &gpu_dialect_cuda)) c->textures[c->ntextures++] = p;
+        if (f->params[p].written) c->written[c->nwritten++] = p;
+    }
 
     char what[160];
     snprintf(what, sizeof what, "kernel '%s'", f->name);
@@ -103,6 +110,8 @@ void cuda_release(backend *b, backend_code *c) {
     free(c->entry);
     free(c->ptx);
     free(c->arrays);
+    free(c->textures);
+    free(c->written);
     free(c);
 }
 

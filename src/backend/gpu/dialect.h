@@ -54,6 +54,12 @@ struct gpu_dialect {
     const char *cas32, *cas64;
     /* A full fence on global memory (before a spin lock's release). */
     const char *fence;
+    /* Hardware trilinear filtering of f32 Texture3Ds: the fetch, called as
+     * NAME(object, x, y, z) with x along the data's innermost axis and
+     * normalized coordinates (clamp to edge, texel centers at (i + 0.5) / n:
+     * tex.sample's convention), and the object parameter's type.  NULL:
+     * every texture is sampled in software (lower/textures.c). */
+    const char *texture3d_f32, *texture_object;
 };
 
 #endif

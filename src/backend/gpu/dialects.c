@@ -137,4 +137,7 @@ const gpu_dialect gpu_dialect_cuda = {
     .cas32 = "atomicCAS",
     .cas64 = "atomicCAS",
     .fence = "__threadfence()",
+    /* A CUtexObject over a 3-D CUDA array (cuda/texture.c). */
+    .texture3d_f32 = "tex3D<float>",
+    .texture_object = "unsigned long long",
 };

@@ -478,6 +478,7 @@ static const char *helper_atomic(gen *g, ir_atomic_op op, ir_type t) {
 
 static const char *ex(gen *g, const ir_expr *e);
 static void block(gen *g, const ir_block *b);
+static void statement(gen *g, const ir_stmt *s);
 
 /* Whether evaluating e emits statements with effects (an atomic, an
  * inlined body): operands before it must be read first. */
@@ -723,9 +724,28 @@ static const char *select_expr(gen *g, const ir_expr *e) {
     return r;
 }
 
+int gpu_hardware_texture(const ir_func *f, int p, const gpu_dialect *d) {
+    const ir_param *prm = &f->params[p];
+    return d->texture3d_f32 && prm->sampled && prm->role == ROLE_ARRAY && prm->type == TACK_F32;
+}
+
+/* A texture sample in hardware: the body's coordinate assignments (ir.h's
+ * `sample`), then one fetch in place of the software filtering.  The data
+ * is [u][v][w] with w innermost, the fetch's x. */
+static const char *hardware_sample(gen *g, const ir_expr *e) {
+    for (int d = 0; d < 3; d++) statement(g, e->body->stmts[d]);
+    const char *c[3];
+    for (int d = 0; d < 3; d++) c[d] = local_name(g, e->body->stmts[d]->index);
+    line(g, "%s = %s(tex%d, %s, %s, %s);", local_name(g, e->index), g->d->texture3d_f32, e->sample,
+         c[2], c[1], c[0]);
+    return local_name(g, e->index);
+}
+
 /* An inlined function body: a block, and a label after it that its
  * `return`s (IR_EXIT) jump to, out of any loops inside it. */
 static const char *inlined(gen *g, const ir_expr *e) {
+    if (e->sample >= 0 && e->index >= 0 && gpu_hardware_texture(g->f, e->sample, g->d))
+        return hardware_sample(g, e);
     if (g->ninlines == g->inlines_cap) {
         int cap = g->inlines_cap ? 2 * g->inlines_cap : 8;
         inline_label *n = realloc(g->inlines, cap * sizeof *n);
@@ -969,6 +989,8 @@ static void entry(gen *g) {
         sb_put(&g->body, ", %s%s *%s%sp%d", d->global_qual, tn(g, et), f->disjoint ? d->restrict_kw : "",
                f->disjoint ? " " : "", p);
     }
+    for (int p = 0; p < f->nparams; p++)
+        if (gpu_hardware_texture(f, p, d)) sb_put(&g->body, ", %s tex%d", d->texture_object, p);
     sb_put(&g->body, ") {\n");
     g->indent = 1;
     line(g, "const %s start = pack.w[%d], step = pack.w[%d], count = pack.w[%d];", L,

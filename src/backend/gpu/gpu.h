@@ -7,7 +7,9 @@
  *
  * The generated kernel takes the pack by value, then one pointer per array
  * parameter (ROLE_ARRAY, in parameter order; other parameters take no
- * argument).  The pack is an array of 64-bit words:
+ * argument), then one texture object per texture the dialect samples in
+ * hardware (gpu_hardware_texture, in parameter order).  The pack is an
+ * array of 64-bit words:
  *
  *   w[GPU_PACK_START], w[GPU_PACK_STEP]  the parallel loop's start and step
  *   w[GPU_PACK_COUNT]                    its trip count
@@ -52,6 +54,12 @@ extern const gpu_dialect gpu_dialect_cuda;
  * express. */
 tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry, char **source,
                      tack_error *err);
+
+/* emit.c: 1 when the kernel samples parameter p, a Texture3D, with the
+ * dialect's hardware filtering (f32 texels, a dialect that has it); the
+ * kernel then takes its texture object too.  Others are sampled in
+ * software, from the array. */
+int gpu_hardware_texture(const ir_func *f, int p, const gpu_dialect *d);
 
 /* range.c: evaluates the launch range on the host from the call's scalar
  * slots and dims: out = {start, stop, step, inner0, inner1}.  Launch
