@@ -117,7 +117,7 @@ static inline ir_func *gl_variant(const char *text, arena *ast, const tack_arg *
         }
     }
     f->disjoint = 0;
-    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, err) ||
+    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, NULL, err) ||
         ir_verify(f, "resolve_dims", 0, err) || pass_infer_types(f, err) ||
         ir_verify(f, "infer_types", 1, err)) {
         ir_func_free(f);
