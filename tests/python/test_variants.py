@@ -64,8 +64,8 @@ class Counter:
 
 
 def check_key(key):
-    assert isinstance(key, tuple) and len(key) == 5, key
-    param_sig, vec_sig, tmpl_key, shape_sig, disjoint = key
+    assert isinstance(key, tuple) and len(key) == 6, key
+    param_sig, vec_sig, tmpl_key, shape_sig, disjoint, strided_sig = key
     assert isinstance(param_sig, tuple)
     for entry in param_sig:
         assert isinstance(entry, tuple) and len(entry) == 4, entry
@@ -73,6 +73,7 @@ def check_key(key):
     assert tmpl_key == ()
     assert isinstance(shape_sig, tuple)
     assert disjoint is True or disjoint is False
+    assert strided_sig == ()  # these tables pass C-contiguous arrays
     return key
 
 
