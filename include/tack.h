@@ -192,15 +192,17 @@ typedef struct tack_arg {
     int is_texture;          /* a tack.Texture3D: 3-D, f32 or f64, sampled
                                 by tex.sample(u, v, w) */
     int writable;            /* arrays: 0 refuses a kernel that stores to it */
-    void *data;              /* arrays: first element, C-contiguous; for
-                                device memory, the handle tack_device_alloc
+    void *data;              /* arrays: element (0, ..., 0); for device
+                                memory, the handle tack_device_alloc
                                 returned */
     const tack_device *device; /* arrays: the device whose memory holds it
                                   (tack_device_alloc); NULL: host memory,
                                   which only host-memory devices (the CPU)
                                   can run on */
     int64_t shape[TACK_MAX_NDIM];
-    int64_t strides[TACK_MAX_NDIM]; /* bytes; checked for C order */
+    int64_t strides[TACK_MAX_NDIM]; /* bytes, any sign: the step from one
+                                       element to the next along each
+                                       dimension (see "strided arrays" below) */
     int64_t i;               /* INT, BOOL */
     uint64_t u;              /* UINT */
     double f;                /* FLOAT */
@@ -248,10 +250,21 @@ struct tack_struct {
  * or introspection call, so it is safe from any callback. */
 void tack_retire_class(uint64_t class_token);
 
+/* Strided arrays.  The builders below fill C-order strides; a caller may
+ * then set any strides (NumPy's, in bytes): a[::2], a[::-1], a.T, Fortran
+ * order, a column of a matrix, np.broadcast_to's zero strides.  Each
+ * stride must be a multiple of the element size, a vector's components
+ * adjacent (the last stride is the component size), and an array in device
+ * memory has no negative stride.  An array the kernel writes must not
+ * place two elements at one address (a zero stride), or the launch is
+ * refused.  Whether each indexed array is C-contiguous is part of the
+ * variant key; stride values are passed at run time, so a[::2] and a[::3]
+ * share one variant and C-contiguous arrays keep their code. */
 tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim,
                         const int64_t *shape, int writable);
 /* An array of `width`-component vectors with logical shape shape[0..ndim):
- * the storage is C-contiguous with a trailing dimension of `width`. */
+ * the storage is C-contiguous with a trailing dimension of `width` (its
+ * logical dimensions' strides may be changed as above). */
 tack_arg tack_arg_vector_array(void *data, tack_dtype component, int width, int ndim,
                                const int64_t *shape, int writable);
 tack_arg tack_arg_int(int64_t v);
@@ -308,9 +321,13 @@ typedef struct tack_param_sig {
     int is_array;
     int is_texture;
     int64_t texture_shape[3];
+    int is_strided;   /* an indexed array that is not C-contiguous: the
+                         variant reads its strides at run time (Python's
+                         strided_sig lists these parameters) */
 } tack_param_sig;
 
-/* The variant key (param_sig, vec_sig, tmpl_key, shape_sig, disjoint). */
+/* The variant key (param_sig, vec_sig, tmpl_key, shape_sig, disjoint,
+ * strided_sig). */
 typedef struct tack_variant_key {
     int num_params;
     tack_param_sig params[TACK_MAX_PARAMS];

@@ -22,10 +22,23 @@ typedef struct shape_dep {
 int shape_deps(const ir_func *f, shape_dep *deps, int cap);
 
 /* resolve.c: substitutes the call's dimensions as literals everywhere but
- * the parallel loop's end (left for the runtime), and linearizes multi-index
- * accesses (row-major) so that loads and stores carry one index. */
+ * the parallel loop's end (left for the runtime), and linearizes accesses
+ * so that loads and stores carry one element index: row-major from the
+ * dimensions for a C-contiguous array, and for each array with strided[p]
+ * set, sum(index[d] * stride[d]) with its element strides read from hidden
+ * i64 parameters.  Those are appended after every other parameter,
+ * stride_param_count(p) per strided array in parameter order, named
+ * "x.strides[d]"; the runtime fills their slots in the same order.  A
+ * vector's components stay adjacent (stride 1).  Fails (TACK_ERR_VALUE)
+ * when they would pass TACK_MAX_PARAMS parameters. */
 tack_status pass_resolve_dims(ir_func *f, const int64_t (*dims)[TACK_MAX_NDIM],
-                              tack_error *err);
+                              const uint8_t *strided, tack_error *err);
+
+/* The hidden stride parameters a strided array gets: one per index, but
+ * none for a vector's component. */
+static inline int stride_param_count(const ir_param *p) {
+    return p->index_ndim ? p->index_ndim - (p->vec_width ? 1 : 0) : 0;
+}
 
 /* bounds.c: debug mode.  Adds the hidden errors and extents arrays after
  * every other parameter, reads every dimension from the extents array (so

@@ -6,6 +6,8 @@
 typedef struct resolver {
     ir_func *f;
     const int64_t (*dims)[TACK_MAX_NDIM];
+    int first_stride[TACK_MAX_PARAMS]; /* a strided array's first stride
+                                          parameter; -1: C order */
     int failed;
 } resolver;
 
@@ -15,27 +17,92 @@ static ir_expr *lit(resolver *r, int64_t v, const ir_expr *at) {
     return e;
 }
 
+static ir_expr *binop(resolver *r, ir_op op, ir_expr *a, ir_expr *b, const ir_expr *at) {
+    ir_expr *e = a && b ? ir_expr_new(r->f, IR_BINOP, at->line, at->col) : NULL;
+    if (!e) {
+        r->failed = 1;
+        return NULL;
+    }
+    e->op = op;
+    e->a = a;
+    e->b = b;
+    return e;
+}
+
+/* Indices are converted to i64 before this arithmetic (infer). */
+static ir_expr *as_i64(resolver *r, ir_expr *e) { return e ? ir_cast(r->f, e, TACK_I64) : NULL; }
+
 /* Row-major linear index: ((i0 * d1 + i1) * d2 + i2) ... */
-static ir_expr *linearize(resolver *r, int p, ir_expr **idx, int n, const ir_expr *at) {
+static ir_expr *row_major(resolver *r, int p, ir_expr **idx, int n, const ir_expr *at) {
     ir_expr *acc = idx[0];
-    for (int d = 1; d < n && acc; d++) {
-        ir_expr *mul = ir_expr_new(r->f, IR_BINOP, at->line, at->col);
-        ir_expr *add = ir_expr_new(r->f, IR_BINOP, at->line, at->col);
-        ir_expr *size = lit(r, r->dims[p][d], at);
-        if (!mul || !add || !size) {
-            r->failed = 1;
-            return NULL;
+    for (int d = 1; d < n && acc; d++)
+        acc = binop(r, OP_ADD, binop(r, OP_MUL, as_i64(r, acc), lit(r, r->dims[p][d], at), at),
+                    as_i64(r, idx[d]), at);
+    return acc;
+}
+
+/* Strided: i0 * s0 + i1 * s1 ... with s_d the hidden parameters; a
+ * vector's component index (the last) is added as it is. */
+static ir_expr *strided(resolver *r, int p, ir_expr **idx, int n, const ir_expr *at) {
+    int count = stride_param_count(&r->f->params[p]);
+    ir_expr *acc = NULL;
+    for (int d = 0; d < n && !r->failed; d++) {
+        ir_expr *term = as_i64(r, idx[d]);
+        if (d < count) {
+            ir_expr *s = ir_expr_new(r->f, IR_PARAM, at->line, at->col);
+            if (!s) {
+                r->failed = 1;
+                return NULL;
+            }
+            s->index = r->first_stride[p] + d;
+            term = binop(r, OP_MUL, term, s, at);
         }
-        /* Indices are converted to i64 before this arithmetic (infer). */
-        mul->op = OP_MUL;
-        mul->a = ir_cast(r->f, acc, TACK_I64);
-        mul->b = size;
-        add->op = OP_ADD;
-        add->a = mul;
-        add->b = ir_cast(r->f, idx[d], TACK_I64);
-        acc = add;
+        acc = acc ? binop(r, OP_ADD, acc, term, at) : term;
     }
     return acc;
+}
+
+static ir_expr *linearize(resolver *r, int p, ir_expr **idx, int n, const ir_expr *at) {
+    return r->first_stride[p] >= 0 ? strided(r, p, idx, n, at) : row_major(r, p, idx, n, at);
+}
+
+/* Appends the strided arrays' hidden stride parameters. */
+static tack_status add_stride_params(resolver *r, const uint8_t *strided, tack_error *err) {
+    ir_func *f = r->f;
+    int n = f->nparams;
+    for (int p = 0; p < n; p++) {
+        r->first_stride[p] = -1;
+        if (!strided || !strided[p]) continue;
+        int count = stride_param_count(&f->params[p]);
+        r->first_stride[p] = f->nparams;
+        for (int d = 0; d < count; d++) {
+            int q = ir_param_add(f);
+            if (q < 0) {
+                err->status = TACK_ERR_VALUE;
+                snprintf(err->message, sizeof err->message,
+                         "kernel '%s': its strided arrays need more than %d parameters with "
+                         "their strides; pass C-contiguous copies of some "
+                         "(numpy.ascontiguousarray)",
+                         f->name, TACK_MAX_PARAMS);
+                return TACK_ERR_VALUE;
+            }
+            /* ir_param_add may move the parameters: index them afresh. */
+            const ir_param *a = &f->params[p];
+            char name[160];
+            snprintf(name, sizeof name, "%s.strides[%d]", a->name, d);
+            ir_param *s = &f->params[q];
+            s->name = arena_strdup(&f->mem, name);
+            s->role = ROLE_SCALAR;
+            s->type = TACK_I64;
+            s->line = a->line;
+            s->col = a->col;
+            if (!s->name) {
+                r->failed = 1;
+                return TACK_OK;
+            }
+        }
+    }
+    return TACK_OK;
 }
 
 static void block(resolver *r, ir_block *b);
@@ -48,7 +115,8 @@ static ir_expr *resolve_expr(resolver *r, ir_expr *e) {
     for (int i = 0; i < e->nargs; i++) e->args[i] = resolve_expr(r, e->args[i]);
     if (e->body) block(r, e->body);
     if (e->kind == IR_DIM) return lit(r, r->dims[e->index][e->dim], e);
-    if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC) && e->nargs > 1) {
+    if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC) &&
+        (e->nargs > 1 || (e->nargs == 1 && r->first_stride[e->index] >= 0))) {
         ir_expr *flat = linearize(r, e->index, e->args, e->nargs, e);
         e->args[0] = flat;
         e->nargs = 1;
@@ -64,7 +132,8 @@ static void block(resolver *r, ir_block *b) {
         s->stop = resolve_expr(r, s->stop);
         s->step = resolve_expr(r, s->step);
         for (int k = 0; k < s->nindices; k++) s->indices[k] = resolve_expr(r, s->indices[k]);
-        if (s->kind == IR_STORE && s->nindices > 1) {
+        if (s->kind == IR_STORE &&
+            (s->nindices > 1 || (s->nindices == 1 && r->first_stride[s->index] >= 0))) {
             s->indices[0] = linearize(r, s->index, s->indices, s->nindices, s->value);
             s->nindices = 1;
         }
@@ -74,8 +143,9 @@ static void block(resolver *r, ir_block *b) {
 }
 
 tack_status pass_resolve_dims(ir_func *f, const int64_t (*dims)[TACK_MAX_NDIM],
-                              tack_error *err) {
-    resolver r = {f, dims, 0};
+                              const uint8_t *strided, tack_error *err) {
+    resolver r = {.f = f, .dims = dims};
+    if (add_stride_params(&r, strided, err)) return err->status;
     f->start = resolve_expr(&r, f->start);
     f->step = resolve_expr(&r, f->step);
     block(&r, &f->body);

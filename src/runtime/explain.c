@@ -69,8 +69,12 @@ static const char *scalar_reason(const tack_arg *a, int from, int to, char *buf,
     return buf;
 }
 
-static uintptr_t array_end(const tack_arg *a) {
-    return (uintptr_t)a->data + (uintptr_t)array_nbytes(a); /* checked when classified */
+/* Whether two classified arrays' spans of bytes meet. */
+static int spans_meet(const tack_arg *a, const tack_arg *b) {
+    uintptr_t alo, ahi, blo, bhi;
+    array_span(a, &alo, &ahi);
+    array_span(b, &blo, &bhi);
+    return alo < ahi && blo < bhi && blo < ahi && alo < bhi;
 }
 
 /* Describes the differences between key `old` and `cur`; returns how many
@@ -94,6 +98,12 @@ static int describe(const ir_template *tp, const variant_key *old, const variant
         }
         if (!n++) snprintf(first_diff, fd_size, "parameter %s's type", pname(f, i));
     }
+    for (int i = 0; i < cur->nparams; i++) {
+        if (old->strided[i] == cur->strided[i]) continue;
+        add(t, "parameter %s: %s", pname(f, i),
+            cur->strided[i] ? "C-contiguous -> strided" : "strided -> C-contiguous");
+        if (!n++) snprintf(first_diff, fd_size, "whether %s is C-contiguous", pname(f, i));
+    }
     for (int j = 0; j < cur->nshape && j < old->nshape; j++) {
         if (old->shape[j] == cur->shape[j]) continue;
         const shape_dep *d = &tp->deps[j];
@@ -109,8 +119,7 @@ static int describe(const ir_template *tp, const variant_key *old, const variant
                 if (!cur->is_array[i] || !f->params[i].written) continue;
                 for (int j = 0; j < cur->nparams; j++) {
                     if (j == i || !cur->is_array[j]) continue;
-                    if ((uintptr_t)args[j].data < array_end(&args[i]) &&
-                        (uintptr_t)args[i].data < array_end(&args[j])) {
+                    if (spans_meet(&args[i], &args[j])) {
                         w = i;
                         o = j;
                         break;

@@ -1,13 +1,15 @@
 /* key.c - checks a call's arguments against the kernel and derives the
- * variant key (param_sig, vec_sig, tmpl_key, shape_sig, disjoint).
+ * variant key (param_sig, vec_sig, tmpl_key, shape_sig, disjoint, strided).
  *
  * The key names every fact the passes bake into code: each parameter's type
  * and array-ness, the dimensions the body reads (the template's shape
- * dependencies), and whether the arrays are disjoint (noalias).  Scalar
- * values and the parallel loop's length are runtime values and never keyed.
- * Facts that are checked instead of keyed: an array's number of dimensions
- * must equal the number of indices the kernel uses, arrays must be
- * C-contiguous and aligned, and written arrays must be writable. */
+ * dependencies), whether the arrays are disjoint (noalias), and which
+ * indexed arrays are not C-contiguous (their accesses multiply by runtime
+ * strides).  Scalar values, stride values and the parallel loop's length
+ * are runtime values and never keyed.  Facts that are checked instead of
+ * keyed: an array's number of dimensions must equal the number of indices
+ * the kernel uses, arrays must be aligned (strides too), written arrays
+ * must be writable and must not overlap themselves. */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +22,8 @@ int variant_key_equal(const variant_key *a, const variant_key *b) {
            !memcmp(a->vec, b->vec, a->nparams) &&
            !memcmp(a->is_texture, b->is_texture, a->nparams) &&
            !memcmp(a->texture_shape, b->texture_shape, a->nparams * sizeof a->texture_shape[0]) &&
-           !memcmp(a->is_template, b->is_template, a->nparams) && tmpl_sig_equal(&a->tmpl, &b->tmpl) &&
+           !memcmp(a->is_template, b->is_template, a->nparams) &&
+           !memcmp(a->strided, b->strided, a->nparams) && tmpl_sig_equal(&a->tmpl, &b->tmpl) &&
            !memcmp(a->shape, b->shape, a->nshape * sizeof a->shape[0]);
 }
 
@@ -32,6 +35,7 @@ void variant_key_export(const variant_key *k, tack_variant_key *out) {
         out->params[i].is_array = k->is_array[i];
         out->params[i].is_texture = k->is_texture[i];
         out->params[i].is_template = k->is_template[i];
+        out->params[i].is_strided = k->strided[i];
         memcpy(out->params[i].texture_shape, k->texture_shape[i], sizeof k->texture_shape[i]);
     }
     for (int i = 0; i < k->nparams; i++)
@@ -85,8 +89,126 @@ static tack_status check_home(const tack_kernel *k, const tack_device *dev, cons
                          kname(k), p->name, tack_device_name(a->device), dev->name, dev->name);
 }
 
+/* 128 bits: a stride times an extent cannot overflow it. */
+__extension__ typedef __int128 wide;
+
+/* The least and greatest byte offset from the first element that the
+ * array's elements cover: [lo, hi), hi - lo >= one element (size > 0). */
+static void span_offsets(const tack_arg *a, wide *lo, wide *hi) {
+    *lo = 0;
+    *hi = (wide)tack_dtype_size(a->dtype);
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->shape[d] <= 1) continue; /* a length-1 dimension's stride is never used */
+        wide reach = (wide)a->strides[d] * (a->shape[d] - 1);
+        if (reach < 0) *lo += reach;
+        else *hi += reach;
+    }
+}
+
+void array_span(const tack_arg *a, uintptr_t *lo, uintptr_t *hi) {
+    *lo = *hi = (uintptr_t)a->data;
+    if (array_nbytes(a) <= 0) return;
+    wide l, h;
+    span_offsets(a, &l, &h);
+    *lo = (uintptr_t)((wide)(uintptr_t)a->data + l);
+    *hi = (uintptr_t)((wide)(uintptr_t)a->data + h);
+}
+
+/* C order: each stride the product of the later dimensions (dimensions of
+ * length 1 may have any stride).  For a non-empty array. */
+static int c_contiguous(const tack_arg *a, int64_t itemsize) {
+    int64_t expect = itemsize;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        if (a->shape[d] != 1 && a->strides[d] != expect) return 0;
+        expect *= a->shape[d];
+    }
+    return 1;
+}
+
+/* "(8, -4)" */
+static const char *strides_text(const tack_arg *a, char buf[128]) {
+    size_t n = 0;
+    n += snprintf(buf + n, 128 - n, "(");
+    for (int d = 0; d < a->ndim && n < 128; d++)
+        n += snprintf(buf + n, 128 - n, "%s%lld", d ? ", " : "", (long long)a->strides[d]);
+    if (n < 128) snprintf(buf + n, 128 - n, "%s)", a->ndim == 1 ? "," : "");
+    return buf;
+}
+
+/* True when two elements of the array may share an address: with the
+ * dimensions ordered by stride magnitude, each stride must step past
+ * everything the smaller ones reach.  A sufficient test for distinct
+ * addresses (exotic interleavings it cannot prove are refused). */
+static int may_overlap_itself(const tack_arg *a, int64_t itemsize) {
+    wide mag[TACK_MAX_NDIM];
+    int64_t len[TACK_MAX_NDIM];
+    int n = 0;
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->shape[d] <= 1) continue;
+        wide m = a->strides[d] < 0 ? -(wide)a->strides[d] : (wide)a->strides[d];
+        int j = n++;
+        for (; j > 0 && mag[j - 1] > m; j--) { /* insertion sort: four at most */
+            mag[j] = mag[j - 1];
+            len[j] = len[j - 1];
+        }
+        mag[j] = m;
+        len[j] = a->shape[d];
+    }
+    wide reach = itemsize;
+    for (int i = 0; i < n; i++) {
+        if (mag[i] < reach) return 1;
+        reach += mag[i] * (len[i] - 1);
+    }
+    return 0;
+}
+
+/* A layout other than C order, which kernels index through runtime
+ * strides: strides in whole elements, a vector's components adjacent, no
+ * negative stride in device memory (a handle addresses the allocation's
+ * start, so the first element must be its lowest), and for an array the
+ * kernel writes, no two elements at one address (the writes would race). */
+static tack_status check_strides(const tack_kernel *k, const tack_device *dev, const ir_param *p,
+                                 const tack_arg *a, int64_t itemsize, tack_error *err) {
+    const char *pn = p->name;
+    char st[128];
+    if (a->is_texture)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': parameter '%s': a texture must be C-contiguous, got "
+                             "strides %s",
+                             kname(k), pn, strides_text(a, st));
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->shape[d] <= 1) continue;
+        if (a->strides[d] % itemsize)
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': parameter '%s': strides %s: %lld is not a multiple "
+                                 "of the %lld-byte element size",
+                                 kname(k), pn, strides_text(a, st), (long long)a->strides[d],
+                                 (long long)itemsize);
+        /* tack_kernel_generate's stand-in device (no driver) has no memory. */
+        if (a->strides[d] < 0 && !dev->caps.host_memory && dev->ops)
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': parameter '%s': strides %s: an array in device "
+                                 "memory cannot have negative strides (its handle addresses the "
+                                 "lowest element)",
+                                 kname(k), pn, strides_text(a, st));
+    }
+    if (a->vec_width && a->strides[a->ndim - 1] != itemsize)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': parameter '%s': strides %s: the components of each "
+                             "vector must be adjacent (the last stride must be %lld bytes)",
+                             kname(k), pn, strides_text(a, st), (long long)itemsize);
+    if (p->written && may_overlap_itself(a, itemsize))
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s' writes to parameter '%s', but its strides %s place "
+                             "more than one element at the same address (a zero stride, as "
+                             "numpy.broadcast_to makes, or overlapping dimensions), so the "
+                             "writes would race; pass a copy such as numpy.array(...)",
+                             kname(k), pn, strides_text(a, st));
+    return TACK_OK;
+}
+
 static tack_status check_array(const tack_kernel *k, const tack_device *dev, const ir_param *p,
-                               const tack_arg *a, tack_error *err) {
+                               const tack_arg *a, int *contiguous, tack_error *err) {
     const char *pn = p->name;
     if (check_home(k, dev, p, a, err)) return err->status;
     if ((unsigned)a->dtype >= TACK_DTYPE_COUNT)
@@ -131,31 +253,24 @@ static tack_status check_array(const tack_kernel *k, const tack_device *dev, con
                              "kernel '%s': parameter '%s': the array's size overflows 64 bits",
                              kname(k), pn);
     int64_t size = nbytes / itemsize;
+    *contiguous = 1;
     if (size > 0) {
-        /* C order: each stride is the product of the later dimensions
-         * (dimensions of length 1 may have any stride). */
-        int64_t expect = itemsize;
-        for (int d = a->ndim - 1; d >= 0; d--) {
-            if (a->shape[d] != 1 && a->strides[d] != expect)
-                return runtime_error(err, TACK_ERR_VALUE,
-                                     "kernel '%s': parameter '%s': the array is not C-contiguous "
-                                     "(strides must be row-major); pass a contiguous copy such as "
-                                     "numpy.ascontiguousarray(...)",
-                                     kname(k), pn);
-            expect *= a->shape[d];
-        }
         if (!a->data)
             return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': NULL data",
                                  kname(k), pn);
+        *contiguous = c_contiguous(a, itemsize);
+        if (!*contiguous && check_strides(k, dev, p, a, itemsize, err)) return err->status;
     }
     /* A device's memory handle is no address: nothing more to check. */
     if (size > 0 && dev->caps.host_memory) {
-        uintptr_t end;
-        if (__builtin_add_overflow((uintptr_t)a->data, (uintptr_t)nbytes, &end))
+        wide lo, hi;
+        span_offsets(a, &lo, &hi);
+        if ((wide)(uintptr_t)a->data + lo < 0 || (wide)(uintptr_t)a->data + hi > (wide)UINTPTR_MAX)
             return runtime_error(err, TACK_ERR_VALUE,
-                                 "kernel '%s': parameter '%s': the array's %lld bytes at %p run "
-                                 "past the end of the address space",
-                                 kname(k), pn, (long long)nbytes, a->data);
+                                 "kernel '%s': parameter '%s': the array's elements at %p run "
+                                 "past the %s of the address space",
+                                 kname(k), pn, a->data,
+                                 (wide)(uintptr_t)a->data + lo < 0 ? "start" : "end");
         if ((uintptr_t)a->data % (uintptr_t)itemsize)
             return runtime_error(err, TACK_ERR_VALUE,
                                  "kernel '%s': parameter '%s': the array's data is not aligned to "
@@ -193,6 +308,33 @@ static int arrays_disjoint(span *s, int n) {
     return 1;
 }
 
+/* Appends each strided array's element strides to the slots, in the
+ * order passes/resolve.c gives their hidden parameters. */
+static tack_status stride_slots(const tack_kernel *k, const ir_func *f, call_info *info,
+                                tack_error *err) {
+    int n = info->nargs;
+    for (int i = 0; i < info->nargs; i++) {
+        if (!info->key.strided[i]) continue;
+        const tack_arg *a = &info->args[i];
+        int64_t itemsize = (int64_t)tack_dtype_size(a->dtype);
+        int count = stride_param_count(&f->params[i]);
+        if (n + count > TACK_MAX_PARAMS)
+            return runtime_error(err, TACK_ERR_VALUE,
+                                 "kernel '%s': its strided arrays need more than %d parameters "
+                                 "with their strides; pass C-contiguous copies of some "
+                                 "(numpy.ascontiguousarray)",
+                                 kname(k), TACK_MAX_PARAMS);
+        for (int d = 0; d < count; d++, n++) {
+            /* A length-1 dimension is only ever indexed by 0. */
+            int64_t s = a->shape[d] > 1 ? a->strides[d] / itemsize : 0;
+            info->slots[n] = (uint64_t)s;
+            memset(info->dims[n], 0, sizeof info->dims[n]);
+        }
+    }
+    info->nslots = n;
+    return TACK_OK;
+}
+
 tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err) {
     const func_def *d = k->def;
     if (nargs == d->nparams) return TACK_OK;
@@ -219,7 +361,7 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
     key->nparams = f->nparams;
     tmpl_sig_copy(&key->tmpl, &tkey->tmpl);
     span spans[TACK_MAX_PARAMS];
-    int nspans = 0, any_f64 = 0;
+    int nspans = 0, any_f64 = 0, nstrided = 0;
     for (int i = 0; i < nargs; i++) {
         const ir_param *p = &f->params[i];
         const tack_arg *a = &args[i];
@@ -228,7 +370,7 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
         if (p->role == ROLE_TEMPLATE || a->kind == TACK_ARG_STRUCT) {
             /* Lowering gave every template argument this role. */
             key->type[i] = 0;
-            key->is_array[i] = key->vec[i] = key->is_texture[i] = 0;
+            key->is_array[i] = key->vec[i] = key->is_texture[i] = key->strided[i] = 0;
             memset(key->texture_shape[i], 0, sizeof key->texture_shape[i]);
             info->slots[i] = 0;
             memset(info->dims[i], 0, sizeof info->dims[i]);
@@ -249,16 +391,24 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
         for (int d = 0; d < 3; d++)
             key->texture_shape[i][d] = key->is_texture[i] ? a->shape[d] : 0;
         if (is_array) {
-            if (check_array(k, dev, p, a, err)) return err->status;
+            int contiguous = 1;
+            if (check_array(k, dev, p, a, &contiguous, err)) return err->status;
             key->type[i] = (uint8_t)a->dtype;
+            /* Only accesses use strides: an array whose shape alone is read
+             * needs no strided variant. */
+            key->strided[i] = (uint8_t)(!contiguous && p->index_ndim > 0);
+            nstrided += key->strided[i];
             any_f64 |= a->dtype == TACK_F64;
             info->slots[i] = (uint64_t)(uintptr_t)a->data;
             for (int d = 0; d < TACK_MAX_NDIM; d++) info->dims[i][d] = d < a->ndim ? a->shape[d] : 1;
-            if (dev->caps.host_memory)
-                spans[nspans++] = (span){(uintptr_t)a->data,
-                                         (uintptr_t)a->data + (uintptr_t)array_nbytes(a), p->written};
+            if (dev->caps.host_memory) {
+                span *sp = &spans[nspans++];
+                array_span(a, &sp->lo, &sp->hi);
+                sp->written = p->written;
+            }
             continue;
         }
+        key->strided[i] = 0;
         memset(info->dims[i], 0, sizeof info->dims[i]);
         info->slots[i] = 0;
         switch (a->kind) {
@@ -314,5 +464,6 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
     /* noalias only where the CPU can use it: GPU code is correct for any
      * overlap by construction, so it has one variant either way. */
     key->disjoint = dev->caps.host_memory && arrays_disjoint(spans, nspans);
-    return TACK_OK;
+    info->nslots = nargs;
+    return nstrided ? stride_slots(k, f, info, err) : TACK_OK;
 }

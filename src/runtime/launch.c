@@ -41,7 +41,7 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
                                const call_info *info, tack_device *dev, tack_error *err) {
     int64_t range[BACKEND_RANGE_LEN];
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
-                         info->nargs, t->has_inner_loops, range};
+                         info->nslots, t->has_inner_loops, range};
     if (dev->ops->range(dev->b, v->code, &call, range, err)) return err->status;
     if (range[2] == 0)
         return runtime_error(err, TACK_ERR_VALUE,

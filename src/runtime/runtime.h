@@ -62,6 +62,10 @@ typedef struct variant_key {
     int nshape;
     int64_t shape[MAX_SHAPE_DEPS];
     int disjoint;
+    /* Arrays indexed through runtime strides (not C-contiguous): their
+     * element strides are hidden scalar parameters (passes/resolve.c), so
+     * only the layout's kind is keyed, never a stride's value. */
+    uint8_t strided[TACK_MAX_PARAMS];
 } variant_key;
 
 int variant_key_equal(const variant_key *a, const variant_key *b);
@@ -153,6 +157,10 @@ typedef struct call_info {
     variant_key key;
     int nargs;                        /* after expansion */
     tack_arg args[MAX_ARGS];
+    /* The backend's slots: one per argument, then the element strides of
+     * each strided array (in parameter, then dimension order), nslots in
+     * all: the variant's parameters. */
+    int nslots;
     uint64_t slots[MAX_ARGS];
     int64_t dims[MAX_ARGS][TACK_MAX_NDIM];
 } call_info;
@@ -215,6 +223,10 @@ void kernel_registry_retire(const uint64_t *tokens, int n);
 tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err);
 /* An array's size in bytes; -1 for a negative dimension or overflow. */
 int64_t array_nbytes(const tack_arg *a);
+/* The bytes an array's elements occupy, from its lowest to one past its
+ * highest addressed byte, whatever the strides' signs (lo == hi: none).
+ * For an argument call_classify accepted. */
+void array_span(const tack_arg *a, uintptr_t *lo, uintptr_t *hi);
 tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir_template *t,
                           call_info *info,
                           const template_key *tkey, tack_error *err);

@@ -57,7 +57,8 @@ variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key) {
 
 /* The passes, each followed by the verifier. */
 static tack_status run_passes(ir_func *f, const call_info *info, tack_error *err) {
-    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])info->dims, err)) return err->status;
+    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])info->dims, info->key.strided, err))
+        return err->status;
     if (ir_verify(f, "resolve_dims", 0, err)) return err->status;
     if (pass_infer_types(f, err)) return err->status;
     return ir_verify(f, "infer_types", 1, err);
@@ -104,7 +105,7 @@ void host_reacquire(void *state) {
 static void full_key(const tack_kernel *k, const ir_template *t, const call_info *info,
                      const tack_device *dev, ser_writer *w) {
     const variant_key *key = &info->key;
-    ser_put_str(w, "tack-variant-2");
+    ser_put_str(w, "tack-variant-3"); /* 3: strided arrays */
     ser_put_str(w, k->filename);
     ser_put_u32(w, (uint32_t)k->first_line);
     ser_put_str(w, k->source);
@@ -122,6 +123,7 @@ static void full_key(const tack_kernel *k, const ir_template *t, const call_info
         ser_put_u8(w, key->vec[i]);
         ser_put_u8(w, key->is_texture[i]);
         ser_put_u8(w, key->is_template[i]);
+        ser_put_u8(w, key->strided[i]);
         for (int d = 0; d < 3; d++) ser_put_i64(w, key->texture_shape[i][d]);
     }
     tmpl_sig_portable(&key->tmpl, w);

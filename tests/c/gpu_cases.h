@@ -27,6 +27,10 @@ typedef struct gl_argspec {
     int64_t shape[TACK_MAX_NDIM];
     gl_init init;
     tack_arg scalar;
+    /* A strided view (gl_view) into a buffer of gl_elems elements: every
+     * step0-th index of dimension 0 (0, 1: each), and for a 2-D array of
+     * scalars, the transpose of a C-order buffer (Fortran order). */
+    int step0, transpose;
 } gl_argspec;
 
 typedef struct gl_case {
@@ -85,16 +89,37 @@ static inline void gl_fill(void *p, tack_dtype t, gl_init init, int64_t k) {
     }
 }
 
+/* Elements of an argument's buffer: its view's, times the step. */
+static inline int64_t gl_elems(const gl_argspec *s) {
+    int64_t n = s->step0 > 1 ? s->step0 : 1;
+    for (int d = 0; d < s->ndim; d++) n *= s->shape[d];
+    return n;
+}
+
+/* The argument over buffer `data`, with the view's strides. */
+static inline tack_arg gl_view(const gl_argspec *s, void *data) {
+    tack_arg a = s->vec ? tack_arg_vector_array(data, s->dtype, s->vec, 1, s->shape, 1)
+                        : tack_arg_array(data, s->dtype, s->ndim, s->shape, 1);
+    int64_t k = s->step0 > 1 ? s->step0 : 1, sz = (int64_t)tack_dtype_size(s->dtype);
+    if (s->transpose && s->ndim == 2) { /* view[i, j] = buffer[j, i * k] */
+        a.strides[0] = k * sz;
+        a.strides[1] = s->shape[0] * k * sz;
+    } else {
+        a.strides[0] *= k;
+    }
+    return a;
+}
+
 static gl_argspec gl_arr(tack_dtype t, int ndim, int64_t d0, int64_t d1, int64_t d2, gl_init init) {
-    gl_argspec a = {1, t, ndim, 0, {d0, d1, d2, 1}, init, {0}};
+    gl_argspec a = {1, t, ndim, 0, {d0, d1, d2, 1}, init, {0}, 0, 0};
     return a;
 }
 static gl_argspec gl_vec(tack_dtype t, int width, int64_t n, gl_init init) {
-    gl_argspec a = {1, t, 2, width, {n, width, 1, 1}, init, {0}};
+    gl_argspec a = {1, t, 2, width, {n, width, 1, 1}, init, {0}, 0, 0};
     return a;
 }
 static gl_argspec gl_sc(tack_arg v) {
-    gl_argspec a = {0, TACK_I64, 0, 0, {0}, INIT_ZERO, v};
+    gl_argspec a = {0, TACK_I64, 0, 0, {0}, INIT_ZERO, v, 0, 0};
     return a;
 }
 
@@ -326,6 +351,18 @@ static const char *const gl_src_debug =
     "    for i in range(out.shape[0]):\n"
     "        out[i] = a[i + off] + m[i % 3, i - 2]\n";
 
+static const char *const gl_src_strided =
+    "def strided(a, b, out):\n"
+    "    for i in range(a.shape[0]):\n"
+    "        out[i, 0] = a[i]\n"
+    "        out[i, 1] = b[i]\n"
+    "        out[i, 3] = a[a.shape[0] - 1 - i]\n";
+
+static const char *const gl_src_strided_2d =
+    "def strided_2d(a, b, out):\n"
+    "    for i, j in tack.ndindex(a.shape[0], a.shape[1]):\n"
+    "        out[i, j] = a[i, j] * 2.0 + b[i, j] - out[i, j]\n";
+
 static const char *const gl_src_bools =
     "def bools(a, b, out, flag):\n"
     "    for i in range(a.shape[0]):\n"
@@ -499,6 +536,66 @@ static int gl_cases(gl_case *cases, int cap) {
     c->a[3] = gl_sc(tack_arg_uint(UINT64_MAX - 3));
     c->a[4] = gl_sc(tack_arg_float(-0.1));
     c->a[5] = gl_sc(tack_arg_bool(1));
+    /* Strided views (every step0-th row, Fortran order), in and out: the
+     * gaps between elements must come back untouched. */
+    static const tack_dtype strided_types[] = {TACK_F32, TACK_I64, TACK_U8, TACK_BOOL};
+    for (int k = 0; k < 4; k++) {
+        tack_dtype t = strided_types[k];
+        c = NEW("strided", gl_src_strided);
+        snprintf(c->name, sizeof c->name, "strided_%s", tack_dtype_name(t));
+        c->nargs = 3;
+        c->a[0] = gl_arr(t, 1, 37, 1, 1, INIT_EDGE);
+        c->a[0].step0 = 3;
+        c->a[1] = gl_arr(t, 1, 37, 1, 1, INIT_EDGE2);
+        c->a[2] = gl_arr(t, 2, 37, 4, 1, INIT_SMALL);
+        c->a[2].step0 = 2;
+    }
+    c = NEW("strided_2d", gl_src_strided_2d);
+    c->nargs = 3;
+    c->a[0] = gl_arr(TACK_F64, 2, 9, 13, 1, INIT_EDGE);
+    c->a[0].transpose = 1;
+    c->a[1] = gl_arr(TACK_F64, 2, 9, 13, 1, INIT_EDGE2);
+    c->a[1].step0 = 2;
+    c->a[2] = gl_arr(TACK_F64, 2, 9, 13, 1, INIT_IOTA);
+    c->a[2].transpose = 1;
+    c->a[2].step0 = 3;
+    c = NEW("strided_nd3", gl_src_nd3);
+    c->nargs = 1;
+    c->a[0] = gl_arr(TACK_I64, 3, 5, 7, 9, INIT_IOTA);
+    c->a[0].step0 = 2;
+    for (int k = 0; k < 2; k++) {
+        tack_dtype t = k ? TACK_F64 : TACK_F32;
+        c = NEW("strided_vec", gl_src_vec);
+        snprintf(c->name, sizeof c->name, "strided_vec_%s", tack_dtype_name(t));
+        c->nargs = 4;
+        c->a[0] = gl_vec(t, 3, 50, INIT_EDGE);
+        c->a[0].step0 = 2;
+        c->a[1] = gl_vec(t, 3, 50, INIT_EDGE2);
+        c->a[2] = gl_arr(t, 1, 50, 1, 1, INIT_IOTA);
+        c->a[2].step0 = 3;
+        c->a[3] = gl_vec(t, 3, 50, INIT_IOTA);
+        c->a[3].step0 = 2;
+    }
+    c = NEW("strided_atom_i32", gl_src_atom_int);
+    c->nargs = 4;
+    c->a[0] = gl_arr(TACK_I32, 2, GL_NINT, 9, 1, INIT_EDGE);
+    c->a[0].step0 = 2;
+    c->a[1] = gl_arr(TACK_I32, 2, GL_NINT, 9, 1, INIT_EDGE);
+    c->a[1].transpose = 1;
+    c->a[2] = gl_arr(TACK_I32, 1, GL_NINT, 1, 1, INIT_EDGE2);
+    c->a[2].step0 = 5;
+    c->a[3] = gl_arr(TACK_I32, 2, GL_NINT, 9, 1, INIT_ZERO);
+    c->a[3].transpose = 1;
+    c = NEW("strided_debug", gl_src_debug);
+    c->debug = 1;
+    c->nargs = 4;
+    c->a[0] = gl_arr(TACK_F32, 1, 40, 1, 1, INIT_IOTA);
+    c->a[0].step0 = 2;
+    c->a[1] = gl_arr(TACK_F32, 1, 40, 1, 1, INIT_ZERO);
+    c->a[1].step0 = 3;
+    c->a[2] = gl_arr(TACK_F32, 2, 3, 50, 1, INIT_IOTA);
+    c->a[2].transpose = 1;
+    c->a[3] = gl_sc(tack_arg_int(5));
 #undef NEW
     return n;
 }

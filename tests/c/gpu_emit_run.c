@@ -26,11 +26,8 @@
 
 static int failures;
 
-static int64_t elems(const gl_argspec *s) {
-    int64_t n = 1;
-    for (int d = 0; d < s->ndim; d++) n *= s->shape[d];
-    return n;
-}
+/* Elements of an argument's buffer (a strided view's reach more). */
+static int64_t elems(const gl_argspec *s) { return gl_elems(s); }
 
 static size_t nbytes(const gl_argspec *s) { return (size_t)elems(s) * tack_dtype_size(s->dtype); }
 
@@ -62,9 +59,7 @@ static int run_gpu(const gl_case *c, void **data, int64_t *errors) {
     tack_arg args[16];
     for (int i = 0; i < c->nargs; i++) {
         const gl_argspec *s = &c->a[i];
-        if (!s->is_array) args[i] = s->scalar;
-        else if (s->vec) args[i] = tack_arg_vector_array(data[i], s->dtype, s->vec, 1, s->shape, 1);
-        else args[i] = tack_arg_array(data[i], s->dtype, s->ndim, s->shape, 1);
+        args[i] = s->is_array ? gl_view(s, data[i]) : s->scalar;
     }
     uint64_t slots[TACK_MAX_PARAMS];
     int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
@@ -191,8 +186,8 @@ int main(int argc, char **argv) {
         printf("no OpenCL queue (%d): skipped\n", (int)e);
         return 3;
     }
-    static gl_case cases[96];
-    int n = gl_cases(cases, 96);
+    static gl_case cases[128];
+    int n = gl_cases(cases, 128);
     for (int i = 0; i < n; i++) {
         const gl_case *c = &cases[i];
         if (argc > 2 && !strstr(c->name, argv[2])) continue;
@@ -290,9 +285,7 @@ static void run_case(const gl_case *c, tack_device *cpu, const char *dir) {
     make_inputs(c, cd);
     for (int i = 0; i < c->nargs; i++) {
         const gl_argspec *s = &c->a[i];
-        if (!s->is_array) args[i] = s->scalar;
-        else if (s->vec) args[i] = tack_arg_vector_array(cd[i], s->dtype, s->vec, 1, s->shape, 1);
-        else args[i] = tack_arg_array(cd[i], s->dtype, s->ndim, s->shape, 1);
+        args[i] = s->is_array ? gl_view(s, cd[i]) : s->scalar;
     }
     tack_error err;
     tack_kernel *k = tack_kernel_create(c->src, "kernels.py", 1, gl_resolve, NULL, &err);
@@ -372,8 +365,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
     }
-    static gl_case cases[96];
-    int n = gl_cases(cases, 96);
+    static gl_case cases[128];
+    int n = gl_cases(cases, 128);
     for (int i = 0; i < n; i++)
         if (argc < 2 || strstr(cases[i].name, argv[1])) {
             run_case(&cases[i], cpu, dir);

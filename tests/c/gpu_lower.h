@@ -74,6 +74,16 @@ static tack_dtype gl_scalar(const tack_arg *a, int any_f64, uint64_t *slot) {
     }
 }
 
+/* C order (length-1 dimensions may have any stride). */
+static inline int gl_c_order(const tack_arg *a) {
+    int64_t expect = (int64_t)tack_dtype_size(a->dtype);
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        if (a->shape[d] != 1 && a->strides[d] != expect) return 0;
+        expect *= a->shape[d];
+    }
+    return 1;
+}
+
 /* Lowers `text` (its AST in `ast`, which must outlive the result) for the
  * call `args`; debug mode adds the hidden errors and extents arrays, whose
  * slots and dims follow the arguments (nargs + 2 entries then). */
@@ -117,11 +127,26 @@ static inline ir_func *gl_variant(const char *text, arena *ast, const tack_arg *
         }
     }
     f->disjoint = 0;
-    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, err) ||
+    /* key.c's strided bit: an indexed array that is not in C order. */
+    uint8_t strided[TACK_MAX_PARAMS] = {0};
+    int n = f->nparams;
+    for (int i = 0; i < nargs && i < n; i++)
+        strided[i] = args[i].kind == TACK_ARG_ARRAY && f->params[i].index_ndim > 0 &&
+                     !gl_c_order(&args[i]);
+    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, strided, err) ||
         ir_verify(f, "resolve_dims", 0, err) || pass_infer_types(f, err) ||
         ir_verify(f, "infer_types", 1, err)) {
         ir_func_free(f);
         return NULL;
+    }
+    /* The hidden stride parameters' slots, in key.c's order. */
+    for (int i = 0, q = n; i < n; i++) {
+        if (!strided[i]) continue;
+        int64_t sz = (int64_t)tack_dtype_size(args[i].dtype);
+        for (int d = 0; d < stride_param_count(&f->params[i]); d++, q++) {
+            slots[q] = (uint64_t)(args[i].shape[d] > 1 ? args[i].strides[d] / sz : 0);
+            memset(dims[q], 0, sizeof dims[q]);
+        }
     }
     return f;
 }

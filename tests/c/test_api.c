@@ -238,9 +238,14 @@ static void test_errors(void) {
     tack_arg ro[3] = {args[0], tack_arg_array(out, TACK_F32, 1, &n, 0), args[2]};
     CHECK(launch(k, ro, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "'out'") &&
           strstr(err.message, "read-only"));
-    tack_arg strided[3] = {args[0], args[1], args[2]};
-    strided[0].strides[0] = 8;
-    CHECK(launch(k, strided, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "contiguous"));
+    tack_arg shared[3] = {args[0], args[1], args[2]};
+    shared[1].strides[0] = 0; /* every element of out at one address */
+    CHECK(launch(k, shared, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "'out'") &&
+          strstr(err.message, "same address"));
+    tack_arg odd_stride[3] = {args[0], args[1], args[2]};
+    odd_stride[0].strides[0] = 6; /* not a whole number of f32 elements */
+    CHECK(launch(k, odd_stride, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "'x'") &&
+          strstr(err.message, "multiple"));
     tack_arg wrong_ndim[3] = {args[0], args[1], args[2]};
     int64_t shape2[2] = {2, 2};
     wrong_ndim[0] = tack_arg_array(x, TACK_F32, 2, shape2, 0);

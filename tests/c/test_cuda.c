@@ -57,8 +57,7 @@ static void fill_args(const gl_case *c, tack_arg *args) {
     for (int i = 0; i < c->nargs; i++) {
         const gl_argspec *s = &c->a[i];
         if (!s->is_array) args[i] = s->scalar;
-        else if (s->vec) args[i] = tack_arg_vector_array(dummy, s->dtype, s->vec, 1, s->shape, 1);
-        else args[i] = tack_arg_array(dummy, s->dtype, s->ndim, s->shape, 1);
+        else args[i] = gl_view(s, dummy);
     }
 }
 
@@ -135,8 +134,8 @@ static void generate_case(const gl_case *c) {
 }
 
 static void test_generate_cases(void) {
-    static gl_case cases[96];
-    int n = gl_cases(cases, 96);
+    static gl_case cases[128];
+    int n = gl_cases(cases, 128);
     for (int i = 0; i < n; i++) generate_case(&cases[i]);
     printf("%d kernels generated as CUDA C and OpenCL C; %d PTX made by NVRTC%s; %d accepted "
            "by ptxas%s\n",

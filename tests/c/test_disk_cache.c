@@ -687,7 +687,7 @@ static ir_func *typed_copy(const ir_func *t) {
     f->disjoint = 1;
     tack_error err;
     memset(&err, 0, sizeof err);
-    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, &err) ||
+    if (pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, NULL, &err) ||
         pass_infer_types(f, &err) || ir_verify(f, "infer", 1, &err)) {
         fprintf(stderr, "passes on %s: %s\n", t->name, err.message);
         ir_func_free(f);

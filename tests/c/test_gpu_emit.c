@@ -22,8 +22,7 @@ static void fill_args(const gl_case *c, tack_arg *args) {
             continue;
         }
         static char dummy[64] __attribute__((aligned(16)));
-        if (s->vec) args[i] = tack_arg_vector_array(dummy, s->dtype, s->vec, 1, s->shape, 1);
-        else args[i] = tack_arg_array(dummy, s->dtype, s->ndim, s->shape, 1);
+        args[i] = gl_view(s, dummy);
     }
 }
 
@@ -217,8 +216,8 @@ static void test_refused(void) {
 int main(void) {
     have_clang = system("clang-14 --version >/dev/null 2>&1") == 0;
     if (!have_clang) printf("clang-14 not on PATH: OpenCL C syntax checks skipped\n");
-    static gl_case cases[96];
-    int n = gl_cases(cases, 96);
+    static gl_case cases[128];
+    int n = gl_cases(cases, 128);
     for (int i = 0; i < n; i++) emit_case(&cases[i]);
     test_packs();
     test_refused();

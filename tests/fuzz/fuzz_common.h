@@ -72,7 +72,7 @@ static void fuzz_variant_passes(const ir_func *tmpl, int codegen) {
     }
     f->disjoint = 1;
     tack_error err = {0};
-    tack_status st = pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, &err);
+    tack_status st = pass_resolve_dims(f, (const int64_t(*)[TACK_MAX_NDIM])dims, NULL, &err);
     if (!st) st = ir_verify(f, "resolve_dims", 0, &err);
     if (!st) st = pass_infer_types(f, &err);
     if (!st) st = ir_verify(f, "infer_types", 1, &err);

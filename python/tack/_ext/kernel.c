@@ -307,14 +307,22 @@ static PyObject *variant_key_tuple(const tack_variant_key *key)
         PyTuple_SET_ITEM(tmpl, i, e);
     }
     PyObject *shape = int_tuple(key->num_shape, key->shape);
-    if (!shape) {
+    /* strided_sig: the parameters whose arrays are indexed through strides. */
+    int64_t strided[TACK_MAX_PARAMS];
+    int nstrided = 0;
+    for (int i = 0; i < key->num_params; i++)
+        if (key->params[i].is_strided)
+            strided[nstrided++] = i;
+    PyObject *strided_sig = shape ? int_tuple(nstrided, strided) : NULL;
+    if (!strided_sig) {
         Py_DECREF(params);
         Py_DECREF(vec);
         Py_DECREF(tmpl);
+        Py_XDECREF(shape);
         return NULL;
     }
-    return Py_BuildValue("(NNNNN)", params, vec, tmpl, shape,
-                         PyBool_FromLong(key->disjoint));
+    return Py_BuildValue("(NNNNNN)", params, vec, tmpl, shape,
+                         PyBool_FromLong(key->disjoint), strided_sig);
 }
 
 static PyObject *kernel_variants(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -466,7 +474,8 @@ static PyMethodDef kernel_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "variants(device=None)\n--\n\n"
      "The keys of the variants compiled on device (default: the default\n"
-     "device), as (param_sig, vec_sig, tmpl_key, shape_sig, disjoint)."},
+     "device), as (param_sig, vec_sig, tmpl_key, shape_sig, disjoint,\n"
+     "strided_sig)."},
     {"ir_templates", kernel_ir_templates, METH_NOARGS,
      "ir_templates()\n--\n\nThe keys of the IR templates lowered so far."},
     {NULL, NULL, 0, NULL}
