@@ -314,8 +314,9 @@ static void retype_const(ir_expr *e, ir_type t) {
  * tack.f16(x)), typed so that it is rounded once: an f64 stays f64 (a
  * rounding to f32 first could land on a tie between two halves); a float
  * literal is rounded here, from its exact value, to the f32 holding the
- * half; anything else becomes f32, which holds every integer that does not
- * overflow a half exactly. */
+ * half (an expression of literals computes in the default float, as
+ * anywhere); anything else becomes f32, which holds every integer that
+ * does not overflow a half exactly. */
 static ir_expr *half_operand(typer *T, ir_expr *e) {
     if (e->kind == IR_CONST && (e->type == IRT_WEAK_FLOAT || e->type == TACK_F64 ||
                                 e->type == TACK_F32)) {
@@ -324,7 +325,8 @@ static ir_expr *half_operand(typer *T, ir_expr *e) {
         e->type = TACK_F32;
         return e;
     }
-    return fix(T, e, e->type == TACK_F64 ? TACK_F64 : TACK_F32);
+    int wide = e->type == TACK_F64 || e->type == IRT_WEAK_FLOAT; /* f64 or the default float */
+    return fix(T, e, wide ? settle(T, e->type) : TACK_F32);
 }
 
 /* Gives `e` its settled type (children first), then converts it to `want`
