@@ -1,12 +1,15 @@
 /* test_half.c - the host's binary16 conversions (util/half.c) against
  * known answers and, where the C compiler has _Float16 (GCC 12 and newer
  * on x86-64), against its conversions: every half to float, a stride
- * through every float, and doubles at and beside every rounding tie. */
+ * through every float, and doubles at and beside every rounding tie.  Then
+ * TACK_F16 through the C API: names, a launch on the CPU, the variant key,
+ * and arrays of f16 vectors refused. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
+#include "tack.h"
 #include "util/half.h"
 
 static uint32_t fbits(float f) {
@@ -110,8 +113,64 @@ static void against_compiler(void) {
 }
 #endif
 
+static const char *AXPY =
+    "@tack.kernel\n"
+    "def axpy(x, y, out, a):\n"
+    "    for i in range(x.shape[0]):\n"
+    "        out[i] = a * x[i] + y[i]\n";
+
+static const char *FIRST =
+    "@tack.kernel\n"
+    "def first(v, out):\n"
+    "    for i in range(out.shape[0]):\n"
+    "        out[i] = v[i].x\n";
+
+static void c_api(void) {
+    CHECK(tack_dtype_size(TACK_F16) == 2);
+    CHECK(!strcmp(tack_dtype_name(TACK_F16), "f16"));
+    CHECK(tack_dtype_from_name("f16") == TACK_F16);
+    tack_error err;
+    tack_device *dev = tack_device_get("cpu", &err);
+    tack_kernel *k = tack_kernel_create(AXPY, "test_half.py", 1, NULL, NULL, &err);
+    CHECK(dev && k);
+    if (!dev || !k) return;
+    enum { N = 64 };
+    uint16_t x[N], out[N];
+    double y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = half_from_double(i * 1000.5 - 30000);
+        y[i] = i * 0.1;
+        out[i] = 0x1234;
+    }
+    int64_t n = N;
+    tack_arg a[4] = {tack_arg_array(x, TACK_F16, 1, &n, 0), tack_arg_array(y, TACK_F64, 1, &n, 0),
+                     tack_arg_array(out, TACK_F16, 1, &n, 1), tack_arg_float(3.0)};
+    CHECK(tack_kernel_launch(k, dev, a, 4, &err) == TACK_OK);
+    /* f16 * f64 scalar (f64: an f64 array is passed) + f64, rounded once. */
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += out[i] != half_from_double(3.0 * half_to_float(x[i]) + y[i]);
+    CHECK(bad == 0);
+    tack_variant_key key;
+    CHECK(tack_kernel_variant_key(k, dev, 0, &key) == TACK_OK && key.params[0].type == TACK_F16 &&
+          key.params[0].is_array && key.params[2].type == TACK_F16 && key.params[3].type == TACK_F64);
+    tack_kernel_free(k);
+    /* Vectors of f16 are refused before anything runs. */
+    k = tack_kernel_create(FIRST, "test_half.py", 1, NULL, NULL, &err);
+    CHECK(k != NULL);
+    if (!k) return;
+    int64_t vshape[2] = {N / 4, 4}, nv = N / 4;
+    uint16_t before = out[0];
+    tack_arg v[2] = {tack_arg_vector_array(x, TACK_F16, 4, 1, vshape, 0),
+                     tack_arg_array(out, TACK_F16, 1, &nv, 1)};
+    CHECK(tack_kernel_launch(k, dev, v, 2, &err) == TACK_ERR_TYPE);
+    CHECK(strstr(err.message, "'v'") && strstr(err.message, "f16"));
+    CHECK(out[0] == before);
+    tack_kernel_free(k);
+}
+
 int main(void) {
     known_answers();
+    c_api();
 #ifdef __FLT16_MAX__
     against_compiler();
 #else
