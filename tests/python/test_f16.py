@@ -192,6 +192,31 @@ def vector_half(v, out):
         out[i] = tack.f16(v[i]).x
 
 
+@tack.device_class
+class HalfField:
+    factor = 0.5
+
+    def __init__(self, data, offset):
+        self.data = data
+        self.offset = offset
+
+    @tack.func
+    def at(self, i):
+        return self.data[i] * self.factor + self.offset
+
+
+@tack.kernel
+def sample_field(f, out):
+    for i in range(out.shape[0]):
+        out[i] = f.at(i)
+
+
+@tack.kernel
+def grid(x, out):
+    for i, j in tack.ndindex(x.shape[0], x.shape[1]):
+        out[i, j] = x[i, j] + x[j, i]
+
+
 # ---- the dtype --------------------------------------------------------------
 
 def test_dtype_object():
@@ -386,6 +411,21 @@ def test_variant_key_names_f16():
     copy(x, out32)
     sigs = [v[0] for v in copy.variants()]
     assert (("f16", True, False, None), ("f32", True, False, None)) in sigs
+
+
+def test_template_class_with_f16_array(device):
+    h = random_halves(40, 16)
+    out = np.zeros(40, np.float16)
+    sample_field(HalfField(tack.array(h, device=device), 0.25), out)
+    assert_same(out, as_half(h.astype(np.float32) * np.float32(0.5) + np.float32(0.25)))
+    assert any("f16" in t for v in sample_field.variants() for t in v[2])
+
+
+def test_ndindex_2d():
+    x = random_halves(12 * 12, 17).reshape(12, 12)
+    out = np.zeros((12, 12), np.float16)
+    grid(x, out)
+    assert_same(out, as_half(x.astype(np.float32) + x.T.astype(np.float32)))
 
 
 # ---- tack.f16(x) --------------------------------------------------------------
