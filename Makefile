@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build
 
-.PHONY: all build venv install demo test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
+.PHONY: all build venv install demo examples test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
 
 all: install
 
@@ -15,7 +15,7 @@ build:
 $(VENV)/.ready:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q numpy pytest setuptools wheel
+	$(VPY) -m pip install -q numpy pytest setuptools wheel pillow
 	touch $@
 
 venv: $(VENV)/.ready
@@ -25,6 +25,12 @@ install: build venv
 
 demo: install
 	$(VPY) examples/quickstart.py
+
+# The examples, each checked against NumPy, writing PNGs to build/examples/
+# (Pillow is installed for these only).
+examples: install
+	$(VPY) -m pip install -q pillow
+	cd examples && for e in mandelbrot heat nbody histogram; do ../$(VPY) $$e.py || exit 1; done
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure

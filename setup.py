@@ -43,6 +43,7 @@ setup(
     package_dir={"": "python"},
     packages=["tack"],
     include_package_data=False,  # the C sources stay out of the wheel
+    package_data={"tack": ["py.typed", "_tack.pyi"]},
     ext_modules=[Extension(
         "tack._tack",
         sources=sorted(glob.glob(os.path.join(ext_dir, "*.c"))),

@@ -4,14 +4,16 @@ time steps while the boundary stays fixed. Tack's floats are strict IEEE
 (no fused multiply-add, no reassociation), so the result equals NumPy's
 slicing with the same order of operations bit for bit.
 
-    python examples/heat.py
+    python examples/heat.py [--png PATH]
 """
+import argparse
 import sys
 import time
 
 import numpy as np
 
 import tack
+from _image import colorize, default_path, save_png
 
 
 @tack.kernel
@@ -34,12 +36,18 @@ def initial(ny, nx):
     """A cold plate with a hot left edge and a hot square in the middle."""
     u = np.zeros((ny, nx), dtype=np.float32)
     u[:, 0] = 100.0
-    u[ny // 2 - 20:ny // 2 + 20, nx // 2 - 20:nx // 2 + 20] = 50.0
+    r = max(min(ny, nx) // 10, 1)               # the square's half side
+    u[ny // 2 - r:ny // 2 + r, nx // 2 - r:nx // 2 + r] = 50.0
     return u
 
 
 def main():
-    ny, nx, steps = 1024, 768, 200
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", nargs=2, type=int, default=(192, 256), metavar=("NY", "NX"))
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--png", default=default_path("heat"))
+    args = ap.parse_args()
+    (ny, nx), steps = args.size, args.steps
     alpha = 0.2                                 # stable for alpha <= 0.25
 
     # Tack: both buffers start with the same boundary, so it stays fixed
@@ -70,6 +78,7 @@ def main():
                    and not a[0, 1:].any() and not a[-1, 1:].any() and not a[:, -1].any())
     print(f"max abs difference {err:.3g}, bitwise equal: {exact}, boundary fixed: {boundary_ok}")
     print(f"heat in the plate: {a.sum():.1f} (started at {initial(ny, nx).sum():.1f})")
+    save_png(args.png, colorize(a, 0.0, 100.0))
     if err > 1e-6 or not boundary_ok:
         print("MISMATCH against the NumPy reference")
         return 1

@@ -3,8 +3,9 @@ sequential inner loop, with a softening term so close pairs stay finite.
 The pairwise interaction is a @tack.func device function returning a tuple.
 Checked against a vectorized NumPy reference.
 
-    python examples/nbody.py
+    python examples/nbody.py [--png PATH]
 """
+import argparse
 import math
 import sys
 import time
@@ -12,6 +13,7 @@ import time
 import numpy as np
 
 import tack
+from _image import colorize, default_path, save_png
 
 G = 1.0          # gravitational constant in model units (inlined into the kernel)
 SOFTENING = 1e-2
@@ -63,8 +65,27 @@ def reference_step(pos, vel, mass, dt):
     return pos + vel * dt, vel
 
 
+def bodies_image(pos, vel, size=512, extent=3.0):
+    """Bodies seen along z, each a 2x2 dot colored by its speed (the
+    fastest drawn last, on top)."""
+    speed = np.linalg.norm(vel, axis=1)
+    colors = colorize(speed[None, :])[0]
+    px = ((pos[:, :2] + extent) / (2 * extent) * (size - 1)).astype(np.int64)
+    rgb = np.zeros((size, size, 3), dtype=np.uint8)
+    for k in np.argsort(speed):
+        x, y = px[k]
+        if 0 <= x < size - 1 and 0 <= y < size - 1:
+            rgb[size - 2 - y:size - y, x:x + 2] = colors[k]
+    return rgb
+
+
 def main():
-    n, steps, dt = 2048, 5, 1e-3
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bodies", type=int, default=2048)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--png", default=default_path("nbody"))
+    args = ap.parse_args()
+    n, steps, dt = args.bodies, args.steps, 1e-3
     rng = np.random.default_rng(0)
     pos = rng.standard_normal((n, 3)).astype(np.float32)
     vel = (0.1 * rng.standard_normal((n, 3))).astype(np.float32)
@@ -93,6 +114,7 @@ def main():
     pos_err = np.max(np.abs(p - rp) / np.maximum(np.abs(rp), 1e-3))
     vel_err = np.max(np.abs(v - rv)) / np.max(np.abs(rv))
     print(f"max relative error: positions {pos_err:.2e}, velocities {vel_err:.2e}")
+    save_png(args.png, bodies_image(p, v))
     if not (pos_err < 1e-4 and vel_err < 1e-4):
         print("MISMATCH against the NumPy reference")
         return 1

@@ -1,8 +1,12 @@
 /* pool.c - a persistent pthreads pool for the parallel loop.  Workers spin
  * briefly after a launch (a following launch then starts without a wake-up)
  * and then sleep on a condition variable.  The calling thread takes chunks
- * too, and waits for every worker to check in before returning, so no
- * worker can touch the launch's context afterwards. */
+ * too.  A worker joins a launch before it touches the launch's context;
+ * once the caller's own chunks run out it closes the launch to late
+ * joiners and waits only for the workers inside.  (Waiting for every
+ * worker instead cost milliseconds per launch whenever the machine was
+ * oversubscribed: a descheduled worker held up a launch whose chunks were
+ * all done.) */
 #include "cpu.h"
 
 #include <pthread.h>
@@ -11,6 +15,7 @@
 #include <unistd.h>
 
 #define SPIN_ROUNDS 20000
+#define LAUNCH_CLOSED (1ull << 31)
 
 struct cpu_pool {
     int nthreads; /* including the caller */
@@ -20,7 +25,9 @@ struct cpu_pool {
     pthread_mutex_t launch; /* one launch at a time */
     atomic_uint gen;
     atomic_int stop;
-    atomic_int pending; /* workers that have not finished this launch */
+    /* Admission to the current launch: its generation in the high 32 bits,
+     * LAUNCH_CLOSED, and the number of workers inside in the low bits. */
+    atomic_ullong admission;
     /* The current launch. */
     void (*fn)(void *, int64_t, int64_t);
     void *ctx;
@@ -45,6 +52,16 @@ static void take_chunks(cpu_pool *p) {
     }
 }
 
+/* 1 when this worker entered launch `g` (which then waits for it), 0 when
+ * that launch is closed or already replaced by a newer one. */
+static int join_launch(cpu_pool *p, unsigned g) {
+    unsigned long long s = atomic_load(&p->admission);
+    do {
+        if ((unsigned)(s >> 32) != g || (s & LAUNCH_CLOSED)) return 0;
+    } while (!atomic_compare_exchange_weak(&p->admission, &s, s + 1));
+    return 1;
+}
+
 static void *worker(void *arg) {
     cpu_pool *p = arg;
     unsigned seen = 0;
@@ -62,8 +79,10 @@ static void *worker(void *arg) {
         }
         if (atomic_load(&p->stop)) return NULL;
         seen = g;
-        take_chunks(p);
-        atomic_fetch_sub(&p->pending, 1);
+        if (join_launch(p, g)) {
+            take_chunks(p);
+            atomic_fetch_sub(&p->admission, 1);
+        }
     }
 }
 
@@ -122,12 +141,19 @@ void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
     int64_t chunks = (int64_t)p->nthreads * (chunks_per_thread > 0 ? chunks_per_thread : 1);
     p->chunk = n / chunks + (n % chunks != 0); /* rounded up without n + chunks - 1 */
     atomic_store(&p->next, 0);
-    atomic_store(&p->pending, p->nthreads - 1);
+    /* The fields above are published by the admission word a worker must
+     * join through before reading them. */
+    unsigned g = atomic_load(&p->gen) + 1;
+    atomic_store(&p->admission, (unsigned long long)g << 32);
     pthread_mutex_lock(&p->m);
-    atomic_fetch_add(&p->gen, 1);
+    atomic_store(&p->gen, g);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->m);
     take_chunks(p);
-    while (atomic_load(&p->pending) > 0) relax();
+    unsigned long long s = atomic_fetch_or(&p->admission, LAUNCH_CLOSED);
+    while (s & (LAUNCH_CLOSED - 1)) {
+        relax();
+        s = atomic_load(&p->admission);
+    }
     pthread_mutex_unlock(&p->launch);
 }
