@@ -56,12 +56,17 @@ typedef struct tack_error {
     int col;            /* 1-based column, 0 when unknown */
 } tack_error;
 
-/* Element types.  Values are stable: they appear in cache keys. */
+/* Element types.  Values are stable: they appear in cache keys.
+ * TACK_F16 (IEEE binary16) is a storage type only: an element read from
+ * an f16 array is an f32 value, and a value stored into one is rounded to
+ * the nearest half (ties to even).  Arrays of vectors and textures cannot
+ * hold it, and atomics refuse it. */
 typedef enum tack_dtype {
     TACK_BOOL = 0,
     TACK_I8, TACK_I16, TACK_I32, TACK_I64,
     TACK_U8, TACK_U16, TACK_U32, TACK_U64,
     TACK_F32, TACK_F64,
+    TACK_F16,
     TACK_DTYPE_COUNT
 } tack_dtype;
 

@@ -13,7 +13,7 @@ from . import cache  # noqa: F401  (tack.cache.load_bundle)
 from . import cuda, opencl  # noqa: F401  (tack.cuda.compile, tack.opencl.source)
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,
-    bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64,
+    bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, copyto, empty, zeros,
     device, get_default_device, set_default_device,
@@ -43,7 +43,7 @@ _sys.modules.setdefault("tack.math", math)
 
 __all__ = [
     "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype",
-    "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+    "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16",
     "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "array", "copyto", "empty", "zeros",
     "device", "get_default_device", "set_default_device",

@@ -40,6 +40,7 @@ u32: dtype
 u64: dtype
 f32: dtype
 f64: dtype
+f16: dtype
 vec2f: dtype
 vec3f: dtype
 vec4f: dtype

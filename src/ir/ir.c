@@ -13,13 +13,14 @@ int ir_type_is_signed(ir_type t) {
     return t == IRT_WEAK_INT || (t >= TACK_I8 && t <= TACK_I64);
 }
 int ir_type_is_float(ir_type t) {
-    return t == IRT_WEAK_FLOAT || t == TACK_F32 || t == TACK_F64;
+    return t == IRT_WEAK_FLOAT || t == TACK_F32 || t == TACK_F64 || t == TACK_F16;
 }
+ir_type ir_value_type(ir_type element) { return element == TACK_F16 ? TACK_F32 : element; }
 int ir_type_bits(ir_type t) {
     switch (t) {
     case TACK_BOOL: return 1;
     case TACK_I8: case TACK_U8: return 8;
-    case TACK_I16: case TACK_U16: return 16;
+    case TACK_I16: case TACK_U16: case TACK_F16: return 16;
     case TACK_I32: case TACK_U32: case TACK_F32: return 32;
     default: return 64;
     }

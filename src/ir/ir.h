@@ -15,7 +15,9 @@
 #include "util/arena.h"
 
 /* Types: the concrete element types of tack.h, plus the "weak" types of
- * literals, which take the type of whatever they meet (as NumPy's NEP 50). */
+ * literals, which take the type of whatever they meet (as NumPy's NEP 50).
+ * TACK_F16 is only ever an array's element type: its elements are f32
+ * values (ir_value_type), and after inference no expression is f16. */
 typedef int ir_type;
 enum {
     IRT_UNSET = -1,
@@ -28,6 +30,7 @@ int ir_type_is_int(ir_type t);      /* concrete or weak integer */
 int ir_type_is_signed(ir_type t);
 int ir_type_is_float(ir_type t);
 int ir_type_bits(ir_type t);        /* 1 for bool */
+ir_type ir_value_type(ir_type element); /* an array element's value type: f16 -> f32 */
 const char *ir_type_name(ir_type t);
 
 typedef enum ir_op {

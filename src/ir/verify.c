@@ -38,6 +38,8 @@ static void check_type(verifier *v, const ir_expr *e) {
     if (v->typed && !concrete(e->type))
         fail(v, e->line, "expression of kind %d has no concrete type (%s)", e->kind,
              ir_type_name(e->type));
+    /* f16 is only an array's element type: values are f32 (ir.h). */
+    if (e->type == TACK_F16) fail(v, e->line, "expression of kind %d typed f16", e->kind);
 }
 
 static void expr(verifier *v, const ir_expr *e);
@@ -156,7 +158,7 @@ static void expr(verifier *v, const ir_expr *e) {
         array_param(v, e->index, e->line);
         index_list(v, e->args, e->nargs, e->line);
         if (v->typed && e->index >= 0 && e->index < v->f->nparams &&
-            e->type != v->f->params[e->index].type)
+            e->type != ir_value_type(v->f->params[e->index].type))
             fail(v, e->line, "load type %s differs from the array's %s",
                  ir_type_name(e->type), ir_type_name(v->f->params[e->index].type));
         break;
@@ -205,6 +207,11 @@ static void expr(verifier *v, const ir_expr *e) {
     case IR_CALL:
         if (e->fn < 0 || e->fn >= INTR_COUNT) fail(v, e->line, "unknown intrinsic");
         for (int i = 0; i < e->nargs; i++) expr(v, e->args[i]);
+        if (e->fn == INTR_F16 && e->nargs != 1) fail(v, e->line, "f16() with %d arguments", e->nargs);
+        else if (v->typed && e->fn == INTR_F16 && e->args[0] &&
+                 (e->type != TACK_F32 || (e->args[0]->type != TACK_F32 && e->args[0]->type != TACK_F64)))
+            fail(v, e->line, "f16() of %s typed %s", ir_type_name(e->args[0]->type),
+                 ir_type_name(e->type));
         break;
     case IR_VECTOR:
         fail(v, e->line, "a vector value survived lowering");
@@ -261,8 +268,11 @@ static void stmt(verifier *v, const ir_stmt *s) {
         array_param(v, s->index, s->line);
         index_list(v, s->indices, s->nindices, s->line);
         expr(v, s->value);
+        /* Into f16, an f32 or an f64 (rounded once to half by the store). */
         if (v->typed && s->value && s->index >= 0 && s->index < v->f->nparams &&
-            s->value->type != v->f->params[s->index].type)
+            (v->f->params[s->index].type == TACK_F16
+                 ? s->value->type != TACK_F32 && s->value->type != TACK_F64
+                 : s->value->type != v->f->params[s->index].type))
             fail(v, s->line, "storing %s into an array of %s", ir_type_name(s->value->type),
                  ir_type_name(v->f->params[s->index].type));
         break;

@@ -178,12 +178,14 @@ static const struct { const char *name; tack_dtype t; } cast_names[] = {
     {"u64", TACK_U64}, {"f32", TACK_F32}, {"f64", TACK_F64}, {"int8", TACK_I8},
     {"int16", TACK_I16}, {"int32", TACK_I32}, {"int64", TACK_I64}, {"uint8", TACK_U8},
     {"uint16", TACK_U16}, {"uint32", TACK_U32}, {"uint64", TACK_U64},
-    {"float32", TACK_F32}, {"float64", TACK_F64}, {"intp", TACK_I64}, {NULL, 0}};
+    {"float32", TACK_F32}, {"float64", TACK_F64}, {"intp", TACK_I64},
+    {"f16", TACK_F16}, {"float16", TACK_F16}, {NULL, 0}};
 
 /* Functions available as math.X, tack.math.X and numpy.X. */
 static int math_function(const char *name, ir_intrinsic *fn) {
     for (int i = 0; i < INTR_COUNT; i++) {
-        if (i == INTR_MIN || i == INTR_MAX || i == INTR_ROUND || i == INTR_ABS) continue;
+        if (i == INTR_MIN || i == INTR_MAX || i == INTR_ROUND || i == INTR_ABS || i == INTR_F16)
+            continue;
         if (!strcmp(name, ir_intrinsic_name(i))) {
             *fn = i;
             return 1;
@@ -559,6 +561,27 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         }
         ir_expr *a = lower_expr(L, e->items[0]);
         if (!a) return NULL;
+        if (c.cast_to == TACK_F16) {
+            /* f16 is a storage type: the cast rounds, and the value stays
+             * an f32 (inference types the call). */
+            if (vec_is(a)) {
+                ERR(L, e->line, e->col, "%s() needs a scalar: there are no vectors of f16", path);
+                return NULL;
+            }
+            ir_expr **args = arena_alloc(&L->f->mem, sizeof *args);
+            if (!args) {
+                oom(L);
+                return NULL;
+            }
+            ir_expr *x = new_expr(L, IR_CALL, e);
+            if (x) {
+                args[0] = a;
+                x->fn = INTR_F16;
+                x->args = args;
+                x->nargs = 1;
+            }
+            return x;
+        }
         if (vec_is(a)) return vec_cast(L, c.cast_to, a, e);
         ir_expr *x = new_expr(L, IR_CAST, e);
         if (x) {

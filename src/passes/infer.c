@@ -6,6 +6,7 @@
  * expected type down into weak subexpressions and inserting casts where
  * operands differ.  The promotion rules are NumPy's (docs/language.md). */
 #include "passes.h"
+#include "util/half.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,8 @@ static ir_type call_type(typer *T, ir_expr *e) {
         return promote(T, at[0], at[1]);
     case INTR_ROUND:
         return ir_type_is_float(at[0]) ? TACK_I64 : at[0] == TACK_BOOL ? TACK_I64 : at[0];
+    case INTR_F16:
+        return TACK_F32; /* a half's value, held as f32 */
     case INTR_ATAN2: case INTR_POW: case INTR_COPYSIGN: case INTR_FMOD: case INTR_HYPOT:
         return float_of(T, promote(T, at[0], at[1]));
     default:
@@ -181,7 +184,7 @@ static ir_type type_of(typer *T, ir_expr *e) {
             if (ir_type_is_float(it)) TERR(T, e->args[i], "array indices must be integers, not %s",
                                            ir_type_name(settle(T, it)));
         }
-        t = T->f->params[e->index].type;
+        t = ir_value_type(T->f->params[e->index].type);
         break;
     case IR_ATOMIC: {
         for (int i = 0; i < e->nargs; i++) {
@@ -195,6 +198,10 @@ static ir_type type_of(typer *T, ir_expr *e) {
         const char *op = ir_atomic_name(e->atomic);
         if (t == TACK_BOOL)
             TERR(T, e, "tack.atomic_%s() does not work on bool arrays", op);
+        else if (t == TACK_F16)
+            TERR(T, e, "tack.atomic_%s() does not work on f16 arrays (parameter '%s'): f16 is a "
+                 "storage type; accumulate into an f32 array and convert after", op,
+                 T->f->params[e->index].name);
         else if (ir_type_is_float(t) &&
                  (e->atomic == ATOM_AND || e->atomic == ATOM_OR || e->atomic == ATOM_XOR))
             TERR(T, e, "tack.atomic_%s() needs an integer array, not %s", op, ir_type_name(t));
@@ -222,7 +229,7 @@ static ir_type type_of(typer *T, ir_expr *e) {
     }
     case IR_CAST:
         type_of(T, e->a);
-        if (e->type == IRT_LIKE_PARAM) e->type = T->f->params[e->index].type;
+        if (e->type == IRT_LIKE_PARAM) e->type = ir_value_type(T->f->params[e->index].type);
         return e->type;
     case IR_CALL:
         t = call_type(T, e);
@@ -301,6 +308,25 @@ static void fix_block(typer *T, ir_block *b);
 static void retype_const(ir_expr *e, ir_type t) {
     if (ir_type_is_float(t) && !ir_type_is_float(e->type)) e->f = (double)e->i;
     e->type = t;
+}
+
+/* A value about to be rounded to half (stored into an f16 array, or
+ * tack.f16(x)), typed so that it is rounded once: an f64 stays f64 (a
+ * rounding to f32 first could land on a tie between two halves); a float
+ * literal is rounded here, from its exact value, to the f32 holding the
+ * half (an expression of literals computes in the default float, as
+ * anywhere); anything else becomes f32, which holds every integer that
+ * does not overflow a half exactly. */
+static ir_expr *half_operand(typer *T, ir_expr *e) {
+    if (e->kind == IR_CONST && (e->type == IRT_WEAK_FLOAT || e->type == TACK_F64 ||
+                                e->type == TACK_F32)) {
+        double v = e->type == TACK_F32 ? (double)(float)e->f : e->f;
+        e->f = (double)half_round(v);
+        e->type = TACK_F32;
+        return e;
+    }
+    int wide = e->type == TACK_F64 || e->type == IRT_WEAK_FLOAT; /* f64 or the default float */
+    return fix(T, e, wide ? settle(T, e->type) : TACK_F32);
 }
 
 /* Gives `e` its settled type (children first), then converts it to `want`
@@ -390,6 +416,19 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
             target = ir_type_is_float(e->args[0]->type) || e->args[0]->type == TACK_BOOL
                          ? TACK_I64 : e->args[0]->type;
             break;
+        case INTR_F16: {
+            ir_expr *a = half_operand(T, e->args[0]);
+            target = TACK_F32;
+            if (a->kind == IR_CONST && a->type == TACK_F32) {
+                /* A constant: the half's value now (an integer literal
+                 * has not been rounded yet; rounding again changes no half). */
+                a->f = (double)half_round(a->f);
+                e = a;
+            } else {
+                e->args[0] = a;
+            }
+            break;
+        }
         default:
             for (int i = 0; i < e->nargs; i++) e->args[i] = fix(T, e->args[i], target);
             break;
@@ -415,7 +454,8 @@ static void fix_block(typer *T, ir_block *b) {
             break;
         case IR_STORE:
             for (int k = 0; k < s->nindices; k++) s->indices[k] = fix(T, s->indices[k], TACK_I64);
-            s->value = fix(T, s->value, T->f->params[s->index].type);
+            if (T->f->params[s->index].type == TACK_F16) s->value = half_operand(T, s->value);
+            else s->value = fix(T, s->value, T->f->params[s->index].type);
             break;
         case IR_FOR:
             check_loop_bound(T, s->start);

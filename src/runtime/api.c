@@ -12,8 +12,8 @@ runtime_counters tack_counters;
 static atomic_int debug_mode = -1;
 
 static const char *const dtype_names[TACK_DTYPE_COUNT] = {
-    "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"};
-static const size_t dtype_sizes[TACK_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+    "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16"};
+static const size_t dtype_sizes[TACK_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 2};
 
 const char *tack_dtype_name(tack_dtype t) {
     return (unsigned)t < TACK_DTYPE_COUNT ? dtype_names[t] : "?";

@@ -235,6 +235,11 @@ static tack_status check_array(const tack_kernel *k, const tack_device *dev, con
                                  "needs a last storage dimension of %d",
                                  kname(k), pn, a->vec_width, a->vec_width);
         logical--;
+        if (a->dtype == TACK_F16)
+            return runtime_error(err, TACK_ERR_TYPE,
+                                 "kernel '%s': parameter '%s': arrays of vectors cannot hold f16 "
+                                 "components (f16 is a storage type for arrays of scalars)",
+                                 kname(k), pn);
     }
     if (p->max_dim_read >= logical)
         return runtime_error(err, TACK_ERR_VALUE,

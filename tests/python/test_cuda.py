@@ -168,6 +168,34 @@ def test_math(t):
     check_ptx(transcendental, a, a.copy())
 
 
+# ---- f16 storage ----------------------------------------------------------------
+
+@tack.kernel
+def half_round(x, out):
+    for i in range(x.shape[0]):
+        out[i] = tack.f16(x[i]) * 2.0
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("other", ALL)
+def test_f16_conversions(other):
+    check_ptx(convert, np.zeros(8, np.float16), np.zeros(8, np_of(other)))
+    check_ptx(convert, np.zeros(8, np_of(other)), np.zeros(8, np.float16))
+
+
+@needs_nvrtc
+def test_f16_arith_and_rounding():
+    a = np.zeros(64, np.float16)
+    check_ptx(farith, a, a, a.copy(), 1.5)
+    ptx = tack.cuda.compile(farith, a, a, a.copy(), 1.5, arch="sm_80")
+    assert "cvt.f32.f16" in ptx and "cvt.rn.f16.f32" in ptx
+    for src, cvt in ((np.float32, "cvt.rn.f16.f32"), (np.float64, "cvt.rn.f16.f64")):
+        x = np.zeros(8, src)
+        check_ptx(half_round, x, np.zeros(8, np.float16))
+        check_ptx(half_round, x, np.zeros(8, np.float32))
+        assert cvt in tack.cuda.compile(half_round, x, np.zeros(8, np.float32), arch="sm_90")
+
+
 # ---- control flow, device functions, scalars -----------------------------------
 
 @tack.func

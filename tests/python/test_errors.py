@@ -100,8 +100,8 @@ def test_unsupported_scalar_type(bad):
     assert untouched(d)
 
 
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, object, np.float16],
-                         ids=["complex64", "complex128", "object", "float16"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, object, np.longdouble],
+                         ids=["complex64", "complex128", "object", "longdouble"])
 def test_unsupported_array_dtype(dtype):
     d = dst()
     with pytest.raises(TypeError) as ei:

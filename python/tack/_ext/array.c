@@ -349,7 +349,7 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
     if (t < 0) {
         PyErr_Format(PyExc_TypeError,
                      "tack.array(): dtype %S is not supported (use bool, int8-64, "
-                     "uint8-64, float32 or float64)", (PyObject *)PyArray_DESCR(src));
+                     "uint8-64, float16, float32 or float64)", (PyObject *)PyArray_DESCR(src));
         Py_DECREF(src);
         return NULL;
     }

@@ -9,7 +9,7 @@
 
 /* Python attribute names of the dtype objects, in tack_dtype order. */
 static const char *const py_names[TACK_DTYPE_COUNT] = {
-    "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"
+    "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16"
 };
 
 static PyObject *dtype_objects[TACK_DTYPE_COUNT];
@@ -70,7 +70,7 @@ int ext_dtype_to_typenum(tack_dtype t)
 {
     static const int typenums[TACK_DTYPE_COUNT] = {
         NPY_BOOL, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64,
-        NPY_UINT8, NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64
+        NPY_UINT8, NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64, NPY_HALF
     };
     return typenums[t];
 }
@@ -97,6 +97,7 @@ int ext_dtype_from_typenum(int typenum)
     case NPY_ULONGLONG: return UINT(unsigned long long);
     case NPY_FLOAT:     return TACK_F32;
     case NPY_DOUBLE:    return TACK_F64;
+    case NPY_HALF:      return TACK_F16;
     default:            return -1;
     }
 #undef SINT
@@ -106,7 +107,7 @@ int ext_dtype_from_typenum(int typenum)
 const char *ext_dtype_format(tack_dtype t)
 {
     static const char *const formats[TACK_DTYPE_COUNT] = {
-        "?", "b", "h", "i", "q", "B", "H", "I", "Q", "f", "d"
+        "?", "b", "h", "i", "q", "B", "H", "I", "Q", "f", "d", "e"
     };
     return formats[t];
 }
@@ -146,6 +147,8 @@ int ext_dtype_from_format(const char *format, Py_ssize_t itemsize)
         return itemsize == 4 ? TACK_F32 : -1;
     case 'd':
         return itemsize == 8 ? TACK_F64 : -1;
+    case 'e':
+        return itemsize == 2 ? TACK_F16 : -1;
     default:
         return -1;
     }
@@ -196,7 +199,7 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
     if (r) {
         PyErr_Format(PyExc_TypeError,
                      "%U is not a Tack dtype (bool_, i8, i16, i32, i64, u8, u16, "
-                     "u32, u64, f32, f64%s)", r,
+                     "u32, u64, f32, f64, f16%s)", r,
                      vectors ? ", vec2f-vec4f, vec2d-vec4d, vec2i-vec4i" : "");
         Py_DECREF(r);
     }

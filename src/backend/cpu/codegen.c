@@ -89,7 +89,7 @@ typedef struct gen {
     int nloops;
     inline_target *inlines;
     int ninlines;
-    LLVMTypeRef i1, i8, i32, i64, f32, f64, vd;
+    LLVMTypeRef i1, i8, i32, i64, f16, f32, f64, vd;
 } gen;
 
 static LLVMTypeRef ty(gen *g, ir_type t) {
@@ -100,6 +100,7 @@ static LLVMTypeRef ty(gen *g, ir_type t) {
     case TACK_I32: case TACK_U32: return g->i32;
     case TACK_F32: return g->f32;
     case TACK_F64: return g->f64;
+    case TACK_F16: return g->f16; /* arrays' elements only (ir.h) */
     default: return g->i64;
     }
 }
@@ -174,6 +175,31 @@ static LLVMValueRef convert(gen *g, LLVMValueRef v, ir_type from, ir_type to) {
                                                         : LLVMBuildZExt(g->b, v, dst, "");
 }
 
+/* An f32 or f64 value rounded once to half.  LLVM rounds f32 -> half
+ * itself (F16C's vcvtps2ph, or a library call the JIT resolves: jit.c);
+ * an f64 is first narrowed to f32 rounding to odd (truncate, then set the
+ * lowest bit when inexact), which keeps the f32 -> half rounding exact
+ * since f32 has more than two bits beyond a half's 11.  No f64 -> half
+ * library call is needed, and the code vectorizes. */
+static LLVMValueRef to_half(gen *g, LLVMValueRef v, ir_type from) {
+    if (from == TACK_F64) {
+        LLVMValueRef r = LLVMBuildFPTrunc(g->b, v, g->f32, "");
+        LLVMValueRef back = LLVMBuildFPExt(g->b, r, g->f64, "");
+        LLVMValueRef inexact = LLVMBuildFCmp(g->b, LLVMRealONE, back, v, ""); /* NaN: exact */
+        LLVMValueRef mags[2] = {back, v};
+        LLVMValueRef mag_back = intrinsic(g, "llvm.fabs", TACK_F64, &mags[0], 1);
+        LLVMValueRef mag_v = intrinsic(g, "llvm.fabs", TACK_F64, &mags[1], 1);
+        /* Rounded away from zero: one step back toward it (the bits are
+         * sign and magnitude, so - 1 shrinks either sign), then odd. */
+        LLVMValueRef away = LLVMBuildFCmp(g->b, LLVMRealOGT, mag_back, mag_v, "");
+        LLVMValueRef bits = LLVMBuildBitCast(g->b, r, g->i32, "");
+        LLVMValueRef toward = LLVMBuildSub(g->b, bits, LLVMBuildZExt(g->b, away, g->i32, ""), "");
+        LLVMValueRef odd = LLVMBuildOr(g->b, toward, LLVMConstInt(g->i32, 1, 0), "");
+        v = LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, inexact, odd, bits, ""), g->f32, "");
+    }
+    return LLVMBuildFPTrunc(g->b, v, g->f16, "");
+}
+
 static LLVMValueRef element_ptr(gen *g, int p, LLVMValueRef index) {
     LLVMTypeRef et = mem_ty(g, g->f->params[p].type);
     return LLVMBuildGEP2(g->b, et, g->params[p], &index, 1, "");
@@ -185,6 +211,7 @@ static LLVMValueRef emit_load(gen *g, const ir_expr *e) {
     LLVMValueRef v = LLVMBuildLoad2(g->b, mem_ty(g, t), element_ptr(g, e->index, idx), "");
     LLVMSetAlignment(v, (unsigned)tack_dtype_size(t));
     if (t == TACK_BOOL) v = LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->i8, 0, 0), "");
+    if (t == TACK_F16) v = LLVMBuildFPExt(g->b, v, g->f32, ""); /* exact */
     return v;
 }
 
@@ -509,6 +536,8 @@ static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
     case INTR_ROUND:
         if (!ir_type_is_float(at)) return a[0];
         return convert(g, intrinsic(g, "llvm.roundeven", at, a, 1), at, t);
+    case INTR_F16:
+        return LLVMBuildFPExt(g->b, to_half(g, a[0], at), g->f32, "");
     default:
         return NULL;
     }
@@ -678,6 +707,7 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
         LLVMValueRef v = emit(g, s->value);
         LLVMValueRef idx = emit(g, s->indices[0]);
         if (t == TACK_BOOL) v = LLVMBuildZExt(g->b, v, g->i8, "");
+        if (t == TACK_F16) v = to_half(g, v, s->value->type);
         LLVMValueRef st = LLVMBuildStore(g->b, v, element_ptr(g, s->index, idx));
         LLVMSetAlignment(st, (unsigned)tack_dtype_size(t));
         break;
@@ -929,6 +959,7 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
     g.i8 = LLVMInt8TypeInContext(g.ctx);
     g.i32 = LLVMInt32TypeInContext(g.ctx);
     g.i64 = LLVMInt64TypeInContext(g.ctx);
+    g.f16 = LLVMHalfTypeInContext(g.ctx);
     g.f32 = LLVMFloatTypeInContext(g.ctx);
     g.f64 = LLVMDoubleTypeInContext(g.ctx);
     g.vd = LLVMVoidTypeInContext(g.ctx);

@@ -2,12 +2,14 @@
  * One JIT serves the process; each variant's code has its own resource
  * tracker so that a dropped variant gives its memory back. */
 #include "cpu.h"
+#include "util/half.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
+#include <llvm/Config/llvm-config.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,52 @@ static void keep_error(LLVMErrorRef e, const char *what) {
     LLVMDisposeErrorMessage(m);
 }
 
+/* The library calls LLVM makes for f16 <-> f32 on x86 without F16C
+ * (codegen.c's f16 loads and stores), defined by us so they are always
+ * there and exact: LLVM 14 calls __gnu_h2f_ieee / __gnu_f2h_ieee with the
+ * half's bits in an integer register; LLVM 15 and newer __extendhfsf2 /
+ * __truncsfhf2 with the half in a float register, which is C's _Float16. */
+#if LLVM_VERSION_MAJOR <= 14
+static float half_call_extend(uint16_t h) { return half_to_float(h); }
+static uint16_t half_call_trunc(float f) { return half_from_float(f); }
+#define HALF_CALLS 1
+static const char *const half_call_names[2] = {"__gnu_h2f_ieee", "__gnu_f2h_ieee"};
+#elif defined(__FLT16_MAX__)
+static float half_call_extend(_Float16 h) {
+    uint16_t b;
+    memcpy(&b, &h, sizeof b);
+    return half_to_float(b);
+}
+static _Float16 half_call_trunc(float f) {
+    uint16_t b = half_from_float(f);
+    _Float16 h;
+    memcpy(&h, &b, sizeof h);
+    return h;
+}
+#define HALF_CALLS 1
+static const char *const half_call_names[2] = {"__extendhfsf2", "__truncsfhf2"};
+#else
+#define HALF_CALLS 0 /* the process's own (libgcc, compiler-rt) */
+#endif
+
+static void define_half_calls(void) {
+#if HALF_CALLS
+    LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(jit);
+    LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0};
+    LLVMJITCSymbolMapPair syms[2] = {
+        {LLVMOrcExecutionSessionIntern(es, half_call_names[0]),
+         {(LLVMOrcExecutorAddress)(uintptr_t)half_call_extend, flags}},
+        {LLVMOrcExecutionSessionIntern(es, half_call_names[1]),
+         {(LLVMOrcExecutorAddress)(uintptr_t)half_call_trunc, flags}}};
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, 2);
+    LLVMErrorRef e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
+    if (e) { /* the unit stays ours when the definition fails */
+        LLVMOrcDisposeMaterializationUnit(mu);
+        keep_error(e, "could not define the half-precision conversions");
+    }
+#endif
+}
+
 static void init_jit(void) {
     LLVMInitializeNativeTarget();
     LLVMInitializeNativeAsmPrinter();
@@ -55,6 +103,7 @@ static void init_jit(void) {
         return;
     }
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    define_half_calls();
 }
 
 static tack_status fail(tack_error *err, const char *what, LLVMErrorRef e) {

@@ -60,6 +60,16 @@ struct gpu_dialect {
      * tex.sample's convention), and the object parameter's type.  NULL:
      * every texture is sampled in software (lower/textures.c). */
     const char *texture3d_f32, *texture_object;
+    /* f16 arrays (type[TACK_F16] is their element type: OpenCL's half,
+     * which only pointers may have without cl_khr_fp16; CUDA's 16 bits).
+     * Helper definitions, emitted when a kernel uses f16: tk_f16_load(p, i)
+     * gives the f32 value of element i; tk_f16_store(p, i, v) stores the f32
+     * v rounded to the nearest half (ties to even, overflow to inf, NaN
+     * kept); tk_f16_round(v) is v rounded to half, as an f32.  The _f64
+     * ones (emitted after the fp64 prelude, when the kernel rounds an f64)
+     * take an f64 and round it once. */
+    const char *f16_helpers;
+    const char *f16_f64_helpers;
 };
 
 #endif

@@ -24,7 +24,8 @@ const gpu_dialect gpu_dialect_opencl = {
                     "(long)get_global_size(2)"},
     .type = {[TACK_BOOL] = "bool", [TACK_I8] = "char", [TACK_I16] = "short", [TACK_I32] = "int",
              [TACK_I64] = "long", [TACK_U8] = "uchar", [TACK_U16] = "ushort", [TACK_U32] = "uint",
-             [TACK_U64] = "ulong", [TACK_F32] = "float", [TACK_F64] = "double"},
+             [TACK_U64] = "ulong", [TACK_F32] = "float", [TACK_F64] = "double",
+             [TACK_F16] = "half"},
     .u64_suffix = "UL",
     .bits_to_f32 = "as_float",
     .f32_to_bits = "as_uint",
@@ -67,6 +68,24 @@ const gpu_dialect gpu_dialect_opencl = {
     .cas32 = "atomic_cmpxchg",
     .cas64 = "atom_cmpxchg",
     .fence = "mem_fence(CLK_GLOBAL_MEM_FENCE)",
+    /* OpenCL 1.2 core: vload_half / vstore_half_rte on half pointers (a
+     * private ushort stands in for a half variable). */
+    .f16_helpers =
+        "static inline float tk_f16_load(const __global half *p, long i) {\n"
+        "    return vload_half((size_t)i, p);\n}\n"
+        "static inline void tk_f16_store(__global half *p, long i, float v) {\n"
+        "    vstore_half_rte(v, (size_t)i, p);\n}\n"
+        "static inline float tk_f16_round(float v) {\n"
+        "    ushort h;\n"
+        "    vstore_half_rte(v, 0, (half *)&h);\n"
+        "    return vload_half(0, (const half *)&h);\n}\n",
+    .f16_f64_helpers =
+        "static inline void tk_f16_store_f64(__global half *p, long i, double v) {\n"
+        "    vstore_half_rte(v, (size_t)i, p);\n}\n"
+        "static inline float tk_f16_round_f64(double v) {\n"
+        "    ushort h;\n"
+        "    vstore_half_rte(v, 0, (half *)&h);\n"
+        "    return vload_half(0, (const half *)&h);\n}\n",
 };
 
 const gpu_dialect gpu_dialect_cuda = {
@@ -89,7 +108,8 @@ const gpu_dialect gpu_dialect_cuda = {
     .type = {[TACK_BOOL] = "bool", [TACK_I8] = "signed char", [TACK_I16] = "short",
              [TACK_I32] = "int", [TACK_I64] = "long long", [TACK_U8] = "unsigned char",
              [TACK_U16] = "unsigned short", [TACK_U32] = "unsigned int",
-             [TACK_U64] = "unsigned long long", [TACK_F32] = "float", [TACK_F64] = "double"},
+             [TACK_U64] = "unsigned long long", [TACK_F32] = "float", [TACK_F64] = "double",
+             [TACK_F16] = "unsigned short"},
     .u64_suffix = "ULL",
     .bits_to_f32 = "__uint_as_float",
     .f32_to_bits = "__float_as_uint",
@@ -140,4 +160,31 @@ const gpu_dialect gpu_dialect_cuda = {
     /* A CUtexObject over a 3-D CUDA array (cuda/texture.c). */
     .texture3d_f32 = "tex3D<float>",
     .texture_object = "unsigned long long",
+    /* PTX's conversions, so no header is needed (NVRTC's cuda_fp16.h is
+     * not built in everywhere): cvt.rn rounds to nearest even and, without
+     * .ftz, keeps subnormals. */
+    .f16_helpers =
+        "static __device__ __forceinline__ float tk_f16_value(unsigned short h) {\n"
+        "    float f;\n"
+        "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
+        "    return f;\n}\n"
+        "static __device__ __forceinline__ unsigned short tk_f16_bits(float v) {\n"
+        "    unsigned short h;\n"
+        "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v));\n"
+        "    return h;\n}\n"
+        "static __device__ __forceinline__ float tk_f16_load(const unsigned short *p, long long i) {\n"
+        "    return tk_f16_value(p[i]);\n}\n"
+        "static __device__ __forceinline__ void tk_f16_store(unsigned short *p, long long i, float v) {\n"
+        "    p[i] = tk_f16_bits(v);\n}\n"
+        "static __device__ __forceinline__ float tk_f16_round(float v) {\n"
+        "    return tk_f16_value(tk_f16_bits(v));\n}\n",
+    .f16_f64_helpers =
+        "static __device__ __forceinline__ unsigned short tk_f16_bits_f64(double v) {\n"
+        "    unsigned short h;\n"
+        "    asm(\"cvt.rn.f16.f64 %0, %1;\" : \"=h\"(h) : \"d\"(v));\n"
+        "    return h;\n}\n"
+        "static __device__ __forceinline__ void tk_f16_store_f64(unsigned short *p, long long i, double v) {\n"
+        "    p[i] = tk_f16_bits_f64(v);\n}\n"
+        "static __device__ __forceinline__ float tk_f16_round_f64(double v) {\n"
+        "    return tk_f16_value(tk_f16_bits_f64(v));\n}\n",
 };

@@ -87,6 +87,7 @@ typedef struct gen {
     arena strs; /* expression strings, freed at the end */
     int ntemps, nlabels, indent;
     int uses_f64, uses_atomics64;
+    int uses_f16, uses_f16_f64; /* the dialect's f16 helpers */
     inline_label *inlines;
     int ninlines, inlines_cap;
     tack_error *err;
@@ -528,6 +529,16 @@ static const char *convert(gen *g, const char *v, ir_type from, ir_type to) {
 
 static const char *local_name(gen *g, int l) { return str(g, "l%d", l); }
 
+/* Notes the f16 helpers a use needs; the suffix of the one rounding a
+ * value of type `from` (f32 or f64) to half. */
+static const char *half_suffix(gen *g, ir_type from) {
+    g->uses_f16 = 1;
+    if (from != TACK_F64) return "";
+    g->uses_f16_f64 = 1;
+    tn(g, TACK_F64);
+    return "_f64";
+}
+
 static const char *element(gen *g, int p, const char *index) {
     return str(g, "p%d[%s]", p, index);
 }
@@ -654,6 +665,8 @@ static const char *call(gen *g, const ir_expr *e) {
     case INTR_ROUND:
         if (!ir_type_is_float(at)) return convert(g, a[0], at, t);
         return convert(g, str(g, "%s(%s)", math_fn(g, INTR_ROUND, at), a[0]), at, t);
+    case INTR_F16:
+        return str(g, "tk_f16_round%s(%s)", half_suffix(g, at), a[0]);
     default:
         break;
     }
@@ -670,7 +683,7 @@ static const char *call(gen *g, const ir_expr *e) {
 static const char *atomic(gen *g, const ir_expr *e) {
     const ir_param *p = &g->f->params[e->index];
     ir_type t = p->type;
-    if (t == TACK_BOOL || !concrete(t) || e->nargs != 1) {
+    if (t == TACK_BOOL || t == TACK_F16 || !concrete(t) || e->nargs != 1) {
         fail_at(g, e->src, e->line, e->col, "tack.atomic_%s() on this array",
                 ir_atomic_name(e->atomic));
         return "0";
@@ -785,6 +798,10 @@ static const char *ex(gen *g, const ir_expr *e) {
         return local_name(g, e->index);
     case IR_LOAD: {
         if (e->nargs != 1) break;
+        if (g->f->params[e->index].type == TACK_F16) {
+            half_suffix(g, TACK_F32);
+            return str(g, "tk_f16_load(p%d, %s)", e->index, ex(g, e->args[0]));
+        }
         const char *v = element(g, e->index, ex(g, e->args[0]));
         if (g->f->params[e->index].type == TACK_BOOL) return str(g, "(%s != 0)", v);
         return v;
@@ -885,7 +902,10 @@ static void statement(gen *g, const ir_stmt *s) {
         ir_expr *ops[2] = {s->value, s->indices[0]}; /* the value first, as Python */
         const char *v[2];
         operands(g, ops, 2, v);
-        if (g->f->params[s->index].type == TACK_BOOL)
+        if (g->f->params[s->index].type == TACK_F16)
+            line(g, "tk_f16_store%s(p%d, %s, %s);", half_suffix(g, s->value->type), s->index, v[1],
+                 v[0]);
+        else if (g->f->params[s->index].type == TACK_BOOL)
             line(g, "%s = (%s)%s;", element(g, s->index, v[1]), tn(g, TACK_U8), v[0]);
         else line(g, "%s = %s;", element(g, s->index, v[1]), v[0]);
         return;
@@ -1076,6 +1096,8 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry_n
         if (g.uses_atomics64) sb_put(&out, "%s", d->atomics64_prelude);
         sb_put(&out, "typedef struct { %s w[%d]; } %s_pack;\n", d->type[TACK_I64], gpu_pack_words(f),
                entry_name);
+        if (g.uses_f16) sb_put(&out, "%s", d->f16_helpers);
+        if (g.uses_f16_f64) sb_put(&out, "%s", d->f16_f64_helpers);
         if (g.helpers.s) sb_put(&out, "%s", g.helpers.s);
         if (g.body.s) sb_put(&out, "%s", g.body.s);
         if (out.failed || g.helpers.failed || g.body.failed) nomem(&g);

@@ -16,6 +16,7 @@
 #include "backend/gpu/gpu.h"
 #include "front/ast.h"
 #include "passes/passes.h"
+#include "util/half.h"
 
 /* A typed value: integers as their bits, sign- or zero-extended from
  * their width; bools 0/1; floats in their own precision. */
@@ -320,6 +321,10 @@ static val call(interp *I, const ir_expr *e) {
     case INTR_ROUND:
         if (!ir_type_is_float(at)) return convert(a, t);
         return convert(fop1(a, nearbyint, nearbyintf), t); /* half to even */
+    case INTR_F16: {
+        val v = {TACK_F32, 0, half_round(fval(a)), 0}; /* one rounding from f32 or f64 */
+        return v;
+    }
     default: break;
     }
     I->failed = 1;
