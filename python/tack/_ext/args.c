@@ -173,7 +173,7 @@ static int convert_tack_array(const conv *c, PyObject *o, tack_arg *a)
     a->vec_width = arr->vec_width;
     a->is_texture = texture;
     a->ndim = ext_Array_STORAGE_NDIM(arr);
-    a->writable = !texture; /* textures are read-only in kernels */
+    a->writable = !texture && !arr->readonly; /* textures are read-only in kernels */
     a->data = arr->data;
     a->device = ((ext_DeviceObject *)arr->device)->dev;
     memcpy(a->shape, arr->shape, sizeof a->shape);
