@@ -452,6 +452,10 @@ def test_asarray_shares_or_copies_only_when_asked():
         tack.asarray(np.zeros(3, np.float16))
     np.testing.assert_array_equal(tack.asarray(np.arange(3, dtype=np.float16),
                                                dtype=tack.f32).numpy(), [0, 1, 2])
+    half = memoryview(np.arange(3, dtype=np.float16))  # converted when asked
+    np.testing.assert_array_equal(tack.asarray(half, dtype=tack.f64).numpy(), [0, 1, 2])
+    s = tack.asarray(np.float64(2.5))  # NumPy scalars: a new 0-d array
+    assert s.shape == () and s.dtype is tack.f64 and s.numpy() == 2.5
 
 
 def test_asarray_to_a_device_copies():

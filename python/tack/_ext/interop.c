@@ -813,6 +813,15 @@ fail:
     return NULL;
 }
 
+/* tack.array(obj, dtype, device): a new array. */
+static PyObject *array_copy(PyObject *obj, PyObject *dtype_obj, PyObject *device_obj)
+{
+    PyObject *args = PyTuple_Pack(3, obj, dtype_obj, device_obj);
+    PyObject *r = args ? ext_array(NULL, args, NULL) : NULL;
+    Py_XDECREF(args);
+    return r;
+}
+
 PyObject *ext_asarray(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -822,39 +831,42 @@ PyObject *ext_asarray(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &device_obj))
         return NULL;
     const char *who = "tack.asarray()";
-    PyObject *arr = NULL;
+    PyObject *arr = NULL, *nd = NULL;
     ext_foreign f;
     foreign_init(&f);
     if (ext_Array_Check(obj)) {
         arr = Py_NewRef(obj);
     } else if (PyArray_Check(obj)) {
-        if (describe_ndarray((PyArrayObject *)obj, &f) < 0) {
-            /* A dtype or byte order Tack lacks: tack.array converts it
-             * when asked to, and says why otherwise. */
-            PyErr_Clear();
-            return ext_array(NULL, args, kwargs);
-        }
-        arr = foreign_to_array(&f, who, 1);
+        nd = Py_NewRef(obj);
+    } else if (PyArray_IsScalar(obj, Generic) || PyList_Check(obj) || PyTuple_Check(obj)) {
+        return array_copy(obj, dtype_obj, device_obj); /* a new array */
     } else {
         int rc = ext_foreign_parse(obj, &f);
         if (rc < 0)
             return NULL;
-        if (rc) {
+        if (rc)
             arr = foreign_to_array(&f, who, 1);
-        } else if (PyObject_CheckBuffer(obj) && !PyArray_IsScalar(obj, Generic)) {
-            PyObject *view = PyArray_FromAny(obj, NULL, 0, 0, 0, NULL); /* a view */
-            if (!view)
-                return NULL;
-            PyObject *a2 = PyTuple_Pack(1, view);
-            arr = a2 ? ext_asarray(NULL, a2, NULL) : NULL;
-            Py_XDECREF(a2);
-            Py_DECREF(view);
-        } else {
-            return ext_array(NULL, args, kwargs); /* lists, scalars: a new array */
-        }
+        else if (PyObject_CheckBuffer(obj))
+            nd = PyArray_FromAny(obj, NULL, 0, 0, 0, NULL); /* a view of the buffer */
+        else
+            return array_copy(obj, dtype_obj, device_obj);
+        if (!arr && !nd)
+            return NULL;
     }
-    if (!arr)
-        return NULL;
+    if (nd) {
+        if (describe_ndarray((PyArrayObject *)nd, &f) < 0) {
+            /* A dtype or byte order Tack lacks: tack.array converts it
+             * when asked to, and says why otherwise. */
+            PyErr_Clear();
+            arr = array_copy(nd, dtype_obj, device_obj);
+            Py_DECREF(nd);
+            return arr;
+        }
+        Py_DECREF(nd);
+        arr = foreign_to_array(&f, who, 1);
+        if (!arr)
+            return NULL;
+    }
     return convert_shared(arr, dtype_obj, device_obj);
 }
 
@@ -875,7 +887,8 @@ PyObject *ext_from_dlpack(PyObject *self, PyObject *obj)
 
 PyObject *ext_share_foreign(PyObject *obj)
 {
-    if (PyArray_Check(obj) || ext_Array_Check(obj) || PyList_Check(obj) || PyTuple_Check(obj))
+    if (PyArray_Check(obj) || ext_Array_Check(obj) || PyList_Check(obj) || PyTuple_Check(obj) ||
+        PyArray_IsScalar(obj, Generic))
         return Py_NewRef(Py_None);
     PyObject *m = optional_attr(obj, "__dlpack__");
     if (!m && !PyErr_Occurred())
