@@ -234,11 +234,18 @@ static int conv_reraise(const conv *c)
     return -1;
 }
 
-static int hold(ext_launch_state *st, PyObject *o)
+/* Keeps o (a new reference, taken) until the launch is over. */
+static int hold(const conv *c, PyObject *o)
 {
-    if (!st->owners && !(st->owners = PyList_New(0)))
-        return -1;
-    return PyList_Append(st->owners, o);
+    ext_launch_state *st = c->st;
+    if (st->nowners == (int)(sizeof st->owners / sizeof st->owners[0])) {
+        Py_DECREF(o);
+        return conv_error(c, PyExc_ValueError,
+                          "a launch takes at most %d arrays from other libraries",
+                          (int)(sizeof st->owners / sizeof st->owners[0]) / 2);
+    }
+    st->owners[st->nowners++] = o;
+    return 0;
 }
 
 /* Another library's array.  0 converted, 1 not one, -1 error. */
@@ -249,9 +256,7 @@ static int convert_foreign(const conv *c, PyObject *o, tack_arg *a)
     int rc = ext_foreign_parse(o, &f);
     if (rc <= 0)
         return rc < 0 ? conv_reraise(c) : 1;
-    rc = hold(st, f.owner);
-    Py_CLEAR(f.owner);
-    if (rc < 0)
+    if (hold(c, f.owner) < 0)
         return -1;
     if (f.address % tack_dtype_size(f.dtype))
         return conv_error(c, PyExc_ValueError,
@@ -271,18 +276,14 @@ static int convert_foreign(const conv *c, PyObject *o, tack_arg *a)
         n *= (Py_ssize_t)f.shape[d];
     if (n > st->max_elems)
         st->max_elems = n;
+    if (ext_foreign_on_host(&f))
+        return 0; /* host memory, as a NumPy array's */
     char who[160];
     PyOS_snprintf(who, sizeof who, "kernel '%s': parameter '%s'",
                   PyUnicode_AsUTF8(c->kern->name), param_name(c->kern, c->i));
     PyObject *dev = ext_foreign_device(&f, who);
-    if (!dev)
+    if (!dev || hold(c, dev) < 0) /* the launch state holds it */
         return -1;
-    rc = hold(st, dev);
-    Py_DECREF(dev); /* the launch state holds it */
-    if (rc < 0)
-        return -1;
-    if (tack_device_host_memory(((ext_DeviceObject *)dev)->dev))
-        return 0; /* host memory, as a NumPy array's */
     if (!st->device)
         st->device = dev;
     else if (st->device != dev)
@@ -574,7 +575,7 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern)
     st->home.ctxs = NULL;
     st->home.keep = NULL;
     st->home.kern = kern;
-    st->owners = NULL;
+    st->nowners = 0;
 }
 
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
@@ -619,5 +620,7 @@ void ext_release_args(ext_launch_state *st)
         b = next;
     }
     ext_ctx_free_all(&st->home);
-    Py_CLEAR(st->owners); /* DLPack tensors' deleters run here */
+    for (int i = 0; i < st->nowners; i++)
+        Py_DECREF(st->owners[i]); /* DLPack tensors' deleters run here */
+    st->nowners = 0;
 }

@@ -245,8 +245,10 @@ typedef struct {
     Py_ssize_t max_elems;   /* largest array argument, in elements */
     ext_tmpl_block *blocks; /* template instances' structs, freed after */
     ext_ctx_home home;      /* resolver contexts of template methods */
-    PyObject *owners;       /* list, NULL until needed: what keeps other
-                               libraries' arrays alive during the launch */
+    /* What keeps other libraries' arrays (and their devices) alive during
+     * the launch: no allocation, so the protocols cost the launch little. */
+    PyObject *owners[2 * TACK_MAX_PARAMS];
+    int nowners;
 } ext_launch_state;
 
 void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern);
@@ -288,6 +290,8 @@ typedef struct {
 /* 1: obj speaks one of the protocols and *f describes it (f->owner set);
  * 0: it speaks none (nothing set); -1: an exception is set. */
 int ext_foreign_parse(PyObject *obj, ext_foreign *f);
+/* Whether f's memory is host memory (the CPU reads it). */
+int ext_foreign_on_host(const ext_foreign *f);
 /* Whether f's memory is C-contiguous. */
 int ext_foreign_contiguous(const ext_foreign *f);
 /* The tack.Device for a foreign device (new reference), or NULL with

@@ -151,12 +151,47 @@ static int dl_host_device(int type)
 
 /* ---- reading foreign arrays ------------------------------------------ */
 
-/* obj.name, or NULL without an exception when obj has no such attribute. */
-static PyObject *optional_attr(PyObject *obj, const char *name)
+/* The names the protocols use, made once: kernel arguments ask for them
+ * on every call. */
+enum {
+    N_DLPACK, N_DLPACK_DEVICE, N_CUDA_INTERFACE, N_ARRAY_INTERFACE, N_SHAPE, N_TYPESTR,
+    N_DATA, N_STRIDES, N_MASK, N_STREAM, N_COUNT
+};
+static const char *const name_text[N_COUNT] = {
+    "__dlpack__", "__dlpack_device__", "__cuda_array_interface__", "__array_interface__",
+    "shape", "typestr", "data", "strides", "mask", "stream"};
+static PyObject *names[N_COUNT];
+
+static PyObject *name(int i)
 {
-    PyObject *v = PyObject_GetAttrString(obj, name);
-    if (!v && PyErr_ExceptionMatches(PyExc_AttributeError))
-        PyErr_Clear();
+    if (!names[i])
+        names[i] = PyUnicode_InternFromString(name_text[i]);
+    return names[i];
+}
+
+/* obj.<name i>, or NULL without an exception when obj has none; a miss
+ * makes no AttributeError (kernel arguments ask every protocol). */
+static PyObject *optional_attr(PyObject *obj, int i)
+{
+    PyObject *key = name(i);
+    if (!key)
+        return NULL;
+    PyObject *v = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+    (void)PyObject_GetOptionalAttr(obj, key, &v);
+#else
+    (void)_PyObject_LookupAttr(obj, key, &v);
+#endif
+    return v;
+}
+
+/* d[name i] (borrowed), NULL when absent; -1 in *failed on an error. */
+static PyObject *item(PyObject *d, int i, int *failed)
+{
+    PyObject *key = name(i);
+    PyObject *v = key ? PyDict_GetItemWithError(d, key) : NULL;
+    if (!v && PyErr_Occurred())
+        *failed = 1;
     return v;
 }
 
@@ -334,7 +369,7 @@ static int parse_capsule(PyObject *cap, ext_foreign *f)
  * return finished). */
 static PyObject *call_dlpack(PyObject *method, PyObject *obj)
 {
-    PyObject *devfn = optional_attr(obj, "__dlpack_device__");
+    PyObject *devfn = optional_attr(obj, N_DLPACK_DEVICE);
     if (!devfn) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_TypeError, "%.100s has __dlpack__ but no __dlpack_device__",
@@ -427,7 +462,10 @@ static int parse_interface(PyObject *obj, PyObject *d, int cuda, ext_foreign *f)
         PyErr_Format(PyExc_TypeError, "%s of %.100s is not a dict", what, Py_TYPE(obj)->tp_name);
         return -1;
     }
-    PyObject *data = PyDict_GetItemString(d, "data");
+    int failed = 0;
+    PyObject *data = item(d, N_DATA, &failed);
+    if (failed)
+        return -1;
     if (!cuda && (!data || !PyTuple_Check(data))) {
         /* Data in a buffer object (or the object's own buffer): NumPy
          * reads that form, as a view. */
@@ -444,13 +482,19 @@ static int parse_interface(PyObject *obj, PyObject *d, int cuda, ext_foreign *f)
         Py_DECREF(arr); /* f->owner holds it */
         return rc < 0 ? -1 : 1;
     }
-    PyObject *mask = PyDict_GetItemString(d, "mask");
+    PyObject *mask = item(d, N_MASK, &failed);
+    if (failed)
+        return -1;
     if (mask && mask != Py_None) {
         PyErr_Format(PyExc_ValueError, "%s: masked arrays are not supported", what);
         return -1;
     }
-    PyObject *shape = PyDict_GetItemString(d, "shape");
-    PyObject *typestr = PyDict_GetItemString(d, "typestr");
+    PyObject *shape = item(d, N_SHAPE, &failed);
+    PyObject *typestr = item(d, N_TYPESTR, &failed);
+    PyObject *strides = item(d, N_STRIDES, &failed);
+    PyObject *stream = item(d, N_STREAM, &failed);
+    if (failed)
+        return -1;
     if (!shape || !typestr || !data) {
         PyErr_Format(PyExc_ValueError, "%s: 'shape', 'typestr' and 'data' are required", what);
         return -1;
@@ -474,7 +518,6 @@ static int parse_interface(PyObject *obj, PyObject *d, int cuda, ext_foreign *f)
     }
     f->address = address;
     f->readonly = readonly;
-    PyObject *strides = PyDict_GetItemString(d, "strides");
     f->strides_given = strides && strides != Py_None;
     if (f->strides_given) {
         int n = read_ints(strides, what, "strides", f->strides, TACK_MAX_NDIM);
@@ -491,7 +534,6 @@ static int parse_interface(PyObject *obj, PyObject *d, int cuda, ext_foreign *f)
         /* The interface does not say which device; -1: the default one. */
         f->device_type = kDLCUDA;
         f->device_id = -1;
-        PyObject *stream = PyDict_GetItemString(d, "stream");
         if (stream && stream != Py_None) {
             long long s = PyLong_Check(stream) ? PyLong_AsLongLong(stream) : -1;
             if (s == -1 && PyErr_Occurred())
@@ -557,7 +599,7 @@ static int parse_dlpack(PyObject *obj, ext_foreign *f)
 {
     if (PyCapsule_CheckExact(obj))
         return parse_capsule(obj, f);
-    PyObject *method = optional_attr(obj, "__dlpack__");
+    PyObject *method = optional_attr(obj, N_DLPACK);
     if (!method)
         return PyErr_Occurred() ? -1 : 0;
     PyObject *cap = call_dlpack(method, obj);
@@ -578,9 +620,8 @@ int ext_foreign_parse(PyObject *obj, ext_foreign *f)
     int rc = parse_dlpack(obj, f);
     if (rc)
         return rc;
-    static const char *const names[2] = {"__cuda_array_interface__", "__array_interface__"};
     for (int cuda = 1; cuda >= 0; cuda--) {
-        PyObject *d = optional_attr(obj, names[1 - cuda]);
+        PyObject *d = optional_attr(obj, cuda ? N_CUDA_INTERFACE : N_ARRAY_INTERFACE);
         if (d) {
             rc = parse_interface(obj, d, cuda, f);
             Py_DECREF(d);
@@ -595,6 +636,11 @@ int ext_foreign_parse(PyObject *obj, ext_foreign *f)
 }
 
 /* ---- foreign memory as Tack's --------------------------------------- */
+
+int ext_foreign_on_host(const ext_foreign *f)
+{
+    return dl_host_device(f->device_type);
+}
 
 PyObject *ext_foreign_device(const ext_foreign *f, const char *who)
 {
@@ -890,9 +936,9 @@ PyObject *ext_share_foreign(PyObject *obj)
     if (PyArray_Check(obj) || ext_Array_Check(obj) || PyList_Check(obj) || PyTuple_Check(obj) ||
         PyArray_IsScalar(obj, Generic))
         return Py_NewRef(Py_None);
-    PyObject *m = optional_attr(obj, "__dlpack__");
+    PyObject *m = optional_attr(obj, N_DLPACK);
     if (!m && !PyErr_Occurred())
-        m = optional_attr(obj, "__cuda_array_interface__");
+        m = optional_attr(obj, N_CUDA_INTERFACE);
     if (!m)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     Py_DECREF(m);
