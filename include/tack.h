@@ -111,6 +111,20 @@ tack_status tack_device_write(tack_device *dev, void *handle, size_t offset, con
 tack_status tack_device_read(tack_device *dev, const void *handle, size_t offset, void *dst,
                              size_t n, tack_error *err);
 
+/* Foreign memory: the handle for `bytes` at `address`, memory another
+ * library allocated on dev (a CUDA device pointer from PyTorch or CuPy;
+ * for a host-memory device, a host pointer), to put in tack_arg.data with
+ * tack_arg.device set to dev.  Tack never frees it: the caller keeps the
+ * memory alive while Tack uses it and does not pass the handle to
+ * tack_device_free_mem.  TACK_ERR_VALUE for a device whose handles are not
+ * addresses (OpenCL's are cl_mem objects). */
+void *tack_device_wrap_mem(tack_device *dev, uint64_t address, size_t bytes, tack_error *err);
+/* Waits until all work queued on the device has finished, other libraries'
+ * work in the same context included (the CUDA context, the OpenCL queue);
+ * nothing to wait for on the CPU.  A consumer of another library's arrays
+ * calls it when the producer says its writes may still be in flight. */
+tack_status tack_device_synchronize(tack_device *dev, tack_error *err);
+
 /* ---- kernels and the names they use ---------------------------------- */
 
 /* What an outside name in kernel source refers to.  The host (the Python

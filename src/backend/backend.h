@@ -121,9 +121,15 @@ typedef struct backend_ops {
                              tack_error *err);
     tack_status (*mem_read)(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err);
-    /* Waits until all work the device queued is finished (for handing its
-     * memory to another library).  NULL: nothing is ever left queued. */
+    /* Waits until all work queued on the device has finished, the
+     * device's and other libraries' sharing its context (a foreign array's
+     * producer may still be writing it). */
     tack_status (*synchronize)(backend *b, tack_error *err);
+    /* Optional (NULL: the device's handles are not addresses, so foreign
+     * memory cannot be wrapped): the handle for `bytes` of memory at a
+     * device address another library allocated; never given to mem_free. */
+    tack_status (*mem_wrap)(backend *b, uint64_t address, size_t bytes, void **handle,
+                            tack_error *err);
 } backend_ops;
 
 /* Process-wide counts backends keep for tack.stats(): variants whose

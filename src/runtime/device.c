@@ -157,3 +157,30 @@ tack_status tack_device_read(tack_device *d, const void *handle, size_t offset, 
         return runtime_error(err, TACK_ERR_VALUE, "tack_device_read: NULL device, memory or target");
     return n ? d->ops->mem_read(d->b, handle, offset, dst, n, err) : TACK_OK;
 }
+
+void *tack_device_wrap_mem(tack_device *d, uint64_t address, size_t bytes, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (!d || !address) {
+        runtime_error(err, TACK_ERR_VALUE, "tack_device_wrap_mem: NULL device or address");
+        return NULL;
+    }
+    if (d->caps.host_memory) return (void *)(uintptr_t)address; /* handles are pointers */
+    if (!d->ops->mem_wrap) {
+        runtime_error(err, TACK_ERR_VALUE,
+                      "device '%s' cannot use memory another library allocated: its memory "
+                      "handles are not addresses", d->name);
+        return NULL;
+    }
+    void *h = NULL;
+    if (d->ops->mem_wrap(d->b, address, bytes, &h, err) != TACK_OK) return NULL;
+    return h;
+}
+
+tack_status tack_device_synchronize(tack_device *d, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (!d) return runtime_error(err, TACK_ERR_VALUE, "tack_device_synchronize: NULL device");
+    /* A backend without the op returns finished from every call. */
+    return d->ops->synchronize ? d->ops->synchronize(d->b, err) : TACK_OK;
+}

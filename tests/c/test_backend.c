@@ -169,6 +169,15 @@ int main(void) {
     mixed[2].device = cpu;
     CHECK(tack_kernel_launch(k, dev, mixed, 3, &err) == TACK_ERR_TYPE && strstr(err.message, "'out'"));
 
+    /* Foreign memory: a device whose handles are not addresses cannot wrap
+     * it; the CPU's handles are pointers.  Synchronizing has nothing to
+     * wait for on either. */
+    CHECK(!tack_device_wrap_mem(dev, (uint64_t)(uintptr_t)hx, sizeof hx, &err) &&
+          err.status == TACK_ERR_VALUE && strstr(err.message, "devsim:0"));
+    CHECK(tack_device_wrap_mem(cpu, (uint64_t)(uintptr_t)hx, sizeof hx, &err) == (void *)hx);
+    CHECK(!tack_device_wrap_mem(cpu, 0, 0, &err) && err.status == TACK_ERR_VALUE);
+    CHECK(tack_device_synchronize(dev, &err) == TACK_OK && tack_device_synchronize(cpu, &err) == TACK_OK);
+
     /* Allocations past the device's limit are refused, naming it. */
     CHECK(tack_device_alloc(dev, (size_t)1 << 21, &err) == NULL && err.status == TACK_ERR_NOMEM &&
           strstr(err.message, "1048576"));

@@ -639,6 +639,19 @@ static void test_fake_driver(void) {
         CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
         tack_set_debug(0);
         CHECK(fake.launches == launches + 3 && tack_kernel_num_variants(k, dev) == 2);
+        /* Another library's device memory: wrapped as it is (a handle is
+         * the CUdeviceptr), used by a launch, never freed by Tack. */
+        float *theirs = calloc(1000, sizeof(float));
+        void *wrapped = tack_device_wrap_mem(dev, (uint64_t)(uintptr_t)theirs, 1000 * sizeof(float), &err);
+        CHECK(wrapped == (void *)theirs);
+        tack_arg wa[3] = {da[0], tack_arg_array(wrapped, TACK_F32, 1, shape, 1), da[2]};
+        wa[1].device = dev;
+        int frees = fake.frees, syncs = fake.syncs;
+        CHECK(tack_kernel_launch(k, dev, wa, 3, &err) == TACK_OK);
+        CHECK(fake.ptrs[1] == (CUdeviceptr)(uintptr_t)theirs && fake.frees == frees);
+        CHECK(tack_device_synchronize(dev, &err) == TACK_OK && fake.syncs == syncs + 2);
+        CHECK(!tack_device_wrap_mem(dev, 0, 4, &err) && err.status == TACK_ERR_VALUE);
+        free(theirs);
         tack_device_free_mem(dev, x);
         tack_device_free_mem(dev, out);
     }

@@ -131,6 +131,9 @@ static void test_memory(void) {
     memset(back, 0, sizeof back);
     CHECK(opencl_mem_read(b, m, 0, back, sizeof back, &err) == TACK_OK);
     CHECK(memcmp(in, back, sizeof in) == 0);
+    /* Waiting for the queue (clFinish); cl_mem handles cannot wrap another
+     * library's addresses. */
+    CHECK(backend_opencl.synchronize(b, &err) == TACK_OK && !backend_opencl.mem_wrap);
     /* Offsets: overwrite elements 10..19, read 5..24. */
     int32_t patch[10];
     for (int i = 0; i < 10; i++) patch[i] = -100 - i;

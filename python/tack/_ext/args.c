@@ -11,6 +11,11 @@
  * a vector dtype is an array of vectors (vec_width 2-4, storage shape
  * logical + (width,)); NumPy arrays and other buffers never are.
  *
+ * Other libraries' arrays (DLPack producers such as PyTorch tensors, the
+ * array interfaces) come last, after every form Tack knows, so they cost
+ * the known forms nothing; what keeps their memory alive is held in the
+ * launch state until the launch is over (interop.c reads them).
+ *
  * An instance of a @tack.device_class class becomes a tack_struct built for
  * this launch (ext_tmpl_block, freed by ext_release_args): its class
  * constants (numbers anywhere in the class's MRO, an instance attribute of
@@ -168,7 +173,7 @@ static int convert_tack_array(const conv *c, PyObject *o, tack_arg *a)
     a->vec_width = arr->vec_width;
     a->is_texture = texture;
     a->ndim = ext_Array_STORAGE_NDIM(arr);
-    a->writable = !texture; /* textures are read-only in kernels */
+    a->writable = !texture && !arr->readonly; /* textures are read-only in kernels */
     a->data = arr->data;
     a->device = ((ext_DeviceObject *)arr->device)->dev;
     memcpy(a->shape, arr->shape, sizeof a->shape);
@@ -206,6 +211,89 @@ static int convert_buffer(const conv *c, PyObject *o, tack_arg *a)
         return conv_error(c, PyExc_ValueError,
                           "the buffer's data is not aligned to its element size");
     fill_array(c, a, t, view->ndim, !view->readonly, view->buf, view->shape, view->strides);
+    return 0;
+}
+
+/* Re-raises the error being raised, prefixed with the parameter. */
+static int conv_reraise(const conv *c)
+{
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (!t)
+        return -1;
+    PyObject *msg = v ? PyObject_Str(v) : NULL;
+    if (msg)
+        conv_error(c, t, "%U", msg);
+    else
+        PyErr_Restore(Py_NewRef(t), Py_XNewRef(v), Py_XNewRef(tb));
+    Py_XDECREF(msg);
+    Py_DECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+    return -1;
+}
+
+/* Keeps o (a new reference, taken) until the launch is over. */
+static int hold(const conv *c, PyObject *o)
+{
+    ext_launch_state *st = c->st;
+    if (st->nowners == (int)(sizeof st->owners / sizeof st->owners[0])) {
+        Py_DECREF(o);
+        return conv_error(c, PyExc_ValueError,
+                          "a launch takes at most %d arrays from other libraries",
+                          (int)(sizeof st->owners / sizeof st->owners[0]) / 2);
+    }
+    st->owners[st->nowners++] = o;
+    return 0;
+}
+
+/* Another library's array.  0 converted, 1 not one, -1 error. */
+static int convert_foreign(const conv *c, PyObject *o, tack_arg *a)
+{
+    ext_launch_state *st = c->st;
+    ext_foreign f;
+    int rc = ext_foreign_parse(o, &f);
+    if (rc <= 0)
+        return rc < 0 ? conv_reraise(c) : 1;
+    if (hold(c, f.owner) < 0)
+        return -1;
+    if (f.address % tack_dtype_size(f.dtype))
+        return conv_error(c, PyExc_ValueError,
+                          "the array's data is not aligned to its element size");
+    a->kind = TACK_ARG_ARRAY;
+    a->dtype = f.dtype;
+    a->vec_width = 0;
+    a->is_texture = 0;
+    a->ndim = f.ndim;
+    a->writable = !f.readonly;
+    a->device = NULL; /* host memory */
+    a->data = (void *)(uintptr_t)f.address;
+    memcpy(a->shape, f.shape, sizeof a->shape);
+    memcpy(a->strides, f.strides, sizeof a->strides); /* bytes, as given */
+    Py_ssize_t n = 1;
+    for (int d = 0; d < f.ndim; d++)
+        n *= (Py_ssize_t)f.shape[d];
+    if (n > st->max_elems)
+        st->max_elems = n;
+    if (ext_foreign_on_host(&f))
+        return 0; /* host memory, as a NumPy array's */
+    char who[160];
+    PyOS_snprintf(who, sizeof who, "kernel '%s': parameter '%s'",
+                  PyUnicode_AsUTF8(c->kern->name), param_name(c->kern, c->i));
+    PyObject *dev = ext_foreign_device(&f, who);
+    if (!dev || hold(c, dev) < 0) /* the launch state holds it */
+        return -1;
+    if (!st->device)
+        st->device = dev;
+    else if (st->device != dev)
+        return conv_error(c, PyExc_TypeError,
+                          "the array is on device '%s' but the earlier array arguments are on "
+                          "'%s'", tack_device_name(((ext_DeviceObject *)dev)->dev),
+                          tack_device_name(((ext_DeviceObject *)st->device)->dev));
+    if (ext_foreign_sync(&f, dev) < 0 || !(a->data = ext_foreign_handle(&f, dev)))
+        return conv_reraise(c);
+    a->device = ((ext_DeviceObject *)dev)->dev;
     return 0;
 }
 
@@ -282,7 +370,10 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_ARRAY;
         return convert_buffer(c, o, a);
     }
-    return 1;
+    rc = convert_foreign(c, o, a);
+    if (rc <= 0)
+        *role = TACK_FIELD_ARRAY;
+    return rc;
 }
 
 /* ---- template instances ---------------------------------------------- */
@@ -484,6 +575,7 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern)
     st->home.ctxs = NULL;
     st->home.keep = NULL;
     st->home.kern = kern;
+    st->nowners = 0;
 }
 
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
@@ -528,4 +620,7 @@ void ext_release_args(ext_launch_state *st)
         b = next;
     }
     ext_ctx_free_all(&st->home);
+    for (int i = 0; i < st->nowners; i++)
+        Py_DECREF(st->owners[i]); /* DLPack tensors' deleters run here */
+    st->nowners = 0;
 }

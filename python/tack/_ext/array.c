@@ -1,8 +1,9 @@
 /*
  * array.c - tack.Array: a C-contiguous array in 64-byte aligned memory the
- * object owns, tied to the device it was made for.  It exports the buffer
- * protocol read/write, so np.asarray(arr) is a view without a copy.
- * Conversions between dtypes go through NumPy.
+ * object owns, tied to the device it was made for, or (interop.c) a view of
+ * memory another library owns.  It exports the buffer protocol, so
+ * np.asarray(arr) is a view without a copy; interop.c adds DLPack and the
+ * array interfaces.  Conversions between dtypes go through NumPy.
  *
  * An array of vectors (dtype tack.vec3f ...) has a logical shape (n,) and
  * stores n * 3 components; NumPy, the buffer protocol and kernels see the
@@ -176,6 +177,10 @@ int ext_Array_read(const ext_ArrayObject *a, void *dst)
     return 0;
 }
 
+static void set_layout(ext_ArrayObject *a, tack_dtype dtype, int vec_width, int ndim,
+                       const int64_t *shape, size_t size, size_t nbytes, size_t csize,
+                       size_t itemsize);
+
 /* A new array; steals nothing.  zero: fill with zero bytes.  vec_width 2-4:
  * an array of vectors of logical shape shape[0..ndim). */
 static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dtype,
@@ -211,11 +216,22 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
         return NULL;
     a->weakreflist = NULL;
     a->data = NULL;
+    a->base = NULL;
+    a->readonly = 0;
     a->device = Py_NewRef(device); /* before anything can fail: dealloc frees through it */
     if (storage_alloc(a, ((ext_DeviceObject *)device)->dev, alloc, zero) < 0) {
         Py_DECREF(a);
         return NULL;
     }
+    set_layout(a, dtype, vec_width, ndim, shape, size, nbytes, csize, itemsize);
+    return a;
+}
+
+/* Shape, C-order strides and sizes (vectors: a trailing width dimension). */
+static void set_layout(ext_ArrayObject *a, tack_dtype dtype, int vec_width, int ndim,
+                       const int64_t *shape, size_t size, size_t nbytes, size_t csize,
+                       size_t itemsize)
+{
     a->dtype = dtype;
     a->vec_width = vec_width;
     a->ndim = ndim;
@@ -235,6 +251,31 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
         a->py_strides[i] = (Py_ssize_t)stride;
         stride *= shape[i];
     }
+}
+
+ext_ArrayObject *ext_Array_wrap(PyObject *device, void *data, tack_dtype dtype, int vec_width,
+                                int ndim, const int64_t *shape, int readonly, PyObject *base)
+{
+    int most = TACK_MAX_NDIM - (vec_width ? 1 : 0);
+    if (ndim > most) {
+        PyErr_Format(PyExc_ValueError, "arrays%s have at most %d dimensions, got %d",
+                     vec_width ? " of vectors" : "", most, ndim);
+        return NULL;
+    }
+    size_t csize = tack_dtype_size(dtype);
+    size_t itemsize = csize * (size_t)(vec_width ? vec_width : 1);
+    size_t size = 1;
+    for (int i = 0; i < ndim; i++)
+        size *= (size_t)shape[i]; /* the producer's allocation holds it */
+    ext_ArrayObject *a = PyObject_New(ext_ArrayObject, &ext_ArrayType);
+    if (!a)
+        return NULL;
+    a->weakreflist = NULL;
+    a->data = data;
+    a->base = Py_NewRef(base);
+    a->readonly = readonly;
+    a->device = Py_NewRef(device);
+    set_layout(a, dtype, vec_width, ndim, shape, size, size * itemsize, csize, itemsize);
     return a;
 }
 
@@ -291,34 +332,13 @@ static PyObject *numpy_view(ext_ArrayObject *a)
     return v;
 }
 
-static PyObject *array_numpy(PyObject *self, PyObject *unused);
-
-PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
+/* tack.array's copy of obj; steals want (the dtype asked for, or NULL). */
+static PyObject *copy_new(PyObject *obj, PyArray_Descr *want, int width, PyObject *device_obj)
 {
-    (void)self;
-    static char *kwlist[] = {"obj", "dtype", "device", NULL};
-    PyObject *obj, *dtype_obj = Py_None, *device_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:array", kwlist,
-                                     &obj, &dtype_obj, &device_obj))
-        return NULL;
-
-    PyArray_Descr *want = NULL;
-    int width = 0;
-    if (dtype_obj != Py_None) {
-        tack_dtype t;
-        if (ext_dtype_from_object_vec(dtype_obj, &t, &width) < 0)
-            return NULL;
-        want = PyArray_DescrFromType(ext_dtype_to_typenum(t));
-        if (!want)
-            return NULL;
-    } else if (ext_Array_Check(obj) && ((ext_ArrayObject *)obj)->vec_width) {
-        /* A copy of an array of vectors is one too. */
-        width = ((ext_ArrayObject *)obj)->vec_width;
-    }
     /* A device array is read back first (it has no host buffer). */
     PyObject *host = NULL;
     if (ext_Array_Check(obj) && !ext_Array_on_host((ext_ArrayObject *)obj)) {
-        host = array_numpy(obj, NULL);
+        host = ext_Array_numpy(obj, NULL);
         if (!host) {
             Py_XDECREF(want);
             return NULL;
@@ -399,6 +419,40 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
     return (PyObject *)a;
 }
 
+PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"obj", "dtype", "device", NULL};
+    PyObject *obj, *dtype_obj = Py_None, *device_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:array", kwlist,
+                                     &obj, &dtype_obj, &device_obj))
+        return NULL;
+
+    PyArray_Descr *want = NULL;
+    int width = 0;
+    if (dtype_obj != Py_None) {
+        tack_dtype t;
+        if (ext_dtype_from_object_vec(dtype_obj, &t, &width) < 0)
+            return NULL;
+        want = PyArray_DescrFromType(ext_dtype_to_typenum(t));
+        if (!want)
+            return NULL;
+    } else if (ext_Array_Check(obj) && ((ext_ArrayObject *)obj)->vec_width) {
+        /* A copy of an array of vectors is one too. */
+        width = ((ext_ArrayObject *)obj)->vec_width;
+    }
+    /* Another library's DLPack or CUDA array: shared first, then copied
+     * like a tack.Array (its device memory is read back). */
+    PyObject *shared = ext_share_foreign(obj);
+    if (!shared) {
+        Py_XDECREF(want);
+        return NULL;
+    }
+    PyObject *r = copy_new(shared != Py_None ? shared : obj, want, width, device_obj);
+    Py_DECREF(shared);
+    return r;
+}
+
 PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -408,7 +462,7 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     if (!ext_Array_Check(dst_obj) && ext_Array_Check(src_obj)) {
         /* Back to the host: into a NumPy array (anything np.copyto takes). */
-        PyObject *host = array_numpy(src_obj, NULL);
+        PyObject *host = ext_Array_numpy(src_obj, NULL);
         PyObject *np = host ? PyImport_ImportModule("numpy") : NULL;
         PyObject *r = np ? PyObject_CallMethod(np, "copyto", "OO", dst_obj, host) : NULL;
         Py_XDECREF(np);
@@ -424,6 +478,12 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     ext_ArrayObject *dst = (ext_ArrayObject *)dst_obj;
+    if (dst->readonly) {
+        PyErr_SetString(PyExc_ValueError,
+                        "copyto(): dst is read-only (it shares another library's read-only "
+                        "memory)");
+        return NULL;
+    }
     PyArrayObject *src = (PyArrayObject *)PyArray_FromAny(src_obj, NULL, 0, 0, 0, NULL);
     if (!src)
         return NULL;
@@ -476,7 +536,9 @@ static void array_dealloc(PyObject *self)
     ext_ArrayObject *a = (ext_ArrayObject *)self;
     if (a->weakreflist)
         PyObject_ClearWeakRefs(self);
-    if (a->device && !ext_Array_on_host(a))
+    if (a->base)
+        Py_DECREF(a->base); /* another library's memory: its owner frees it */
+    else if (a->device && !ext_Array_on_host(a))
         tack_device_free_mem(array_dev(a), a->data);
     else
         free(a->data);
@@ -494,10 +556,17 @@ static int array_getbuffer(PyObject *self, Py_buffer *view, int flags)
                      "with .numpy()", tack_device_name(array_dev(a)));
         return -1;
     }
+    if (a->readonly && (flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+        view->obj = NULL;
+        PyErr_SetString(PyExc_BufferError,
+                        "this tack.Array is read-only (it shares another library's read-only "
+                        "memory)");
+        return -1;
+    }
     view->obj = Py_NewRef(self);
     view->buf = a->data;
     view->len = a->nbytes;
-    view->readonly = 0;
+    view->readonly = a->readonly;
     view->itemsize = (Py_ssize_t)tack_dtype_size(a->dtype);
     view->format = (flags & PyBUF_FORMAT) ? (char *)ext_dtype_format(a->dtype) : NULL;
     view->ndim = ext_Array_STORAGE_NDIM(a);
@@ -535,10 +604,16 @@ static PyObject *array_repr(PyObject *self)
     return r;
 }
 
-static PyObject *array_numpy(PyObject *self, PyObject *unused)
+PyObject *ext_Array_numpy(PyObject *self, PyObject *unused)
 {
     (void)unused;
     ext_ArrayObject *a = (ext_ArrayObject *)self;
+    if (ext_Array_on_host(a)) {
+        PyObject *v = numpy_view(a);
+        if (v && a->readonly)
+            PyArray_CLEARFLAGS((PyArrayObject *)v, NPY_ARRAY_WRITEABLE);
+        return v;
+    }
     npy_intp dims[TACK_MAX_NDIM];
     int ndim = ext_Array_STORAGE_NDIM(a);
     for (int i = 0; i < ndim; i++)
@@ -603,13 +678,27 @@ static PyGetSetDef array_getset[] = {
     {"size", array_get_size, NULL, "Number of (logical) elements.", NULL},
     {"nbytes", array_get_nbytes, NULL, "Bytes of data.", NULL},
     {"device", array_get_device, NULL, "The tack.Device the array belongs to.", NULL},
+    {"__array_interface__", ext_array_interface, NULL,
+     "NumPy's array interface (version 3) for arrays in host memory.", NULL},
+    {"__cuda_array_interface__", ext_cuda_array_interface, NULL,
+     "The CUDA array interface (version 3) for arrays in a CUDA device's memory.", NULL},
     {NULL, NULL, NULL, NULL, NULL}
 };
 
 static PyMethodDef array_methods[] = {
-    {"numpy", array_numpy, METH_NOARGS,
-     "numpy()\n--\n\nA NumPy array holding a copy of the data (for arrays of vectors\n"
-     "shape + (width,) of the component dtype)."},
+    {"numpy", ext_Array_numpy, METH_NOARGS,
+     "numpy()\n--\n\nThe data as a NumPy array (for arrays of vectors shape + (width,) of\n"
+     "the component dtype).  For an array in host memory (the CPU) a view\n"
+     "sharing its memory, keeping the array alive: writes through either are\n"
+     "seen by the other.  For an array in a device's memory (OpenCL, CUDA) a\n"
+     "copy read back from the device."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))ext_array_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "The array as a DLPack capsule (the Python array API's protocol): a\n"
+     "versioned one when max_version >= (1, 0), else a DLPack 0.8 one."},
+    {"__dlpack_device__", ext_array_dlpack_device, METH_NOARGS,
+     "__dlpack_device__()\n--\n\n(device type, index) in DLPack's codes: (1, 0) for the\n"
+     "CPU, (2, N) for CUDA device N, (4, N) for OpenCL device N."},
     {NULL, NULL, 0, NULL}
 };
 
@@ -618,8 +707,9 @@ PyTypeObject ext_ArrayType = {
     .tp_name = "tack.Array",
     .tp_basicsize = sizeof(ext_ArrayObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A C-contiguous array owned by Tack; made by tack.empty, tack.zeros\n"
-              "and tack.array.  np.asarray(arr) views it without a copy.",
+    .tp_doc = "A C-contiguous array; made by tack.empty, tack.zeros and tack.array,\n"
+              "or sharing another library's memory (tack.asarray, tack.from_dlpack).\n"
+              "np.asarray(arr) and np.from_dlpack(arr) view it without a copy.",
     .tp_dealloc = array_dealloc,
     .tp_repr = array_repr,
     .tp_as_sequence = &array_as_sequence,

@@ -17,6 +17,8 @@
  *   template.c @tack.device_class, class tokens and their retirement
  *   cache.c    the disk cache's administration (python -m tack cache ...)
  *   generate.c _generate: a variant's code as text (tack.cuda.compile)
+ *   interop.c  arrays shared with other libraries: DLPack, the array
+ *              interfaces (NumPy's, CUDA's), tack.asarray, tack.from_dlpack
  *
  * NumPy's C API table is shared by all files through PY_ARRAY_UNIQUE_SYMBOL;
  * only module.c imports it (every other file defines NO_IMPORT_ARRAY first).
@@ -118,7 +120,7 @@ PyObject *ext_get_default_device(PyObject *self, PyObject *unused);
  * numpy() see.  dtype is then the component type. */
 typedef struct {
     PyObject_HEAD
-    void *data;                          /* 64-byte aligned, owned */
+    void *data;                          /* 64-byte aligned, owned unless base */
     tack_dtype dtype;                    /* element, or vector component */
     int vec_width;                       /* 0: scalars; 2-4: vectors */
     int ndim;                            /* logical dimensions */
@@ -129,6 +131,9 @@ typedef struct {
     Py_ssize_t py_shape[TACK_MAX_NDIM];  /* for the buffer protocol */
     Py_ssize_t py_strides[TACK_MAX_NDIM];
     PyObject *device;                    /* tack.Device */
+    PyObject *base;    /* NULL: Tack owns data; else the object that keeps
+                          another library's memory alive (interop.c) */
+    int readonly;      /* the producer's memory may not be written */
     PyObject *weakreflist;
 } ext_ArrayObject;
 
@@ -146,6 +151,14 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs);
  * host buffer of a->nbytes, through the device for device memory.  -1 with
  * an exception set on failure. */
 int ext_Array_on_host(const ext_ArrayObject *a);
+/* An array over memory Tack does not own (C-contiguous, aligned: the
+ * caller checked): `data` is a host pointer or a device handle of
+ * `device`; shape is the logical shape (vectors: without the width).
+ * Holds a reference to base until it is deallocated. */
+ext_ArrayObject *ext_Array_wrap(PyObject *device, void *data, tack_dtype dtype, int vec_width,
+                                int ndim, const int64_t *shape, int readonly, PyObject *base);
+/* Array.numpy(): a view on the host, a copy of device memory. */
+PyObject *ext_Array_numpy(PyObject *self, PyObject *unused);
 int ext_Array_write(ext_ArrayObject *a, const void *src);
 int ext_Array_read(const ext_ArrayObject *a, void *dst);
 
@@ -232,6 +245,10 @@ typedef struct {
     Py_ssize_t max_elems;   /* largest array argument, in elements */
     ext_tmpl_block *blocks; /* template instances' structs, freed after */
     ext_ctx_home home;      /* resolver contexts of template methods */
+    /* What keeps other libraries' arrays (and their devices) alive during
+     * the launch: no allocation, so the protocols cost the launch little. */
+    PyObject *owners[2 * TACK_MAX_PARAMS];
+    int nowners;
 } ext_launch_state;
 
 void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern);
@@ -240,6 +257,65 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern);
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
+
+/* ---- interop.c ------------------------------------------------------- */
+
+/* An array another library produced, as one of the protocols describes it:
+ * DLPack (__dlpack__, or a capsule), __cuda_array_interface__ or
+ * __array_interface__. */
+typedef enum {
+    EXT_FOREIGN_DLPACK = 1,      /* a "dltensor" capsule (DLPack 0.x) */
+    EXT_FOREIGN_DLPACK_VERSIONED, /* "dltensor_versioned" (DLPack 1.x) */
+    EXT_FOREIGN_CUDA_INTERFACE,
+    EXT_FOREIGN_ARRAY_INTERFACE
+} ext_foreign_protocol;
+
+typedef struct {
+    ext_foreign_protocol protocol;
+    int device_type;   /* DLPack's codes: kDLCPU (host memory), kDLCUDA, ... */
+    int device_id;
+    uint64_t address;  /* first element (byte offsets applied) */
+    tack_dtype dtype;
+    int ndim;
+    int64_t shape[TACK_MAX_NDIM];
+    int64_t strides[TACK_MAX_NDIM]; /* bytes, always filled */
+    int strides_given; /* the producer gave strides (else C order) */
+    int readonly;
+    int has_stream;    /* __cuda_array_interface__: writes may be in flight */
+    int64_t stream;
+    PyObject *owner;   /* new reference: keeps the memory alive; for DLPack
+                          its release calls the producer's deleter */
+} ext_foreign;
+
+/* 1: obj speaks one of the protocols and *f describes it (f->owner set);
+ * 0: it speaks none (nothing set); -1: an exception is set. */
+int ext_foreign_parse(PyObject *obj, ext_foreign *f);
+/* Whether f's memory is host memory (the CPU reads it). */
+int ext_foreign_on_host(const ext_foreign *f);
+/* Whether f's memory is C-contiguous. */
+int ext_foreign_contiguous(const ext_foreign *f);
+/* The tack.Device for a foreign device (new reference), or NULL with
+ * RuntimeError naming the device when Tack has none such here; `who`
+ * starts the message ("tack.from_dlpack()"). */
+PyObject *ext_foreign_device(const ext_foreign *f, const char *who);
+/* Waits for f's producer when it said writes may be in flight. */
+int ext_foreign_sync(const ext_foreign *f, PyObject *device);
+/* What tack_arg.data holds for f's memory on device (a host pointer, or a
+ * wrapped device address); NULL with an exception. */
+void *ext_foreign_handle(const ext_foreign *f, PyObject *device);
+/* For tack.array(): an Array sharing obj's memory when obj is a DLPack or
+ * __cuda_array_interface__ producer; None (new reference) when it is
+ * neither; NULL on error. */
+PyObject *ext_share_foreign(PyObject *obj);
+
+PyObject *ext_asarray(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *ext_from_dlpack(PyObject *self, PyObject *obj);
+PyObject *ext_describe_foreign(PyObject *self, PyObject *obj);
+/* tack.Array's protocol members (getters and methods). */
+PyObject *ext_array_interface(PyObject *self, void *closure);
+PyObject *ext_cuda_array_interface(PyObject *self, void *closure);
+PyObject *ext_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *ext_array_dlpack_device(PyObject *self, PyObject *unused);
 
 /* ---- generate.c ------------------------------------------------------ */
 

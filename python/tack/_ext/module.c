@@ -115,6 +115,24 @@ static PyMethodDef module_methods[] = {
      "array(obj, dtype=None, device=None)\n--\n\n"
      "A new array holding a copy of obj (a NumPy array, buffer, list, ...).\n"
      "dtype defaults to obj's dtype; lists of Python floats become f32."},
+    {"asarray", (PyCFunction)(void (*)(void))ext_asarray, METH_VARARGS | METH_KEYWORDS,
+     "asarray(obj, dtype=None, device=None)\n--\n\n"
+     "obj as a tack.Array, sharing its memory whenever it can: a tack.Array,\n"
+     "a NumPy array, or any object with __dlpack__, __cuda_array_interface__,\n"
+     "__array_interface__ or the buffer protocol.  It copies only when dtype\n"
+     "or device asks for a change the memory cannot give, or when obj's host\n"
+     "memory is not C-contiguous.  device=None keeps the data where it is\n"
+     "(the CPU, or the CUDA device that holds it); lists and scalars become a\n"
+     "new array as with tack.array."},
+    {"from_dlpack", ext_from_dlpack, METH_O,
+     "from_dlpack(obj)\n--\n\n"
+     "A tack.Array sharing the memory of obj, an object with __dlpack__\n"
+     "(or a DLPack capsule), without a copy.  RuntimeError when the memory is\n"
+     "on a device Tack cannot use here; ValueError when it is not C-contiguous."},
+    {"_describe_foreign", ext_describe_foreign, METH_O,
+     "_describe_foreign(obj)\n--\n\n"
+     "What Tack reads from obj's DLPack tensor or array interface, as a dict\n"
+     "(for tests: no device is opened)."},
     {"copyto", (PyCFunction)(void (*)(void))ext_copyto, METH_VARARGS | METH_KEYWORDS,
      "copyto(dst, src)\n--\n\n"
      "Copies src into the tack.Array dst.  Shapes must match; dtypes convert\n"

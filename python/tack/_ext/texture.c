@@ -79,7 +79,13 @@ static PyObject *texture_data(ext_TextureObject *self, void *closure)
 static PyObject *texture_numpy(ext_TextureObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyObject_CallMethod(self->array, "numpy", NULL);
+    /* Array.numpy() views host memory; a texture's numpy() stays a copy. */
+    PyObject *v = ext_Array_numpy(self->array, NULL);
+    if (!v || !ext_Array_on_host((ext_ArrayObject *)self->array))
+        return v;
+    PyObject *c = PyArray_NewCopy((PyArrayObject *)v, NPY_CORDER);
+    Py_DECREF(v);
+    return c;
 }
 
 static PyObject *texture_repr(ext_TextureObject *self)

@@ -49,6 +49,23 @@ static tack_status range(backend *b, backend_code *c, const backend_call *call,
     return gpu_range_eval(c->f, call->slots, call->dims, out, err);
 }
 
+static tack_status synchronize(backend *b, tack_error *err) {
+    tack_status st = cuda_enter(b, err);
+    if (st) return st;
+    CUresult r = b->cu->CtxSynchronize();
+    return r == CUDA_SUCCESS ? TACK_OK
+                             : cuda_fail(b->cu, err, "synchronizing the device", "cuCtxSynchronize", r);
+}
+
+/* A handle is the CUdeviceptr itself, so another library's device pointer
+ * is one as it is. */
+static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
+                            tack_error *err) {
+    (void)b, (void)bytes, (void)err;
+    *handle = (void *)(uintptr_t)address;
+    return TACK_OK;
+}
+
 const backend_ops backend_cuda = {
     .name = "cuda",
     .open = cuda_open,
@@ -66,5 +83,6 @@ const backend_ops backend_cuda = {
     .mem_free = cuda_mem_free,
     .mem_write = cuda_mem_write,
     .mem_read = cuda_mem_read,
-    .synchronize = cuda_synchronize,
+    .synchronize = synchronize,
+    .mem_wrap = mem_wrap,
 };

@@ -110,8 +110,6 @@ tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *
                            tack_error *err);
 tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                           tack_error *err);
-/* Waits for everything queued on b's stream (backend_ops.synchronize). */
-tack_status cuda_synchronize(backend *b, tack_error *err);
 /* Makes b's context current on this thread; a driver failure as a status. */
 tack_status cuda_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's

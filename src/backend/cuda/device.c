@@ -210,14 +210,6 @@ void cuda_close(backend *b) {
     free(b);
 }
 
-tack_status cuda_synchronize(backend *b, tack_error *err) {
-    tack_status st = cuda_enter(b, err);
-    if (st) return st;
-    CUresult r = b->cu->StreamSynchronize(b->stream);
-    return r == CUDA_SUCCESS ? TACK_OK
-                             : cuda_fail(b->cu, err, b->description, "cuStreamSynchronize", r);
-}
-
 void cuda_caps(const backend *b, backend_caps *out) { *out = b->caps; }
 const char *cuda_describe(const backend *b) { return b->description; }
 const char *cuda_cache_target(const backend *b) { return b->target; }

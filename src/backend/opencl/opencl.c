@@ -50,6 +50,11 @@ static tack_status range(backend *b, backend_code *c, const backend_call *call,
     return gpu_range_eval(c->f, call->slots, call->dims, out, err);
 }
 
+static tack_status synchronize(backend *b, tack_error *err) {
+    cl_int e = b->cl->Finish(b->queue);
+    return e == CL_SUCCESS ? TACK_OK : opencl_fail(err, "synchronizing the device", "clFinish", e);
+}
+
 const backend_ops backend_opencl = {
     .name = "opencl",
     .open = opencl_open,
@@ -67,4 +72,5 @@ const backend_ops backend_opencl = {
     .mem_free = opencl_mem_free,
     .mem_write = opencl_mem_write,
     .mem_read = opencl_mem_read,
+    .synchronize = synchronize,
 };

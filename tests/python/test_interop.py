@@ -1,0 +1,650 @@
+"""Arrays shared with other libraries without copies: DLPack (both capsule
+kinds), __array_interface__, __cuda_array_interface__, tack.asarray,
+tack.from_dlpack, Array.numpy() views, and foreign objects passed to kernels
+directly.  CUDA producers are faked (a dict, or a DLPack capsule built here
+with ctypes) so their parsing is checked without a GPU."""
+import ctypes
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import tack
+from conftest import DTYPES, device_or_skip, random_values, tack_dtype
+
+VECTORS = {"vec2f": (np.float32, 2), "vec3f": (np.float32, 3), "vec4f": (np.float32, 4),
+           "vec2d": (np.float64, 2), "vec3d": (np.float64, 3), "vec4d": (np.float64, 4),
+           "vec2i": (np.int32, 2), "vec3i": (np.int32, 3), "vec4i": (np.int32, 4)}
+
+
+@tack.kernel
+def scale(x, out, a):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * a
+
+
+@tack.kernel
+def copy(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i]
+
+
+@tack.kernel
+def fill(out, v):
+    for i in range(out.shape[0]):
+        out[i] = v
+
+
+def cuda_available():
+    try:
+        tack.device("cuda")
+        return True
+    except (RuntimeError, ValueError):
+        return False
+
+
+def ptr(a):
+    """Address of a host array's first element, through the buffer protocol."""
+    return np.asarray(a).ctypes.data
+
+
+# ---- foreign producers, as small as the protocols allow ------------------
+
+class ArrayInterface:
+    """Exposes a NumPy array's memory through __array_interface__ only."""
+
+    def __init__(self, a, readonly=False, strides=None):
+        self._keep = a
+        self.__array_interface__ = {
+            "shape": a.shape, "typestr": a.dtype.str, "version": 3,
+            "data": (a.ctypes.data, readonly),
+            "strides": strides,
+        }
+
+
+class DLPackOnly:
+    """Exposes a NumPy array's memory through DLPack only."""
+
+    def __init__(self, a, legacy=False):
+        self._a = a
+        self._legacy = legacy
+        self.calls = []
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        if self._legacy and "max_version" in kwargs:
+            raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class FakeCuda:
+    """A CUDA producer: a __cuda_array_interface__ dict, no memory behind it."""
+
+    def __init__(self, **fields):
+        d = {"shape": (4,), "typestr": "<f4", "data": (0x7F0000001000, False),
+             "version": 3, "strides": None}
+        d.update(fields)
+        self.__cuda_array_interface__ = d
+
+
+# DLPack's structs, for capsules made here (the ABI, as the spec lays it out).
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", DELETER), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+
+KDL_CPU, KDL_CUDA, KDL_METAL = 1, 2, 8
+KDL_INT, KDL_UINT, KDL_FLOAT, KDL_BOOL = 0, 1, 2, 6
+
+
+class FakeDLPack:
+    """A DLPack producer whose tensor is built here: any device, address,
+    dtype, shape and strides; counts its deleter's calls."""
+
+    def __init__(self, device=(KDL_CUDA, 1), data=0x7F0000002000, shape=(3, 5),
+                 strides=None, dtype=(KDL_FLOAT, 32, 1), byte_offset=0, versioned=True,
+                 version=(1, 0), flags=0):
+        self.deleted = 0
+        self.versioned = versioned
+        self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * len(strides))(*strides)
+        self._deleter = DELETER(self._delete)
+        t = DLTensor(data=data, device=DLDevice(*device), ndim=len(shape),
+                     dtype=DLDataType(*dtype), shape=self._shape,
+                     strides=self._strides, byte_offset=byte_offset)
+        if versioned:
+            self.managed = DLManagedTensorVersioned(
+                version=DLPackVersion(*version), manager_ctx=None, deleter=self._deleter,
+                flags=flags, dl_tensor=t)
+        else:
+            self.managed = DLManagedTensor(dl_tensor=t, manager_ctx=None, deleter=self._deleter)
+        self._device = device
+
+    def _delete(self, p):
+        assert p == ctypes.addressof(self.managed)
+        self.deleted += 1
+
+    def capsule(self):
+        name = b"dltensor_versioned" if self.versioned else b"dltensor"
+        return _capsule_new(ctypes.addressof(self.managed), name, None)
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule()
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+# ---- tack.Array as a producer ---------------------------------------------
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_numpy_from_dlpack_shares_memory(name):
+    src = random_values(DTYPES[name], 33, seed=3)
+    a = tack.array(src, dtype=tack_dtype(name))
+    n = np.from_dlpack(a)
+    assert n.dtype == np.dtype(DTYPES[name]) and n.shape == (33,)
+    np.testing.assert_array_equal(n, src)
+    assert np.shares_memory(n, a.numpy())
+    n[5] = src[6]
+    assert a.numpy()[5] == src[6]
+    fill(a, 1)
+    assert n[0] == np.array(1).astype(DTYPES[name]) and n[32] == n[0]
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_array_interface_is_a_view(name):
+    a = tack.zeros((4, 3), dtype=tack_dtype(name))
+    ai = a.__array_interface__
+    assert ai["version"] == 3 and ai["strides"] is None and ai["shape"] == (4, 3)
+    assert np.dtype(ai["typestr"]) == np.dtype(DTYPES[name])
+    assert ai["typestr"] == np.dtype(DTYPES[name]).str
+    assert ai["data"] == (ptr(a), False)
+    n = np.asarray(ArrayInterface(np.asarray(a)))  # through the dict only
+    assert n.ctypes.data == ai["data"][0]
+    n[1, 2] = 1
+    assert a.numpy()[1, 2] == 1
+
+
+def test_numpy_method_views_host_memory_and_keeps_the_array():
+    a = tack.array(np.arange(6, dtype=np.int32))
+    alive = weakref.ref(a)
+    n = a.numpy()
+    assert n.base is a or np.shares_memory(n, np.asarray(a))
+    del a
+    gc.collect()
+    assert alive() is not None  # the view keeps it
+    np.testing.assert_array_equal(n, np.arange(6))
+    del n
+    gc.collect()
+    assert alive() is None
+
+
+def test_numpy_method_copies_device_memory():
+    dev = device_or_skip("opencl")
+    a = tack.array(np.arange(5, dtype=np.float32), device=dev)
+    n = a.numpy()
+    n[0] = 7
+    assert a.numpy()[0] == 0
+    assert not hasattr(a, "__array_interface__")
+    assert not hasattr(a, "__cuda_array_interface__")
+    assert a.__dlpack_device__()[0] == 4  # kDLOpenCL
+    with pytest.raises(BufferError, match="dl_device"):
+        a.__dlpack__()
+    host = np.from_dlpack(a, device="cpu")  # asks for a copy on the CPU
+    np.testing.assert_array_equal(host, np.arange(5))
+    host[1] = 9
+    assert a.numpy()[1] == 1
+
+
+@pytest.mark.parametrize("name", list(VECTORS))
+def test_vectors_export_with_their_components(name):
+    comp, width = VECTORS[name]
+    src = (np.arange(5 * width) - 3).reshape(5, width).astype(comp)
+    a = tack.array(src, dtype=getattr(tack, name))
+    n = np.from_dlpack(a)
+    assert n.shape == (5, width) and n.dtype == comp
+    np.testing.assert_array_equal(n, src)
+    assert np.shares_memory(n, np.asarray(a))
+    assert a.__array_interface__["shape"] == (5, width)
+    back = tack.asarray(src, dtype=getattr(tack, name))  # a view as vectors
+    assert back.shape == (5,) and back.dtype is getattr(tack, name)
+    assert ptr(back) == src.ctypes.data
+    comps = tack.asarray(a, dtype=tack_dtype({np.float32: "f32", np.float64: "f64",
+                                              np.int32: "i32"}[comp]))
+    assert comps.shape == (5, width) and ptr(comps) == ptr(a)
+
+
+def test_legacy_and_versioned_capsules():
+    a = tack.array(np.arange(4, dtype=np.float64))
+    legacy = a.__dlpack__()
+    assert _capsule_name(legacy) == b"dltensor"
+    versioned = a.__dlpack__(max_version=(1, 0))
+    assert _capsule_name(versioned) == b"dltensor_versioned"
+    assert _capsule_name(a.__dlpack__(max_version=(0, 8))) == b"dltensor"
+    for cap, kind in ((legacy, "dlpack"), (versioned, "dlpack_versioned")):
+        d = tack._tack._describe_foreign(cap)
+        assert d["protocol"] == kind
+        assert d["ptr"] == ptr(a) and d["shape"] == (4,) and d["strides"] == (8,)
+        assert d["dtype"] is tack.f64 and d["device_type"] == 1 and not d["readonly"]
+        assert _capsule_name(cap) == b"used_" + (b"dltensor" if kind == "dlpack"
+                                                 else b"dltensor_versioned")
+        with pytest.raises(ValueError, match="already consumed"):
+            tack.from_dlpack(cap)
+    assert a.__dlpack_device__() == (1, 0)
+
+
+def test_exported_capsule_lifetimes():
+    a = tack.array(np.arange(3, dtype=np.int16))
+    alive = weakref.ref(a)
+    cap = a.__dlpack__(max_version=(1, 0))
+    del a
+    gc.collect()
+    assert alive() is not None      # the capsule holds the array
+    del cap
+    gc.collect()
+    assert alive() is None          # never consumed: it freed itself
+
+    a = tack.array(np.arange(3, dtype=np.int16))
+    alive = weakref.ref(a)
+    n = np.from_dlpack(a)
+    del a
+    gc.collect()
+    assert alive() is not None      # the consumer holds it
+    np.testing.assert_array_equal(n, [0, 1, 2])
+    del n
+    gc.collect()
+    assert alive() is None          # the consumer's deleter let it go
+
+
+def test_dlpack_copy_and_device_requests():
+    a = tack.array(np.arange(4, dtype=np.float32))
+    c = np.from_dlpack(a, copy=True)
+    np.testing.assert_array_equal(c, [0, 1, 2, 3])
+    assert not np.shares_memory(c, np.asarray(a))
+    same = np.from_dlpack(a, copy=False, device="cpu")
+    assert np.shares_memory(same, np.asarray(a))
+    with pytest.raises(BufferError):
+        a.__dlpack__(dl_device=(KDL_CUDA, 0))
+    with pytest.raises(TypeError, match="max_version"):
+        a.__dlpack__(max_version=1)
+    with pytest.raises(TypeError):
+        a.__dlpack__(stream="now")
+
+
+def test_zero_d_and_empty_arrays():
+    z = tack.array(np.array(2.5, dtype=np.float32))
+    n = np.from_dlpack(z)
+    assert n.shape == () and n == 2.5 and np.shares_memory(n, np.asarray(z))
+    back = tack.from_dlpack(np.array(7, dtype=np.int64))
+    assert back.shape == () and back.numpy() == 7
+
+    e = tack.zeros((0, 3), dtype=tack.i32)
+    ne = np.from_dlpack(e)
+    assert ne.shape == (0, 3) and ne.dtype == np.int32
+    te = tack.from_dlpack(np.empty((0, 2), dtype=np.float64))
+    assert te.shape == (0, 2) and te.dtype is tack.f64 and te.numpy().size == 0
+    ai = tack.asarray(ArrayInterface(np.empty(0, dtype=np.uint8)))
+    assert ai.shape == (0,) and ai.dtype is tack.u8
+
+
+# ---- other libraries' arrays in Tack --------------------------------------
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_from_dlpack_numpy_shares_memory(name):
+    src = random_values(DTYPES[name], 21, seed=4)
+    t = tack.from_dlpack(src)
+    assert t.dtype == tack_dtype(name) and t.shape == (21,)
+    assert ptr(t) == src.ctypes.data
+    np.testing.assert_array_equal(t.numpy(), src)
+    fill(t, 0)
+    assert not src.any()
+    src[3] = 1
+    assert t.numpy()[3] == 1
+
+
+def test_from_dlpack_lifetime_and_deleter():
+    src = np.arange(10, dtype=np.float32)
+    t = tack.from_dlpack(src)
+    del src
+    gc.collect()
+    np.testing.assert_array_equal(t.numpy(), np.arange(10, dtype=np.float32))
+
+    buf = np.arange(6, dtype=np.int32)
+    prod = FakeDLPack(device=(KDL_CPU, 0), data=buf.ctypes.data, shape=(6,),
+                      dtype=(KDL_INT, 32, 1))
+    t = tack.from_dlpack(prod)
+    assert prod.deleted == 0
+    np.testing.assert_array_equal(t.numpy(), buf)
+    view = t.numpy()
+    del t
+    gc.collect()
+    assert prod.deleted == 0        # the NumPy view keeps the array
+    del view
+    gc.collect()
+    assert prod.deleted == 1        # exactly once, when the last user went
+
+
+def test_from_dlpack_refusals():
+    with pytest.raises(TypeError, match="__dlpack__"):
+        tack.from_dlpack([1, 2, 3])
+    strided = np.arange(10, dtype=np.float32)[::2]
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        tack.from_dlpack(strided)
+    newer = FakeDLPack(device=(KDL_CPU, 0), version=(2, 0))
+    cap = newer.capsule()
+    with pytest.raises(BufferError, match="version 2.0"):
+        tack.from_dlpack(cap)
+    assert _capsule_name(cap) == b"dltensor_versioned"  # left to its producer
+    assert newer.deleted == 0
+    for dtype in ((KDL_FLOAT, 16, 1), (KDL_FLOAT, 32, 4), (5, 64, 1)):
+        bad = FakeDLPack(device=(KDL_CPU, 0), dtype=dtype)
+        with pytest.raises(TypeError, match="not supported"):
+            tack.from_dlpack(bad)
+        assert bad.deleted == 1     # refused after taking it: given back at once
+    metal = FakeDLPack(device=(KDL_METAL, 0))
+    with pytest.raises(RuntimeError, match="Metal"):
+        tack.from_dlpack(metal)
+    assert metal.deleted == 1
+    deep = FakeDLPack(device=(KDL_CPU, 0), shape=(1, 1, 1, 1, 1))
+    with pytest.raises(ValueError, match="at most 4"):
+        tack.from_dlpack(deep)
+
+
+def test_read_only_memory_stays_read_only():
+    src = np.arange(8, dtype=np.float32)
+    src.flags.writeable = False
+    t = tack.from_dlpack(src)       # NumPy says read-only in a DLPack 1.0 flag
+    assert ptr(t) == src.ctypes.data
+    assert not t.numpy().flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        tack.copyto(t, np.zeros(8, np.float32))
+    with pytest.raises(ValueError, match="read-only"):
+        fill(t, 1.0)
+    assert memoryview(t).readonly
+    assert t.__array_interface__["data"][1] is True
+    out = np.zeros(8, np.float32)
+    scale(t, out, 2.0)              # reading is fine
+    np.testing.assert_array_equal(out, src * 2)
+    back = np.from_dlpack(t)        # versioned export carries the flag
+    assert not back.flags.writeable and np.shares_memory(back, src)
+    with pytest.raises(BufferError, match="read-only"):
+        t.__dlpack__()              # DLPack 0.x cannot say read-only
+    ro = tack.asarray(ArrayInterface(np.zeros(3, np.int8), readonly=True))
+    with pytest.raises(ValueError, match="read-only"):
+        fill(ro, 1)
+    flagged = FakeDLPack(device=(KDL_CPU, 0), data=np.zeros(15, np.float32).ctypes.data,
+                         flags=1)
+    assert tack._tack._describe_foreign(flagged)["readonly"] is True
+
+
+def test_asarray_shares_or_copies_only_when_asked():
+    a = tack.zeros((4,))
+    assert tack.asarray(a) is a
+    assert tack.asarray(a, dtype=tack.f32, device="cpu") is a
+    c = tack.asarray(a, dtype=tack.f64)
+    assert c.dtype is tack.f64 and ptr(c) != ptr(a)
+
+    n = np.arange(12, dtype=np.int64).reshape(3, 4)
+    t = tack.asarray(n)
+    assert t.dtype is tack.i64 and t.shape == (3, 4) and ptr(t) == n.ctypes.data
+    assert tack.asarray(n, dtype=tack.i64).shape == (3, 4)
+    f = tack.asarray(n, dtype=tack.f32)
+    np.testing.assert_array_equal(f.numpy(), n.astype(np.float32))
+    assert ptr(f) != n.ctypes.data
+
+    cols = tack.asarray(n[:, 1])    # not contiguous: a copy
+    np.testing.assert_array_equal(cols.numpy(), n[:, 1])
+    assert not np.shares_memory(cols.numpy(), n)
+
+    b = bytearray(np.arange(4, dtype=np.float32).tobytes())
+    mv = memoryview(b).cast("f")
+    tb = tack.asarray(mv)
+    assert tb.dtype is tack.f32 and ptr(tb) == np.frombuffer(b, np.float32).ctypes.data
+
+    lst = tack.asarray([1.5, 2.5])  # a new array, as tack.array makes it
+    assert lst.dtype is tack.f32
+    np.testing.assert_array_equal(lst.numpy(), [1.5, 2.5])
+
+    dl = tack.asarray(DLPackOnly(n))
+    assert ptr(dl) == n.ctypes.data
+
+    own = tack.device("cpu", num_threads=1)
+    other = tack.asarray(n, device=own)  # another host-memory device: same memory
+    assert other.device is own and ptr(other) == n.ctypes.data
+
+    with pytest.raises(TypeError, match="not supported"):
+        tack.asarray(np.zeros(3, np.float16))
+    np.testing.assert_array_equal(tack.asarray(np.arange(3, dtype=np.float16),
+                                               dtype=tack.f32).numpy(), [0, 1, 2])
+    half = memoryview(np.arange(3, dtype=np.float16))  # converted when asked
+    np.testing.assert_array_equal(tack.asarray(half, dtype=tack.f64).numpy(), [0, 1, 2])
+    s = tack.asarray(np.float64(2.5))  # NumPy scalars: a new 0-d array
+    assert s.shape == () and s.dtype is tack.f64 and s.numpy() == 2.5
+
+
+def test_asarray_to_a_device_copies():
+    dev = device_or_skip("opencl")
+    n = np.arange(6, dtype=np.float32)
+    d = tack.asarray(n, device=dev)
+    assert d.device is dev
+    np.testing.assert_array_equal(d.numpy(), n)
+    back = tack.asarray(d, device="cpu")
+    np.testing.assert_array_equal(back.numpy(), n)
+
+
+def test_array_copies_dlpack_only_producers():
+    n = np.arange(5, dtype=np.uint16)
+    p = DLPackOnly(n)
+    t = tack.array(p)
+    assert t.dtype is tack.u16
+    np.testing.assert_array_equal(t.numpy(), n)
+    assert not np.shares_memory(t.numpy(), n)
+
+
+def test_dlpack_producers_asked_by_the_standard():
+    n = np.arange(4, dtype=np.float32)
+    p = DLPackOnly(n)
+    tack.from_dlpack(p)
+    assert p.calls[0].get("max_version") == (1, 0)
+    assert "stream" not in p.calls[0]            # host memory: no stream
+    old = DLPackOnly(n, legacy=True)           # a producer before DLPack 1.0
+    t = tack.from_dlpack(old)
+    assert len(old.calls) == 2 and "max_version" not in old.calls[1]
+    assert ptr(t) == n.ctypes.data
+    assert tack._tack._describe_foreign(old)["protocol"] == "dlpack"
+
+
+# ---- kernels take foreign objects directly --------------------------------
+
+def test_kernels_take_foreign_objects():
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    scale(ArrayInterface(x), ArrayInterface(out), 2.0)
+    np.testing.assert_array_equal(out, x * 2)
+    scale(DLPackOnly(x), DLPackOnly(out), 3.0)
+    np.testing.assert_array_equal(out, x * 3)
+    cap = x.__dlpack__()
+    scale(cap, out, 4.0)
+    np.testing.assert_array_equal(out, x * 4)
+    with pytest.raises(ValueError, match="already consumed"):
+        scale(cap, out, 5.0)
+
+    # The producer's tensor is given back after the launch.
+    prod = FakeDLPack(device=(KDL_CPU, 0), data=out.ctypes.data, shape=(16,))
+    scale(x, prod, 5.0)
+    assert prod.deleted == 1
+    np.testing.assert_array_equal(out, x * 5)
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_kernels_take_foreign_objects_of_every_dtype(name):
+    x = random_values(DTYPES[name], 9, seed=5)
+    out = np.zeros(9, DTYPES[name])
+    copy(DLPackOnly(x), ArrayInterface(out))
+    np.testing.assert_array_equal(out, x)
+
+
+def test_kernel_foreign_refusals_name_the_parameter():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    with pytest.raises(ValueError, match="parameter 'out'.*read-only|'out'.*read-only"):
+        scale(x, ArrayInterface(out, readonly=True), 2.0)
+    assert not out.any()
+    with pytest.raises(TypeError, match="parameter 'x'.*not supported"):
+        scale(ArrayInterface(np.zeros(8, np.float16)), out, 2.0)
+    # Strides are carried as given: a strided producer meets the kernel's
+    # layout rule (until strided kernels land, "not C-contiguous").
+    strided = ArrayInterface(np.arange(16, dtype=np.float32), strides=(8,))
+    strided.__array_interface__["shape"] = (8,)
+    try:
+        scale(strided, out, 1.0)
+    except ValueError as e:
+        assert "contiguous" in str(e) and "'x'" in str(e)
+    else:
+        np.testing.assert_array_equal(out, np.arange(0, 16, 2, dtype=np.float32))
+    d = tack._tack._describe_foreign(strided)
+    assert d["strides"] == (8,) and d["strides_given"] and not d["contiguous"]
+
+
+def test_torch_cpu_tensors():
+    torch = pytest.importorskip("torch")
+    x = torch.arange(12, dtype=torch.float32)
+    out = torch.zeros(12, dtype=torch.float32)
+    scale(x, out, 2.0)
+    assert torch.equal(out, x * 2)
+    t = tack.from_dlpack(x)
+    assert ptr(t) == x.data_ptr()
+    back = torch.from_dlpack(tack.array(np.arange(3, dtype=np.int64)))
+    assert back.tolist() == [0, 1, 2]
+
+
+# ---- CUDA producers, parsed without a GPU ---------------------------------
+
+def test_cuda_array_interface_parsing():
+    d = tack._tack._describe_foreign(FakeCuda())
+    assert d == {"protocol": "cuda_array_interface", "device_type": KDL_CUDA,
+                 "device_id": None, "ptr": 0x7F0000001000, "shape": (4,), "strides": (4,),
+                 "dtype": tack.f32, "readonly": False, "strides_given": False,
+                 "contiguous": True, "stream": None}
+    d = tack._tack._describe_foreign(FakeCuda(
+        shape=(2, 3), typestr="<i8", data=(0x1000, True), strides=(48, 16), stream=7))
+    assert d["shape"] == (2, 3) and d["strides"] == (48, 16) and d["dtype"] is tack.i64
+    assert d["readonly"] is True and d["stream"] == 7 and not d["contiguous"]
+    for typestr, dt in (("|b1", tack.bool_), ("|u1", tack.u8), ("|i1", tack.i8),
+                        ("<u4", tack.u32), ("<f8", tack.f64)):
+        assert tack._tack._describe_foreign(FakeCuda(typestr=typestr))["dtype"] is dt
+    empty = tack._tack._describe_foreign(FakeCuda(shape=(0,), data=(0, False)))
+    assert empty["ptr"] == 0 and empty["shape"] == (0,)
+
+
+@pytest.mark.parametrize("fields, exc, words", [
+    ({"stream": 0}, ValueError, "stream 0"),
+    ({"mask": object()}, ValueError, "masked"),
+    ({"typestr": "<f2"}, TypeError, "not supported"),
+    ({"typestr": ">f4"}, TypeError, "byte order"),
+    ({"typestr": 4}, TypeError, "typestr"),
+    ({"data": 12}, TypeError, "'data'"),
+    ({"data": (0, False)}, ValueError, "NULL"),
+    ({"shape": (1, 1, 1, 1, 1)}, ValueError, "at most 4"),
+    ({"shape": (2, -1)}, ValueError, "negative"),
+    ({"shape": ("a",)}, TypeError, "'shape'"),
+    ({"strides": (4, 4)}, ValueError, "2 strides for 1"),
+])
+def test_cuda_array_interface_refusals(fields, exc, words):
+    with pytest.raises(exc, match=words):
+        tack._tack._describe_foreign(FakeCuda(**fields))
+
+
+def test_cuda_array_interface_not_a_dict():
+    class Bad:
+        __cuda_array_interface__ = [1, 2]
+    with pytest.raises(TypeError, match="not a dict"):
+        tack._tack._describe_foreign(Bad())
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_cuda_dlpack_capsule_parsing(versioned):
+    p = FakeDLPack(device=(KDL_CUDA, 1), data=0x7F0000002000, shape=(3, 5),
+                   strides=(10, 2), dtype=(KDL_FLOAT, 64, 1), byte_offset=256,
+                   versioned=versioned, flags=1)
+    d = tack._tack._describe_foreign(p)
+    assert d["protocol"] == ("dlpack_versioned" if versioned else "dlpack")
+    assert (d["device_type"], d["device_id"]) == (KDL_CUDA, 1)
+    assert d["ptr"] == 0x7F0000002000 + 256
+    assert d["shape"] == (3, 5) and d["strides"] == (80, 16)  # elements -> bytes
+    assert d["dtype"] is tack.f64 and d["strides_given"] and not d["contiguous"]
+    assert d["readonly"] is versioned  # only DLPack 1.0 has the flag
+    assert p.deleted == 1
+    bools = FakeDLPack(dtype=(KDL_BOOL, 8, 1), versioned=versioned)
+    assert tack._tack._describe_foreign(bools)["dtype"] is tack.bool_
+    assert bools.deleted == 1
+
+
+def test_cuda_producers_without_a_cuda_device():
+    if cuda_available():
+        pytest.skip("a CUDA device is present: the refusal is for machines without one")
+    for make in (lambda: FakeCuda(), lambda: FakeDLPack(device=(KDL_CUDA, 0))):
+        with pytest.raises(RuntimeError, match="CUDA"):
+            tack.asarray(make())
+        with pytest.raises(RuntimeError, match="CUDA"):
+            tack.array(make())
+        out = np.zeros(4, np.float32)
+        with pytest.raises(RuntimeError, match="parameter 'x'.*CUDA"):
+            scale(make(), out, 1.0)
+    p = FakeDLPack(device=(KDL_CUDA, 0))
+    with pytest.raises(RuntimeError, match="cuda:0"):
+        tack.from_dlpack(p)
+    assert p.deleted == 1
+
+
+def test_cuda_arrays_export_both_protocols():
+    if not cuda_available():
+        pytest.skip("no CUDA device here")
+    dev = tack.device("cuda")
+    a = tack.array(np.arange(6, dtype=np.float32), device=dev)
+    cai = a.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["stream"] is None and cai["shape"] == (6,)
+    assert a.__dlpack_device__()[0] == KDL_CUDA
+    shared = tack.asarray(FakeCuda(shape=(6,), data=cai["data"]))
+    assert shared.device is dev
+    np.testing.assert_array_equal(shared.numpy(), np.arange(6))
+    fill(shared, 3.0)
+    np.testing.assert_array_equal(a.numpy(), np.full(6, 3.0))
+    again = tack.from_dlpack(a)
+    np.testing.assert_array_equal(again.numpy(), np.full(6, 3.0))
