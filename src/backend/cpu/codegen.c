@@ -843,7 +843,13 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
                 LLVMAddAttributeAtIndex(fn, i + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
     }
     g->fn = fn;
-    for (int i = 0; i < n; i++) g->params[i] = LLVMGetParam(fn, i);
+    for (int i = 0; i < n; i++) {
+        g->params[i] = LLVMGetParam(fn, i);
+        /* The kernel's own names, for people reading the IR (inspect_llvm);
+         * value names do not reach the object code. */
+        if (f->params[i].name)
+            LLVMSetValueName2(g->params[i], f->params[i].name, strlen(f->params[i].name));
+    }
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     alloc_locals(g);
     /* Constant start and step (the common range(n)) are used directly so
