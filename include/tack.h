@@ -89,6 +89,17 @@ void tack_device_free(tack_device *dev); /* ignores shared devices */
 /* The canonical spec: "cpu", "opencl:0". */
 const char *tack_device_name(const tack_device *dev);
 int tack_device_num_threads(const tack_device *dev); /* compute units off the CPU */
+/* Changes a CPU device's thread count (1 to 256, counting the launching
+ * thread) in place: its compiled variants stay.  A launch running on
+ * another thread finishes first; launches after it use the new count.
+ * TACK_ERR_VALUE for a count out of range or a device without a thread
+ * pool.  The shared "cpu" device starts with TACK_NUM_THREADS threads when
+ * that is set (one per core otherwise). */
+tack_status tack_device_set_num_threads(tack_device *dev, int num_threads, tack_error *err);
+/* What the device's compiled code is for, e.g. the CPU's LLVM target
+ * "x86_64-pc-linux-gnu:znver3:+avx2,..." (triple:cpu:features), or a GPU
+ * device's name, driver and options; NULL when the backend names none. */
+const char *tack_device_target(const tack_device *dev);
 /* The device in words: its name, platform and driver. */
 const char *tack_device_description(const tack_device *dev);
 /* 1 when the device runs on host memory (NumPy arrays and plain pointers
@@ -333,6 +344,25 @@ tack_status tack_kernel_generate(tack_kernel *k, const char *target, const tack_
 
 /* ---- introspection ---------------------------------------------------- */
 
+/* What tack_kernel_inspect shows of a variant. */
+typedef enum tack_inspect_kind {
+    TACK_INSPECT_IR = 0, /* Tack's typed IR after the passes (any device) */
+    TACK_INSPECT_LLVM,   /* CPU: the optimized LLVM IR; OpenCL: the OpenCL C
+                            the driver builds; CUDA: the CUDA C NVRTC compiles */
+    TACK_INSPECT_ASM     /* CPU: the native assembly; CUDA: the PTX for the
+                            device's architecture; OpenCL: none
+                            (TACK_ERR_VALUE: drivers give no text form) */
+} tack_inspect_kind;
+
+/* The code of the variant `args` select on `dev`, as text: the same
+ * classification as tack_kernel_launch, and the variant is compiled (and
+ * kept) when it does not exist yet, but nothing runs.  The text is made
+ * again from the variant's post-pass IR by the same code generator, so it
+ * is the code the variant runs.  On success *text is a NUL-terminated
+ * string the caller frees with free(). */
+tack_status tack_kernel_inspect(tack_kernel *k, tack_device *dev, tack_inspect_kind kind,
+                                const tack_arg *args, int nargs, char **text, tack_error *err);
+
 /* One parameter of a variant key: (type, is_array, is_texture, texture_shape). */
 typedef struct tack_param_sig {
     tack_dtype type;
@@ -414,6 +444,7 @@ void tack_set_debug(int on);
 int tack_get_debug(void);
 
 const char *tack_version(void);
+const char *tack_llvm_version(void); /* "14.0.6": the LLVM this build links */
 
 #ifdef __cplusplus
 }

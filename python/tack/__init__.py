@@ -16,7 +16,7 @@ from ._tack import (  # noqa: F401
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, asarray, copyto, empty, from_dlpack, zeros,
-    device, get_default_device, set_default_device,
+    device, get_default_device, set_default_device, get_num_threads, set_num_threads,
     constant, device_class, func, stats, get_debug, set_debug,
     __version__,
 )
@@ -46,7 +46,7 @@ __all__ = [
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16",
     "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
-    "device", "get_default_device", "set_default_device",
+    "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
     "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",
     "get_debug", "set_debug",
 ]

@@ -1,7 +1,10 @@
-"""``python -m tack cache info|list|clear|prune|verify|bundle``: the disk
-cache from the command line.  The work is done in C (tack._tack._cache_*);
-this only parses arguments and prints."""
+"""``python -m tack info``: versions, the CPU target, devices, the cache and
+the settings in force (like ``numba -s``); ``python -m tack cache
+info|list|clear|prune|verify|bundle``: the disk cache from the command line.
+The work is done in C (tack._tack); this only parses arguments and prints."""
 import argparse
+import os
+import platform
 import sys
 
 from . import _tack
@@ -69,9 +72,90 @@ def _bundle(args):
           % (r["entries"], "y" if r["entries"] == 1 else "ies", _size(r["bytes"]), r["dir"]))
 
 
+# The environment variables Tack reads, with what applies when unset.
+SETTINGS = [
+    ("TACK_DEBUG", "0: plain kernels; 1: bounds-checked (tack.set_debug)"),
+    ("TACK_CACHE", "write: the disk cache is read and written"),
+    ("TACK_CACHE_DIR", "$XDG_CACHE_HOME/tack or ~/.cache/tack"),
+    ("TACK_CACHE_SIZE", "1G"),
+    ("TACK_NUM_THREADS", "one thread per core (tack.set_num_threads)"),
+    ("TACK_LOG", "compile messages go to the 'tack' logger only; compile: also stderr"),
+    ("TACK_NVRTC", "libnvrtc from $CUDA_PATH, $CUDA_HOME, /usr/local/cuda or the loader path"),
+]
+
+
+def _devices():
+    """(name, description or None, why not) for the CPU, each OpenCL device
+    and CUDA's first device."""
+    found = []
+    for backend in ("cpu", "opencl", "cuda"):
+        for index in range(64):
+            spec = backend if backend == "cpu" else "%s:%d" % (backend, index)
+            try:
+                dev = _tack.device(spec)
+            except (RuntimeError, ValueError) as e:
+                if index == 0:
+                    found.append((backend, None, str(e)))
+                break
+            found.append((dev.name, dev.description, None))
+            if backend == "cpu":
+                break
+    return found
+
+
+def _system_info(args):
+    build = _tack._build_info()
+    print("tack:            %s" % build["version"])
+    print("llvm:            %s" % build["llvm_version"])
+    print("python:          %s (%s)" % (platform.python_version(), sys.executable))
+    try:
+        import numpy
+        print("numpy:           %s" % numpy.__version__)
+    except ImportError as e:  # pragma: no cover - numpy is a requirement
+        print("numpy:           not importable (%s)" % e)
+    devices = _devices()
+    target = None
+    try:
+        target = _tack.device("cpu").target
+    except (RuntimeError, ValueError):
+        pass
+    if target:
+        triple, cpu, features = target.split(":", 2)
+        enabled = [f[1:] for f in features.split(",") if f.startswith("+")]
+        print("cpu target:      %s" % triple)
+        print("cpu name:        %s" % cpu)
+        print("cpu features:    %s" % " ".join(enabled))
+    print("devices:")
+    for name, description, why in devices:
+        if description is not None:
+            print("  %s: %s" % (name, description))
+        else:
+            print("  %s: not available (%s)" % (name, why))
+    try:
+        c = _tack._cache_info()
+        print("cache directory: %s" % c["dir"])
+        print("cache size:      %d entries (%s) for this build; %d (%s) in all, limit %s"
+              % (c["entries"], _size(c["bytes"]), c["all_entries"], _size(c["all_bytes"]),
+                 _size(c["size_limit"])))
+        print("cache mode:      %s" % c["mode"])
+    except (OSError, RuntimeError) as e:
+        print("cache directory: unavailable (%s)" % e)
+    print("settings:")
+    for name, default in SETTINGS:
+        value = os.environ.get(name)
+        if value is None:
+            print("  %s (unset: %s)" % (name, default))
+        else:
+            print("  %s=%s" % (name, value))
+    print("debug mode:      %s" % ("on" if _tack.get_debug() else "off"))
+    print("num threads:     %d" % _tack.get_num_threads())
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tack")
     sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="versions, CPU target, devices, cache and settings"
+                   ).set_defaults(fn=_system_info)
     cache = sub.add_parser("cache", help="the disk cache of compiled kernels")
     act = cache.add_subparsers(dest="action", required=True)
     act.add_parser("info", help="directory, fingerprint, sizes and counts").set_defaults(fn=_info)

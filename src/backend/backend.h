@@ -114,6 +114,18 @@ typedef struct backend_ops {
     /* Runs the call to completion. */
     tack_status (*launch)(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err);
+    /* Resizes the device's thread pool in place, keeping its compiled
+     * code (tack_device_set_num_threads); n is 1..CPU maximum.  Safe while
+     * another thread launches: it waits for that launch.  NULL for a
+     * backend without a pool. */
+    tack_status (*set_num_threads)(backend *b, int n, tack_error *err);
+    /* The code `build` makes from f, as text for people (tack_kernel_inspect):
+     * TACK_INSPECT_LLVM is the CPU's optimized LLVM IR or a GPU backend's
+     * source (OpenCL C, CUDA C); TACK_INSPECT_ASM the CPU's assembly or
+     * CUDA's PTX.  TACK_ERR_VALUE for a kind the backend has no text for;
+     * NULL: none at all.  `symbol_base` as for build; *text is malloc'd. */
+    tack_status (*inspect)(backend *b, const ir_func *f, const char *symbol_base,
+                           tack_inspect_kind kind, char **text, tack_error *err);
     /* Device memory: handles are what slots carry. */
     tack_status (*mem_alloc)(backend *b, size_t bytes, void **handle, tack_error *err);
     void (*mem_free)(backend *b, void *handle);

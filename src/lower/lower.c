@@ -399,8 +399,18 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
     int p = array_param_of(L, arr);
     if (p < 0) {
         if (L->failed) return NULL;
-        if (arr->kind == EX_NAME && local_index(L, arr->name) >= 0)
+        if (arr->kind == EX_NAME && local_index(L, arr->name) >= 0) {
             ERR(L, at->line, at->col, "'%s' is a local scalar and cannot be indexed", arr->name);
+            return NULL;
+        }
+        /* A name bound nowhere in the kernel is looked up outside it, so
+         * a typo or a missing parameter reads as Python would say it. */
+        tack_name outside;
+        if (arr->kind == EX_NAME && !is_bound(L, arr->name) && resolve(L, arr, &outside))
+            return NULL; /* "name 'y' is not defined", or what it is instead */
+        if (arr->kind == EX_NAME && !is_bound(L, arr->name))
+            ERR(L, at->line, at->col, "'%s' is not an array parameter of the kernel: only array "
+                "parameters can be indexed; pass '%s' as an argument", arr->name, arr->name);
         else
             ERR(L, at->line, at->col, "only array parameters can be indexed");
         return NULL;
@@ -1099,6 +1109,18 @@ static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **st
     return 0;
 }
 
+/* `return` in a kernel (not in a device function): kernels have no result;
+ * say where results go instead. */
+static int lower_kernel_return_error(lowerer *L, const stmt *s) {
+    if (s->value)
+        ERR(L, s->line, s->col, "kernels return nothing: write the result into an output array "
+            "passed as an argument (out[i] = value) instead of returning it");
+    else
+        ERR(L, s->line, s->col, "'return' is not allowed in a kernel: kernels return nothing; "
+            "to skip the rest of an iteration, put it under an 'if'");
+    return -1;
+}
+
 static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     switch (s->kind) {
     case ST_EXPR: {
@@ -1160,8 +1182,7 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
         return 0;
     case ST_RETURN:
         if (L->sc->inline_id >= 0) return lower_return(L, b, s);
-        ERR(L, s->line, s->col, "'return' is not allowed in a kernel");
-        return -1;
+        return lower_kernel_return_error(L, s);
     }
     ERR(L, s->line, s->col, "unsupported statement");
     return -1;
@@ -1284,7 +1305,13 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
             goto fail;
     }
     if (template_params(&L, &kernel_scope)) goto fail;
-    /* The body is one `for ... in range(...)`: the parallel launch. */
+    /* The body is one `for ... in range(...)`: the parallel launch.  A
+     * `return` beside it gets the message that says what to do instead. */
+    for (int i = 0; i < d->nbody; i++)
+        if (d->body[i]->kind == ST_RETURN) {
+            lower_kernel_return_error(&L, d->body[i]);
+            goto fail;
+        }
     if (d->nbody != 1 || d->body[0]->kind != ST_FOR) {
         const stmt *at = d->nbody ? d->body[d->nbody > 1 && d->body[0]->kind == ST_FOR ? 1 : 0]
                                   : NULL;

@@ -46,11 +46,32 @@ static tack_status parse_spec(const char *spec, const backend_ops **ops, int *in
     return TACK_OK;
 }
 
+#define MAX_THREADS 256
+
+/* TACK_NUM_THREADS for the shared device of a backend with a thread pool:
+ * 0 when unset (one per core), -1 with err filled when it is not a count. */
+static int threads_from_env(const char *spec, tack_error *err) {
+    const char *env = getenv("TACK_NUM_THREADS");
+    if (!env || !env[0]) return 0;
+    char *end;
+    long n = strtol(env, &end, 10);
+    while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+    if (end == env || *end || n < 1 || n > MAX_THREADS) {
+        runtime_error(err, TACK_ERR_VALUE,
+                      "TACK_NUM_THREADS must be a number of threads from 1 to %d, got '%.40s' "
+                      "(device '%s')", MAX_THREADS, env, spec);
+        return -1;
+    }
+    return (int)n;
+}
+
 static tack_device *make_device(const char *spec, int num_threads, int is_shared, tack_error *err) {
     const backend_ops *ops;
     int index;
     char canon[32];
     if (parse_spec(spec, &ops, &index, canon, sizeof canon, err)) return NULL;
+    if (is_shared && ops->set_num_threads && (num_threads = threads_from_env(canon, err)) < 0)
+        return NULL;
     tack_device *d = calloc(1, sizeof *d);
     if (!d) {
         runtime_error(err, TACK_ERR_NOMEM, "out of memory creating device '%s'", spec);
@@ -62,6 +83,7 @@ static tack_device *make_device(const char *spec, int num_threads, int is_shared
     }
     d->ops = ops;
     ops->caps(d->b, &d->caps);
+    atomic_store(&d->num_threads, d->caps.compute_units);
     snprintf(d->name, sizeof d->name, "%s", canon);
     d->shared = is_shared;
     return d;
@@ -93,9 +115,9 @@ tack_device *tack_device_get(const char *spec, tack_error *err) {
 tack_device *tack_device_create(const char *spec, int num_threads, tack_error *err) {
     ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
-    if (num_threads > 256) {
-        runtime_error(err, TACK_ERR_VALUE, "num_threads must be at most 256 (0: one per core), got %d",
-                      num_threads);
+    if (num_threads > MAX_THREADS) {
+        runtime_error(err, TACK_ERR_VALUE, "num_threads must be at most %d (0: one per core), got %d",
+                      MAX_THREADS, num_threads);
         return NULL;
     }
     return make_device(spec, num_threads, 0, err);
@@ -109,7 +131,34 @@ void tack_device_free(tack_device *d) {
 }
 
 const char *tack_device_name(const tack_device *d) { return d->name; }
-int tack_device_num_threads(const tack_device *d) { return d->caps.compute_units; }
+int tack_device_num_threads(const tack_device *d) {
+    return atomic_load(&((tack_device *)d)->num_threads);
+}
+
+tack_status tack_device_set_num_threads(tack_device *d, int num_threads, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (!d) return runtime_error(err, TACK_ERR_VALUE, "tack_device_set_num_threads: NULL device");
+    if (!d->ops->set_num_threads)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "device '%s' has no thread pool: the number of threads applies to "
+                             "the CPU", d->name);
+    if (num_threads < 1 || num_threads > MAX_THREADS)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "device '%s': the number of threads must be from 1 to %d, got %d",
+                             d->name, MAX_THREADS, num_threads);
+    /* The backend waits for a running launch; variants are untouched (they
+     * hang off the kernels, keyed by this device, which stays). */
+    tack_status st = d->ops->set_num_threads(d->b, num_threads, err);
+    backend_caps caps;
+    d->ops->caps(d->b, &caps);
+    atomic_store(&d->num_threads, caps.compute_units);
+    return st;
+}
+
+const char *tack_device_target(const tack_device *d) {
+    return d ? d->ops->cache_target(d->b) : NULL;
+}
 const char *tack_device_description(const tack_device *d) { return d->ops->describe(d->b); }
 int tack_device_host_memory(const tack_device *d) { return d->caps.host_memory; }
 int tack_device_hardware_texture_filtering(const tack_device *d) {

@@ -84,13 +84,10 @@ static tack_status run_debug_staged(const tack_kernel *k, const ir_template *t, 
     return st;
 }
 
-/* Classifies a call and finds (or compiles) its variant, for the launch's
- * debug mode (read once by the caller).  Debug mode's hidden arrays point
- * at `errors` and `extents`. */
-static tack_status resolve_call(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                                int debug_mode, template_key *tkey, ir_template **tp,
-                                call_info *info, variant **vp, int64_t *errors, int64_t *extents,
-                                tack_error *err) {
+/* runtime.h: classifies a call and finds (or compiles) its variant. */
+tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                           int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                           variant **vp, int64_t *errors, int64_t *extents, tack_error *err) {
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
     if (template_key_of(k, args, nargs, debug_mode, tkey, err)) return err->status;
@@ -155,7 +152,7 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     }
     template_key tkey;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    if (resolve_call(k, dev, args, nargs, debug, &tkey, &t, &info, &v, errors, extents, err))
+    if (launch_resolve(k, dev, args, nargs, debug, &tkey, &t, &info, &v, errors, extents, err))
         return err->status;
     if (fast) fast_remember(k, dev, &sig, info.key.disjoint, t, v, epoch);
     if (t->ir->debug_errors >= 0 && !dev->caps.host_memory) {
@@ -214,7 +211,7 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
     }
     call_info info;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    if (resolve_call(k, dev, args, nargs, tack_get_debug(), &l->tkey, &l->t, &info, &l->v, errors,
+    if (launch_resolve(k, dev, args, nargs, tack_get_debug(), &l->tkey, &l->t, &info, &l->v, errors,
                      extents, err)) {
         free(l);
         return NULL;

@@ -9,6 +9,7 @@
  *   launch.c   tack_kernel_launch: key -> variant -> range -> thread pool
  *   launch_check.c  the launch's bounds checks, once per dispatch
  *   generate.c tack_kernel_generate: a call's variant as text for a target
+ *   inspect.c  tack_kernel_inspect: a device's variant as text (IR, LLVM, asm)
  *   api.c      small public helpers (dtypes, argument builders, stats)
  */
 #ifndef TACK_RUNTIME_H
@@ -149,6 +150,7 @@ struct tack_device {
     const backend_ops *ops;
     backend *b;
     backend_caps caps;
+    atomic_int num_threads; /* caps.compute_units, as set_num_threads changed it */
 };
 
 /* A call's arguments, checked and classified.  Template arguments are
@@ -243,6 +245,10 @@ void variant_free(variant *v); /* its code too */
 tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir_func **out,
                                  tack_error *err);
 void variant_free_all(kernel_slot *s);
+/* The base of the symbols variant_compile names a call's code with (32
+ * hex digits of the digest of its full key); -1 when out of memory. */
+int variant_symbol_base(const tack_kernel *k, const ir_template *t, const call_info *info,
+                        const tack_device *dev, char out[65]);
 
 /* fastpath.c: the dispatch fast path.  A call's signature (read straight
  * off its arguments) names its variant key, so a call whose signature was
@@ -267,6 +273,14 @@ variant *fast_variant(const tack_kernel *k, const tack_device *dev, const fast_s
 void fast_remember(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint,
                    ir_template *t, variant *v, uint64_t epoch);
 void fast_invalidate(void);
+
+/* launch.c: classifies a call and finds (or compiles) its variant, for
+ * the launch's debug mode (read once by the caller).  Debug mode's hidden
+ * arrays point at `errors` (DEBUG_ERR_LEN) and `extents` (MAX_ARGS *
+ * TACK_MAX_NDIM).  The caller is counted as a reader of k. */
+tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                           int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                           variant **vp, int64_t *errors, int64_t *extents, tack_error *err);
 
 /* launch_check.c: the launch's bounds checks for n > 0 outer iterations
  * over `range` (the range function's output).  launch_check_quick is the

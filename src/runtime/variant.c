@@ -135,6 +135,17 @@ static void full_key(const tack_kernel *k, const ir_template *t, const call_info
     ser_put_str(w, target ? target : "");
 }
 
+int variant_symbol_base(const tack_kernel *k, const ir_template *t, const call_info *info,
+                        const tack_device *dev, char out[65]) {
+    ser_writer key = {0};
+    full_key(k, t, info, dev, &key);
+    int failed = key.failed;
+    if (!failed) sha256_hex(key.data, key.len, out);
+    out[32] = 0;
+    ser_writer_free(&key);
+    return failed ? -1 : 0;
+}
+
 #define PAYLOAD_VERSION 2
 
 /* A disk entry: the backend's artifact, then the post-pass IR it was built

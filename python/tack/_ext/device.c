@@ -159,6 +159,71 @@ PyObject *ext_get_default_device(PyObject *self, PyObject *unused)
     return d ? Py_NewRef(d) : NULL;
 }
 
+/* The shared CPU device: what tack.set_num_threads changes (NumPy-array
+ * calls run on it by default).  New reference. */
+static PyObject *cpu_device(void)
+{
+    PyObject *spec = PyUnicode_FromString("cpu");
+    if (!spec)
+        return NULL;
+    PyObject *d = device_shared(spec);
+    Py_DECREF(spec);
+    return d;
+}
+
+#define EXT_MAX_THREADS 256
+
+PyObject *ext_set_num_threads(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (PyBool_Check(arg) || !PyIndex_Check(arg)) {
+        PyErr_Format(PyExc_TypeError,
+                     "tack.set_num_threads() takes an int (a number of threads), not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    PyObject *index = PyNumber_Index(arg);
+    if (!index)
+        return NULL;
+    int overflow = 0;
+    long n = PyLong_AsLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow || n < 1 || n > EXT_MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError,
+                     "tack.set_num_threads(): the number of threads must be from 1 to %d, not %S",
+                     EXT_MAX_THREADS, arg);
+        return NULL;
+    }
+    PyObject *dev = cpu_device();
+    if (!dev)
+        return NULL;
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    tack_status st;
+    /* The resize waits for a launch running on another thread (which may
+     * have let go of the GIL): wait without holding it. */
+    Py_BEGIN_ALLOW_THREADS
+    st = tack_device_set_num_threads(((ext_DeviceObject *)dev)->dev, (int)n, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(dev);
+    if (st != TACK_OK)
+        return ext_raise(&err);
+    Py_RETURN_NONE;
+}
+
+PyObject *ext_get_num_threads(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    PyObject *dev = cpu_device();
+    if (!dev)
+        return NULL;
+    PyObject *r = PyLong_FromLong(tack_device_num_threads(((ext_DeviceObject *)dev)->dev));
+    Py_DECREF(dev);
+    return r;
+}
+
 /* ---- the tack.Device type -------------------------------------------- */
 
 static void device_dealloc(PyObject *self)
@@ -208,7 +273,17 @@ static PyObject *device_get_hardware_texture_filtering(PyObject *self, void *clo
         tack_device_hardware_texture_filtering(((ext_DeviceObject *)self)->dev));
 }
 
+static PyObject *device_get_target(PyObject *self, void *closure)
+{
+    (void)closure;
+    const char *t = tack_device_target(((ext_DeviceObject *)self)->dev);
+    return t ? PyUnicode_FromString(t) : Py_NewRef(Py_None);
+}
+
 static PyGetSetDef device_getset[] = {
+    {"target", device_get_target, NULL,
+     "What compiled code is for: the CPU's LLVM 'triple:cpu:features', a GPU's device, "
+     "driver and options; None when the backend names none.", NULL},
     {"name", device_get_name, NULL, "The device's name, e.g. 'cpu' or 'opencl:0'.", NULL},
     {"num_threads", device_get_num_threads, NULL,
      "Threads a launch runs on (compute units off the CPU).", NULL},

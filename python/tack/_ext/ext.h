@@ -110,6 +110,9 @@ PyObject *ext_device_from_object(PyObject *obj);
 PyObject *ext_device_fn(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ext_set_default_device(PyObject *self, PyObject *arg);
 PyObject *ext_get_default_device(PyObject *self, PyObject *unused);
+/* tack.set_num_threads(n) / get_num_threads(): the shared CPU device's pool. */
+PyObject *ext_set_num_threads(PyObject *self, PyObject *arg);
+PyObject *ext_get_num_threads(PyObject *self, PyObject *unused);
 
 /* ---- array.c --------------------------------------------------------- */
 
@@ -220,6 +223,14 @@ int ext_resolve(void *ctx, const char *name, tack_name *out);
  * error met while resolving names, if any; returns NULL. */
 PyObject *ext_raise_kernel_error(ext_KernelObject *kern, tack_status s, tack_error *err);
 PyObject *ext_kernel_fn(PyObject *self, PyObject *func);
+/* Binds a call's positional and keyword arguments to the kernel's
+ * parameters by name, as Python binds a function's: bound[i] (borrowed) is
+ * parameter i's argument.  A keyword name equal (same object) to `skip` is
+ * left out (inspect_*'s device=).  0, or -1 with a TypeError naming the
+ * kernel and the parameter (too many, unknown, duplicate or missing). */
+int ext_bind_args(ext_KernelObject *kern, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames, PyObject *const *kwvalues, PyObject *skip,
+                  PyObject **bound);
 
 /* ---- texture.c -------------------------------------------------------- */
 

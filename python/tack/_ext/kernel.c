@@ -150,18 +150,48 @@ static PyObject *param_list(ext_KernelObject *kern)
     return r;
 }
 
-static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
-                                   size_t nargsf, PyObject *kwnames)
+/* "'a'", "'a' and 'b'", "'a', 'b', and 'c'": Python's list of missing names. */
+static PyObject *missing_list(ext_KernelObject *kern, PyObject *const *bound)
 {
-    ext_KernelObject *kern = (ext_KernelObject *)self;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-        PyErr_Format(PyExc_TypeError,
-                     "kernel '%U' takes positional arguments only, got keyword '%U'",
-                     kern->name, PyTuple_GET_ITEM(kwnames, 0));
+    PyObject *names = PyList_New(0);
+    if (!names)
         return NULL;
+    for (int i = 0; i < kern->nparams; i++) {
+        if (bound[i])
+            continue;
+        const char *p = tack_kernel_param_name(kern->k, i);
+        PyObject *s = PyUnicode_FromFormat("'%s'", p ? p : "?");
+        if (!s || PyList_Append(names, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(names);
+            return NULL;
+        }
+        Py_DECREF(s);
     }
-    if (nargs != kern->nparams) {
+    Py_ssize_t n = PyList_GET_SIZE(names);
+    PyObject *r = NULL;
+    if (n == 1) {
+        r = Py_NewRef(PyList_GET_ITEM(names, 0));
+    } else {
+        PyObject *head = PyList_GetSlice(names, 0, n - 1);
+        PyObject *sep = PyUnicode_FromString(", ");
+        PyObject *joined = head && sep ? PyUnicode_Join(sep, head) : NULL;
+        if (joined)
+            r = PyUnicode_FromFormat("%U%s and %U", joined, n > 2 ? "," : "",
+                                     PyList_GET_ITEM(names, n - 1));
+        Py_XDECREF(head);
+        Py_XDECREF(sep);
+        Py_XDECREF(joined);
+    }
+    Py_DECREF(names);
+    return r;
+}
+
+int ext_bind_args(ext_KernelObject *kern, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames, PyObject *const *kwvalues, PyObject *skip,
+                  PyObject **bound)
+{
+    if (nargs > kern->nparams) {
         PyObject *params = param_list(kern);
         if (params)
             PyErr_Format(PyExc_TypeError,
@@ -169,8 +199,53 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
                          kern->name, kern->nparams, kern->nparams == 1 ? "" : "s",
                          params, nargs, nargs == 1 ? "was" : "were");
         Py_XDECREF(params);
-        return NULL;
+        return -1;
     }
+    for (int i = 0; i < kern->nparams; i++)
+        bound[i] = i < nargs ? args[i] : NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, j);
+        if (key == skip)
+            continue;
+        const char *name = PyUnicode_AsUTF8(key);
+        if (!name)
+            return -1;
+        int at = -1;
+        for (int i = 0; i < kern->nparams && at < 0; i++) {
+            const char *p = tack_kernel_param_name(kern->k, i);
+            if (p && !strcmp(p, name))
+                at = i;
+        }
+        if (at < 0) {
+            PyErr_Format(PyExc_TypeError, "kernel '%U' got an unexpected keyword argument '%U'",
+                         kern->name, key);
+            return -1;
+        }
+        if (bound[at]) {
+            PyErr_Format(PyExc_TypeError, "kernel '%U' got multiple values for argument '%U'",
+                         kern->name, key);
+            return -1;
+        }
+        bound[at] = kwvalues[j];
+    }
+    int missing = 0;
+    for (int i = 0; i < kern->nparams; i++)
+        missing += !bound[i];
+    if (missing) {
+        PyObject *list = missing_list(kern, bound);
+        if (list)
+            PyErr_Format(PyExc_TypeError, "kernel '%U' missing %d required positional argument%s: %U",
+                         kern->name, missing, missing == 1 ? "" : "s", list);
+        Py_XDECREF(list);
+        return -1;
+    }
+    return 0;
+}
+
+/* Converts nparams arguments (in parameter order) and launches. */
+static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py_ssize_t nargs)
+{
     tack_arg targs[TACK_MAX_PARAMS];
     ext_launch_state st;
     ext_launch_init(&st, kern);
@@ -205,6 +280,29 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
         Py_RETURN_NONE;
     }
     return ext_raise_kernel_error(kern, s, &err);
+}
+
+/* A call: positional arguments go straight to the launch; keywords are
+ * bound to parameters by name first (then the arguments are the same
+ * array in the same order, so the same variant is selected). */
+static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
+                                   size_t nargsf, PyObject *kwnames)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyObject *bound[TACK_MAX_PARAMS];
+        if (ext_bind_args(kern, args, nargs, kwnames, args + nargs, NULL, bound) < 0)
+            return NULL;
+        return kernel_launch(kern, bound, kern->nparams);
+    }
+    if (nargs != kern->nparams) {
+        PyObject *bound[TACK_MAX_PARAMS];
+        /* Too many, or too few: the binder's message names what is missing. */
+        ext_bind_args(kern, args, nargs, NULL, NULL, NULL, bound);
+        return NULL;
+    }
+    return kernel_launch(kern, args, nargs);
 }
 
 PyObject *ext_raise_kernel_error(ext_KernelObject *kern, tack_status s, tack_error *err)
@@ -402,6 +500,76 @@ static PyObject *kernel_ir_templates(PyObject *self, PyObject *unused)
     return list;
 }
 
+/* inspect_ir / inspect_llvm / inspect_asm(*args, device=None, **kwargs):
+ * the arguments bind as for a call; `device` picks the device unless the
+ * kernel has a parameter of that name (then it is that argument, and the
+ * device is chosen as for a call: the first tack.Array's, or the default). */
+static PyObject *kernel_inspect(ext_KernelObject *kern, tack_inspect_kind kind,
+                                PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *device_key = NULL, *device_obj = NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    int has_device_param = 0;
+    for (int i = 0; i < kern->nparams; i++) {
+        const char *p = tack_kernel_param_name(kern->k, i);
+        has_device_param |= p && !strcmp(p, "device");
+    }
+    for (Py_ssize_t j = 0; j < nkw && !has_device_param; j++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, j);
+        if (PyUnicode_CompareWithASCIIString(key, "device") == 0) {
+            device_key = key;
+            device_obj = args[nargs + j];
+        }
+    }
+    PyObject *bound[TACK_MAX_PARAMS];
+    if (ext_bind_args(kern, args, nargs, kwnames, args + nargs, device_key, bound) < 0)
+        return NULL;
+    tack_arg targs[TACK_MAX_PARAMS];
+    ext_launch_state st;
+    ext_launch_init(&st, kern);
+    if (ext_convert_args(kern, bound, kern->nparams, targs, &st) < 0)
+        return NULL;
+    PyObject *dev = device_obj && device_obj != Py_None ? ext_device_from_object(device_obj)
+                  : st.device ? Py_NewRef(st.device)
+                  : ext_device_from_object(NULL);
+    if (!dev) {
+        ext_release_args(&st);
+        return NULL;
+    }
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    char *text = NULL;
+    /* The GIL stays held: lowering may call the resolver (a compile lets
+     * it go through the library's compile hooks). */
+    tack_status s = tack_kernel_inspect(kern->k, ((ext_DeviceObject *)dev)->dev, kind, targs,
+                                        kern->nparams, &text, &err);
+    ext_release_args(&st);
+    Py_DECREF(dev);
+    if (s != TACK_OK)
+        return ext_raise_kernel_error(kern, s, &err);
+    PyObject *r = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
+    free(text);
+    return r;
+}
+
+static PyObject *kernel_inspect_ir(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    return kernel_inspect((ext_KernelObject *)self, TACK_INSPECT_IR, args, nargs, kwnames);
+}
+
+static PyObject *kernel_inspect_llvm(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames)
+{
+    return kernel_inspect((ext_KernelObject *)self, TACK_INSPECT_LLVM, args, nargs, kwnames);
+}
+
+static PyObject *kernel_inspect_asm(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames)
+{
+    return kernel_inspect((ext_KernelObject *)self, TACK_INSPECT_ASM, args, nargs, kwnames);
+}
+
 /* ---- the tack.Kernel type -------------------------------------------- */
 
 static int kernel_traverse(PyObject *self, visitproc visit, void *arg)
@@ -478,6 +646,24 @@ static PyMethodDef kernel_methods[] = {
      "strided_sig)."},
     {"ir_templates", kernel_ir_templates, METH_NOARGS,
      "ir_templates()\n--\n\nThe keys of the IR templates lowered so far."},
+    {"inspect_ir", (PyCFunction)(void (*)(void))kernel_inspect_ir,
+     METH_FASTCALL | METH_KEYWORDS,
+     "inspect_ir(*args, device=None, **kwargs)\n--\n\n"
+     "Tack's typed IR (after the passes) of the variant these arguments select\n"
+     "on device (default: as a call chooses), compiling it if it is new.\n"
+     "Nothing runs.  See docs/inspect.md."},
+    {"inspect_llvm", (PyCFunction)(void (*)(void))kernel_inspect_llvm,
+     METH_FASTCALL | METH_KEYWORDS,
+     "inspect_llvm(*args, device=None, **kwargs)\n--\n\n"
+     "The optimized LLVM IR of the CPU variant these arguments select; on an\n"
+     "OpenCL device the OpenCL C, on a CUDA device the CUDA C the driver\n"
+     "compiles.  Compiles the variant if it is new; nothing runs."},
+    {"inspect_asm", (PyCFunction)(void (*)(void))kernel_inspect_asm,
+     METH_FASTCALL | METH_KEYWORDS,
+     "inspect_asm(*args, device=None, **kwargs)\n--\n\n"
+     "The native assembly of the CPU variant these arguments select; on a\n"
+     "CUDA device its PTX (OpenCL drivers give none: ValueError).  Compiles\n"
+     "the variant if it is new; nothing runs."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -66,6 +66,13 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
                          "driver_source_builds", (unsigned long long)s.driver_source_builds);
 }
 
+static PyObject *ext_build_info(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    return Py_BuildValue("{s:s,s:s}", "version", tack_version(), "llvm_version",
+                         tack_llvm_version());
+}
+
 static PyObject *ext_set_debug(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -107,6 +114,15 @@ static PyMethodDef module_methods[] = {
      "set_default_device(spec_or_device)\n--\n\nSets the device kernels launch on."},
     {"get_default_device", ext_get_default_device, METH_NOARGS,
      "get_default_device()\n--\n\nThe device kernels launch on by default."},
+    {"set_num_threads", ext_set_num_threads, METH_O,
+     "set_num_threads(n)\n--\n\n"
+     "Runs the CPU device's launches on n threads (1-256, the caller included),\n"
+     "keeping its compiled variants.  A launch running on another thread\n"
+     "finishes first.  The starting count is TACK_NUM_THREADS, or one per core."},
+    {"get_num_threads", ext_get_num_threads, METH_NOARGS,
+     "get_num_threads()\n--\n\nThe number of threads the CPU device's launches run on."},
+    {"_build_info", ext_build_info, METH_NOARGS,
+     "_build_info()\n--\n\nThe versions of Tack and LLVM (python -m tack info)."},
     {"empty", (PyCFunction)(void (*)(void))ext_empty, METH_VARARGS | METH_KEYWORDS,
      "empty(shape, dtype=tack.f32, device=None)\n--\n\nA new uninitialized array."},
     {"zeros", (PyCFunction)(void (*)(void))ext_zeros, METH_VARARGS | METH_KEYWORDS,

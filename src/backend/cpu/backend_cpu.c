@@ -10,8 +10,7 @@
 #include "cpu.h"
 
 struct backend {
-    cpu_pool *pool;
-    char description[96];
+    cpu_pool *pool; /* resized in place, never replaced: launches hold it */
 };
 
 struct backend_code {
@@ -44,7 +43,6 @@ static tack_status cpu_open(int index, int num_threads, backend **out, tack_erro
         snprintf(err->message, sizeof err->message, "out of memory creating device \"cpu\"");
         return TACK_ERR_NOMEM;
     }
-    snprintf(b->description, sizeof b->description, "CPU, %d threads", cpu_pool_size(b->pool));
     *out = b;
     return TACK_OK;
 }
@@ -66,7 +64,29 @@ static void cpu_caps(const backend *b, backend_caps *c) {
     c->compute_units = cpu_pool_size(b->pool);
 }
 
-static const char *cpu_describe(const backend *b) { return b->description; }
+/* Formatted per call (the thread count changes with set_num_threads) into
+ * a per-thread buffer, so a resize never rewrites text being read. */
+static const char *cpu_describe(const backend *b) {
+    static _Thread_local char text[96];
+    snprintf(text, sizeof text, "CPU, %d threads", cpu_pool_size(b->pool));
+    return text;
+}
+
+static tack_status cpu_set_num_threads(backend *b, int n, tack_error *err) {
+    if (cpu_pool_resize(b->pool, n) == 0) return TACK_OK;
+    return backend_error(err, TACK_ERR_NOMEM, "out of memory resizing the CPU's thread pool to %d "
+                         "threads", n);
+}
+
+/* The optimized LLVM IR or the assembly of what cpu_build compiles. */
+static tack_status cpu_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                               tack_inspect_kind kind, char **text, tack_error *err) {
+    (void)b;
+    if (kind != TACK_INSPECT_LLVM && kind != TACK_INSPECT_ASM)
+        return backend_error(err, TACK_ERR_VALUE, "kernel '%s': the CPU has no text of kind %d",
+                             f->name, (int)kind);
+    return cpu_codegen_text(f, symbol_base, kind == TACK_INSPECT_ASM, text, err);
+}
 
 static const char *cpu_cache_target(const backend *b) {
     (void)b;
@@ -246,6 +266,8 @@ const backend_ops backend_cpu = {
     .release = cpu_release,
     .range = cpu_range,
     .launch = cpu_launch,
+    .set_num_threads = cpu_set_num_threads,
+    .inspect = cpu_inspect,
     .mem_alloc = cpu_mem_alloc,
     .mem_free = cpu_mem_free,
     .mem_write = cpu_mem_write,

@@ -13,6 +13,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <llvm/Config/llvm-config.h> /* LLVM_VERSION_STRING: plain macros, C-safe */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -872,7 +873,13 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
                 LLVMAddAttributeAtIndex(fn, i + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
     }
     g->fn = fn;
-    for (int i = 0; i < n; i++) g->params[i] = LLVMGetParam(fn, i);
+    for (int i = 0; i < n; i++) {
+        g->params[i] = LLVMGetParam(fn, i);
+        /* The kernel's own names, for people reading the IR (inspect_llvm);
+         * value names do not reach the object code. */
+        if (f->params[i].name)
+            LLVMSetValueName2(g->params[i], f->params[i].name, strlen(f->params[i].name));
+    }
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     alloc_locals(g);
     /* Constant start and step (the common range(n)) are used directly so
@@ -937,8 +944,23 @@ static tack_status llvm_fail(tack_error *err, const ir_func *f, const char *what
     return TACK_ERR_INTERNAL;
 }
 
-tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *out,
-                        tack_error *err) {
+/* What one compilation produces: the object code a variant runs, or the
+ * same compilation as text for people (cpu_codegen_text). */
+typedef enum codegen_output { OUTPUT_OBJECT, OUTPUT_LLVM_TEXT, OUTPUT_ASM_TEXT } codegen_output;
+
+/* A copy of an LLVM buffer's bytes as a NUL-terminated string. */
+static char *buffer_text(LLVMMemoryBufferRef buf) {
+    size_t n = LLVMGetBufferSize(buf);
+    char *text = malloc(n + 1);
+    if (text) {
+        memcpy(text, LLVMGetBufferStart(buf), n);
+        text[n] = 0;
+    }
+    return text;
+}
+
+static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_output output,
+                           cpu_object *out, char **text, tack_error *err) {
     memset(out, 0, sizeof *out);
     pthread_once(&target_once, init_target);
     if (!target_machine) return llvm_fail(err, f, target_error, NULL);
@@ -1005,9 +1027,23 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
         LLVMDisposeErrorMessage(m);
         goto done;
     }
+    if (output == OUTPUT_LLVM_TEXT) {
+        char *ir = LLVMPrintModuleToString(g.mod);
+        *text = ir ? strdup(ir) : NULL;
+        LLVMDisposeMessage(ir);
+        if (!*text) st = llvm_fail(err, f, "out of memory", NULL);
+        goto done;
+    }
     LLVMMemoryBufferRef buf = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(target_machine, g.mod, LLVMObjectFile, &msg, &buf)) {
-        st = llvm_fail(err, f, "LLVM could not emit object code", msg);
+    LLVMCodeGenFileType file = output == OUTPUT_ASM_TEXT ? LLVMAssemblyFile : LLVMObjectFile;
+    if (LLVMTargetMachineEmitToMemoryBuffer(target_machine, g.mod, file, &msg, &buf)) {
+        st = llvm_fail(err, f, "LLVM could not emit code", msg);
+        goto done;
+    }
+    if (output == OUTPUT_ASM_TEXT) {
+        *text = buffer_text(buf);
+        LLVMDisposeMemoryBuffer(buf);
+        if (!*text) st = llvm_fail(err, f, "out of memory", NULL);
         goto done;
     }
     out->llvm_ns = now_ns() - llvm_start;
@@ -1016,11 +1052,6 @@ tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *o
     if (out->bytes) memcpy(out->bytes, LLVMGetBufferStart(buf), out->size);
     LLVMDisposeMemoryBuffer(buf);
     if (!out->bytes) st = llvm_fail(err, f, "out of memory", NULL);
-    if (getenv("TACK_DUMP_IR")) {
-        char *text = LLVMPrintModuleToString(g.mod);
-        fprintf(stderr, "%s\n", text);
-        LLVMDisposeMessage(text);
-    }
 done:
     pthread_mutex_unlock(&target_lock);
     if (msg) LLVMDisposeMessage(msg);
@@ -1033,6 +1064,21 @@ done:
     free(g.inlines);
     return st;
 }
+
+tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *out,
+                        tack_error *err) {
+    return codegen(f, symbol_base, OUTPUT_OBJECT, out, NULL, err);
+}
+
+tack_status cpu_codegen_text(const ir_func *f, const char *symbol_base, int assembly, char **text,
+                             tack_error *err) {
+    cpu_object unused;
+    *text = NULL;
+    return codegen(f, symbol_base, assembly ? OUTPUT_ASM_TEXT : OUTPUT_LLVM_TEXT, &unused, text, err);
+}
+
+/* Public (tack.h), defined here: this is the file that knows LLVM. */
+const char *tack_llvm_version(void) { return LLVM_VERSION_STRING; }
 
 void cpu_object_free(cpu_object *o) {
     free(o->bytes);

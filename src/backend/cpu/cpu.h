@@ -40,6 +40,11 @@ typedef struct cpu_object {
 tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *out,
                         tack_error *err);
 void cpu_object_free(cpu_object *o);
+/* The same compilation as text: the optimized module's LLVM IR, or (when
+ * `assembly`) the native assembly the object code is emitted from.
+ * *text is malloc'd. */
+tack_status cpu_codegen_text(const ir_func *f, const char *symbol_base, int assembly, char **text,
+                             tack_error *err);
 /* "cpu-name:features" of the code generator's target, for cache keys. */
 const char *cpu_target_description(void);
 
@@ -54,7 +59,12 @@ void cpu_jit_unload(cpu_code *code);
 /* pool.c: a persistent pthreads pool.  The caller runs a share of the
  * work; pool_run returns when every chunk is done. */
 typedef struct cpu_pool cpu_pool;
-cpu_pool *cpu_pool_create(int num_threads);
+#define CPU_POOL_MAX_THREADS 256
+cpu_pool *cpu_pool_create(int num_threads); /* <= 0: one per core */
+/* Changes the number of threads in place: waits for a running launch,
+ * then replaces the workers.  -1 when out of memory (the pool then runs
+ * on the calling thread alone). */
+int cpu_pool_resize(cpu_pool *p, int num_threads);
 void cpu_pool_free(cpu_pool *p);
 int cpu_pool_size(const cpu_pool *p);
 /* Calls fn(ctx, begin, end) over [0, n) in chunks_per_thread chunks per

@@ -6,7 +6,13 @@
  * joiners and waits only for the workers inside.  (Waiting for every
  * worker instead cost milliseconds per launch whenever the machine was
  * oversubscribed: a descheduled worker held up a launch whose chunks were
- * all done.) */
+ * all done.)
+ *
+ * The pool is resized in place (tack.set_num_threads): the resize takes the
+ * launch lock, so it waits for a running launch to finish and no launch
+ * starts meanwhile; it then stops and joins the workers and starts the new
+ * number.  The pool object itself stays, so a launch that read the device's
+ * pool pointer before the resize still finds a valid pool. */
 #include "cpu.h"
 
 #include <pthread.h>
@@ -18,12 +24,16 @@
 #define LAUNCH_CLOSED (1ull << 31)
 
 struct cpu_pool {
-    int nthreads; /* including the caller */
+    /* Including the caller.  Atomic: a launch reads it before taking the
+     * launch lock (to run short loops inline), while a resize may write it;
+     * launches re-read it under the lock. */
+    atomic_int nthreads;
     pthread_t *threads;
     pthread_mutex_t m;
     pthread_cond_t cv;
     pthread_mutex_t launch; /* one launch at a time */
     atomic_uint gen;
+    unsigned spawn_gen; /* gen when the workers were started (under `launch`) */
     atomic_int stop;
     /* Admission to the current launch: its generation in the high 32 bits,
      * LAUNCH_CLOSED, and the number of workers inside in the low bits. */
@@ -64,7 +74,10 @@ static int join_launch(cpu_pool *p, unsigned g) {
 
 static void *worker(void *arg) {
     cpu_pool *p = arg;
-    unsigned seen = 0;
+    /* Launches before this worker existed are not its to join: it starts
+     * from the generation its resize saw (gen cannot move until the
+     * resize releases the launch lock, so this read is not racy). */
+    unsigned seen = p->spawn_gen;
     for (;;) {
         unsigned g = atomic_load(&p->gen);
         for (int i = 0; i < SPIN_ROUNDS && g == seen && !atomic_load(&p->stop); i++) {
@@ -86,38 +99,70 @@ static void *worker(void *arg) {
     }
 }
 
-cpu_pool *cpu_pool_create(int num_threads) {
-    if (num_threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        num_threads = n > 0 ? (int)n : 1;
-    }
-    if (num_threads > 256) num_threads = 256;
-    cpu_pool *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
-    p->nthreads = num_threads;
-    pthread_mutex_init(&p->m, NULL);
-    pthread_cond_init(&p->cv, NULL);
-    pthread_mutex_init(&p->launch, NULL);
-    p->threads = calloc(num_threads, sizeof *p->threads);
-    if (!p->threads) {
-        free(p);
-        return NULL;
-    }
-    for (int i = 1; i < num_threads; i++)
-        if (pthread_create(&p->threads[i], NULL, worker, p)) {
-            p->nthreads = i; /* run with the workers we got */
-            break;
-        }
-    return p;
+/* Starts workers 1..n-1; nthreads becomes the number of threads that run
+ * (fewer when the system refuses a thread).  Called with no workers
+ * running and, after creation, under the launch lock. */
+static int start_workers(cpu_pool *p, int n) {
+    pthread_t *threads = realloc(p->threads, (size_t)n * sizeof *threads);
+    if (!threads) return -1;
+    p->threads = threads;
+    atomic_store(&p->stop, 0);
+    p->spawn_gen = atomic_load(&p->gen);
+    int started = 1;
+    for (int i = 1; i < n; i++, started++)
+        if (pthread_create(&p->threads[i], NULL, worker, p)) break; /* run with those we got */
+    atomic_store(&p->nthreads, started);
+    return 0;
 }
 
-void cpu_pool_free(cpu_pool *p) {
-    if (!p) return;
+static void stop_workers(cpu_pool *p) {
     pthread_mutex_lock(&p->m);
     atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->m);
-    for (int i = 1; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    int n = atomic_load(&p->nthreads);
+    for (int i = 1; i < n; i++) pthread_join(p->threads[i], NULL);
+    atomic_store(&p->nthreads, 1);
+}
+
+static int threads_wanted(int num_threads) {
+    if (num_threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        num_threads = n > 0 ? (int)n : 1;
+    }
+    return num_threads > CPU_POOL_MAX_THREADS ? CPU_POOL_MAX_THREADS : num_threads;
+}
+
+cpu_pool *cpu_pool_create(int num_threads) {
+    cpu_pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    pthread_mutex_init(&p->m, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    pthread_mutex_init(&p->launch, NULL);
+    if (start_workers(p, threads_wanted(num_threads))) {
+        cpu_pool_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int cpu_pool_resize(cpu_pool *p, int num_threads) {
+    int n = threads_wanted(num_threads);
+    /* The launch lock: a running launch finishes first, none starts until
+     * the new workers are in place. */
+    pthread_mutex_lock(&p->launch);
+    int rc = 0;
+    if (n != atomic_load(&p->nthreads)) {
+        stop_workers(p);
+        rc = start_workers(p, n);
+    }
+    pthread_mutex_unlock(&p->launch);
+    return rc;
+}
+
+void cpu_pool_free(cpu_pool *p) {
+    if (!p) return;
+    stop_workers(p);
     pthread_mutex_destroy(&p->m);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->launch);
@@ -125,20 +170,26 @@ void cpu_pool_free(cpu_pool *p) {
     free(p);
 }
 
-int cpu_pool_size(const cpu_pool *p) { return p->nthreads; }
+int cpu_pool_size(const cpu_pool *p) { return atomic_load(&((cpu_pool *)p)->nthreads); }
 
 void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
                   void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
     if (n <= 0) return;
-    if (p->nthreads == 1 || n < grain) {
+    if (atomic_load_explicit(&p->nthreads, memory_order_relaxed) == 1 || n < grain) {
         fn(ctx, 0, n);
         return;
     }
     pthread_mutex_lock(&p->launch);
+    int nthreads = atomic_load(&p->nthreads); /* a resize may have run meanwhile */
+    if (nthreads == 1) {
+        pthread_mutex_unlock(&p->launch);
+        fn(ctx, 0, n);
+        return;
+    }
     p->fn = fn;
     p->ctx = ctx;
     p->total = n;
-    int64_t chunks = (int64_t)p->nthreads * (chunks_per_thread > 0 ? chunks_per_thread : 1);
+    int64_t chunks = (int64_t)nthreads * (chunks_per_thread > 0 ? chunks_per_thread : 1);
     p->chunk = n / chunks + (n % chunks != 0); /* rounded up without n + chunks - 1 */
     atomic_store(&p->next, 0);
     /* The fields above are published by the admission word a worker must

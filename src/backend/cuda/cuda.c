@@ -36,6 +36,29 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     return st;
 }
 
+/* The CUDA C that build hands NVRTC, or the PTX NVRTC makes of it for
+ * the device's architecture. */
+static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
+                           tack_inspect_kind kind, char **text, tack_error *err) {
+    *text = NULL;
+    if (kind != TACK_INSPECT_LLVM && kind != TACK_INSPECT_ASM)
+        return backend_error(err, TACK_ERR_VALUE, "kernel '%s': CUDA has no text of kind %d",
+                             f->name, (int)kind);
+    tack_status st = gpu_range_check(f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    char *source = NULL;
+    st = gpu_emit(f, &gpu_dialect_cuda, entry, &source, err);
+    if (st || kind == TACK_INSPECT_LLVM) {
+        *text = source;
+        return st;
+    }
+    st = cuda_compile_ptx(f->name, source, b->arch, text, err);
+    free(source);
+    return st;
+}
+
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err) {
     int64_t pack[GPU_PACK_MAX_WORDS]; /* parameters are bounded: no allocation */
@@ -79,6 +102,7 @@ const backend_ops backend_cuda = {
     .release = cuda_release,
     .range = range,
     .launch = launch,
+    .inspect = inspect,
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .mem_write = cuda_mem_write,

@@ -37,6 +37,23 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     return st;
 }
 
+/* The OpenCL C that build hands the driver; drivers give no text
+ * assembly, so TACK_INSPECT_ASM is refused. */
+static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
+                           tack_inspect_kind kind, char **text, tack_error *err) {
+    (void)b;
+    *text = NULL;
+    if (kind != TACK_INSPECT_LLVM)
+        return backend_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': an OpenCL driver gives no assembly text; "
+                             "inspect_llvm() shows the OpenCL C it builds", f->name);
+    tack_status st = gpu_range_check(f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    return gpu_emit(f, &gpu_dialect_opencl, entry, text, err);
+}
+
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err) {
     int64_t pack[GPU_PACK_MAX_WORDS]; /* parameters are bounded: no allocation */
@@ -68,6 +85,7 @@ const backend_ops backend_opencl = {
     .release = opencl_release,
     .range = range,
     .launch = launch,
+    .inspect = inspect,
     .mem_alloc = opencl_mem_alloc,
     .mem_free = opencl_mem_free,
     .mem_write = opencl_mem_write,
