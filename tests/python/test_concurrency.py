@@ -46,7 +46,7 @@ def test_two_threads_miss_on_one_key():
     n = 100_000
     x = random_values(np.float32, n, seed=11)
     expected = x * np.float32(1.5) + np.float32(1.0)
-    key = ((F32, F32, ("f32", False, False, None)), (), (), (), True, ())
+    key = ((F32, F32, ("f32", False, False, None)), (), (), (), True)
     for _ in range(20):
         kernel = make_affine()
         outs = [np.zeros(n, np.float32) for _ in range(2)]

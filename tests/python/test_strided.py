@@ -4,7 +4,7 @@ memory around a written view (the gaps a step skips, the rest of its base)
 must come back untouched.
 
 The variant key records, per indexed array, whether it is C-contiguous
-(strided_sig, the key's sixth element); the stride values are runtime
+(the key's strided_sig attribute, beyond its five elements); the stride values are runtime
 parameters, so a[::2] and a[::3] share a variant.  Overlap is decided from
 each array's true byte span (lowest to highest addressed byte): interleaved
 views such as a[::2] and a[1::2] have overlapping spans, so they get the
@@ -319,8 +319,8 @@ def test_step_values_share_a_variant():
         np.testing.assert_array_equal(out, x)
     keys = k.variants()
     assert len(keys) == 1, keys
-    assert len(keys[0]) == 6
-    assert keys[0][5] == (0,)      # strided_sig: parameter x
+    assert len(keys[0]) == 5
+    assert keys[0].strided_sig == (0,)   # parameter x
 
 
 def test_contiguous_and_strided_are_two_variants():
@@ -331,10 +331,10 @@ def test_contiguous_and_strided_are_two_variants():
     k(base[::2], out)
     np.testing.assert_array_equal(out, base[::2])
     k(base[20:], out)               # contiguous again: the first variant
-    assert sorted(key[5] for key in k.variants()) == [(), (0,)]
+    assert sorted(key.strided_sig for key in k.variants()) == [(), (0,)]
     out_base = np.zeros(40)
     k(base[:20], out_base[::2])
-    assert sorted(key[5] for key in k.variants()) == [(), (0,), (1,)]
+    assert sorted(key.strided_sig for key in k.variants()) == [(), (0,), (1,)]
     # the same key but for strided_sig
     no_sig = {key[:5] for key in k.variants()}
     assert len(no_sig) == 1
@@ -355,8 +355,8 @@ def test_length_one_dimensions_and_shape_only_arrays_stay_contiguous():
             out[i] = 1.0
 
     fill_n(np.zeros(20, np.float32)[::2], out)
-    assert [key[5] for key in k.variants()] == [()]
-    assert [key[5] for key in fill_n.variants()] == [()]
+    assert [key.strided_sig for key in k.variants()] == [()]
+    assert [key.strided_sig for key in fill_n.variants()] == [()]
 
 
 def test_strided_calls_take_the_fast_path():
@@ -488,7 +488,7 @@ def test_template_array_fields_may_be_strided():
     np.testing.assert_array_equal(out, base[::-3] * 2)
     via(Strip(base[:10]), out)
     np.testing.assert_array_equal(out, base[:10] * 2)
-    sigs = sorted(key[5] for key in via.variants())
+    sigs = sorted(key.strided_sig for key in via.variants())
     assert len(sigs) == 2 and sigs[0] == () and len(sigs[1]) == 1
 
 
@@ -521,7 +521,7 @@ o2 = np.zeros(20, np.float32); dcopy(base[::2], o2)
 o3 = np.zeros(14, np.float32); dcopy(base[::-3], o3)
 ok = (o1 == base[:20] + 1).all() and (o2 == base[::2] + 1).all() and (o3 == base[::-3] + 1).all()
 print(json.dumps({"ok": bool(ok), "stats": tack.stats(),
-                  "sigs": sorted(list(k[5]) for k in dcopy.variants())}))
+                  "sigs": sorted(list(k.strided_sig) for k in dcopy.variants())}))
 '''
 
 

@@ -109,7 +109,7 @@ def test_reference_table():
 def test_variant_keys_describe_templates():
     sample = make_sample()
     check_sample(sample, Field(np.arange(8, dtype=np.float32), 1.0), 2.0)
-    (params, vec, tmpl, shape, disjoint, strided), = sample.variants()
+    (params, vec, tmpl, shape, disjoint), = sample.variants()
     assert params[0] == ("template", False, False, None)
     assert len(tmpl) == 1 and isinstance(tmpl[0], str)
     assert "factor" in tmpl[0] and "offset" in tmpl[0] and "data" in tmpl[0]

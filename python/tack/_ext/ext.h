@@ -210,6 +210,7 @@ typedef struct ext_KernelObject {
 } ext_KernelObject;
 
 extern PyTypeObject ext_KernelType;
+int ext_kernel_init(void); /* the variant key type */
 
 #define ext_Kernel_Check(o) PyObject_TypeCheck((o), &ext_KernelType)
 

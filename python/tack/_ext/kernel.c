@@ -343,6 +343,34 @@ static PyObject *int_tuple(int n, const int64_t *v)
     return t;
 }
 
+
+/* A variant's key as the reference spells it, a 5-tuple (param_sig,
+ * vec_sig, tmpl_key, shape_sig, disjoint), carrying strided_sig (the
+ * parameters indexed through strides) as an attribute beyond the tuple:
+ * code that unpacks or compares five elements keeps working, and two keys
+ * that differ only in strides stay distinguishable. */
+static PyStructSequence_Field variant_key_fields[] = {
+    {"param_sig", "per parameter: (type, is_array, is_texture, texture_shape)"},
+    {"vec_sig", "(parameter, vector width) pairs"},
+    {"tmpl_key", "the template classes' structure"},
+    {"shape_sig", "the array dimensions the body reads, baked in"},
+    {"disjoint", "True when the arrays do not overlap (noalias)"},
+    {"strided_sig", "the parameters whose arrays are not C-contiguous"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc variant_key_desc = {
+    "tack.VariantKey",
+    "The key of one compiled variant: (param_sig, vec_sig, tmpl_key, shape_sig,\n"
+    "disjoint), with .strided_sig besides.",
+    variant_key_fields, 5};
+static PyTypeObject *variant_key_type;
+
+int ext_kernel_init(void)
+{
+    variant_key_type = PyStructSequence_NewType(&variant_key_desc);
+    return variant_key_type ? 0 : -1;
+}
+
 static PyObject *variant_key_tuple(const tack_variant_key *key)
 {
     PyObject *params = PyTuple_New(key->num_params);
@@ -419,8 +447,15 @@ static PyObject *variant_key_tuple(const tack_variant_key *key)
         Py_XDECREF(shape);
         return NULL;
     }
-    return Py_BuildValue("(NNNNNN)", params, vec, tmpl, shape,
-                         PyBool_FromLong(key->disjoint), strided_sig);
+    PyObject *out = PyStructSequence_New(variant_key_type);
+    PyObject *items[6] = {params, vec, tmpl, shape, PyBool_FromLong(key->disjoint), strided_sig};
+    for (int i = 0; i < 6; i++) {
+        if (out && items[i])
+            PyStructSequence_SetItem(out, i, items[i]); /* steals */
+        else
+            Py_XDECREF(items[i]);
+    }
+    return out;
 }
 
 static PyObject *kernel_variants(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -642,8 +677,8 @@ static PyMethodDef kernel_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "variants(device=None)\n--\n\n"
      "The keys of the variants compiled on device (default: the default\n"
-     "device), as (param_sig, vec_sig, tmpl_key, shape_sig, disjoint,\n"
-     "strided_sig)."},
+     "device), as 5-tuples (param_sig, vec_sig, tmpl_key, shape_sig, disjoint)\n"
+     "whose .strided_sig names the parameters indexed through strides."},
     {"ir_templates", kernel_ir_templates, METH_NOARGS,
      "ir_templates()\n--\n\nThe keys of the IR templates lowered so far."},
     {"inspect_ir", (PyCFunction)(void (*)(void))kernel_inspect_ir,

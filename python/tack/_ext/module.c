@@ -246,7 +246,8 @@ PyMODINIT_FUNC PyInit__tack(void)
     PyObject *m = PyModule_Create(&tack_module);
     if (!m)
         return NULL;
-    if (PyType_Ready(&ext_ArrayType) < 0 || PyType_Ready(&ext_KernelType) < 0)
+    if (PyType_Ready(&ext_ArrayType) < 0 || PyType_Ready(&ext_KernelType) < 0 ||
+        ext_kernel_init() < 0)
         goto fail;
     if (ext_dtype_init(m) < 0 || ext_device_init(m) < 0)
         goto fail;
