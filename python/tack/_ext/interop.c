@@ -36,7 +36,7 @@ static char dtype_kind(tack_dtype t)
     case TACK_BOOL: return 'b';
     case TACK_I8: case TACK_I16: case TACK_I32: case TACK_I64: return 'i';
     case TACK_U8: case TACK_U16: case TACK_U32: case TACK_U64: return 'u';
-    case TACK_F32: case TACK_F64: return 'f';
+    case TACK_F16: case TACK_F32: case TACK_F64: return 'f';
     default: return 0;
     }
 }
@@ -83,7 +83,7 @@ static int dtype_from_typestr(PyObject *typestr, const char *what)
     if (t < 0 || !strchr("<>|=", order)) {
         PyErr_Format(PyExc_TypeError,
                      "%s: dtype '%s' is not supported (Tack has bool, int8-64, uint8-64, "
-                     "float32 and float64)", what, s);
+                     "float16-64)", what, s);
         return -1;
     }
     int swapped = size > 1 && ((order == '<' && !host_little_endian()) ||
@@ -108,7 +108,7 @@ static int dtype_from_dl(DLDataType d)
     if (t < 0)
         PyErr_Format(PyExc_TypeError,
                      "DLPack dtype (code %d, %d bits, %d lanes) is not supported (Tack has "
-                     "bool, int8-64, uint8-64, float32 and float64)",
+                     "bool, int8-64, uint8-64, float16-64)",
                      d.code, d.bits, d.lanes);
     return t;
 }
