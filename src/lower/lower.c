@@ -59,7 +59,7 @@ int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index
         s->binds = b;
         s->cap = cap;
     }
-    s->binds[s->nbinds++] = (binding){.name = name, .kind = kind, .index = index};
+    s->binds[s->nbinds++] = (binding){.name = name, .kind = kind, .index = index, .owner = s->inline_id};
     return 0;
 }
 

@@ -33,6 +33,7 @@ typedef struct binding {
     int width;         /* BIND_VECTOR: components, in locals comps[] */
     int comps[4];
     int holds_scalar;  /* BIND_LOCAL: a scalar was assigned to it */
+    int owner;         /* inline_id of the scope it belongs to: names its locals */
     tmpl_node *tmpl;   /* BIND_TEMPLATE */
 } binding;
 

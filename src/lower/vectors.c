@@ -415,12 +415,14 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
                 b->name);
             return -1;
         }
-        /* The name's first vector: give it one local per component. */
+        /* The name's first vector: give it one local per component, named
+         * after the binding's own scope (a device function's parameter is
+         * bound while the caller's scope is current). */
         b->kind = BIND_VECTOR;
         b->width = v->nargs;
         for (int k = 0; k < v->nargs; k++) {
             char name[256];
-            snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], L->sc->inline_id);
+            snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], b->owner);
             if ((b->comps[k] = ir_local_add(L->f, name)) < 0) return lower_oom(L);
         }
     } else if (b->width != v->nargs) {

@@ -2,11 +2,13 @@
  *
  * Every load, store and atomic becomes
  *     t_k = index_k                      (each index evaluated once)
- *     if 0 <= t_k < extent_k for all k:  the access, at the row-major
- *                                        offset computed from the extents
+ *     if 0 <= t_k < extent_k for all k:  the access at t...
  *     else:                              IR_BOUNDS_FAIL(site, t...)
  * with extents read from the hidden extents array, so a debug kernel bakes
- * in no array length.  A failed load gives 0; a failed store is skipped. */
+ * in no array length.  The access keeps one index per dimension: turning
+ * them into an address is resolve_dims' work, which knows whether the
+ * array is strided (and in debug mode reads the extents too).  A failed
+ * load gives 0; a failed store is skipped. */
 #include <stdio.h>
 
 #include "passes.h"
@@ -101,9 +103,8 @@ static int add_site(checker *c, int p, int src, int line, int col) {
     return c->f->nsites++;
 }
 
-/* The guarded form of an access to param p at indices idx[n].  `access`
- * receives the row-major offset (a local) and returns the statement or
- * expression doing the access; store_value / result wire it in. */
+/* The guarded form of an access to param p at indices idx[n]: the access
+ * itself reads each index from the local it was evaluated into. */
 typedef struct access {
     const ir_expr *e;  /* the original load or atomic, or */
     const ir_stmt *s;  /* the original store */
@@ -126,7 +127,7 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src
     int t[TACK_MAX_NDIM + 1];
     for (int k = 0; k < n; k++)
         if ((t[k] = assign(c, body, idx[k], line, col, src)) < 0) return NULL;
-    ir_expr *ok = NULL, *offset = NULL;
+    ir_expr *ok = NULL;
     for (int k = 0; k < n; k++) {
         ir_expr *in = node(c, IR_ANDOR, NULL, line, col);
         if (!in) return NULL;
@@ -142,36 +143,31 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src
             both->b = in;
             ok = both;
         }
-        ir_expr *tk = node(c, IR_CAST, NULL, line, col);
-        if (!tk) return NULL;
-        tk->type = TACK_I64;
-        tk->a = read(c, t[k], line, col);
-        offset = offset ? bin(c, OP_ADD, bin(c, OP_MUL, offset, extent(c, p, k, line, col)), tk) : tk;
     }
     ir_stmt *branch = new_stmt(c, IR_IF, line, col, src);
-    if (!branch || !ok || !offset) return NULL;
-    branch->value = ok;
-    ir_expr **one = arena_alloc(&c->f->mem, sizeof *one);
-    if (!one) {
+    ir_expr **at = arena_alloc(&c->f->mem, (n ? n : 1) * sizeof *at);
+    if (!branch || !ok || !at) {
         c->failed = 1;
         return NULL;
     }
-    one[0] = offset;
+    branch->value = ok;
+    for (int k = 0; k < n; k++)
+        if (!(at[k] = read(c, t[k], line, col))) return NULL;
     if (a.s) {
         ir_stmt *st = new_stmt(c, IR_STORE, line, col, src);
         if (!st) return NULL;
         st->index = p;
-        st->indices = one;
-        st->nindices = 1;
+        st->indices = at;
+        st->nindices = n;
         st->value = read(c, value, line, col);
         push(c, &branch->body, st);
     } else {
-        /* The load or atomic, now at one offset, assigned to the result. */
+        /* The load or atomic, at the checked indices, assigned to the result. */
         ir_expr *acc = node(c, a.e->kind, a.e, 0, 0);
         if (!acc) return NULL;
         *acc = *a.e;
-        acc->args = one;
-        acc->nargs = 1;
+        acc->args = at;
+        acc->nargs = n;
         int r = temp(c);
         ir_stmt *set = new_stmt(c, IR_ASSIGN, line, col, src);
         if (r < 0 || !set) return NULL;

@@ -32,11 +32,29 @@ static ir_expr *binop(resolver *r, ir_op op, ir_expr *a, ir_expr *b, const ir_ex
 /* Indices are converted to i64 before this arithmetic (infer). */
 static ir_expr *as_i64(resolver *r, ir_expr *e) { return e ? ir_cast(r->f, e, TACK_I64) : NULL; }
 
+/* Extent d of array p: baked in, or in debug mode (whose variants bake no
+ * length) read from the hidden extents array the launch fills. */
+static ir_expr *extent(resolver *r, int p, int d, const ir_expr *at) {
+    if (r->f->debug_extents < 0) return lit(r, r->dims[p][d], at);
+    ir_expr *e = ir_expr_new(r->f, IR_LOAD, at->line, at->col);
+    ir_expr **idx = e ? arena_alloc(&r->f->mem, sizeof *idx) : NULL;
+    if (!idx) {
+        r->failed = 1;
+        return NULL;
+    }
+    e->src = at->src;
+    e->index = r->f->debug_extents;
+    e->args = idx;
+    e->nargs = 1;
+    idx[0] = lit(r, (int64_t)p * TACK_MAX_NDIM + d, at);
+    return e;
+}
+
 /* Row-major linear index: ((i0 * d1 + i1) * d2 + i2) ... */
 static ir_expr *row_major(resolver *r, int p, ir_expr **idx, int n, const ir_expr *at) {
     ir_expr *acc = idx[0];
     for (int d = 1; d < n && acc; d++)
-        acc = binop(r, OP_ADD, binop(r, OP_MUL, as_i64(r, acc), lit(r, r->dims[p][d], at), at),
+        acc = binop(r, OP_ADD, binop(r, OP_MUL, as_i64(r, acc), extent(r, p, d, at), at),
                     as_i64(r, idx[d]), at);
     return acc;
 }

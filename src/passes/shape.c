@@ -15,8 +15,10 @@ static void add(dep_set *s, int p, int d) {
 }
 
 /* Row-major index arithmetic bakes in dimensions 1..n-1; the component
- * dimension of an array of vectors is its width, already in vec_sig. */
+ * dimension of an array of vectors is its width, already in vec_sig.  In
+ * debug mode the extents are read at run time (resolve.c). */
 static void add_index_dims(dep_set *s, const ir_func *f, int p, int n) {
+    if (f->debug_extents >= 0) return;
     if (f->params[p].vec_width) n--;
     for (int d = 1; d < n; d++) add(s, p, d);
 }
