@@ -104,6 +104,9 @@ struct ir_expr {
      * coordinates (u, v, w), cast to the texture's type, to locals, so a
      * GPU dialect with hardware filtering can sample from those instead. */
     int sample;
+    /* CAST: the conversion resolve_dims puts around an array index before
+     * its address arithmetic; inference refuses a float operand. */
+    int index_cast;
 };
 
 typedef enum ir_stmt_kind {

@@ -159,6 +159,16 @@ static ir_type call_type(typer *T, ir_expr *e) {
     }
 }
 
+/* Types an access's indices: loads, stores and atomics alike refuse a
+ * float index (a store used to truncate it, and 1e300 wrapped to -1). */
+static void type_indices(typer *T, ir_expr **idx, int n) {
+    for (int i = 0; i < n; i++) {
+        ir_type it = type_of(T, idx[i]);
+        if (ir_type_is_float(it))
+            TERR(T, idx[i], "array indices must be integers, not %s", ir_type_name(settle(T, it)));
+    }
+}
+
 static ir_type type_of(typer *T, ir_expr *e) {
     ir_type t = IRT_UNSET;
     switch (e->kind) {
@@ -179,19 +189,11 @@ static ir_type type_of(typer *T, ir_expr *e) {
         t = TACK_I64;
         break;
     case IR_LOAD:
-        for (int i = 0; i < e->nargs; i++) {
-            ir_type it = type_of(T, e->args[i]);
-            if (ir_type_is_float(it)) TERR(T, e->args[i], "array indices must be integers, not %s",
-                                           ir_type_name(settle(T, it)));
-        }
+        type_indices(T, e->args, e->nargs);
         t = ir_value_type(T->f->params[e->index].type);
         break;
     case IR_ATOMIC: {
-        for (int i = 0; i < e->nargs; i++) {
-            ir_type it = type_of(T, e->args[i]);
-            if (ir_type_is_float(it)) TERR(T, e->args[i], "array indices must be integers, not %s",
-                                           ir_type_name(settle(T, it)));
-        }
+        type_indices(T, e->args, e->nargs);
         type_of(T, e->a);
         if (e->b) type_of(T, e->b);
         t = T->f->params[e->index].type;
@@ -228,7 +230,8 @@ static ir_type type_of(typer *T, ir_expr *e) {
         break;
     }
     case IR_CAST:
-        type_of(T, e->a);
+        if (e->index_cast) type_indices(T, &e->a, 1);
+        else type_of(T, e->a);
         if (e->type == IRT_LIKE_PARAM) e->type = ir_value_type(T->f->params[e->index].type);
         return e->type;
     case IR_CALL:
@@ -273,7 +276,7 @@ static void scan_block(typer *T, ir_block *b) {
             break;
         }
         case IR_STORE:
-            for (int k = 0; k < s->nindices; k++) type_of(T, s->indices[k]);
+            type_indices(T, s->indices, s->nindices);
             type_of(T, s->value);
             break;
         case IR_BOUNDS_FAIL:

@@ -29,8 +29,14 @@ static ir_expr *binop(resolver *r, ir_op op, ir_expr *a, ir_expr *b, const ir_ex
     return e;
 }
 
-/* Indices are converted to i64 before this arithmetic (infer). */
-static ir_expr *as_i64(resolver *r, ir_expr *e) { return e ? ir_cast(r->f, e, TACK_I64) : NULL; }
+/* Indices are converted to i64 before this arithmetic; inference refuses
+ * a float index through the mark (loads, stores and atomics alike). */
+static ir_expr *as_i64(resolver *r, ir_expr *e) {
+    ir_expr *c = e ? ir_cast(r->f, e, TACK_I64) : NULL;
+    if (!c) r->failed = 1;
+    else if (c != e) c->index_cast = 1;
+    return c;
+}
 
 /* Extent d of array p: baked in, or in debug mode (whose variants bake no
  * length) read from the hidden extents array the launch fills. */

@@ -21,16 +21,15 @@ static const char *wide_text(wide v, char buf[48]) {
     return p;
 }
 
-/* A scalar parameter's value as the kernel's i64 index arithmetic sees it;
- * 0 for one that cannot be an index (the kernel would not compile). */
-static int scalar_value(const tack_arg *a, int64_t *v) {
+/* A scalar parameter's value as an index: exact in 128 bits, so a u64 past
+ * INT64_MAX (which the kernel's i64 arithmetic would wrap negative) is the
+ * huge index it is.  0 for a value that cannot be evaluated: the caller
+ * then refuses the launch, never assumes it in bounds. */
+static int scalar_value(const tack_arg *a, wide *v) {
     switch (a->kind) {
     case TACK_ARG_INT: *v = a->i; return 1;
     case TACK_ARG_BOOL: *v = a->i != 0; return 1;
-    case TACK_ARG_UINT:
-        if (a->u > (uint64_t)INT64_MAX) return 0;
-        *v = (int64_t)a->u;
-        return 1;
+    case TACK_ARG_UINT: *v = (wide)a->u; return 1;
     default: return 0;
     }
 }
@@ -75,10 +74,11 @@ static void axis_range(int axis, const int64_t *range, int64_t n, int64_t *min, 
 }
 
 /* Entry c's least and greatest index for this call, in 128 bits; 0 when
- * its scalar cannot be an index (the kernel would not have compiled). */
+ * its scalar has no integer value. */
 static int index_range(const launch_check *c, const call_info *info, const int64_t *range,
                        int64_t n, wide *lo, wide *hi) {
-    int64_t s = 0, amin, amax;
+    wide s = 0;
+    int64_t amin, amax;
     if (c->scalar >= 0 && !scalar_value(&info->args[c->scalar], &s)) return 0;
     axis_range(c->axis, range, n, &amin, &amax);
     *lo = (wide)amin + c->lo + (wide)c->sign * s;
@@ -96,9 +96,13 @@ tack_status launch_check_full(const tack_kernel *k, const ir_template *t, const 
     for (int i = 0; i < t->nchecks; i++) {
         const launch_check *c = &t->checks[i];
         wide lo, hi;
-        if (!index_range(c, info, range, n, &lo, &hi) ||
-            (lo >= 0 && hi < info->dims[c->param][c->dim]))
-            continue;
+        if (!index_range(c, info, range, n, &lo, &hi))
+            return runtime_error(err, TACK_ERR_INDEX,
+                                 "kernel '%s': an index into '%s' depends on parameter '%s', "
+                                 "whose value is not an integer the launch can check",
+                                 k->def->name, t->ir->params[c->param].name,
+                                 t->ir->params[c->scalar].name);
+        if (lo >= 0 && hi < info->dims[c->param][c->dim]) continue;
         if (first && (first->param != c->param ? first->param < c->param
                       : first->dim != c->dim   ? first->dim < c->dim
                                                : first->written >= c->written))
