@@ -89,7 +89,8 @@ struct ir_expr {
     int src;          /* index into ir_func.sources: 0 is the kernel */
     ir_op op;
     int index;        /* PARAM/LOAD/DIM: param; LOCAL: local */
-    int dim;          /* DIM */
+    int dim;          /* DIM; ATOMIC: 1 when it is an augmented update
+                         `a[k] op= v` (messages say so), else 0 */
     ir_intrinsic fn;  /* CALL */
     int64_t i;        /* CONST (ints and bools) */
     double f;         /* CONST (floats) */
@@ -139,6 +140,10 @@ struct ir_stmt {
     int nindices;
     ir_expr *start, *stop, *step; /* FOR */
     ir_block body, orelse;
+    /* IF, lowering only: an augmented update `a[k] op= v`, whose body is
+     * the plain load and store and orelse the atomic form (empty when op
+     * has none); lower_kernel keeps one (updates.c).  Never serialized. */
+    int update;
 };
 
 /* How the body uses a parameter; a call must match. */
@@ -246,6 +251,23 @@ int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
 ir_expr *ir_const_int(ir_func *f, int64_t v, ir_type t, int line, int col);
 ir_expr *ir_const_float(ir_func *f, double v, ir_type t, int line, int col);
 ir_expr *ir_cast(ir_func *f, ir_expr *e, ir_type to);
+
+/* An integer index as a known linear form, axis + sign * scalar + c,
+ * exact in i64 (index_form.c).  Launch bounds checks and the privacy of
+ * augmented updates both reason with it. */
+typedef struct ir_index_form {
+    int ok;
+    int axis;   /* -1 none; 0 the launch variable; 1, 2 the inner ndindex ones */
+    int scalar; /* a scalar parameter, or -1 */
+    int sign;   /* the scalar's coefficient: +1 or -1 */
+    int64_t c;
+} ir_index_form;
+
+extern const ir_index_form ir_form_unknown;
+/* e's form, reading locals' forms from known[] (one per local: what the
+ * caller has established holds at e). */
+ir_index_form ir_index_form_of(const ir_func *f, const ir_index_form *known, const ir_expr *e);
+int ir_same_form(ir_index_form a, ir_index_form b);
 
 /* A deep copy into a new arena (a variant's private IR). */
 ir_func *ir_clone(const ir_func *f);

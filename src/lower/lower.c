@@ -446,7 +446,7 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
     return idx;
 }
 
-static ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
+ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
     *n_out = sub->nitems;
     return lower_index_list(L, sub->a, sub->items, sub->nitems, sub, p_out);
 }
@@ -1069,11 +1069,19 @@ static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
         return -1;
     }
     if (t->kind == EX_NAME && check_assignable_name(L, t)) return -1;
-    /* x[i] op= v reads x[i] with the same (pure) index expressions. */
+    /* x[i] op= v reads x[i] with the same (pure) index expressions; an
+     * array element gets the atomic form beside it (updates.c). */
+    int element = t->kind == EX_SUBSCRIPT &&
+                  !(t->a->kind == EX_ATTR && !strcmp(t->a->name, "shape"));
+    ir_stmt *choice = element ? update_choice(L, s) : NULL;
+    if (element && !choice) return -1;
     ir_expr *cur = lower_expr(L, t);
     ir_expr *v = lower_expr(L, s->value);
     if (!cur || !v) return -1;
-    return assign_to(L, b, t, binop(L, op, cur, v, s->value), s);
+    if (assign_to(L, choice ? &choice->body : b, t, binop(L, op, cur, v, s->value), s)) return -1;
+    if (!choice) return 0;
+    if (update_atomic_form(L, choice, s, op)) return -1;
+    return push(L, b, choice);
 }
 
 /* Reads range(a[, b[, c]]) into start, stop, step. */
@@ -1324,6 +1332,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     if (lower_launch(&L, d->body[0])) goto fail;
     if (lower_block(&L, &f->body, d->body[0]->body, d->body[0]->nbody)) goto fail;
     if (vec_check_none_left(&L, &f->body)) goto fail;
+    if (lower_resolve_updates(&L)) goto fail;
     if (ir_verify(f, "lower", 0, err)) goto fail;
     arena_free(&L.scratch);
     *out = f;

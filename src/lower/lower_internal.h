@@ -142,4 +142,19 @@ ir_expr *lower_method_call(lowerer *L, const expr *call, const tack_name *fn, tm
 /* `return [v]` inside a device function. */
 int lower_return(lowerer *L, ir_block *b, const stmt *s);
 
+/* The indices of a subscript `arr[items...]`; *p_out the array. */
+ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out);
+
+/* updates.c: `a[k] op= v`.  update_choice makes the IF that holds both
+ * forms (the caller lowers the plain one into its body);
+ * update_atomic_form lowers the atomic one into its orelse;
+ * lower_resolve_updates keeps one form of each, once the kernel is
+ * lowered: plain where the element is the iteration's own. */
+ir_stmt *update_choice(lowerer *L, const stmt *s);
+int update_atomic_form(lowerer *L, ir_stmt *choice, const stmt *s, ir_op op);
+int lower_resolve_updates(lowerer *L);
+/* vectors.c: the atomic form for an array of vectors, per component. */
+int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,
+                      ir_expr *v, const stmt *at);
+
 #endif

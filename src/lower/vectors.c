@@ -385,6 +385,39 @@ int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr 
     return 0;
 }
 
+int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,
+                      ir_expr *v, const stmt *at) {
+    int width = vec_width_of(L, param);
+    const expr where = {.line = at->line, .col = at->col};
+    if (vec_is(v) && v->nargs != width) {
+        ERR(L, at->line, at->col, "'%s' holds %d-component vectors; update it with a vector of "
+            "that width", L->f->params[param].name, width);
+        return -1;
+    }
+    int itmp[TACK_MAX_NDIM], scalar = -1;
+    for (int i = 0; i < n; i++)
+        if ((itmp[i] = hoist_scalar(L, b, idx[i], &where)) < 0) return -1;
+    /* A scalar adds to every component, as in the plain form. */
+    if (vec_is(v) ? vec_eval(L, b, v) : (scalar = hoist_scalar(L, b, v, &where)) < 0) return -1;
+    for (int k = 0; k < width; k++) {
+        ir_stmt *s = ir_stmt_new(L->f, IR_EVAL, at->line, at->col);
+        ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, at->line, at->col);
+        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
+        if (!s || !x || !args) return lower_oom(L);
+        for (int i = 0; i < n; i++) args[i] = local_read(L, itmp[i], &where);
+        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
+        x->index = param;
+        x->atomic = op;
+        x->dim = 1; /* an augmented update */
+        x->args = args;
+        x->nargs = n + 1;
+        x->a = local_read(L, scalar >= 0 ? scalar : comp_local(v, k), &where);
+        s->value = x;
+        if (push(L, b, s)) return -1;
+    }
+    return 0;
+}
+
 ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, const expr *at) {
     ir_expr *out = vec_new(L, width, at);
     ir_stmt *s = ir_stmt_new(L->f, IR_EVAL, at->line, at->col);

@@ -198,12 +198,21 @@ static ir_type type_of(typer *T, ir_expr *e) {
         if (e->b) type_of(T, e->b);
         t = T->f->params[e->index].type;
         const char *op = ir_atomic_name(e->atomic);
-        if (t == TACK_BOOL)
+        const char *pname = T->f->params[e->index].name;
+        /* An augmented update (e->dim) is atomic because its element may be
+         * another iteration's too: say so, as the user wrote no atomic. */
+        if (e->dim && (t == TACK_BOOL || t == TACK_F16 ||
+                       (ir_type_is_float(t) && e->atomic >= ATOM_AND && e->atomic <= ATOM_XOR)))
+            TERR(T, e, "this update of '%s' may hit an element another iteration also updates "
+                 "(its index is not this iteration's own), so it must be atomic, and atomic %s "
+                 "does not work on %s arrays; %s", pname, op, ir_type_name(t),
+                 t == TACK_F16 ? "accumulate into an f32 array and convert after"
+                               : "use an integer array");
+        else if (t == TACK_BOOL)
             TERR(T, e, "tack.atomic_%s() does not work on bool arrays", op);
         else if (t == TACK_F16)
             TERR(T, e, "tack.atomic_%s() does not work on f16 arrays (parameter '%s'): f16 is a "
-                 "storage type; accumulate into an f32 array and convert after", op,
-                 T->f->params[e->index].name);
+                 "storage type; accumulate into an f32 array and convert after", op, pname);
         else if (ir_type_is_float(t) &&
                  (e->atomic == ATOM_AND || e->atomic == ATOM_OR || e->atomic == ATOM_XOR))
             TERR(T, e, "tack.atomic_%s() needs an integer array, not %s", op, ir_type_name(t));

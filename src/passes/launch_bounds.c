@@ -16,19 +16,12 @@
  * index) holds it until something else may assign it.  Forms are exact in
  * i64: an axis-free sum (n + 1 with n an i32) would be computed in the
  * parameter's narrower type, so only a bare scalar or constant arithmetic
- * may stand without the launch variable. */
+ * may stand without the launch variable (ir/index_form.c). */
 #include <stdlib.h>
 
 #include "passes.h"
 
-/* A known integer value: axis + sign * scalar + c. */
-typedef struct form {
-    int ok;
-    int axis;   /* -1 none; 0 the launch variable; 1, 2 the inner ndindex ones */
-    int scalar; /* a scalar parameter, or -1 */
-    int sign;   /* the scalar's coefficient: +1 or -1 */
-    int64_t c;
-} form;
+typedef ir_index_form form;
 
 typedef struct walker {
     const ir_func *f;
@@ -37,64 +30,9 @@ typedef struct walker {
     int n, cap;
 } walker;
 
-static const form unknown = {0, -1, -1, 1, 0};
+#define unknown ir_form_unknown
 
-static form add(form a, form b) {
-    form r = unknown;
-    if (!a.ok || !b.ok || (a.axis >= 0 && b.axis >= 0) || (a.scalar >= 0 && b.scalar >= 0) ||
-        __builtin_add_overflow(a.c, b.c, &r.c))
-        return unknown;
-    r.axis = a.axis >= 0 ? a.axis : b.axis;
-    r.scalar = a.scalar >= 0 ? a.scalar : b.scalar;
-    r.sign = a.scalar >= 0 ? a.sign : b.scalar >= 0 ? b.sign : 1;
-    /* Without the (i64) launch variable, a scalar's arithmetic would be
-     * done in its own type and might wrap. */
-    if (r.axis < 0 && r.scalar >= 0) return unknown;
-    r.ok = 1;
-    return r;
-}
-
-/* -b inside a - b: the launch variable cannot be negated. */
-static form negate(form b) {
-    if (!b.ok || b.axis >= 0 || b.c == INT64_MIN) return unknown;
-    b.c = -b.c;
-    if (b.scalar >= 0) b.sign = -b.sign;
-    return b;
-}
-
-static form form_of(const walker *w, const ir_expr *e) {
-    form r = unknown;
-    switch (e->kind) {
-    case IR_CONST:
-        if (e->type != IRT_WEAK_INT) return unknown; /* a typed value might wrap */
-        r.ok = 1;
-        r.c = e->i;
-        return r;
-    case IR_PARAM:
-        if (w->f->params[e->index].role != ROLE_SCALAR) return unknown;
-        r.ok = 1;
-        r.scalar = e->index;
-        return r;
-    case IR_LOCAL:
-        return w->known[e->index];
-    case IR_INLINE: /* its body was walked first: the result local */
-        return e->index >= 0 ? w->known[e->index] : unknown;
-    case IR_CAST:
-        r = form_of(w, e->a);
-        return e->type == TACK_I64 && r.ok && r.axis >= 0 ? r : unknown;
-    case IR_UNOP:
-        if (e->op == OP_POS) return form_of(w, e->a);
-        if (e->op != OP_NEG) return unknown;
-        r = form_of(w, e->a);
-        return r.ok && r.scalar < 0 ? negate(r) : unknown;
-    case IR_BINOP:
-        if (e->op == OP_ADD) return add(form_of(w, e->a), form_of(w, e->b));
-        if (e->op == OP_SUB) return add(form_of(w, e->a), negate(form_of(w, e->b)));
-        return unknown;
-    default:
-        return unknown;
-    }
-}
+static form form_of(const walker *w, const ir_expr *e) { return ir_index_form_of(w->f, w->known, e); }
 
 /* Whether index `axis + c` always lies in p's dimension d: the axis runs
  * over range(s, p.shape[d], step) with constants s + c >= 0, step > 0 and
