@@ -691,6 +691,13 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
             "here", root->name, root == e->a->a ? e->a->name : "...", root->name);
         return NULL;
     }
+    if (e->a->kind == EX_ATTR && root->kind == EX_NAME && is_bound(L, root->name)) {
+        /* x.mean(), v.foo(): a method the kernel language does not have. */
+        ERR(L, e->line, e->col, "'%s.%s()' cannot be called in a kernel: '%s' has no method '%s' "
+            "here (arrays are indexed, x[i]; reductions are written as loops)",
+            root == e->a->a ? root->name : "...", e->a->name, root->name, e->a->name);
+        return NULL;
+    }
     ERR(L, e->line, e->col, "'%s' cannot be called in a kernel", path[0] ? path : "this");
     return NULL;
 }

@@ -630,7 +630,12 @@ static int file_load(disk_cache *c, const void *key, size_t keylen, void **paylo
     key_name(key, keylen, name);
     snprintf(path, sizeof path, "%s/%s", c->dir, name);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return 1; /* not there: a plain miss */
+    if (fd < 0) {
+        /* A symbolic link where an entry belongs is never followed, and it
+         * is a bad entry, not a miss. */
+        if (errno == ELOOP) atomic_fetch_add(&c->bad, 1);
+        return 1;
+    }
     unsigned char *b;
     size_t n;
     struct stat st;
@@ -768,7 +773,10 @@ static void walk_dir(disk_cache *c, const char *dir, int what, scan *s, uint64_t
         if (!entry && !tmp && !bundle) continue;
         if (snprintf(path, sizeof path, "%s/%s", dir, n) >= (int)sizeof path) continue;
         struct stat st;
-        if (lstat(path, &st) || !S_ISREG(st.st_mode)) continue;
+        if (lstat(path, &st)) continue;
+        /* A symbolic link named as an entry is listed (and fails to read:
+         * never followed), so verify counts and removes it. */
+        if (!S_ISREG(st.st_mode) && !(entry && S_ISLNK(st.st_mode))) continue;
         if ((what & WALK_ALL_OURS) || (entry && (what & WALK_ENTRIES))) {
             scan_push(s, path, &st);
         } else if (tmp && (what & WALK_STALE_TMP) && now - (int64_t)st.st_mtime >= HOUR) {

@@ -77,13 +77,27 @@ static int spans_meet(const tack_arg *a, const tack_arg *b) {
     return alo < ahi && blo < bhi && blo < ahi && alo < bhi;
 }
 
+/* What to do about a kernel that keeps specializing on one thing. */
+static const char *const advice_for[] = {
+    "", /* nothing differs */
+    "if it changes from call to call, pass values of one type (e.g. always a float, or "
+    "numpy.int64(n))",
+    "if it changes from call to call, pass arrays of one layout (numpy.ascontiguousarray(x), "
+    "or always a view)",
+    "if that value changes on every call, pass it as a scalar argument instead",
+    "if overlap changes from call to call, pass arrays that never overlap (copy one)",
+};
+enum { ADVICE_NONE, ADVICE_TYPE, ADVICE_LAYOUT, ADVICE_SHAPE, ADVICE_OVERLAP };
+
 /* Describes the differences between key `old` and `cur`; returns how many
- * elements differ.  *first_diff names the first (for the churn warning). */
+ * elements differ.  *first_diff names the first (for the churn warning)
+ * and *advice what to do about it. */
 static int describe(const ir_template *tp, const variant_key *old, const variant_key *cur,
-                    const tack_arg *args, text *t, char *first_diff, size_t fd_size) {
+                    const tack_arg *args, text *t, char *first_diff, size_t fd_size, int *advice) {
     const ir_func *f = tp->ir;
     int n = 0;
     first_diff[0] = 0;
+    *advice = ADVICE_NONE;
     for (int i = 0; i < cur->nparams; i++) {
         if (old->is_array[i] != cur->is_array[i]) {
             add(t, "parameter %s: %s -> %s", pname(f, i), old->is_array[i] ? "array" : "scalar",
@@ -96,20 +110,29 @@ static int describe(const ir_template *tp, const variant_key *old, const variant
         } else {
             continue;
         }
-        if (!n++) snprintf(first_diff, fd_size, "parameter %s's type", pname(f, i));
+        if (!n++) {
+            snprintf(first_diff, fd_size, "parameter %s's type", pname(f, i));
+            *advice = ADVICE_TYPE;
+        }
     }
     for (int i = 0; i < cur->nparams; i++) {
         if (old->strided[i] == cur->strided[i]) continue;
         add(t, "parameter %s: %s", pname(f, i),
             cur->strided[i] ? "C-contiguous -> strided" : "strided -> C-contiguous");
-        if (!n++) snprintf(first_diff, fd_size, "whether %s is C-contiguous", pname(f, i));
+        if (!n++) {
+            snprintf(first_diff, fd_size, "whether %s is C-contiguous", pname(f, i));
+            *advice = ADVICE_LAYOUT;
+        }
     }
     for (int j = 0; j < cur->nshape && j < old->nshape; j++) {
         if (old->shape[j] == cur->shape[j]) continue;
         const shape_dep *d = &tp->deps[j];
         add(t, "%s.shape[%d] is read in the body: %" PRId64 " -> %" PRId64, pname(f, d->param),
             d->dim, old->shape[j], cur->shape[j]);
-        if (!n++) snprintf(first_diff, fd_size, "%s.shape[%d]", pname(f, d->param), d->dim);
+        if (!n++) {
+            snprintf(first_diff, fd_size, "%s.shape[%d]", pname(f, d->param), d->dim);
+            *advice = ADVICE_SHAPE;
+        }
     }
     if (old->disjoint != cur->disjoint) {
         if (!cur->disjoint) {
@@ -131,7 +154,10 @@ static int describe(const ir_template *tp, const variant_key *old, const variant
         } else {
             add(t, "arrays no longer overlap: disjoint False -> True");
         }
-        if (!n++) snprintf(first_diff, fd_size, "whether arrays overlap");
+        if (!n++) {
+            snprintf(first_diff, fd_size, "whether arrays overlap");
+            *advice = ADVICE_OVERLAP;
+        }
     }
     return n;
 }
@@ -142,15 +168,16 @@ void explain_new_variant(const tack_kernel *k, const ir_template *tp, kernel_slo
     int count = atomic_load(&s->count) + 1;
     text best = {{0}, 0, 0};
     char best_diff[128] = "", diff[128];
-    int best_n = -1;
+    int best_n = -1, best_advice = ADVICE_NONE, advice;
     readers_enter(k);
     for (variant *v = atomic_load(&s->head); v; v = v->next) {
         if (v->key.nparams != info->key.nparams) continue; /* another IR template */
         text t = {{0}, 0, 0};
-        int n = describe(tp, &v->key, &info->key, args, &t, diff, sizeof diff);
+        int n = describe(tp, &v->key, &info->key, args, &t, diff, sizeof diff, &advice);
         if (best_n < 0 || n < best_n) {
             best = t;
             best_n = n;
+            best_advice = advice;
             memcpy(best_diff, diff, sizeof diff);
         }
     }
@@ -161,9 +188,9 @@ void explain_new_variant(const tack_kernel *k, const ir_template *tp, kernel_slo
     emit(TACK_LOG_INFO, msg);
     if (count == 33) {
         snprintf(msg, sizeof msg,
-                 "kernel '%s' has passed 32 variants: it keeps specializing on %s; if that "
-                 "value changes on every call, pass it as a scalar argument instead",
-                 k->def->name, best_diff[0] ? best_diff : "its arguments");
+                 "kernel '%s' has passed 32 variants: it keeps specializing on %s%s%s",
+                 k->def->name, best_diff[0] ? best_diff : "its arguments",
+                 best_advice ? "; " : "", advice_for[best_advice]);
         emit(TACK_LOG_WARNING, msg);
     }
 }

@@ -504,6 +504,11 @@ def _damage(kind, victim, other):
         data = b"NOTTACK!" + data[8:]
     elif kind == "other_key":
         data = open(other, "rb").read()
+    elif kind == "symlink":
+        # A link to another (valid) entry: never followed, so bad.
+        os.unlink(victim)
+        os.symlink(other, victim)
+        return
     else:
         raise AssertionError(kind)
     with open(victim, "wb") as f:
@@ -511,7 +516,7 @@ def _damage(kind, victim, other):
 
 
 @pytest.mark.parametrize("kind", ["truncated", "empty", "flip_middle", "flip_last", "magic",
-                                  "other_key"])
+                                  "other_key", "symlink"])
 def test_damaged_entry_is_bad_and_recompiled(tmp_path, two_kernel_cache, kind):
     src_cache, s, first, entries = two_kernel_cache
     cache = tmp_path / "cache"
@@ -535,6 +540,7 @@ def test_damaged_entry_is_bad_and_recompiled(tmp_path, two_kernel_cache, kind):
     assert st["compiles"] == 1 and st["disk_hits"] == 1, st
     assert hexes(out) == hexes(first)
     # the recompiled entry replaced the damaged one, byte for byte
+    assert not victim.is_symlink()
     assert victim.read_bytes() == original
     with admin(cache) as t:
         v = t._cache_verify()

@@ -498,3 +498,18 @@ def test_compile_error_later_line_in_long_kernel():
 
 def test_compile_error_is_an_exception_class():
     assert issubclass(tack.CompileError, Exception)
+
+
+def test_array_method_call_names_the_method():
+    # Used to say "'this' cannot be called in a kernel" (issue 18, minor).
+    @tack.kernel
+    def mean_of(x, out):
+        for i in range(1):
+            out[0] = x.mean()  #@mean
+
+    out = dst()
+    with pytest.raises(tack.CompileError) as e:
+        mean_of(src(), out)
+    assert "'x.mean()'" in str(e.value) and "'this'" not in str(e.value), str(e.value)
+    assert e.value.lineno == here("mean")
+    assert untouched(out)

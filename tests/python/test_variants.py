@@ -471,6 +471,27 @@ def test_compile_log_warns_once_past_32_variants(info_log):
     found = warnings_()
     assert len(found) == 1, found
     assert "32 variants" in found[0] and "x.shape[0]" in found[0], found[0]
+    assert "pass it as a scalar argument" in found[0], found[0]
+
+
+def test_churn_warning_advice_fits_what_changed(info_log):
+    # The 33rd variant differs from its nearest only in x's layout: the
+    # advice is about layouts, not about scalars (issue 18, minor).
+    @tack.kernel
+    def rev_layout(x, out):
+        for i in range(x.shape[0]):
+            out[i] = x[x.shape[0] - 1 - i]
+
+    for n in range(1, 33):
+        rev_layout(arr(n), np.zeros(n, np.float32))
+    x = arr(10)[::2]
+    out = np.zeros(5, np.float32)
+    rev_layout(x, out)
+    assert_bitwise_equal(out, x[::-1].copy())
+    found = [m for m in tack_messages(info_log, logging.WARNING) if "rev_layout" in m]
+    assert len(found) == 1, found
+    assert "whether x is C-contiguous" in found[0], found[0]
+    assert "ascontiguousarray" in found[0] and "as a scalar" not in found[0], found[0]
 
 
 LOG_SCRIPT = textwrap.dedent("""\
