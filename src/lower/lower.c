@@ -1131,9 +1131,30 @@ static int lower_kernel_return_error(lowerer *L, const stmt *s) {
         ERR(L, s->line, s->col, "kernels return nothing: write the result into an output array "
             "passed as an argument (out[i] = value) instead of returning it");
     else
-        ERR(L, s->line, s->col, "'return' is not allowed in a kernel: kernels return nothing; "
-            "to skip the rest of an iteration, put it under an 'if'");
+        ERR(L, s->line, s->col, "'return' is not allowed in a kernel outside its parallel loop");
     return -1;
+}
+
+/* Whether the launch body has a `return` or a `continue` of its own (not
+ * inside a sequential loop): each ends the iteration, so the body is
+ * lowered as an inlined block that they leave. */
+static int launch_exits(stmt *const *body, int n, int in_loop) {
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        if (s->kind == ST_RETURN || (s->kind == ST_CONTINUE && !in_loop)) return 1;
+        int loop = in_loop || s->kind == ST_FOR || s->kind == ST_WHILE;
+        if (launch_exits(s->body, s->nbody, loop) || launch_exits(s->orelse, s->norelse, loop))
+            return 1;
+    }
+    return 0;
+}
+
+/* A launch-level `return` or `continue`: leave this iteration. */
+static int lower_launch_exit(lowerer *L, ir_block *b, const stmt *s) {
+    ir_stmt *x = ir_stmt_new(L->f, IR_EXIT, s->line, s->col);
+    if (!x) return oom(L);
+    x->index = L->launch_exit;
+    return push(L, b, x);
 }
 
 static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
@@ -1185,6 +1206,14 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     }
     case ST_BREAK:
     case ST_CONTINUE: {
+        if (!L->loop_depth && L->sc->inline_id < 0 && L->launch_exit >= 0 && s->kind == ST_CONTINUE)
+            return lower_launch_exit(L, b, s);
+        if (!L->loop_depth && L->sc->inline_id < 0 && s->kind == ST_BREAK) {
+            ERR(L, s->line, s->col, "'break' cannot leave the parallel launch: its iterations run "
+                "in parallel, in no particular order, so there is no 'rest' to skip; use "
+                "'return' (or 'continue') to end this iteration, or a sequential loop inside it");
+            return -1;
+        }
         if (!L->loop_depth) {
             ERR(L, s->line, s->col, "'%s' outside a sequential loop (the kernel's outermost loop "
                 "is the parallel launch)", s->kind == ST_BREAK ? "break" : "continue");
@@ -1197,6 +1226,12 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
         return 0;
     case ST_RETURN:
         if (L->sc->inline_id >= 0) return lower_return(L, b, s);
+        if (!s->value && L->launch_exit >= 0) return lower_launch_exit(L, b, s);
+        if (s->value) {
+            ERR(L, s->line, s->col, "'return' with a value inside the parallel loop: an iteration "
+                "has no result of its own; write it into an output array (out[i] = value)");
+            return -1;
+        }
         return lower_kernel_return_error(L, s);
     }
     ERR(L, s->line, s->col, "unsupported statement");
@@ -1337,7 +1372,23 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     }
     if (lower_declare_locals(&L, d->body, d->nbody)) goto fail;
     if (lower_launch(&L, d->body[0])) goto fail;
-    if (lower_block(&L, &f->body, d->body[0]->body, d->body[0]->nbody)) goto fail;
+    L.launch_exit = -1;
+    if (launch_exits(d->body[0]->body, d->body[0]->nbody, 0)) {
+        ir_stmt *run = ir_stmt_new(f, IR_EVAL, d->body[0]->line, d->body[0]->col);
+        ir_expr *x = ir_expr_new(f, IR_INLINE, d->body[0]->line, d->body[0]->col);
+        ir_block *body = arena_alloc(&f->mem, sizeof *body);
+        if (!run || !x || !body || ir_block_push(f, &f->body, run)) {
+            oom(&L);
+            goto fail;
+        }
+        x->body = body;
+        x->index = -1;
+        x->inline_id = L.launch_exit = f->ninlines++;
+        run->value = x;
+        if (lower_block(&L, body, d->body[0]->body, d->body[0]->nbody)) goto fail;
+    } else if (lower_block(&L, &f->body, d->body[0]->body, d->body[0]->nbody)) {
+        goto fail;
+    }
     if (vec_check_none_left(&L, &f->body)) goto fail;
     if (lower_resolve_updates(&L)) goto fail;
     if (ir_verify(f, "lower", 0, err)) goto fail;

@@ -64,6 +64,8 @@ typedef struct lowerer {
     arena scratch; /* ASTs of inlined device functions */
     int depth;     /* inlining depth */
     int temps;     /* counter for compiler temporaries' names */
+    int launch_exit; /* the inline id a launch-level `return` or `continue`
+                        leaves (the launch body is then an IR_INLINE); -1 */
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
