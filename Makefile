@@ -145,6 +145,7 @@ bench: install
 	$(VPY) bench/bench_disk_cache.py
 	$(VPY) bench/bench_compile.py
 	$(VPY) bench/bench_debug.py
+	$(VPY) bench/bench_atomics.py
 	$(VPY) -m pip install -q pyopencl || true
 	$(VPY) bench/bench_opencl.py
 

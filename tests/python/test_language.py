@@ -1556,12 +1556,14 @@ def test_error_lambda_inside_device_function():
 
 
 def test_error_return_in_kernel():
+    # A bare return ends the iteration (issue 19, test_control_flow.py); a
+    # return with a value inside the launch has nowhere to go.
     def build():
         @tack.kernel
         def bad_return(x, out):
             for i in range(x.shape[0]):
                 out[i] = x[i]
-                return  #@return
+                return x[i]  #@return
         bad_return(XE, XE.copy())
     err = compile_error(build)
     assert err.lineno == here("return")

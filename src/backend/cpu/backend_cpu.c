@@ -182,11 +182,12 @@ typedef struct chunk_ctx {
     cpu_entry_fn entry;
     const uint64_t *slots;
     const int64_t *range;
+    const int64_t *dims;
 } chunk_ctx;
 
 static void run_chunk(void *arg, int64_t lo, int64_t hi) {
     chunk_ctx *c = arg;
-    c->entry(c->slots, c->range, lo, hi);
+    c->entry(c->slots, c->range, lo, hi, c->dims);
 }
 
 /* The code's own range function (codegen.c). */
@@ -211,7 +212,7 @@ static tack_status cpu_launch(backend *b, backend_code *code, const backend_call
     }
     int64_t grain = call->has_inner_loops ? GRAIN_LOOPS
                                           : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
-    chunk_ctx c = {code->entry, call->slots, range};
+    chunk_ctx c = {code->entry, call->slots, range, &call->dims[0][0]};
     /* Iterations with inner loops vary in cost (an escape-time loop, a
      * triangular nest): finer chunks balance them. */
     cpu_pool_run(b->pool, n, grain, call->has_inner_loops ? 32 : 4, run_chunk, &c);

@@ -91,6 +91,13 @@ typedef struct gen {
     inline_target *inlines;
     int ninlines;
     LLVMTypeRef i1, i8, i32, i64, f16, f32, f64, vd;
+    /* impl: per parameter, its chunk-private copy (private_atomics.c). */
+    struct private_copy {
+        int family;          /* CPU_PRIVATE_*: NONE for most arrays */
+        LLVMValueRef copy;   /* [CPU_PRIVATE_MAX_ELEMENTS x T] on the stack */
+        LLVMValueRef used;   /* i1: this chunk updates the copy */
+        LLVMValueRef count;  /* i64: the array's elements */
+    } *priv;
 } gen;
 
 static LLVMTypeRef ty(gen *g, ir_type t) {
@@ -423,11 +430,10 @@ static LLVMValueRef emit_choice(gen *g, LLVMValueRef cond, const ir_expr *then_e
 }
 
 /* tack.atomic_*: one atomicrmw (or cmpxchg), sequentially consistent;
- * float min/max, which LLVM 14 lacks, retry a compare-exchange. */
-static LLVMValueRef emit_atomic(gen *g, const ir_expr *e) {
+ * float min/max, which LLVM 14 lacks, retry a compare-exchange.  ptr and v
+ * are the element's address and the operand. */
+static LLVMValueRef atomic_at(gen *g, const ir_expr *e, LLVMValueRef ptr, LLVMValueRef v) {
     ir_type t = e->type;
-    LLVMValueRef ptr = element_ptr(g, e->index, emit(g, e->args[0]));
-    LLVMValueRef v = emit(g, e->a);
     LLVMAtomicOrdering order = LLVMAtomicOrderingSequentiallyConsistent;
     int fl = ir_type_is_float(t), sgn = ir_type_is_signed(t);
     LLVMTypeRef bits = fl ? (t == TACK_F32 ? g->i32 : g->i64) : ty(g, t);
@@ -482,6 +488,161 @@ static LLVMValueRef emit_atomic(gen *g, const ir_expr *e) {
         break;
     }
     return LLVMBuildAtomicRMW(g->b, op, ptr, v, order, 0);
+}
+
+static LLVMValueRef emit_atomic(gen *g, const ir_expr *e) {
+    LLVMValueRef ptr = element_ptr(g, e->index, emit(g, e->args[0]));
+    return atomic_at(g, e, ptr, emit(g, e->a));
+}
+
+/* ---- chunk-private copies of arrays updated only atomically ---- */
+
+/* The value that leaves an element unchanged under the family's operation. */
+static LLVMValueRef private_identity(gen *g, int family, ir_type t) {
+    LLVMTypeRef lt = ty(g, t);
+    if (ir_type_is_float(t)) return LLVMConstReal(lt, -0.0); /* x + -0.0 == x, -0.0 too */
+    int sgn = ir_type_is_signed(t);
+    switch (family) {
+    case CPU_PRIVATE_AND: return LLVMConstAllOnes(lt);
+    case CPU_PRIVATE_MIN: return sgn ? LLVMConstLShr(LLVMConstAllOnes(lt), LLVMConstInt(lt, 1, 0))
+                                     : LLVMConstAllOnes(lt);
+    case CPU_PRIVATE_MAX: return sgn ? LLVMConstNot(LLVMConstLShr(LLVMConstAllOnes(lt),
+                                                                  LLVMConstInt(lt, 1, 0)))
+                                     : LLVMConstNull(lt);
+    default: return LLVMConstNull(lt);
+    }
+}
+
+/* A plain update of one private element: old op v. */
+static LLVMValueRef private_combine(gen *g, const ir_expr *e, LLVMValueRef old, LLVMValueRef v) {
+    ir_type t = e->type;
+    int fl = ir_type_is_float(t), sgn = ir_type_is_signed(t);
+    switch (e->atomic) {
+    case ATOM_ADD: return fl ? LLVMBuildFAdd(g->b, old, v, "") : LLVMBuildAdd(g->b, old, v, "");
+    case ATOM_SUB: return fl ? LLVMBuildFSub(g->b, old, v, "") : LLVMBuildSub(g->b, old, v, "");
+    case ATOM_OR: return LLVMBuildOr(g->b, old, v, "");
+    case ATOM_AND: return LLVMBuildAnd(g->b, old, v, "");
+    case ATOM_XOR: return LLVMBuildXor(g->b, old, v, "");
+    default: { /* integer min and max */
+        LLVMIntPredicate lt = sgn ? LLVMIntSLT : LLVMIntULT, gt = sgn ? LLVMIntSGT : LLVMIntUGT;
+        LLVMValueRef better = LLVMBuildICmp(g->b, e->atomic == ATOM_MIN ? lt : gt, v, old, "");
+        return LLVMBuildSelect(g->b, better, v, old, "");
+    }
+    }
+}
+
+/* `atomic(a, k, v)` as a statement on an array with a private copy: the
+ * copy when this chunk uses one and k lies in it, else the atomic. */
+static void emit_private_atomic(gen *g, const ir_expr *e) {
+    const struct private_copy *pc = &g->priv[e->index];
+    LLVMValueRef idx = emit(g, e->args[0]);
+    LLVMValueRef v = emit(g, e->a);
+    LLVMValueRef inside = LLVMBuildAnd(g->b, pc->used,
+                                       LLVMBuildICmp(g->b, LLVMIntULT, idx, pc->count, ""), "");
+    LLVMBasicBlockRef local = block(g, "priv"), shared = block(g, "shared"), join = block(g, "priv_done");
+    LLVMBuildCondBr(g->b, inside, local, shared);
+    LLVMPositionBuilderAtEnd(g->b, local);
+    LLVMTypeRef et = ty(g, e->type);
+    LLVMValueRef slot = LLVMBuildGEP2(g->b, et, pc->copy, &idx, 1, "");
+    LLVMBuildStore(g->b, private_combine(g, e, LLVMBuildLoad2(g->b, et, slot, ""), v), slot);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, shared);
+    atomic_at(g, e, element_ptr(g, e->index, idx), v);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+/* i = 0 .. count-1 over a copy's elements, leaving to `exit`: returns i,
+ * with the builder in the loop's body; element_loop_end closes it. */
+static LLVMValueRef element_loop_begin(gen *g, LLVMValueRef count, LLVMBasicBlockRef exit) {
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), head = block(g, "elem"), body = block(g, "elem_body");
+    LLVMBuildBr(g->b, head);
+    LLVMPositionBuilderAtEnd(g->b, head);
+    LLVMValueRef i = LLVMBuildPhi(g->b, g->i64, "");
+    LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0);
+    LLVMAddIncoming(i, &zero, &pre, 1);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, i, count, ""), body, exit);
+    LLVMPositionBuilderAtEnd(g->b, body);
+    return i;
+}
+
+static void element_loop_end(gen *g, LLVMValueRef i) {
+    LLVMValueRef next = LLVMBuildAdd(g->b, i, LLVMConstInt(g->i64, 1, 0), "");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, LLVMGetInstructionParent(i));
+    LLVMAddIncoming(i, &next, &from, 1);
+}
+
+/* In impl's entry block: each private copy, used by this chunk when the
+ * array is small and the chunk's work at least as large, filled with the
+ * identity. */
+static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
+    const ir_func *f = g->f;
+    /* Every copy first, while still in the entry block: static allocas. */
+    for (int p = 0; p < f->nparams; p++)
+        if (g->priv[p].family)
+            g->priv[p].copy = LLVMBuildArrayAlloca(g->b, ty(g, f->params[p].type),
+                                                   LLVMConstInt(g->i64, CPU_PRIVATE_MAX_ELEMENTS, 0),
+                                                   "priv");
+    for (int p = 0; p < f->nparams; p++) {
+        struct private_copy *pc = &g->priv[p];
+        if (!pc->family) continue;
+        ir_type t = f->params[p].type;
+        LLVMTypeRef et = ty(g, t);
+        LLVMValueRef count = LLVMConstInt(g->i64, 1, 0);
+        for (int d = 0; d < f->params[p].index_ndim; d++) {
+            LLVMValueRef at = LLVMConstInt(g->i64, (uint64_t)p * TACK_MAX_NDIM + d, 0);
+            count = LLVMBuildMul(g->b, count, LLVMBuildLoad2(g->b, g->i64,
+                                 LLVMBuildGEP2(g->b, g->i64, dims, &at, 1, ""), ""), "");
+        }
+        pc->count = count;
+        LLVMValueRef max = LLVMConstInt(g->i64, CPU_PRIVATE_MAX_ELEMENTS, 0);
+        pc->used = LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntULE, count, max, ""),
+                                LLVMBuildICmp(g->b, LLVMIntSLE, count, work, ""), "");
+        LLVMBasicBlockRef fill = block(g, "priv_fill"), go = block(g, "priv_go");
+        LLVMBuildCondBr(g->b, pc->used, fill, go);
+        LLVMPositionBuilderAtEnd(g->b, fill);
+        LLVMValueRef i = element_loop_begin(g, count, go);
+        LLVMBuildStore(g->b, private_identity(g, pc->family, t),
+                       LLVMBuildGEP2(g->b, et, pc->copy, &i, 1, ""));
+        element_loop_end(g, i);
+        LLVMPositionBuilderAtEnd(g->b, go);
+    }
+}
+
+/* After the chunk: each used copy's changed elements combined into the
+ * array, one atomic each (other chunks combine theirs at the same time). */
+static void private_end(gen *g) {
+    const ir_func *f = g->f;
+    for (int p = 0; p < f->nparams; p++) {
+        const struct private_copy *pc = &g->priv[p];
+        if (!pc->family) continue;
+        ir_type t = f->params[p].type;
+        LLVMTypeRef et = ty(g, t), bits = ir_type_is_float(t) ? (t == TACK_F32 ? g->i32 : g->i64) : et;
+        LLVMBasicBlockRef merge = block(g, "priv_merge"), done = block(g, "priv_merged");
+        LLVMBuildCondBr(g->b, pc->used, merge, done);
+        LLVMPositionBuilderAtEnd(g->b, merge);
+        LLVMValueRef i = element_loop_begin(g, pc->count, done);
+        LLVMBasicBlockRef changed = block(g, "priv_changed"), next = block(g, "priv_next");
+        LLVMValueRef v = LLVMBuildLoad2(g->b, et, LLVMBuildGEP2(g->b, et, pc->copy, &i, 1, ""), "");
+        LLVMValueRef id = private_identity(g, pc->family, t);
+        LLVMValueRef same = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildBitCast(g->b, v, bits, ""),
+                                          LLVMConstBitCast(id, bits), "");
+        LLVMBuildCondBr(g->b, same, next, changed);
+        LLVMPositionBuilderAtEnd(g->b, changed);
+        /* A subtracting update's copy holds -(sum), so every family's
+         * combination is its own operation (add for add and subtract). */
+        ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p};
+        static const ir_atomic_op combine[] = {
+            [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
+            [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX};
+        op.atomic = combine[pc->family];
+        atomic_at(g, &op, element_ptr(g, p, i), v);
+        LLVMBuildBr(g->b, next);
+        LLVMPositionBuilderAtEnd(g->b, next);
+        element_loop_end(g, i);
+        LLVMPositionBuilderAtEnd(g->b, done);
+    }
 }
 
 static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
@@ -751,7 +912,10 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
         LLVMBuildBr(g->b, g->loops[g->nloops - 1].cont);
         break;
     case IR_EVAL:
-        emit(g, s->value);
+        if (s->value->kind == IR_ATOMIC && g->priv && g->priv[s->value->index].family)
+            emit_private_atomic(g, s->value);
+        else
+            emit(g, s->value);
         break;
     case IR_BOUNDS_FAIL:
         emit_bounds_fail(g, s);
@@ -850,8 +1014,8 @@ static void launch_body(gen *g, const void *ctx) {
                  launch_body, &next);
 }
 
-/* impl(params..., start, step, e1, e2, lo, hi) */
-#define IMPL_EXTRA 6
+/* impl(params..., start, step, e1, e2, lo, hi, dims) */
+#define IMPL_EXTRA 7
 
 static LLVMValueRef build_impl(gen *g, const char *name) {
     const ir_func *f = g->f;
@@ -859,6 +1023,7 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     LLVMTypeRef *pt = calloc(n + IMPL_EXTRA, sizeof *pt);
     for (int i = 0; i < n; i++) pt[i] = param_type(g, &f->params[i]);
     for (int i = 0; i < IMPL_EXTRA; i++) pt[n + i] = g->i64;
+    pt[n + 6] = LLVMPointerType(g->i64, 0);
     LLVMTypeRef ft = LLVMFunctionType(g->vd, pt, n + IMPL_EXTRA, 0);
     free(pt);
     LLVMValueRef fn = LLVMAddFunction(g->mod, name, ft);
@@ -887,8 +1052,13 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     LLVMValueRef start = f->start->kind == IR_CONST ? emit(g, f->start) : LLVMGetParam(fn, n);
     LLVMValueRef step = f->step->kind == IR_CONST ? emit(g, f->step) : LLVMGetParam(fn, n + 1);
     launch_level top = {0, {LLVMGetParam(fn, n + 2), LLVMGetParam(fn, n + 3)}};
+    /* The chunk's work: its outer iterations times the inner extents. */
+    LLVMValueRef work = LLVMBuildSub(g->b, LLVMGetParam(fn, n + 5), LLVMGetParam(fn, n + 4), "");
+    for (int d = 0; d < f->ninner; d++) work = LLVMBuildMul(g->b, work, top.extents[d], "");
+    private_begin(g, LLVMGetParam(fn, n + 6), work);
     counted_loop(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5), f->loop_var, start, step,
                  launch_body, &top);
+    private_end(g);
     LLVMBuildRetVoid(g->b);
     return fn;
 }
@@ -896,8 +1066,8 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
 static void build_entry(gen *g, LLVMValueRef impl, const char *name) {
     const ir_func *f = g->f;
     LLVMTypeRef p64 = LLVMPointerType(g->i64, 0);
-    LLVMTypeRef pt[4] = {p64, p64, g->i64, g->i64};
-    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 4, 0));
+    LLVMTypeRef pt[5] = {p64, p64, g->i64, g->i64, p64};
+    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 5, 0));
     g->fn = fn;
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     int n = f->nparams;
@@ -912,6 +1082,7 @@ static void build_entry(gen *g, LLVMValueRef impl, const char *name) {
     }
     args[n + 4] = LLVMGetParam(fn, 2);
     args[n + 5] = LLVMGetParam(fn, 3);
+    args[n + 6] = LLVMGetParam(fn, 4);
     LLVMBuildCall2(g->b, LLVMGlobalGetValueType(impl), impl, args, n + IMPL_EXTRA, "");
     free(args);
     LLVMBuildRetVoid(g->b);
@@ -990,6 +1161,13 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     int nesting = count_nesting_block(&f->body) + f->ninner + 2;
     g.loops = calloc(nesting, sizeof *g.loops);
     g.inlines = calloc(nesting, sizeof *g.inlines);
+    g.priv = calloc(f->nparams + 1, sizeof *g.priv);
+    int *family = calloc(f->nparams + 1, sizeof *family);
+    if (g.priv && family) {
+        cpu_private_atomics(f, family);
+        for (int p = 0; p < f->nparams; p++) g.priv[p].family = family[p];
+    }
+    free(family);
     tack_status st = TACK_OK;
 
     pthread_mutex_lock(&target_lock);
@@ -1062,6 +1240,7 @@ done:
     free(g.locals);
     free(g.loops);
     free(g.inlines);
+    free(g.priv);
     return st;
 }
 

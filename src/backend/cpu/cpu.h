@@ -22,7 +22,10 @@
 #include "ir/ir.h"
 
 #define CPU_RANGE_LEN 5
-typedef void (*cpu_entry_fn)(const uint64_t *slots, const int64_t *range, int64_t lo, int64_t hi);
+/* Runs iterations lo..hi-1 of the launch; dims are the call's extents
+ * (param * TACK_MAX_NDIM + d), for the private copies' sizes. */
+typedef void (*cpu_entry_fn)(const uint64_t *slots, const int64_t *range, int64_t lo, int64_t hi,
+                             const int64_t *dims);
 typedef void (*cpu_range_fn)(const uint64_t *slots, const int64_t *dims, int64_t *out);
 
 typedef struct cpu_object {
@@ -45,6 +48,19 @@ void cpu_object_free(cpu_object *o);
  * *text is malloc'd. */
 tack_status cpu_codegen_text(const ir_func *f, const char *symbol_base, int assembly, char **text,
                              tack_error *err);
+/* private_atomics.c: per parameter, the kind of atomic update a chunk may
+ * do in a private copy and combine at its end (CPU_PRIVATE_NONE: not
+ * this array).  Returns how many arrays qualify (at most
+ * CPU_PRIVATE_MAX_ARRAYS). */
+enum {
+    CPU_PRIVATE_NONE, CPU_PRIVATE_ADD, CPU_PRIVATE_OR, CPU_PRIVATE_AND, CPU_PRIVATE_XOR,
+    CPU_PRIVATE_MIN, CPU_PRIVATE_MAX
+};
+#define CPU_PRIVATE_MAX_ARRAYS 4
+/* The largest private copy, in elements (a stack array per chunk). */
+#define CPU_PRIVATE_MAX_ELEMENTS 2048
+int cpu_private_atomics(const ir_func *f, int *family);
+
 /* "cpu-name:features" of the code generator's target, for cache keys. */
 const char *cpu_target_description(void);
 

@@ -1,0 +1,185 @@
+"""Chunk-private copies for atomic updates on the CPU (issue 20, item 3).
+
+An array written only through atomics whose old value is unused, all of one
+combining kind, is updated by each chunk in a private copy and combined at
+the chunk's end.  The results must be those of the plain atomics: exact for
+integers, -0.0 and NaN kept for floats, on one thread and on two, for
+arrays small enough to copy and for ones too large, and not at all when the
+array is also read or mixes kinds."""
+import numpy as np
+import pytest
+
+import tack
+
+RNG = np.random.default_rng(5)
+KEYS = RNG.integers(0, 64, 200_000).astype(np.int64)
+VALS = RNG.integers(-1000, 1000, 200_000).astype(np.int64)
+
+
+@tack.kernel
+def add_hist(keys, vals, grid):
+    for i in range(keys.shape[0]):
+        tack.atomic_add(grid, keys[i], vals[i])
+
+
+@tack.kernel
+def sub_hist(keys, vals, grid):
+    for i in range(keys.shape[0]):
+        tack.atomic_sub(grid, keys[i], vals[i])
+
+
+@tack.kernel
+def add_and_sub(keys, vals, grid):
+    for i in range(keys.shape[0]):
+        grid[keys[i]] += vals[i]
+        grid[keys[i] // 2] -= 1
+
+
+@tack.kernel
+def bit_ops(keys, vals, g_or, g_and, g_xor):
+    for i in range(keys.shape[0]):
+        tack.atomic_or(g_or, keys[i], vals[i])
+        tack.atomic_and(g_and, keys[i], vals[i])
+        tack.atomic_xor(g_xor, keys[i], vals[i])
+
+
+@tack.kernel
+def min_max(keys, vals, g_min, g_max):
+    for i in range(keys.shape[0]):
+        tack.atomic_min(g_min, keys[i], vals[i])
+        tack.atomic_max(g_max, keys[i], vals[i])
+
+
+@tack.kernel
+def hist_2d(keys, grid):
+    for i in range(keys.shape[0]):
+        grid[keys[i] % 8, keys[i] // 8] += 1.0
+
+
+@tack.kernel
+def mixed_kinds(keys, vals, grid):
+    for i in range(keys.shape[0]):
+        tack.atomic_add(grid, keys[i], vals[i])
+        tack.atomic_or(grid, keys[i], 1)
+
+
+@tack.kernel
+def read_and_add(keys, grid, seen):
+    for i in range(keys.shape[0]):
+        tack.atomic_add(grid, keys[i], 1)
+        seen[i] = grid[0] * 0
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    before = tack.get_default_device()
+    tack.set_default_device(tack.device("cpu", num_threads=request.param))
+    yield request.param
+    tack.set_default_device(before)
+
+
+def expect_add(keys, vals, n, dtype=np.int64):
+    out = np.zeros(n, dtype)
+    np.add.at(out, keys, vals.astype(dtype))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
+def test_integer_add_and_sub_exact(threads, dtype):
+    vals = VALS.astype(dtype)
+    grid = np.zeros(64, dtype)
+    add_hist(KEYS, vals, grid)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(grid, expect_add(KEYS, vals, 64, dtype))
+        grid = np.zeros(64, dtype)
+        sub_hist(KEYS, vals, grid)
+        np.testing.assert_array_equal(grid, -expect_add(KEYS, vals, 64, dtype))
+
+
+def test_add_and_subtract_together(threads):
+    grid = np.zeros(64, np.int64)
+    add_and_sub(KEYS, VALS, grid)
+    expected = expect_add(KEYS, VALS, 64)
+    np.subtract.at(expected, KEYS // 2, 1)
+    np.testing.assert_array_equal(grid, expected)
+
+
+def test_bitwise_kinds(threads):
+    vals = VALS & 0xFFFF
+    g_or = np.zeros(64, np.int64)
+    g_and = np.full(64, -1, np.int64)
+    g_xor = np.zeros(64, np.int64)
+    bit_ops(KEYS, vals, g_or, g_and, g_xor)
+    for k in range(64):
+        v = vals[KEYS == k]
+        assert g_or[k] == np.bitwise_or.reduce(v)
+        assert g_and[k] == np.bitwise_and.reduce(v)
+        assert g_xor[k] == np.bitwise_xor.reduce(v)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64])
+def test_integer_min_max(threads, dtype):
+    vals = (VALS + 1000).astype(dtype)
+    info = np.iinfo(dtype)
+    g_min = np.full(64, info.max, dtype)
+    g_max = np.full(64, info.min, dtype)
+    g_min[3] = 0                      # an initial value beats every update
+    min_max(KEYS, vals, g_min, g_max)
+    for k in range(64):
+        v = vals[KEYS == k]
+        assert g_min[k] == (0 if k == 3 else v.min())
+        assert g_max[k] == v.max()
+
+
+def test_float_sums_keep_signed_zero_and_nan(threads):
+    keys = np.array([0, 1, 1, 2, 2] * 1000, np.int64)
+    vals = np.array([-0.0, -0.0, -0.0, 1.5, np.nan] * 1000)
+    grid = np.array([-0.0, 0.0, -0.0, 0.0])
+    add_hist(keys, vals, grid)
+    assert np.signbit(grid[0]) and grid[0] == 0     # -0.0 + -0.0 ...
+    assert not np.signbit(grid[1]) and grid[1] == 0  # 0.0 + -0.0 is 0.0
+    assert np.isnan(grid[2])
+    assert np.signbit(grid[3]) is np.False_ and grid[3] == 0.0  # untouched
+
+
+def test_float_histogram_counts(threads):
+    grid = np.zeros((8, 8))
+    hist_2d(KEYS, grid)
+    expected = np.zeros((8, 8))
+    np.add.at(expected, (KEYS % 8, KEYS // 8), 1.0)
+    np.testing.assert_array_equal(grid, expected)
+
+
+def test_large_target_uses_plain_atomics(threads):
+    n = 100_000                       # past the private copy's limit
+    keys = RNG.integers(0, n, 300_000).astype(np.int64)
+    grid = np.zeros(n, np.int64)
+    add_hist(keys, np.ones_like(keys), grid)
+    np.testing.assert_array_equal(grid, np.bincount(keys, minlength=n))
+
+
+def test_short_launch_into_a_larger_array(threads):
+    # Fewer iterations than elements: no copy pays off, the atomics run.
+    grid = np.zeros(2000, np.int64)
+    add_hist(KEYS[:50], VALS[:50], grid)
+    np.testing.assert_array_equal(grid, expect_add(KEYS[:50], VALS[:50], 2000))
+
+
+def test_mixed_kinds_and_reads_are_not_privatized(threads):
+    grid = np.zeros(64, np.int64)
+    mixed_kinds(KEYS[:5000], np.full(5000, 2, np.int64), grid)
+    # Every bin that was hit ends odd (or 1), and the adds all landed.
+    hit = np.bincount(KEYS[:5000], minlength=64) > 0
+    assert (grid[hit] % 2 == 1).all() and (grid[~hit] == 0).all()
+    grid = np.zeros(64, np.int64)
+    seen = np.ones(5000, np.int64)
+    read_and_add(KEYS[:5000], grid, seen)
+    np.testing.assert_array_equal(grid, np.bincount(KEYS[:5000], minlength=64))
+    assert (seen == 0).all()
+
+
+def test_the_private_path_is_generated():
+    ir = add_hist.inspect_llvm(KEYS, VALS, np.zeros(64, np.int64))
+    assert "priv" in ir
+    ir = read_and_add.inspect_llvm(KEYS, np.zeros(64, np.int64), np.zeros(len(KEYS), np.int64))
+    assert "priv" not in ir
