@@ -190,6 +190,22 @@ int ir_local_add(ir_func *f, const char *name) {
     return f->nlocals++;
 }
 
+int ir_scratch_add(ir_func *f, const ir_scratch *a) {
+    if (f->nscratch >= IR_MAX_SCRATCH) return -1;
+    ir_scratch *v = arena_grow(&f->mem, f->scratch, f->nscratch, f->nscratch + 1, sizeof *v);
+    if (!v) return -1;
+    f->scratch = v;
+    v[f->nscratch] = *a;
+    if (!(v[f->nscratch].name = arena_strdup(&f->mem, a->name ? a->name : "?"))) return -1;
+    return f->nscratch++;
+}
+
+int64_t ir_scratch_size(const ir_scratch *a) {
+    int64_t n = 1;
+    for (int d = 0; d < a->ndim; d++) n *= a->dims[d];
+    return n;
+}
+
 int ir_param_add(ir_func *f) {
     if (f->nparams >= TACK_MAX_PARAMS) return -1;
     if (f->nparams == f->params_cap) {

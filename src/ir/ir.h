@@ -75,9 +75,10 @@ typedef enum ir_expr_kind {
     IR_VECTOR, /* lowering only: a vector value; run `body`, then its
                   components are args[0..nargs) (reads of locals).  None
                   survives lowering (a leftover is a compile error). */
-    IR_INLINE  /* an inlined device function: run `body`, then the value is
+    IR_INLINE, /* an inlined device function: run `body`, then the value is
                   local `index` (-1: no value); IR_EXIT with the same
                   inline_id leaves the body (a `return`) */
+    IR_SLOAD   /* scratch array `index` (ir_func.scratch) [index...] */
 } ir_expr_kind;
 
 typedef struct ir_block ir_block;
@@ -119,9 +120,11 @@ typedef enum ir_stmt_kind {
     IR_BREAK, IR_CONTINUE,
     IR_EVAL,    /* evaluate value for its effects (an inlined call) */
     IR_EXIT,    /* leave the IR_INLINE body with inline_id `index` */
-    IR_BOUNDS_FAIL /* debug mode: access site `index` was out of bounds with
+    IR_BOUNDS_FAIL, /* debug mode: access site `index` was out of bounds with
                       the index values `indices` (locals' reads); records it
                       in the errors parameter (see passes/bounds.c) */
+    IR_SSTORE,  /* scratch array `index` [indices...] = value */
+    IR_BARRIER  /* every lane of the workgroup waits here (tack.barrier()) */
 } ir_stmt_kind;
 
 typedef struct ir_stmt ir_stmt;
@@ -185,6 +188,21 @@ typedef struct ir_source {
     const char *via, *via_path;
 } ir_source;
 
+/* An array the kernel allocates itself: tack.local(shape, dtype), zeroed
+ * for each iteration, or tack.shared(shape, dtype), one per workgroup.
+ * Its shape is part of the source (literals and constants), so it needs
+ * no key. */
+typedef struct ir_scratch {
+    const char *name;
+    ir_type type;  /* a dtype, never f16 or bool */
+    int ndim;
+    int64_t dims[TACK_MAX_NDIM];
+    int shared;
+} ir_scratch;
+
+#define IR_SCRATCH_MAX_ELEMENTS (1 << 20)
+#define IR_MAX_SCRATCH 16
+
 /* An outside name lowering resolved, with a digest of what it was bound to
  * (a device function's source, a constant's value, a module's name): the
  * disk cache uses a stored kernel only while every name still resolves to
@@ -225,6 +243,12 @@ typedef struct ir_func {
      * for tack.ndindex(e0, e1[, e2]) also the inner dimensions, each
      * `inner_var[d]` in range(inner_stop[d]), run sequentially inside each
      * outer iteration.  All stops are runtime values (never baked in). */
+    ir_scratch *scratch; /* the kernel's own arrays */
+    int nscratch;
+    /* Collective: uses workgroups (tack.shared, tack.barrier(),
+     * tack.local_index()...); every launch is whole workgroups of
+     * IR_WORKGROUP lanes, and only GPU devices run it. */
+    int collective;
     int loop_var;
     ir_expr *start, *stop, *step;
     int ninner;
@@ -235,6 +259,9 @@ typedef struct ir_func {
     ir_type default_float; /* f64 when any array argument is f64, else f32 */
     int disjoint;          /* the call's arrays do not overlap: noalias */
 } ir_func;
+
+/* Lanes in a workgroup (tack.WORKGROUP). */
+#define IR_WORKGROUP 256
 
 /* Construction (lowering and passes). */
 ir_func *ir_func_new(void);
@@ -248,6 +275,11 @@ int ir_local_add(ir_func *f, const char *name);          /* index or -1 */
  * or -1 when there are TACK_MAX_PARAMS already or no memory. */
 int ir_param_add(ir_func *f);
 int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
+/* Appends a scratch array (name copied); its index, or -1 (no memory, or
+ * IR_MAX_SCRATCH already). */
+int ir_scratch_add(ir_func *f, const ir_scratch *a);
+/* Elements of scratch array a. */
+int64_t ir_scratch_size(const ir_scratch *a);
 ir_expr *ir_const_int(ir_func *f, int64_t v, ir_type t, int line, int col);
 ir_expr *ir_const_float(ir_func *f, double v, ir_type t, int line, int col);
 ir_expr *ir_cast(ir_func *f, ir_expr *e, ir_type to);

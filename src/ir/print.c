@@ -50,7 +50,8 @@ static void expr(out *o, const ir_func *f, const ir_expr *e) {
     case IR_LOCAL: put(o, "%s", f->locals[e->index].name); break;
     case IR_DIM: put(o, "%s.shape[%d]", f->params[e->index].name, e->dim); break;
     case IR_LOAD:
-        put(o, "%s[", f->params[e->index].name);
+    case IR_SLOAD:
+        put(o, "%s[", e->kind == IR_LOAD ? f->params[e->index].name : f->scratch[e->index].name);
         for (int i = 0; i < e->nargs; i++) {
             if (i) put(o, ", ");
             expr(o, f, e->args[i]);
@@ -133,7 +134,8 @@ static void stmt(out *o, const ir_func *f, const ir_stmt *s, int depth) {
         put(o, "\n");
         break;
     case IR_STORE:
-        put(o, "%s[", f->params[s->index].name);
+    case IR_SSTORE:
+        put(o, "%s[", s->kind == IR_STORE ? f->params[s->index].name : f->scratch[s->index].name);
         for (int i = 0; i < s->nindices; i++) {
             if (i) put(o, ", ");
             expr(o, f, s->indices[i]);
@@ -170,6 +172,7 @@ static void stmt(out *o, const ir_func *f, const ir_stmt *s, int depth) {
         break;
     case IR_EXIT: put(o, "return from inline#%d\n", s->index); break;
     case IR_BOUNDS_FAIL: put(o, "bounds_fail(site %d)\n", s->index); break;
+    case IR_BARRIER: put(o, "barrier()\n"); break;
     case IR_CONTINUE: put(o, "continue\n"); break;
     }
 }
@@ -192,6 +195,12 @@ char *ir_print(const ir_func *f) {
     put(&o, ", ");
     expr(&o, f, f->step);
     put(&o, "):\n");
+    for (int i = 0; i < f->nscratch; i++) {
+        const ir_scratch *a = &f->scratch[i];
+        put(&o, "    %s = %s(", a->name, a->shared ? "shared" : "local");
+        for (int d = 0; d < a->ndim; d++) put(&o, "%s%lld", d ? ", " : "", (long long)a->dims[d]);
+        put(&o, "): %s\n", ir_type_name(a->type));
+    }
     block(&o, f, &f->body, 1);
     return o.buf;
 }

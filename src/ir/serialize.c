@@ -11,8 +11,8 @@
 #include <string.h>
 
 /* The last value of each enum a reader accepts. */
-#define EXPR_KIND_LAST IR_INLINE
-#define STMT_KIND_LAST IR_BOUNDS_FAIL
+#define EXPR_KIND_LAST IR_SLOAD
+#define STMT_KIND_LAST IR_BARRIER
 #define OP_LAST OP_NE
 #define ROLE_LAST ROLE_TEMPLATE
 
@@ -324,6 +324,16 @@ void ir_serialize(const ir_func *f, ser_writer *w) {
     }
     put_int(w, f->debug_errors);
     put_int(w, f->debug_extents);
+    put_int(w, f->collective);
+    put_int(w, f->nscratch);
+    for (int i = 0; i < f->nscratch; i++) {
+        const ir_scratch *a = &f->scratch[i];
+        ser_put_str(w, a->name);
+        put_int(w, a->type);
+        put_int(w, a->shared);
+        put_int(w, a->ndim);
+        for (int d = 0; d < a->ndim; d++) ser_put_i64(w, a->dims[d]);
+    }
 }
 
 /* ---- IR in ------------------------------------------------------------ */
@@ -384,7 +394,8 @@ static ir_expr **read_exprs(reader *rd, int *n) {
 /* Facts the verifier leaves to lowering but the code generator relies on. */
 static void check_expr(reader *rd, const ir_expr *e) {
     if (e->kind == IR_DIM && (e->dim < 0 || e->dim >= TACK_MAX_NDIM)) ser_fail(rd->r);
-    if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC) && (e->nargs < 1 || e->nargs > TACK_MAX_NDIM))
+    if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC || e->kind == IR_SLOAD) &&
+        (e->nargs < 1 || e->nargs > TACK_MAX_NDIM))
         ser_fail(rd->r);
     if (e->kind == IR_CALL) {
         int want = ir_intrinsic_nargs(e->fn);
@@ -567,6 +578,28 @@ static void read_func(reader *rd) {
     f->nsites = r->failed ? 0 : nsites;
     f->debug_errors = ser_get_int(r, -1, f->nparams - 1);
     f->debug_extents = ser_get_int(r, -1, f->nparams - 1);
+    f->collective = ser_get_int(r, 0, 1);
+    int nscratch = ser_get_int(r, 0, IR_MAX_SCRATCH);
+    for (int i = 0; i < nscratch && !r->failed; i++) {
+        ir_scratch a = {0};
+        size_t n;
+        int is_null;
+        a.name = ser_get_str(r, &n, &is_null);
+        a.type = get_type(rd);
+        a.shared = ser_get_int(r, 0, 1);
+        a.ndim = ser_get_int(r, 1, TACK_MAX_NDIM);
+        int64_t size = 1;
+        for (int d = 0; d < a.ndim && !r->failed; d++) {
+            a.dims[d] = ser_get_i64(r);
+            if (a.dims[d] < 1 || a.dims[d] > IR_SCRATCH_MAX_ELEMENTS ||
+                (size *= a.dims[d]) > IR_SCRATCH_MAX_ELEMENTS)
+                ser_fail(r);
+        }
+        if (!a.name || a.type < 0 || a.type >= TACK_DTYPE_COUNT || a.type == TACK_F16 ||
+            a.type == TACK_BOOL)
+            ser_fail(r);
+        if (!r->failed && ir_scratch_add(f, &a) < 0) ser_fail(r);
+    }
 }
 
 tack_status ir_deserialize(ser_reader *r, int typed, ir_func **out, tack_error *err) {

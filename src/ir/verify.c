@@ -67,7 +67,7 @@ enum { C_A = 1, C_B = 2, C_COND = 4, C_ARGS = 8, C_BODY = 16, C_ORELSE = 32, C_R
 
 static int expr_children(const ir_expr *e) {
     switch (e->kind) {
-    case IR_LOAD: case IR_CALL: return C_ARGS;
+    case IR_LOAD: case IR_CALL: case IR_SLOAD: return C_ARGS;
     case IR_ATOMIC: return C_ARGS | C_A | (e->atomic == ATOM_COMPARE_EXCHANGE ? C_B : 0);
     case IR_BINOP: case IR_ANDOR: return C_A | C_B;
     case IR_SELECT: return C_A | C_B | C_COND;
@@ -81,7 +81,7 @@ static int expr_children(const ir_expr *e) {
 static int stmt_children(const ir_stmt *s) {
     switch (s->kind) {
     case IR_ASSIGN: case IR_EVAL: return C_VALUE;
-    case IR_STORE: return C_VALUE | C_ARGS;
+    case IR_STORE: case IR_SSTORE: return C_VALUE | C_ARGS;
     case IR_IF: case IR_WHILE: return C_VALUE | C_BODY | C_ORELSE;
     case IR_FOR: return C_RANGE | C_BODY;
     case IR_BOUNDS_FAIL: return C_ARGS;
@@ -95,6 +95,14 @@ static void array_param(verifier *v, int index, int line) {
     else if (v->f->params[index].role != ROLE_ARRAY)
         fail(v, line, "parameter '%s' used as an array but not an array",
              v->f->params[index].name);
+}
+
+/* A scratch array's index, and its element type where typed. */
+static void scratch_access(verifier *v, int index, ir_type t, int line) {
+    if (index < 0 || index >= v->f->nscratch) fail(v, line, "scratch array %d out of range", index);
+    else if (v->typed && t != v->f->scratch[index].type)
+        fail(v, line, "%s access to scratch array '%s' of %s", ir_type_name(t),
+             v->f->scratch[index].name, ir_type_name(v->f->scratch[index].type));
 }
 
 static void index_list(verifier *v, ir_expr *const *idx, int n, int line) {
@@ -161,6 +169,10 @@ static void expr(verifier *v, const ir_expr *e) {
             e->type != ir_value_type(v->f->params[e->index].type))
             fail(v, e->line, "load type %s differs from the array's %s",
                  ir_type_name(e->type), ir_type_name(v->f->params[e->index].type));
+        break;
+    case IR_SLOAD:
+        scratch_access(v, e->index, e->type, e->line);
+        index_list(v, e->args, e->nargs, e->line);
         break;
     case IR_ATOMIC:
         array_param(v, e->index, e->line);
@@ -275,6 +287,14 @@ static void stmt(verifier *v, const ir_stmt *s) {
                  : s->value->type != v->f->params[s->index].type))
             fail(v, s->line, "storing %s into an array of %s", ir_type_name(s->value->type),
                  ir_type_name(v->f->params[s->index].type));
+        break;
+    case IR_SSTORE:
+        index_list(v, s->indices, s->nindices, s->line);
+        expr(v, s->value);
+        if (s->value) scratch_access(v, s->index, s->value->type, s->line);
+        break;
+    case IR_BARRIER:
+        if (!v->f->collective) fail(v, s->line, "a barrier in a kernel not marked collective");
         break;
     case IR_IF:
     case IR_WHILE:

@@ -162,9 +162,10 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 /* What a callee or attribute path names. */
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_ATOMIC, CALLEE_VECTOR,
-                           CALLEE_LEN, CALLEE_CONST } callee_kind;
+                           CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP } callee_kind;
 typedef struct callee {
     callee_kind kind;
+    int which;         /* WORKGROUP: WG_* */
     ir_type cast_to;   /* CAST */
     ir_intrinsic fn;   /* INTRINSIC */
     ir_atomic_op atomic; /* ATOMIC */
@@ -225,6 +226,10 @@ static callee classify_path(const char *path) {
             }
     if (is_tack && !strcmp(leaf, "ndindex")) {
         c.kind = CALLEE_NDINDEX;
+        return c;
+    }
+    if (is_tack && (c.which = workgroup_name(leaf)) >= 0) {
+        c.kind = CALLEE_WORKGROUP;
         return c;
     }
     if (is_tack && !strncmp(leaf, "vec", 3) && leaf[3] >= '2' && leaf[3] <= '4' && leaf[4] &&
@@ -491,8 +496,12 @@ static ir_expr *lower_subscript(lowerer *L, const expr *e) {
             return NULL;
         }
         uint64_t d = e->items[0]->ival;
+        int scratch = scratch_of(L, e->a->a);
+        if (scratch >= 0) return scratch_dim(L, scratch, d < TACK_MAX_NDIM ? (int)d : TACK_MAX_NDIM, e);
         return lower_dim(L, e->a->a, e, d < TACK_MAX_NDIM ? (int)d : TACK_MAX_NDIM);
     }
+    int scratch = scratch_of(L, e->a);
+    if (scratch >= 0) return scratch_load(L, scratch, e);
     int p, n;
     ir_expr **idx = lower_indices(L, e, &p, &n);
     if (!idx) return NULL;
@@ -560,6 +569,8 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     callee c = classify(L, e->a, path, sizeof path);
     if (L->failed) return NULL;
     switch (c.kind) {
+    case CALLEE_WORKGROUP:
+        return workgroup_value(L, c.which, e);
     case CALLEE_VECTOR: {
         ir_expr **args = lower_args(L, e);
         return args ? vec_construct(L, c.cast_to, c.width, args, e->nitems, e) : NULL;
@@ -652,6 +663,7 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
             ERR(L, e->line, e->col, "len() takes exactly one argument");
             return NULL;
         }
+        if (scratch_of(L, e->items[0]) >= 0) return scratch_dim(L, scratch_of(L, e->items[0]), 0, e);
         return lower_dim(L, e->items[0], e, 0);
     case CALLEE_RANGE:
         ERR(L, e->line, e->col, "range() can only be used as the iterable of a for loop");
@@ -714,6 +726,7 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
         return NULL;
     }
     callee c = classify(L, e, path, sizeof path);
+    if (c.kind == CALLEE_WORKGROUP && c.which == WG_SIZE) return workgroup_value(L, WG_SIZE, e);
     if (c.kind == CALLEE_CONST) {
         ir_expr *x = ir_const_float(L->f, c.value, IRT_WEAK_FLOAT, e->line, e->col);
         if (!x) oom(L);
@@ -909,6 +922,8 @@ static int assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, con
             ERR(L, t->line, t->col, "an array's shape cannot be assigned");
             return -1;
         }
+        int scratch = scratch_of(L, t->a);
+        if (scratch >= 0) return scratch_store(L, b, scratch, t, value, at);
         int p, n;
         ir_expr **idx = lower_indices(L, t, &p, &n);
         if (!idx) return -1;
@@ -998,6 +1013,25 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
 
 static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     tack_name fn;
+    if (s->value->kind == EX_CALL) {
+        char path[256];
+        callee c = classify(L, s->value->a, path, sizeof path);
+        if (c.kind == CALLEE_WORKGROUP && (c.which == WG_LOCAL || c.which == WG_SHARED)) {
+            ir_type dtype = TACK_F32;
+            if (s->value->nitems == 2) {
+                callee d = classify(L, s->value->items[1], path, sizeof path);
+                if (d.kind != CALLEE_CAST || d.cast_to == TACK_F16 || d.cast_to == TACK_BOOL) {
+                    if (!L->failed)
+                        ERR(L, s->value->items[1]->line, s->value->items[1]->col,
+                            "the dtype of an array of the kernel's own is a numeric scalar "
+                            "dtype such as tack.f32 or tack.i32");
+                    return -1;
+                }
+                dtype = d.cast_to;
+            }
+            return scratch_declare(L, b, s, c.which == WG_SHARED, dtype);
+        }
+    }
     for (int t = 0; t < s->ntargets; t++)
         if (s->targets[t]->kind == EX_TUPLE && is_device_call(L, s->value, &fn))
             return unpack_device_call(L, b, s, &fn);
@@ -1078,7 +1112,7 @@ static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
     if (t->kind == EX_NAME && check_assignable_name(L, t)) return -1;
     /* x[i] op= v reads x[i] with the same (pure) index expressions; an
      * array element gets the atomic form beside it (updates.c). */
-    int element = t->kind == EX_SUBSCRIPT &&
+    int element = t->kind == EX_SUBSCRIPT && scratch_of(L, t->a) < 0 &&
                   !(t->a->kind == EX_ATTR && !strcmp(t->a->name, "shape"));
     ir_stmt *choice = element ? update_choice(L, s) : NULL;
     if (element && !choice) return -1;
@@ -1160,6 +1194,12 @@ static int lower_launch_exit(lowerer *L, ir_block *b, const stmt *s) {
 static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     switch (s->kind) {
     case ST_EXPR: {
+        char path[256];
+        if (s->value->kind == EX_CALL) {
+            callee c = classify(L, s->value->a, path, sizeof path);
+            if (c.kind == CALLEE_WORKGROUP && c.which == WG_BARRIER)
+                return workgroup_barrier(L, b, s);
+        }
         /* A call for its effects (a device function storing to an array). */
         ir_stmt *x = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
         if (!x) return oom(L);
@@ -1227,11 +1267,6 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     case ST_RETURN:
         if (L->sc->inline_id >= 0) return lower_return(L, b, s);
         if (!s->value && L->launch_exit >= 0) return lower_launch_exit(L, b, s);
-        if (s->value) {
-            ERR(L, s->line, s->col, "'return' with a value inside the parallel loop: an iteration "
-                "has no result of its own; write it into an output array (out[i] = value)");
-            return -1;
-        }
         return lower_kernel_return_error(L, s);
     }
     ERR(L, s->line, s->col, "unsupported statement");
@@ -1391,6 +1426,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     }
     if (vec_check_none_left(&L, &f->body)) goto fail;
     if (lower_resolve_updates(&L)) goto fail;
+    if (lower_check_collective(&L)) goto fail;
     if (ir_verify(f, "lower", 0, err)) goto fail;
     arena_free(&L.scratch);
     *out = f;

@@ -13,7 +13,8 @@
 
 #include "lower.h"
 
-typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR, BIND_TEMPLATE } bind_kind;
+typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR, BIND_TEMPLATE,
+                         BIND_SCRATCH /* index: an ir_func.scratch array */ } bind_kind;
 
 /* A template instance as lowering sees it: per field, the hidden parameter
  * holding it (arrays and scalars) or the nested template. */
@@ -155,6 +156,23 @@ ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out);
 ir_stmt *update_choice(lowerer *L, const stmt *s);
 int update_atomic_form(lowerer *L, ir_stmt *choice, const stmt *s, ir_op op);
 int lower_resolve_updates(lowerer *L);
+/* scratch.c: `a = tack.local(shape, dtype)` / `tack.shared(...)` (s is
+ * the assignment; dtype already classified), and uses of such a name. */
+int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype);
+int scratch_of(lowerer *L, const expr *arr); /* its scratch index, or -1 */
+ir_expr *scratch_load(lowerer *L, int id, const expr *sub);
+int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,
+                  const stmt *at);
+ir_expr *scratch_dim(lowerer *L, int id, int d, const expr *at); /* a.shape[d] */
+
+/* workgroups.c: tack.<name> for workgroups. */
+enum { WG_LOCAL, WG_SHARED, WG_BARRIER, WG_LOCAL_INDEX, WG_GROUP_INDEX, WG_SIZE };
+int workgroup_name(const char *leaf); /* WG_*, or -1 */
+ir_expr *workgroup_value(lowerer *L, int which, const expr *e);
+int workgroup_barrier(lowerer *L, ir_block *b, const stmt *s);
+/* Once lowered: a collective kernel's launch and barriers. */
+int lower_check_collective(lowerer *L);
+
 /* vectors.c: the atomic form for an array of vectors, per component. */
 int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,
                       ir_expr *v, const stmt *at);

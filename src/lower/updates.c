@@ -204,9 +204,10 @@ static void walk_block(scan *w, const ir_block *b) {
             break;
         }
         case IR_STORE:
+        case IR_SSTORE: /* a scratch array is no parameter: only its operands */
             walk_expr(w, s->value);
             for (int k = 0; k < s->nindices; k++) walk_expr(w, s->indices[k]);
-            note_write(w, s->index, s->indices, s->nindices);
+            if (s->kind == IR_STORE) note_write(w, s->index, s->indices, s->nindices);
             break;
         case IR_EVAL:
             walk_expr(w, s->value);

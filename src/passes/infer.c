@@ -188,6 +188,10 @@ static ir_type type_of(typer *T, ir_expr *e) {
     case IR_DIM:
         t = TACK_I64;
         break;
+    case IR_SLOAD:
+        type_indices(T, e->args, e->nargs);
+        t = T->f->scratch[e->index].type;
+        break;
     case IR_LOAD:
         type_indices(T, e->args, e->nargs);
         t = ir_value_type(T->f->params[e->index].type);
@@ -285,6 +289,7 @@ static void scan_block(typer *T, ir_block *b) {
             break;
         }
         case IR_STORE:
+        case IR_SSTORE:
             type_indices(T, s->indices, s->nindices);
             type_of(T, s->value);
             break;
@@ -365,6 +370,7 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
     case IR_DIM:
         break;
     case IR_LOAD:
+    case IR_SLOAD:
         for (int i = 0; i < e->nargs; i++) e->args[i] = fix(T, e->args[i], TACK_I64);
         break;
     case IR_ATOMIC:
@@ -463,6 +469,10 @@ static void fix_block(typer *T, ir_block *b) {
         switch (s->kind) {
         case IR_ASSIGN:
             s->value = fix(T, s->value, T->f->locals[s->index].type);
+            break;
+        case IR_SSTORE:
+            for (int k = 0; k < s->nindices; k++) s->indices[k] = fix(T, s->indices[k], TACK_I64);
+            s->value = fix(T, s->value, T->f->scratch[s->index].type);
             break;
         case IR_STORE:
             for (int k = 0; k < s->nindices; k++) s->indices[k] = fix(T, s->indices[k], TACK_I64);

@@ -86,6 +86,17 @@ static ir_expr *strided(resolver *r, int p, ir_expr **idx, int n, const ir_expr 
     return acc;
 }
 
+/* A scratch array's row-major offset from its own (literal) extents; one
+ * index is already an offset (the zeroing loop's). */
+static ir_expr *scratch_offset(resolver *r, const ir_scratch *a, ir_expr **idx, int n,
+                               const ir_expr *at) {
+    ir_expr *acc = as_i64(r, idx[0]);
+    for (int d = 1; d < n && acc; d++)
+        acc = binop(r, OP_ADD, binop(r, OP_MUL, acc, lit(r, a->dims[d], at), at),
+                    as_i64(r, idx[d]), at);
+    return acc;
+}
+
 static ir_expr *linearize(resolver *r, int p, ir_expr **idx, int n, const ir_expr *at) {
     return r->first_stride[p] >= 0 ? strided(r, p, idx, n, at) : row_major(r, p, idx, n, at);
 }
@@ -139,6 +150,10 @@ static ir_expr *resolve_expr(resolver *r, ir_expr *e) {
     for (int i = 0; i < e->nargs; i++) e->args[i] = resolve_expr(r, e->args[i]);
     if (e->body) block(r, e->body);
     if (e->kind == IR_DIM) return lit(r, r->dims[e->index][e->dim], e);
+    if (e->kind == IR_SLOAD && e->nargs > 1) {
+        e->args[0] = scratch_offset(r, &r->f->scratch[e->index], e->args, e->nargs, e);
+        e->nargs = 1;
+    }
     if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC) &&
         (e->nargs > 1 || (e->nargs == 1 && r->first_stride[e->index] >= 0))) {
         ir_expr *flat = linearize(r, e->index, e->args, e->nargs, e);
@@ -156,6 +171,11 @@ static void block(resolver *r, ir_block *b) {
         s->stop = resolve_expr(r, s->stop);
         s->step = resolve_expr(r, s->step);
         for (int k = 0; k < s->nindices; k++) s->indices[k] = resolve_expr(r, s->indices[k]);
+        if (s->kind == IR_SSTORE && s->nindices > 1) {
+            s->indices[0] = scratch_offset(r, &r->f->scratch[s->index], s->indices, s->nindices,
+                                           s->value);
+            s->nindices = 1;
+        }
         if (s->kind == IR_STORE &&
             (s->nindices > 1 || (s->nindices == 1 && r->first_stride[s->index] >= 0))) {
             s->indices[0] = linearize(r, s->index, s->indices, s->nindices, s->value);

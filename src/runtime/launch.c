@@ -49,6 +49,20 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
                              k->def->name);
     /* Before anything runs: accesses whose bounds follow from the range. */
     int64_t n = backend_launch_count(range);
+    if (v->requires_full_workgroups && (dev->caps.max_workgroup < IR_WORKGROUP ||
+                                        v->shared_bytes > dev->caps.local_mem_bytes))
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s' needs workgroups of %d lanes sharing %lld bytes, but "
+                             "device '%s' allows %lld lanes and %lld bytes of workgroup memory",
+                             k->def->name, IR_WORKGROUP, (long long)v->shared_bytes,
+                             dev->ops->name, (long long)dev->caps.max_workgroup,
+                             (long long)dev->caps.local_mem_bytes);
+    if (v->requires_full_workgroups && n % IR_WORKGROUP)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "kernel '%s' uses workgroups, so its launch must be whole workgroups "
+                             "of %d lanes, but it launches %lld iterations (pad to %lld)",
+                             k->def->name, IR_WORKGROUP, (long long)n,
+                             (long long)((n / IR_WORKGROUP + 1) * IR_WORKGROUP));
     if (t->nchecks && n > 0 && launch_check_quick(t, info, range, n) &&
         launch_check_full(k, t, info, range, n, err))
         return err->status;

@@ -84,8 +84,9 @@ typedef struct variant {
     backend *b;
     backend_code *code;
     /* Facts of the post-pass IR that each call is checked against. */
-    int requires_full_workgroups; /* the code assumes whole workgroups
-                                     (none does yet: no barriers) */
+    int requires_full_workgroups; /* collective: launches are whole
+                                     workgroups (IR_WORKGROUP lanes) */
+    int64_t shared_bytes;         /* its tack.shared arrays, per workgroup */
     int has_textures;
     int nwritten;
     uint8_t written_arrays[MAX_ARGS]; /* parameters the code may store to */

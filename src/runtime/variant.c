@@ -265,7 +265,12 @@ static void analyze(variant *v, const ir_func *f) {
     v->nwritten = v->natomic = 0;
     scan_block(v, f, &f->body);
     for (int p = 0; p < f->nparams; p++) v->has_textures |= f->params[p].sampled;
-    v->requires_full_workgroups = 0;
+    v->requires_full_workgroups = f->collective;
+    v->shared_bytes = 0;
+    for (int i = 0; i < f->nscratch; i++)
+        if (f->scratch[i].shared)
+            v->shared_bytes += ir_scratch_size(&f->scratch[i]) *
+                               (int64_t)tack_dtype_size((tack_dtype)f->scratch[i].type);
 }
 
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,

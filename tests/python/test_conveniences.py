@@ -550,17 +550,17 @@ def test_error_return_value_in_kernel():
     assert "kernels return nothing: write the result into an output array" in str(err)
     assert err.lineno == here("return-after")
 
-    def build_bare():
-        @tack.kernel
-        def returns_bare(x, out):
-            for i in range(x.shape[0]):
-                if x[i] > 0:
-                    return  #@return-bare
-                out[i] = x[i]
-        returns_bare(np.ones(4, np.float32), np.zeros(4, np.float32))
-    err = compile_error(build_bare)
-    assert "'return' is not allowed in a kernel: kernels return nothing" in str(err)
-    assert err.lineno == here("return-bare")
+    # A bare return ends the iteration (issue 19: Warp's `if i >= n: return`).
+    @tack.kernel
+    def returns_bare(x, out):
+        for i in range(x.shape[0]):
+            if x[i] > 0:
+                return
+            out[i] = x[i]
+    x = np.array([1.0, -2.0, 3.0, -4.0], np.float32)
+    out = np.zeros(4, np.float32)
+    returns_bare(x, out)
+    np.testing.assert_array_equal(out, [0.0, -2.0, 0.0, -4.0])
 
 
 def test_return_in_device_function_still_allowed():

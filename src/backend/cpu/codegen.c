@@ -91,6 +91,7 @@ typedef struct gen {
     inline_target *inlines;
     int ninlines;
     LLVMTypeRef i1, i8, i32, i64, f16, f32, f64, vd;
+    LLVMValueRef *scratch;  /* impl: each tack.local array, on the stack */
     /* impl: per parameter, its chunk-private copy (private_atomics.c). */
     struct private_copy {
         int family;          /* CPU_PRIVATE_*: NONE for most arrays */
@@ -211,6 +212,11 @@ static LLVMValueRef to_half(gen *g, LLVMValueRef v, ir_type from) {
 static LLVMValueRef element_ptr(gen *g, int p, LLVMValueRef index) {
     LLVMTypeRef et = mem_ty(g, g->f->params[p].type);
     return LLVMBuildGEP2(g->b, et, g->params[p], &index, 1, "");
+}
+
+/* A tack.local array's element: its stack array, zeroed by the IR. */
+static LLVMValueRef scratch_ptr(gen *g, int id, LLVMValueRef index) {
+    return LLVMBuildGEP2(g->b, ty(g, g->f->scratch[id].type), g->scratch[id], &index, 1, "");
 }
 
 static LLVMValueRef emit_load(gen *g, const ir_expr *e) {
@@ -719,6 +725,8 @@ static LLVMValueRef emit(gen *g, const ir_expr *e) {
         LLVMValueRef p = LLVMBuildGEP2(g->b, g->i64, g->dims, &idx, 1, "");
         return LLVMBuildLoad2(g->b, g->i64, p, "");
     }
+    case IR_SLOAD:
+        return LLVMBuildLoad2(g->b, ty(g, e->type), scratch_ptr(g, e->index, emit(g, e->args[0])), "");
     case IR_LOAD:
         return emit_load(g, e);
     case IR_BINOP:
@@ -920,6 +928,13 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
     case IR_BOUNDS_FAIL:
         emit_bounds_fail(g, s);
         break;
+    case IR_SSTORE: {
+        LLVMValueRef v = emit(g, s->value);
+        LLVMBuildStore(g->b, v, scratch_ptr(g, s->index, emit(g, s->indices[0])));
+        break;
+    }
+    case IR_BARRIER: /* never here: collective kernels are refused (codegen) */
+        break;
     case IR_EXIT:
         for (int i = g->ninlines - 1; i >= 0; i--)
             if (g->inlines[i].id == s->index) {
@@ -1047,6 +1062,10 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     }
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     alloc_locals(g);
+    for (int i = 0; i < f->nscratch; i++)
+        g->scratch[i] = LLVMBuildArrayAlloca(g->b, ty(g, f->scratch[i].type),
+                                             LLVMConstInt(g->i64, (uint64_t)ir_scratch_size(&f->scratch[i]), 0),
+                                             f->scratch[i].name);
     /* Constant start and step (the common range(n)) are used directly so
      * the vectorizer sees a unit stride. */
     LLVMValueRef start = f->start->kind == IR_CONST ? emit(g, f->start) : LLVMGetParam(fn, n);
@@ -1133,6 +1152,16 @@ static char *buffer_text(LLVMMemoryBufferRef buf) {
 static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_output output,
                            cpu_object *out, char **text, tack_error *err) {
     memset(out, 0, sizeof *out);
+    if (f->collective) {
+        /* Workgroup lanes would need the body split at its barriers. */
+        err->status = TACK_ERR_VALUE;
+        snprintf(err->message, sizeof err->message,
+                 "kernel '%s' uses workgroups (tack.shared, tack.barrier(), tack.local_index() "
+                 "...), which the device 'cpu' does not run: run it on a GPU device such as "
+                 "tack.device('opencl') or tack.device('cuda')",
+                 f->name);
+        return TACK_ERR_VALUE;
+    }
     pthread_once(&target_once, init_target);
     if (!target_machine) return llvm_fail(err, f, target_error, NULL);
     char base[48];
@@ -1162,6 +1191,7 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     g.loops = calloc(nesting, sizeof *g.loops);
     g.inlines = calloc(nesting, sizeof *g.inlines);
     g.priv = calloc(f->nparams + 1, sizeof *g.priv);
+    g.scratch = calloc(f->nscratch + 1, sizeof *g.scratch);
     int *family = calloc(f->nparams + 1, sizeof *family);
     if (g.priv && family) {
         cpu_private_atomics(f, family);
@@ -1241,6 +1271,7 @@ done:
     free(g.loops);
     free(g.inlines);
     free(g.priv);
+    free(g.scratch);
     return st;
 }
 

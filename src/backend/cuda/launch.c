@@ -96,6 +96,13 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
     }
     unsigned grid[3], block[3];
     cuda_grid(b, ninner, count, inner0, inner1, grid, block);
+    if (c->f->collective && block[0] != IR_WORKGROUP) {
+        err->status = TACK_ERR_DEVICE;
+        snprintf(err->message, sizeof err->message,
+                 "kernel '%s' needs blocks of %d threads; this device allows %u", name,
+                 IR_WORKGROUP, block[0]);
+        return TACK_ERR_DEVICE;
+    }
     char what[160];
     CUresult r = b->cu->LaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0], block[1],
                                      block[2], 0, b->stream, params, NULL);

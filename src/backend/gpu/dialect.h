@@ -70,6 +70,11 @@ struct gpu_dialect {
      * take an f64 and round it once. */
     const char *f16_helpers;
     const char *f16_f64_helpers;
+    /* Workgroups (collective kernels): the qualifier of a tack.shared
+     * array ("__local ") and the barrier statement; NULL where the
+     * language has none (such kernels are refused). */
+    const char *shared_qual;
+    const char *barrier;
 };
 
 #endif

@@ -86,6 +86,8 @@ const gpu_dialect gpu_dialect_opencl = {
         "    ushort h;\n"
         "    vstore_half_rte(v, 0, (half *)&h);\n"
         "    return vload_half(0, (const half *)&h);\n}\n",
+    .shared_qual = "__local ",
+    .barrier = "barrier(CLK_LOCAL_MEM_FENCE)",
 };
 
 const gpu_dialect gpu_dialect_cuda = {
@@ -187,4 +189,6 @@ const gpu_dialect gpu_dialect_cuda = {
         "    p[i] = tk_f16_bits_f64(v);\n}\n"
         "static __device__ __forceinline__ float tk_f16_round_f64(double v) {\n"
         "    return tk_f16_value(tk_f16_bits_f64(v));\n}\n",
+    .shared_qual = "__shared__ ",
+    .barrier = "__syncthreads()",
 };

@@ -806,6 +806,9 @@ static const char *ex(gen *g, const ir_expr *e) {
         if (g->f->params[e->index].type == TACK_BOOL) return str(g, "(%s != 0)", v);
         return v;
     }
+    case IR_SLOAD:
+        if (e->nargs != 1) break;
+        return str(g, "a%d[%s]", e->index, ex(g, e->args[0]));
     case IR_BINOP:
         return binop(g, e);
     case IR_UNOP: {
@@ -973,6 +976,18 @@ static void statement(gen *g, const ir_stmt *s) {
     case IR_BOUNDS_FAIL:
         bounds_fail(g, s);
         return;
+    case IR_SSTORE: {
+        if (s->nindices != 1) break;
+        ir_expr *ops[2] = {s->value, s->indices[0]};
+        const char *v[2];
+        operands(g, ops, 2, v);
+        line(g, "a%d[%s] = %s;", s->index, v[1], v[0]);
+        return;
+    }
+    case IR_BARRIER:
+        if (!g->d->barrier) break;
+        line(g, "%s;", g->d->barrier);
+        return;
     }
     fail_at(g, s->src, s->line, s->col, "a statement of kind %d", (int)s->kind);
 }
@@ -1028,6 +1043,17 @@ static void entry(gen *g) {
         line(g, "const %s s%d = %s; /* %s */", tn(g, prm->type), p,
              scalar_from_word(g, prm->type, str(g, "pack.w[%d]", GPU_PACK_SCALARS + p)), prm->name);
         line(g, "(void)s%d;", p);
+    }
+    /* The kernel's own arrays: tack.local ones per work item (the IR
+     * zeroes them), tack.shared ones per workgroup. */
+    for (int i = 0; i < f->nscratch; i++) {
+        const ir_scratch *a = &f->scratch[i];
+        if (a->shared && !d->shared_qual) {
+            fail_at(g, 0, 1, 0, "the %s dialect has no workgroup memory", d->name);
+            return;
+        }
+        line(g, "%s%s a%d[%lld]; /* %s */", a->shared ? d->shared_qual : "", tn(g, a->type), i,
+             (long long)ir_scratch_size(a), a->name);
     }
     /* Locals start at zero, as on the CPU. */
     for (int l = 0; l < f->nlocals; l++) {

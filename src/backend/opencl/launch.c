@@ -74,9 +74,13 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
             return call_fail(err, name, what, e);
         }
     }
-    size_t g[3];
+    size_t g[3], group[1] = {IR_WORKGROUP};
     int dims = opencl_grid(b, ninner, count, inner0, inner1, g);
-    e = cl->EnqueueNDRangeKernel(b->queue, c->kernel, (cl_uint)dims, NULL, g, NULL, 0, NULL, NULL);
+    /* A collective kernel's groups are exactly the language's workgroups
+     * (its launches are 1-D and whole groups; a short grid strides). */
+    if (c->f->collective) g[0] = g[0] < IR_WORKGROUP ? IR_WORKGROUP : g[0] / IR_WORKGROUP * IR_WORKGROUP;
+    e = cl->EnqueueNDRangeKernel(b->queue, c->kernel, (cl_uint)dims, NULL, g,
+                                 c->f->collective ? group : NULL, 0, NULL, NULL);
     if (e != CL_SUCCESS) return call_fail(err, name, "clEnqueueNDRangeKernel", e);
     /* The call returns finished (the runtime's contract); an error the
      * kernel's execution raised surfaces here. */

@@ -1,0 +1,194 @@
+/* scratch.c - arrays a kernel allocates itself (ir_scratch):
+ *
+ *   a = tack.local(shape, dtype)    zeroed each time the line runs, private
+ *                                   to the iteration (a small matrix, a stack)
+ *   t = tack.shared(shape, dtype)   one per workgroup, not initialized, for
+ *                                   the lanes to share (see workgroups.c)
+ *
+ * The shape is integer literals or module constants (a tuple for several
+ * dimensions) and the dtype a scalar one (f32 when left out), so both are
+ * part of the source and need no key.  The name is then indexed like an
+ * array with exactly as many indices as dimensions: IR_SLOAD and
+ * IR_SSTORE, which resolve_dims turns into row-major offsets. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+/* The value of integer literals and constants combined with + - * // <<
+ * (tack.WORKGROUP + 2); 0 when e is anything else or overflows. */
+static int fold(const ir_expr *e, int64_t *out) {
+    int64_t a, b;
+    if (e->kind == IR_CONST) {
+        *out = e->i;
+        return !ir_type_is_float(e->type) && e->type != IRT_WEAK_FLOAT;
+    }
+    if (e->kind != IR_BINOP || !fold(e->a, &a) || !fold(e->b, &b)) return 0;
+    switch (e->op) {
+    case OP_ADD: return !__builtin_add_overflow(a, b, out);
+    case OP_SUB: return !__builtin_sub_overflow(a, b, out);
+    case OP_MUL: return !__builtin_mul_overflow(a, b, out);
+    case OP_FLOORDIV:
+        if (b <= 0 || a < 0) return 0;
+        *out = a / b;
+        return 1;
+    case OP_SHL:
+        if (a < 0 || b < 0 || b > 40) return 0;
+        *out = a << b;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* A compile-time extent, after lowering. */
+static int const_extent(lowerer *L, const expr *e, int64_t *out) {
+    ir_expr *v = lower_expr(L, e);
+    if (!v) return -1;
+    if (!fold(v, out)) {
+        ERR(L, e->line, e->col, "an array's shape must be integers known when the kernel is "
+            "compiled: literals, module constants and + - * // << of them");
+        return -1;
+    }
+    return 0;
+}
+
+int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype) {
+    const expr *t = s->targets[0], *call = s->value;
+    const char *what = shared ? "tack.shared" : "tack.local";
+    if (s->ntargets != 1 || t->kind != EX_NAME) {
+        ERR(L, s->line, s->col, "%s(...) must be assigned to one name", what);
+        return -1;
+    }
+    if (call->nitems < 1 || call->nitems > 2) {
+        ERR(L, call->line, call->col, "%s(shape, dtype) takes 1 or 2 arguments, got %d", what,
+            call->nitems);
+        return -1;
+    }
+    ir_scratch a = {.name = t->name, .type = dtype, .shared = shared};
+    const expr *shape = call->items[0];
+    int n = shape->kind == EX_TUPLE ? shape->nitems : 1;
+    if (n < 1 || n > TACK_MAX_NDIM) {
+        ERR(L, shape->line, shape->col, "%s arrays have 1 to %d dimensions", what, TACK_MAX_NDIM);
+        return -1;
+    }
+    a.ndim = n;
+    int64_t size = 1;
+    for (int d = 0; d < n; d++) {
+        const expr *x = shape->kind == EX_TUPLE ? shape->items[d] : shape;
+        if (const_extent(L, x, &a.dims[d])) return -1;
+        if (a.dims[d] < 1 || a.dims[d] > IR_SCRATCH_MAX_ELEMENTS ||
+            (size *= a.dims[d]) > IR_SCRATCH_MAX_ELEMENTS) {
+            ERR(L, x->line, x->col, "%s arrays hold 1 to %d elements", what,
+                IR_SCRATCH_MAX_ELEMENTS);
+            return -1;
+        }
+    }
+    binding *bound = (binding *)scope_find(L->sc, t->name);
+    if (!bound || (bound->kind != BIND_LOCAL && bound->kind != BIND_SCRATCH) || bound->holds_scalar) {
+        ERR(L, t->line, t->col, "'%s' holds another kind of value elsewhere; a name keeps one kind",
+            t->name);
+        return -1;
+    }
+    if (bound->kind == BIND_SCRATCH) {
+        ERR(L, t->line, t->col, "'%s' is already an array of the kernel's own; use another name",
+            t->name);
+        return -1;
+    }
+    int id = ir_scratch_add(L->f, &a);
+    if (id < 0) {
+        ERR(L, s->line, s->col, "a kernel has at most %d arrays of its own", IR_MAX_SCRATCH);
+        return -1;
+    }
+    bound->kind = BIND_SCRATCH;
+    bound->index = id;
+    if (shared) {
+        L->f->collective = 1;
+        return 0;
+    }
+    /* Zeroed where the line runs, as Python makes a new array there. */
+    int k = lower_temp(L, "zero");
+    ir_stmt *loop = ir_stmt_new(L->f, IR_FOR, s->line, s->col);
+    ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, s->line, s->col);
+    ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+    ir_expr *at = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
+    if (k < 0 || !loop || !st || !idx || !at) return lower_oom(L);
+    at->index = k;
+    idx[0] = at;
+    loop->index = k;
+    loop->start = ir_const_int(L->f, 0, IRT_WEAK_INT, s->line, s->col);
+    loop->stop = ir_const_int(L->f, size, IRT_WEAK_INT, s->line, s->col);
+    loop->step = ir_const_int(L->f, 1, IRT_WEAK_INT, s->line, s->col);
+    st->index = id;
+    st->indices = idx;
+    st->nindices = 1;
+    st->value = ir_const_int(L->f, 0, IRT_WEAK_INT, s->line, s->col);
+    if (!loop->start || !loop->stop || !loop->step || !st->value ||
+        ir_block_push(L->f, &loop->body, st) || ir_block_push(L->f, b, loop))
+        return lower_oom(L);
+    return 0;
+}
+
+int scratch_of(lowerer *L, const expr *arr) {
+    if (arr->kind != EX_NAME) return -1;
+    const binding *b = scope_find(L->sc, arr->name);
+    return b && b->kind == BIND_SCRATCH ? b->index : -1;
+}
+
+/* The indices of `a[items...]`, exactly one per dimension. */
+static ir_expr **scratch_indices(lowerer *L, int id, const expr *sub) {
+    const ir_scratch *a = &L->f->scratch[id];
+    if (sub->nitems != a->ndim) {
+        ERR(L, sub->line, sub->col, "'%s' has %d dimension%s; index it with %d", a->name, a->ndim,
+            a->ndim == 1 ? "" : "s", a->ndim);
+        return NULL;
+    }
+    ir_expr **idx = arena_alloc(&L->f->mem, sub->nitems * sizeof *idx);
+    if (!idx) {
+        lower_oom(L);
+        return NULL;
+    }
+    for (int i = 0; i < sub->nitems; i++)
+        if (!(idx[i] = lower_expr(L, sub->items[i]))) return NULL;
+    return idx;
+}
+
+ir_expr *scratch_load(lowerer *L, int id, const expr *sub) {
+    ir_expr **idx = scratch_indices(L, id, sub);
+    ir_expr *x = idx ? ir_expr_new(L->f, IR_SLOAD, sub->line, sub->col) : NULL;
+    if (idx && !x) lower_oom(L);
+    if (!x) return NULL;
+    x->index = id;
+    x->args = idx;
+    x->nargs = sub->nitems;
+    return x;
+}
+
+int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,
+                  const stmt *at) {
+    if (vec_is(value)) {
+        ERR(L, at->line, at->col, "'%s' holds scalars; store one component",
+            L->f->scratch[id].name);
+        return -1;
+    }
+    ir_expr **idx = scratch_indices(L, id, sub);
+    if (!idx) return -1;
+    ir_stmt *s = ir_stmt_new(L->f, IR_SSTORE, at->line, at->col);
+    if (!s) return lower_oom(L);
+    s->index = id;
+    s->indices = idx;
+    s->nindices = sub->nitems;
+    s->value = value;
+    return ir_block_push(L->f, b, s) ? lower_oom(L) : 0;
+}
+
+ir_expr *scratch_dim(lowerer *L, int id, int d, const expr *at) {
+    const ir_scratch *a = &L->f->scratch[id];
+    if (d < 0 || d >= a->ndim) {
+        ERR(L, at->line, at->col, "'%s' has %d dimension%s", a->name, a->ndim,
+            a->ndim == 1 ? "" : "s");
+        return NULL;
+    }
+    ir_expr *x = ir_const_int(L->f, a->dims[d], IRT_WEAK_INT, at->line, at->col);
+    if (!x) lower_oom(L);
+    return x;
+}
