@@ -49,7 +49,6 @@ typedef struct gpu_dialect gpu_dialect;
 extern const gpu_dialect gpu_dialect_opencl;
 extern const gpu_dialect gpu_dialect_cuda;
 extern const gpu_dialect gpu_dialect_hip;   /* dialect_hip.c */
-extern const gpu_dialect gpu_dialect_msl;   /* dialect_msl.c */
 
 /* emit.c: typed post-pass IR -> kernel source named `entry`, malloc'd.
  * Fails (naming the kernel and the line) on what the dialect cannot
