@@ -332,6 +332,11 @@ void tack_launch_free(tack_launch *l);
  *                    the loader path; TACK_ERR_DEVICE when it is missing)
  *   "cuda-source"    the CUDA C that NVRTC would compile
  *   "opencl-source"  the OpenCL C an OpenCL device would build
+ *   "hip-source"     the HIP C++ hipRTC would compile
+ *   "hip:gfx90a"     an AMDGPU code object (ELF) for that ISA ("hip:gfx1030",
+ *                    "hip:gfx90a:xnack-", ...), compiled by hipRTC (from
+ *                    libhiprtc.so or ROCm 5's libamdhip64.so, or TACK_HIPRTC):
+ *                    binary, so only through tack_kernel_generate_binary
  * The variant is chosen as on a GPU device: arrays may be host arrays or
  * any device's (only their dtype, shape and vector width matter), and
  * `disjoint` is never set; debug mode (tack_set_debug) gives the
@@ -341,6 +346,11 @@ void tack_launch_free(tack_launch *l);
  * TACK_ERR_COMPILE with its log; an unknown target TACK_ERR_VALUE. */
 tack_status tack_kernel_generate(tack_kernel *k, const char *target, const tack_arg *args,
                                  int nargs, char **text, tack_error *err);
+/* The same for any target, binary ones included: *data (malloc'd, the
+ * caller frees it) holds *size bytes, followed by a NUL that *size does
+ * not count. */
+tack_status tack_kernel_generate_binary(tack_kernel *k, const char *target, const tack_arg *args,
+                                        int nargs, void **data, size_t *size, tack_error *err);
 
 /* ---- introspection ---------------------------------------------------- */
 

@@ -81,14 +81,15 @@ SETTINGS = [
     ("TACK_NUM_THREADS", "one thread per core (tack.set_num_threads)"),
     ("TACK_LOG", "compile messages go to the 'tack' logger only; compile: also stderr"),
     ("TACK_NVRTC", "libnvrtc from $CUDA_PATH, $CUDA_HOME, /usr/local/cuda or the loader path"),
+    ("TACK_HIPRTC", "hipRTC from libhiprtc.so or libamdhip64.so on the loader path"),
 ]
 
 
 def _devices():
-    """(name, description or None, why not) for the CPU, each OpenCL device
-    and CUDA's first device."""
+    """(name, description or None, why not) for the CPU and each OpenCL,
+    CUDA and HIP device."""
     found = []
-    for backend in ("cpu", "opencl", "cuda"):
+    for backend in ("cpu", "opencl", "cuda", "hip"):
         for index in range(64):
             spec = backend if backend == "cpu" else "%s:%d" % (backend, index)
             try:

@@ -9,7 +9,7 @@
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static const backend_ops *table[MAX_BACKENDS + 1] = {&backend_cpu, &backend_opencl,
-                                                        &backend_cuda, NULL};
+                                                        &backend_cuda, &backend_hip, NULL};
 
 const backend_ops *backend_at(int i) {
     pthread_mutex_lock(&table_lock);

@@ -168,15 +168,20 @@ const backend_ops *backend_at(int i); /* NULL past the last */
 extern const backend_ops backend_cpu;
 extern const backend_ops backend_opencl;
 extern const backend_ops backend_cuda;
+extern const backend_ops backend_hip;
 
-/* Code as text for a target named by a string, without a device
- * (cuda/offline.c; tack_kernel_generate): "cuda:sm_XX" is PTX from NVRTC,
- * "cuda-source" and "opencl-source" the GPU emitter's output.  f is
- * post-pass IR for a device without host memory; `entry` names the
- * kernel function.  *text is malloc'd.  backend_generate_check refuses an
- * unknown target (TACK_ERR_VALUE) before any work is done. */
+/* Code for a target named by a string, without a device (offline.c;
+ * tack_kernel_generate): "cuda:sm_XX" is PTX from NVRTC, "hip:gfxNNN" an
+ * AMDGPU code object from hipRTC, "cuda-source", "opencl-source" and
+ * "hip-source" the GPU emitter's output.  f is post-pass IR for a device
+ * without host memory; `entry` names the kernel function.  *out is
+ * malloc'd and NUL-terminated after its *len bytes (binary targets may
+ * hold NULs: backend_generate_binary says which those are).
+ * backend_generate_check refuses an unknown target (TACK_ERR_VALUE)
+ * before any work is done. */
+int backend_generate_binary(const char *target);
 tack_status backend_generate_check(const char *target, tack_error *err);
-tack_status backend_generate(const char *target, const ir_func *f, const char *entry, char **text,
-                             tack_error *err);
+tack_status backend_generate(const char *target, const ir_func *f, const char *entry, char **out,
+                             size_t *len, tack_error *err);
 
 #endif

@@ -24,7 +24,7 @@ static void entry_name(const char *kernel, char *out, size_t cap) {
 }
 
 static tack_status generate_counted(tack_kernel *k, const char *target, const tack_arg *args,
-                                    int nargs, char **text, tack_error *err) {
+                                    int nargs, char **text, size_t *len, tack_error *err) {
     if (backend_generate_check(target, err)) return err->status;
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
@@ -61,22 +61,46 @@ static tack_status generate_counted(tack_kernel *k, const char *target, const ta
     if (variant_post_pass_ir(t, &info, &f, err)) return err->status;
     char entry[160];
     entry_name(k->def->name, entry, sizeof entry);
-    tack_status st = backend_generate(target, f, entry, text, err);
+    tack_status st = backend_generate(target, f, entry, text, len, err);
     ir_func_free(f);
+    return st;
+}
+
+/* Both entry points: text targets NUL-terminated, binary ones with a
+ * length (binary: 1 for tack_kernel_generate_binary). */
+static tack_status generate(tack_kernel *k, const char *target, const tack_arg *args, int nargs,
+                            char **out, size_t *len, int binary, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (out) *out = NULL;
+    if (len) *len = 0;
+    if (!k || !target || !out || (binary && !len) || (nargs && !args) || nargs < 0)
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "tack_kernel_generate%s: NULL kernel, target, %s or arguments",
+                             binary ? "_binary" : "", binary ? "data, size" : "text");
+    if (!binary && backend_generate_binary(target))
+        return runtime_error(err, TACK_ERR_VALUE,
+                             "tack_kernel_generate: target '%s' gives binary code, which is not "
+                             "text: use tack_kernel_generate_binary",
+                             target);
+    size_t n = 0;
+    /* Counted as a reader: the template it finds is not freed under it. */
+    readers_enter(k);
+    tack_status st = generate_counted(k, target, args, nargs, out, &n, err);
+    readers_exit(k);
+    if (len) *len = n;
     return st;
 }
 
 tack_status tack_kernel_generate(tack_kernel *k, const char *target, const tack_arg *args,
                                  int nargs, char **text, tack_error *err) {
-    ERR_OR_SCRATCH(err);
-    err->status = TACK_OK;
-    if (text) *text = NULL;
-    if (!k || !target || !text || (nargs && !args) || nargs < 0)
-        return runtime_error(err, TACK_ERR_VALUE,
-                             "tack_kernel_generate: NULL kernel, target, text or arguments");
-    /* Counted as a reader: the template it finds is not freed under it. */
-    readers_enter(k);
-    tack_status st = generate_counted(k, target, args, nargs, text, err);
-    readers_exit(k);
+    return generate(k, target, args, nargs, text, NULL, 0, err);
+}
+
+tack_status tack_kernel_generate_binary(tack_kernel *k, const char *target, const tack_arg *args,
+                                        int nargs, void **data, size_t *size, tack_error *err) {
+    char *out = NULL;
+    tack_status st = generate(k, target, args, nargs, data ? &out : NULL, size, 1, err);
+    if (data) *data = out;
     return st;
 }

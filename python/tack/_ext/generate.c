@@ -1,7 +1,8 @@
 /*
- * generate.c - tack._tack._generate(kernel, target, args): the code of the
- * variant `args` select, as text (tack_kernel_generate), for tack.cuda.compile
- * and tack.opencl.source.  Arguments convert as for a call; arrays may be
+ * generate.c - tack._tack._generate(kernel, target, args, binary=False): the
+ * code of the variant `args` select, as text (str) or, with binary, as bytes
+ * (tack_kernel_generate_binary), for tack.cuda.compile, tack.hip.compile,
+ * tack.opencl.source and the like.  Arguments convert as for a call; arrays may be
  * NumPy arrays or any device's tack.Array (only dtype, shape and vector
  * width matter).  The GIL stays held: lowering may call the resolver.
  */
@@ -11,13 +12,16 @@
 PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 3 || !ext_Kernel_Check(args[0]) || !PyUnicode_Check(args[1]) ||
+    if (nargs < 3 || nargs > 4 || !ext_Kernel_Check(args[0]) || !PyUnicode_Check(args[1]) ||
         !PyTuple_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
-                        "_generate(kernel, target, args): a tack kernel, a target string "
-                        "and a tuple of arguments");
+                        "_generate(kernel, target, args, binary=False): a tack kernel, a target "
+                        "string, a tuple of arguments and a flag");
         return NULL;
     }
+    int binary = nargs == 4 ? PyObject_IsTrue(args[3]) : 0;
+    if (binary < 0)
+        return NULL;
     ext_KernelObject *kern = (ext_KernelObject *)args[0];
     const char *target = PyUnicode_AsUTF8(args[1]);
     if (!target)
@@ -37,12 +41,18 @@ PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     tack_error err;
     memset(&err, 0, sizeof err);
-    char *text = NULL;
-    tack_status s = tack_kernel_generate(kern->k, target, targs, (int)n, &text, &err);
+    void *out = NULL;
+    size_t size = 0;
+    tack_status s;
+    if (binary)
+        s = tack_kernel_generate_binary(kern->k, target, targs, (int)n, &out, &size, &err);
+    else
+        s = tack_kernel_generate(kern->k, target, targs, (int)n, (char **)&out, &err);
     ext_release_args(&st);
     if (s != TACK_OK)
         return ext_raise_kernel_error(kern, s, &err);
-    PyObject *r = PyUnicode_FromString(text);
-    free(text);
+    PyObject *r = binary ? PyBytes_FromStringAndSize(out, (Py_ssize_t)size)
+                         : PyUnicode_FromString(out);
+    free(out);
     return r;
 }

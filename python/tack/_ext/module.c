@@ -170,9 +170,10 @@ static PyMethodDef module_methods[] = {
     {"get_debug", ext_get_debug, METH_NOARGS,
      "get_debug()\n--\n\nWhether debug (bounds-checked) mode is on."},
     {"_generate", (PyCFunction)(void (*)(void))ext_generate, METH_FASTCALL,
-     "_generate(kernel, target, args)\n--\n\n"
-     "The code of the variant args select, as text for target (\"cuda:sm_90\",\n"
-     "\"cuda-source\", \"opencl-source\"); see tack.cuda.compile."},
+     "_generate(kernel, target, args, binary=False)\n--\n\n"
+     "The code of the variant args select for target: text (\"cuda:sm_90\",\n"
+     "\"cuda-source\", \"opencl-source\", \"hip-source\", ...) or, with binary,\n"
+     "bytes (\"hip:gfx90a\", ...); see tack.cuda.compile and tack.hip.compile."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -12,8 +12,8 @@
  *              objects -> one grid on the device's stream, waited on
  *   cuda.c     the backend table: typed IR -> CUDA C (gpu_emit) -> PTX ->
  *              code, and the pack fill before each launch
- *   offline.c  backend_generate: source or PTX for a target without a
- *              device (tack_kernel_generate)
+ *   offline.c  cuda_generate: source or PTX for a target without a
+ *              device (tack_kernel_generate, through backend/offline.c)
  *
  * Thread-safety: every entry may be called from several threads at once;
  * a launch keeps its arguments on its own stack (caps.locked_dispatch 0).

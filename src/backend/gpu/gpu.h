@@ -48,6 +48,7 @@ static inline int gpu_pack_words(const ir_func *f) { return GPU_PACK_SCALARS + f
 typedef struct gpu_dialect gpu_dialect;
 extern const gpu_dialect gpu_dialect_opencl;
 extern const gpu_dialect gpu_dialect_cuda;
+extern const gpu_dialect gpu_dialect_hip;   /* dialect_hip.c */
 
 /* emit.c: typed post-pass IR -> kernel source named `entry`, malloc'd.
  * Fails (naming the kernel and the line) on what the dialect cannot

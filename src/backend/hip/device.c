@@ -1,0 +1,259 @@
+/* device.c - opens one HIP device, reads what it can do (its gcnArchName
+ * is what hipRTC compiles for), and manages its memory. */
+#include "hip.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/gpu/dialect.h"
+#include "backend/gpu/gpu.h"
+
+tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *what,
+                     const char *call, hipError_t code) {
+    tack_status st = code == hipErrorOutOfMemory ? TACK_ERR_NOMEM : TACK_ERR_DEVICE;
+    const char *words = hip && hip->GetErrorString ? hip->GetErrorString(code) : NULL;
+    const char *name = hip_error_name(hip, code);
+    if (words && !strcmp(words, name)) words = NULL;
+    return backend_error(err, st, "%s%s%s failed: %s%s%s%s", what ? what : "", what ? ": " : "",
+                         call, name, words ? " (" : "", words ? words : "", words ? ")" : "");
+}
+
+tack_status hip_enter(backend *b, tack_error *err) {
+    int cur = -1;
+    if (b->hip->GetDevice(&cur) == hipSuccess && cur == b->index) return TACK_OK;
+    hipError_t r = b->hip->SetDevice(b->index);
+    return r == hipSuccess ? TACK_OK : hip_fail(b->hip, err, b->description, "hipSetDevice", r);
+}
+
+/* The runtime, initialized, and its device count; TACK_ERR_DEVICE saying
+ * what is missing. */
+static tack_status init_runtime(const char *spec, const hip_runtime_api **out, int *count,
+                                tack_error *err) {
+    const char *why;
+    const hip_runtime_api *hip = hip_runtime_load(&why);
+    *out = hip;
+    *count = 0;
+    if (!hip) return backend_error(err, TACK_ERR_DEVICE, "tack.device(\"%s\"): %s", spec, why);
+    hipError_t r = hip->Init(0);
+    if (r == hipErrorNoDevice || r == hipErrorInvalidDevice)
+        return backend_error(err, TACK_ERR_DEVICE,
+                             "tack.device(\"%s\"): no HIP device: the runtime is installed but "
+                             "finds no AMD GPU (hipInit: %s)",
+                             spec, hip_error_name(hip, r));
+    char what[64];
+    snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
+    if (r != hipSuccess) return hip_fail(hip, err, what, "hipInit", r);
+    if ((r = hip->GetDeviceCount(count)) != hipSuccess) {
+        if (r == hipErrorNoDevice)
+            return backend_error(err, TACK_ERR_DEVICE,
+                                 "tack.device(\"%s\"): no HIP device: the runtime finds no AMD GPU",
+                                 spec);
+        return hip_fail(hip, err, what, "hipGetDeviceCount", r);
+    }
+    if (*count <= 0)
+        return backend_error(err, TACK_ERR_DEVICE,
+                             "tack.device(\"%s\"): no HIP device: the runtime finds no AMD GPU",
+                             spec);
+    return TACK_OK;
+}
+
+static int attr(const backend *b, hipDeviceAttribute_t a) {
+    int v = 0;
+    return b->hip->DeviceGetAttribute(&v, a, b->index) == hipSuccess ? v : 0;
+}
+
+static tack_status read_caps(backend *b, tack_error *err) {
+    const hip_runtime_api *hip = b->hip;
+    backend_caps *c = &b->caps;
+    memset(c, 0, sizeof *c);
+    hipError_t r = hip->DeviceGetName(b->name, (int)sizeof b->name - 1, b->device);
+    if (r != hipSuccess) return hip_fail(hip, err, "opening a HIP device", "hipDeviceGetName", r);
+    b->name[sizeof b->name - 1] = 0;
+    /* gcnArchName, with its feature flags: the code object's target. */
+    char *props = calloc(1, HIP_PROPS_BYTES);
+    if (!props) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");
+    r = hip->GetDeviceProperties(props, b->index);
+    if (r == hipSuccess && hip->props_arch_offset + 256 <= HIP_PROPS_BYTES) {
+        memcpy(b->arch, props + hip->props_arch_offset, sizeof b->arch);
+        b->arch[sizeof b->arch - 1] = 0;
+    }
+    free(props);
+    if (r != hipSuccess) return hip_fail(hip, err, b->name, "hipGetDeviceProperties", r);
+    if (!hip_arch_valid(b->arch))
+        return backend_error(err, TACK_ERR_DEVICE,
+                             "%s: the HIP runtime gives '%.64s' as its architecture "
+                             "(gcnArchName), which is not a gfx ISA: the runtime and Tack "
+                             "disagree on hipDeviceProp_t",
+                             b->name, b->arch);
+    if (hip->DriverGetVersion(&b->driver_version) != hipSuccess) b->driver_version = 0;
+    b->cu_count = attr(b, hipDeviceAttributeMultiprocessorCount);
+    if (b->cu_count < 1) b->cu_count = 1;
+    b->warp_size = attr(b, hipDeviceAttributeWarpSize);
+    static const hipDeviceAttribute_t blk[3] = {hipDeviceAttributeMaxBlockDimX,
+                                                hipDeviceAttributeMaxBlockDimY,
+                                                hipDeviceAttributeMaxBlockDimZ};
+    static const hipDeviceAttribute_t grd[3] = {hipDeviceAttributeMaxGridDimX,
+                                                hipDeviceAttributeMaxGridDimY,
+                                                hipDeviceAttributeMaxGridDimZ};
+    for (int d = 0; d < 3; d++) {
+        b->max_block[d] = attr(b, blk[d]);
+        if (b->max_block[d] < 1) b->max_block[d] = 1;
+        b->max_grid_dim[d] = attr(b, grd[d]);
+        if (b->max_grid_dim[d] < 1) b->max_grid_dim[d] = 1;
+        c->max_grid[d] = b->max_grid_dim[d] * b->max_block[d];
+    }
+    size_t total = 0;
+    if ((r = hip->DeviceTotalMem(&total, b->device)) != hipSuccess)
+        return hip_fail(hip, err, b->name, "hipDeviceTotalMem", r);
+    c->host_memory = 0;
+    c->locked_dispatch = 0; /* launch state lives on the launching thread's stack */
+    c->fp64 = 1;            /* every GCN and RDNA part */
+    c->atomics64 = 1;
+    c->images = 0;          /* textures are sampled in software (hip.h) */
+    c->hardware_texture_filtering = 0;
+    c->local_mem_bytes = attr(b, hipDeviceAttributeMaxSharedMemoryPerBlock);
+    c->max_workgroup = attr(b, hipDeviceAttributeMaxThreadsPerBlock);
+    if (c->max_workgroup < 1) c->max_workgroup = 1;
+    c->global_mem_bytes = total > (size_t)INT64_MAX ? INT64_MAX : (int64_t)total;
+    c->max_alloc_bytes = c->global_mem_bytes;
+    c->compute_units = b->cu_count;
+
+    snprintf(b->description, sizeof b->description, "%s (HIP, %s, runtime %d, %d CUs)", b->name,
+             b->arch, b->driver_version, b->cu_count);
+    /* Everything the code object and its loading depend on: the ISA with
+     * its features, the runtime, hipRTC and its options. */
+    const char *opts = gpu_dialect_hip.build_options;
+    size_t len = strlen(b->name) + strlen(b->arch) + strlen(opts) + 200;
+    b->target = malloc(len);
+    if (!b->target) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");
+    snprintf(b->target, len, "hip; device=%s; arch=%s; runtime=%d; hiprtc=%s; options=%s", b->name,
+             b->arch, b->driver_version, hip_rtc_version(), opts);
+    return TACK_OK;
+}
+
+tack_status hip_open(int index, int num_threads, backend **out, tack_error *err) {
+    (void)num_threads;
+    *out = NULL;
+    char spec[32];
+    if (index) snprintf(spec, sizeof spec, "hip:%d", index);
+    else snprintf(spec, sizeof spec, "hip");
+    const hip_runtime_api *hip;
+    int count;
+    tack_status st = init_runtime(spec, &hip, &count, err);
+    if (st) return st;
+    if (index < 0 || index >= count) {
+        char names[1024] = "";
+        size_t used = 0;
+        for (int i = 0; i < count && used < sizeof names; i++) {
+            hipDevice_t d;
+            char nm[256] = "?";
+            if (hip->DeviceGet(&d, i) == hipSuccess) hip->DeviceGetName(nm, sizeof nm - 1, d);
+            int k = snprintf(names + used, sizeof names - used, "%s\"hip:%d\" is %s",
+                             i ? "; " : "", i, nm);
+            if (k < 0) break;
+            used += (size_t)k;
+        }
+        return backend_error(err, TACK_ERR_VALUE,
+                             "tack.device(\"%s\"): there is no HIP device %d: %d device%s found (%s)",
+                             spec, index, count, count == 1 ? "" : "s", names);
+    }
+    backend *b = calloc(1, sizeof *b);
+    if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");
+    b->hip = hip;
+    b->index = index;
+    hipError_t r = hip->DeviceGet(&b->device, index);
+    if (r != hipSuccess) {
+        free(b);
+        char what[64];
+        snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
+        return hip_fail(hip, err, what, "hipDeviceGet", r);
+    }
+    snprintf(b->description, sizeof b->description, "HIP device %d", index);
+    if ((st = read_caps(b, err))) goto fail;
+    if ((st = hip_enter(b, err))) goto fail;
+    if ((r = hip->StreamCreateWithFlags(&b->stream, hipStreamNonBlocking)) != hipSuccess) {
+        b->stream = NULL;
+        st = hip_fail(hip, err, b->description, "hipStreamCreateWithFlags", r);
+        goto fail;
+    }
+    *out = b;
+    return TACK_OK;
+fail:
+    hip_close(b);
+    return st;
+}
+
+void hip_close(backend *b) {
+    if (!b) return;
+    tack_error scratch;
+    if (b->stream && hip_enter(b, &scratch) == TACK_OK) {
+        b->hip->StreamSynchronize(b->stream);
+        b->hip->StreamDestroy(b->stream);
+    }
+    free(b->target);
+    free(b);
+}
+
+void hip_caps(const backend *b, backend_caps *out) { *out = b->caps; }
+const char *hip_describe(const backend *b) { return b->description; }
+const char *hip_cache_target(const backend *b) { return b->target; }
+
+/* ---- memory ------------------------------------------------------------ */
+
+tack_status hip_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
+    *handle = NULL;
+    if ((uint64_t)bytes > (uint64_t)b->caps.global_mem_bytes)
+        return backend_error(err, TACK_ERR_NOMEM,
+                             "cannot allocate %zu bytes on %s: its global memory is %lld bytes",
+                             bytes, b->description, (long long)b->caps.global_mem_bytes);
+    tack_status st = hip_enter(b, err);
+    if (st) return st;
+    /* An empty array still gets a handle, so a handle is never NULL. */
+    void *p = NULL;
+    hipError_t r = b->hip->Malloc(&p, bytes ? bytes : 1);
+    if (r != hipSuccess) {
+        char what[sizeof b->description + 64];
+        snprintf(what, sizeof what, "allocating %zu bytes on %s", bytes, b->description);
+        return hip_fail(b->hip, err, what, "hipMalloc", r);
+    }
+    *handle = p;
+    return TACK_OK;
+}
+
+void hip_mem_free(backend *b, void *handle) {
+    tack_error scratch;
+    if (!handle || hip_enter(b, &scratch) != TACK_OK) return;
+    b->hip->Free(handle);
+}
+
+/* Copies are queued on the device's stream, after every launch queued
+ * before them, then waited for. */
+static tack_status wait_copy(backend *b, const char *what, const char *call, hipError_t r,
+                             tack_error *err) {
+    if (r == hipSuccess && (r = b->hip->StreamSynchronize(b->stream)) != hipSuccess)
+        call = "hipStreamSynchronize";
+    return r == hipSuccess ? TACK_OK : hip_fail(b->hip, err, what, call, r);
+}
+
+tack_status hip_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
+                          tack_error *err) {
+    if (!n) return TACK_OK;
+    tack_status st = hip_enter(b, err);
+    if (st) return st;
+    hipError_t r = b->hip->MemcpyHtoDAsync((char *)handle + offset, (void *)src, n, b->stream);
+    char what[96];
+    snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
+    return wait_copy(b, what, "hipMemcpyHtoDAsync", r, err);
+}
+
+tack_status hip_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
+                         tack_error *err) {
+    if (!n) return TACK_OK;
+    tack_status st = hip_enter(b, err);
+    if (st) return st;
+    hipError_t r = b->hip->MemcpyDtoHAsync(dst, (char *)handle + offset, n, b->stream);
+    char what[96];
+    snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
+    return wait_copy(b, what, "hipMemcpyDtoHAsync", r, err);
+}

@@ -1,0 +1,108 @@
+/* hip.c - backend_hip: the backend table.  A build checks that the launch
+ * range can be evaluated on the host, has the GPU emitter write HIP C++,
+ * compiles it with hipRTC for the device's gcnArchName and loads the code
+ * object; a launch fills the scalar pack from the call and runs it. */
+#include "hip.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/gpu/gpu.h"
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
+                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+    *out = NULL;
+    tack_status st = gpu_range_check(f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    char *source = NULL;
+    void *object = NULL;
+    size_t len = 0;
+    st = gpu_emit(f, &gpu_dialect_hip, entry, &source, err);
+    uint64_t start = now_ns();
+    if (!st) st = hip_compile(f->name, source, b->arch, &object, &len, err);
+    if (!st) st = hip_code_from_object(b, f, object, len, entry, strlen(entry), out, err);
+    *compiler_ns += now_ns() - start;
+    free(object);
+    free(source);
+    return st;
+}
+
+/* The HIP C++ that build hands hipRTC (code objects are binary: no text). */
+static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
+                           tack_inspect_kind kind, char **text, tack_error *err) {
+    (void)b;
+    *text = NULL;
+    if (kind != TACK_INSPECT_LLVM)
+        return backend_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': HIP has only its source as text (kind %d); "
+                             "tack.hip.compile gives the code object",
+                             f->name, (int)kind);
+    tack_status st = gpu_range_check(f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    return gpu_emit(f, &gpu_dialect_hip, entry, text, err);
+}
+
+static tack_status launch(backend *b, backend_code *c, const backend_call *call,
+                          tack_error *err) {
+    int64_t pack[GPU_PACK_MAX_WORDS];
+    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
+    return hip_launch_pack(b, c, call, pack, err);
+}
+
+static tack_status range(backend *b, backend_code *c, const backend_call *call,
+                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
+    (void)b;
+    return gpu_range_eval(c->f, call->slots, call->dims, out, err);
+}
+
+static tack_status synchronize(backend *b, tack_error *err) {
+    tack_status st = hip_enter(b, err);
+    if (st) return st;
+    hipError_t r = b->hip->DeviceSynchronize();
+    return r == hipSuccess ? TACK_OK
+                           : hip_fail(b->hip, err, "synchronizing the device",
+                                      "hipDeviceSynchronize", r);
+}
+
+/* A handle is the device address itself, so another library's pointer is
+ * one as it is. */
+static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
+                            tack_error *err) {
+    (void)b, (void)bytes, (void)err;
+    *handle = (void *)(uintptr_t)address;
+    return TACK_OK;
+}
+
+const backend_ops backend_hip = {
+    .name = "hip",
+    .open = hip_open,
+    .close = hip_close,
+    .caps = hip_caps,
+    .describe = hip_describe,
+    .cache_target = hip_cache_target,
+    .build = build,
+    .artifact = hip_artifact,
+    .load = hip_load,
+    .release = hip_release,
+    .range = range,
+    .launch = launch,
+    .inspect = inspect,
+    .mem_alloc = hip_mem_alloc,
+    .mem_free = hip_mem_free,
+    .mem_write = hip_mem_write,
+    .mem_read = hip_mem_read,
+    .synchronize = synchronize,
+    .mem_wrap = mem_wrap,
+};

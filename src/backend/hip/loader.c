@@ -1,0 +1,253 @@
+/* loader.c - finds the HIP runtime, hipRTC and ROCm's code object manager
+ * at run time and fills their function tables (hip_api.h) once per
+ * process, and names HIP's error codes.  Opening them at run time keeps
+ * libtack free of any ROCm dependency. */
+#define _DEFAULT_SOURCE
+#include "hip_api.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sym {
+    const char *name;
+    size_t offset;
+} sym;
+
+/* Fills a table from lib; the first missing symbol's name, or NULL. */
+static const char *fill(void *lib, void *table, const sym *syms, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        void *p = dlsym(lib, syms[i].name);
+        memcpy((char *)table + syms[i].offset, &p, sizeof p);
+        if (!p) return syms[i].name;
+    }
+    return NULL;
+}
+
+/* The runtime library: ROCm 6 and 5 by their versioned names (Debian
+ * installs only those without the -dev package), then the bare one. */
+static void *open_runtime(void) {
+    static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib) return lib;
+    }
+    return NULL;
+}
+
+/* ---- the runtime ------------------------------------------------------ */
+
+static pthread_once_t runtime_once = PTHREAD_ONCE_INIT;
+static hip_runtime_api runtime;
+static const hip_runtime_api *runtime_loaded;
+static const hip_runtime_api *_Atomic runtime_override; /* a test's stand-in */
+static char runtime_error[512];
+
+/* gcnArchName's offset in hipDeviceProp_t: ROCm 5's layout (and ROCm 6's
+ * compatibility entry point) and ROCm 6's R0600 layout. */
+#define ARCH_OFFSET_R0000 396
+#define ARCH_OFFSET_R0600 1160
+
+static void load_runtime(void) {
+    void *lib = open_runtime();
+    if (!lib) {
+        snprintf(runtime_error, sizeof runtime_error,
+                 "no HIP runtime: libamdhip64.so could not be loaded (install ROCm's HIP "
+                 "runtime, e.g. Debian's libamdhip64-5)");
+        return;
+    }
+    static const sym syms[] = {
+#define S(field, name) {name, offsetof(hip_runtime_api, field)}
+        S(Init, "hipInit"),
+        S(DriverGetVersion, "hipDriverGetVersion"),
+        S(GetDeviceCount, "hipGetDeviceCount"),
+        S(DeviceGet, "hipDeviceGet"),
+        S(DeviceGetName, "hipDeviceGetName"),
+        S(DeviceGetAttribute, "hipDeviceGetAttribute"),
+        S(DeviceTotalMem, "hipDeviceTotalMem"),
+        S(GetDevice, "hipGetDevice"),
+        S(SetDevice, "hipSetDevice"),
+        S(DeviceSynchronize, "hipDeviceSynchronize"),
+        S(ModuleLoadData, "hipModuleLoadData"),
+        S(ModuleUnload, "hipModuleUnload"),
+        S(ModuleGetFunction, "hipModuleGetFunction"),
+        S(Malloc, "hipMalloc"),
+        S(Free, "hipFree"),
+        S(ModuleLaunchKernel, "hipModuleLaunchKernel"),
+        S(GetErrorName, "hipGetErrorName"),
+        S(GetErrorString, "hipGetErrorString"),
+        S(StreamCreateWithFlags, "hipStreamCreateWithFlags"),
+        S(StreamDestroy, "hipStreamDestroy"),
+        S(StreamSynchronize, "hipStreamSynchronize"),
+        S(MemcpyHtoDAsync, "hipMemcpyHtoDAsync"),
+        S(MemcpyDtoHAsync, "hipMemcpyDtoHAsync"),
+#undef S
+    };
+    const char *missing = fill(lib, &runtime, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(runtime_error, sizeof runtime_error,
+                 "the HIP runtime (libamdhip64) has no %s: it is too old (ROCm 5 or newer is "
+                 "needed)",
+                 missing);
+        return; /* never dlclose: a half-filled table is never used */
+    }
+    void *props = dlsym(lib, "hipGetDevicePropertiesR0600");
+    runtime.props_arch_offset = ARCH_OFFSET_R0600;
+    if (!props) {
+        props = dlsym(lib, "hipGetDeviceProperties");
+        runtime.props_arch_offset = ARCH_OFFSET_R0000;
+    }
+    if (!props) {
+        snprintf(runtime_error, sizeof runtime_error,
+                 "the HIP runtime (libamdhip64) has no hipGetDeviceProperties");
+        return;
+    }
+    memcpy(&runtime.GetDeviceProperties, &props, sizeof props);
+    runtime_loaded = &runtime;
+}
+
+void hip_runtime_set_for_testing(const hip_runtime_api *api) { runtime_override = api; }
+
+const hip_runtime_api *hip_runtime_load(const char **why) {
+    const hip_runtime_api *fake = runtime_override;
+    if (fake) {
+        if (why) *why = NULL;
+        return fake;
+    }
+    pthread_once(&runtime_once, load_runtime);
+    if (why) *why = runtime_loaded ? NULL : runtime_error;
+    return runtime_loaded;
+}
+
+/* ---- hipRTC ------------------------------------------------------------ */
+
+static pthread_once_t rtc_once = PTHREAD_ONCE_INIT;
+static hip_rtc_api rtc;
+static const hip_rtc_api *rtc_loaded;
+static char rtc_error[1280];
+static char rtc_where[1024];
+
+static void load_rtc(void) {
+    /* An explicit file first, then ROCm 6's own library, then the runtime
+     * that holds hipRTC in ROCm 5. */
+    void *lib = NULL;
+    const char *explicit = getenv("TACK_HIPRTC");
+    if (explicit && *explicit) {
+        lib = dlopen(explicit, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            snprintf(rtc_error, sizeof rtc_error, "hipRTC could not be loaded from TACK_HIPRTC=%s",
+                     explicit);
+            return;
+        }
+        snprintf(rtc_where, sizeof rtc_where, "%s", explicit);
+    }
+    static const char *const names[] = {"libhiprtc.so.6", "libhiprtc.so", "libamdhip64.so.6",
+                                        "libamdhip64.so.5", "libamdhip64.so"};
+    for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++) {
+        void *cand = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (cand && !dlsym(cand, "hiprtcCreateProgram")) {
+            dlclose(cand);
+            cand = NULL;
+        }
+        if (cand) {
+            lib = cand;
+            snprintf(rtc_where, sizeof rtc_where, "%s", names[i]);
+        }
+    }
+    if (!lib) {
+        snprintf(rtc_error, sizeof rtc_error,
+                 "hipRTC was not found (libhiprtc.so or libamdhip64.so on the loader path; "
+                 "install ROCm's HIP runtime, e.g. Debian's libamdhip64-5 and "
+                 "libhiprtc-builtins5, or set TACK_HIPRTC to the library)");
+        return;
+    }
+    static const sym syms[] = {
+#define S(field) {"hiprtc" #field, offsetof(hip_rtc_api, field)}
+        S(GetErrorString), S(Version),    S(CreateProgram),     S(DestroyProgram),
+        S(CompileProgram), S(GetCodeSize), S(GetCode),          S(GetProgramLogSize),
+        S(GetProgramLog),
+#undef S
+    };
+    const char *missing = fill(lib, &rtc, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(rtc_error, sizeof rtc_error, "hipRTC at %s has no %s", rtc_where, missing);
+        rtc_where[0] = 0;
+        return;
+    }
+    rtc_loaded = &rtc;
+}
+
+const hip_rtc_api *hip_rtc_load(const char **why) {
+    pthread_once(&rtc_once, load_rtc);
+    if (why) *why = rtc_loaded ? NULL : rtc_error;
+    return rtc_loaded;
+}
+
+const char *hip_rtc_path(void) {
+    hip_rtc_load(NULL);
+    return rtc_loaded ? rtc_where : "";
+}
+
+/* ---- the code object manager's ISA list --------------------------------- */
+
+#define MAX_ISAS 128
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static const char *isa_names[MAX_ISAS];
+static int isa_count, isa_known;
+
+static void load_isas(void) {
+    static const char *const names[] = {"libamd_comgr.so.3", "libamd_comgr.so.2",
+                                        "libamd_comgr.so"};
+    void *lib = NULL;
+    for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++)
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    int (*count)(size_t *) = NULL;
+    int (*name)(size_t, const char **) = NULL;
+    void *c = dlsym(lib, "amd_comgr_get_isa_count"), *n = dlsym(lib, "amd_comgr_get_isa_name");
+    memcpy(&count, &c, sizeof c);
+    memcpy(&name, &n, sizeof n);
+    size_t total = 0;
+    if (!count || !name || count(&total) != 0) return;
+    /* "amdgcn-amd-amdhsa--gfx90a": the processor after the last '-'. */
+    for (size_t i = 0; i < total && isa_count < MAX_ISAS; i++) {
+        const char *s = NULL;
+        if (name(i, &s) || !s) continue;
+        const char *dash = strrchr(s, '-');
+        isa_names[isa_count++] = dash ? dash + 1 : s;
+    }
+    isa_known = isa_count > 0;
+}
+
+int hip_known_isas(const char *const **names, int *n) {
+    pthread_once(&isa_once, load_isas);
+    *names = isa_names;
+    *n = isa_count;
+    return isa_known;
+}
+
+/* ---- error names ------------------------------------------------------- */
+
+const char *hip_error_name(const hip_runtime_api *hip, hipError_t code) {
+    const char *name = hip && hip->GetErrorName ? hip->GetErrorName(code) : NULL;
+    if (name && *name && strcmp(name, "hipErrorUnknown")) return name;
+    switch (code) {
+    case hipSuccess: return "hipSuccess";
+    case hipErrorInvalidValue: return "hipErrorInvalidValue";
+    case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
+    case hipErrorNotInitialized: return "hipErrorNotInitialized";
+    case hipErrorInsufficientDriver: return "hipErrorInsufficientDriver";
+    case hipErrorNoDevice: return "hipErrorNoDevice";
+    case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
+    case hipErrorInvalidImage: return "hipErrorInvalidImage";
+    case hipErrorNoBinaryForGpu: return "hipErrorNoBinaryForGpu";
+    case hipErrorInvalidKernelFile: return "hipErrorInvalidKernelFile";
+    case hipErrorNotFound: return "hipErrorNotFound";
+    case hipErrorIllegalAddress: return "hipErrorIllegalAddress";
+    case hipErrorLaunchOutOfResources: return "hipErrorLaunchOutOfResources";
+    case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
+    default: return name && *name ? name : "an unknown HIP error";
+    }
+}

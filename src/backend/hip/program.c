@@ -1,0 +1,157 @@
+/* program.c - a code object, fresh from hipRTC or from the disk cache, to
+ * a loaded module and its function; a variant's code; and the artifact the
+ * disk cache stores for it: the code object with its entry name and ISA.
+ * A second process loads the code object with the runtime alone, without
+ * hipRTC or Tack's code generation. */
+#include "hip.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/gpu/gpu.h"
+
+/* "THIP" and the layout's version: bump on any change to the record. */
+#define ARTIFACT_MAGIC 0x50494854u
+#define ARTIFACT_VERSION 1u
+
+#define EM_AMDGPU 224
+
+int hip_is_code_object(const void *bytes, size_t n) {
+    const unsigned char *p = bytes;
+    /* ELF magic, 64-bit, little-endian, and e_machine (offset 18). */
+    return p && n >= 64 && p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F' &&
+           p[4] == 2 && p[5] == 1 && (p[18] | p[19] << 8) == EM_AMDGPU;
+}
+
+static tack_status nomem(tack_error *err, const char *kernel_name) {
+    return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory building HIP code",
+                         kernel_name);
+}
+
+static char *dup_n(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+tack_status hip_code_from_object(backend *b, const ir_func *f, const void *object, size_t len,
+                                 const char *entry, size_t entry_len, backend_code **out,
+                                 tack_error *err) {
+    *out = NULL;
+    backend_code *c = calloc(1, sizeof *c);
+    if (!c) return nomem(err, f->name);
+    c->f = gpu_keep_ir(f);
+    c->entry = dup_n(entry, entry_len);
+    c->object = malloc(len ? len : 1);
+    c->object_len = len;
+    c->arch = dup_n(b->arch, strlen(b->arch));
+    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
+    if (!c->f || !c->entry || !c->object || !c->arch || !c->arrays) {
+        hip_release(b, c);
+        return nomem(err, f->name);
+    }
+    memcpy(c->object, object, len);
+    for (int p = 0; p < f->nparams; p++)
+        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
+
+    char what[160];
+    snprintf(what, sizeof what, "kernel '%s'", f->name);
+    tack_status st = hip_enter(b, err);
+    if (st) {
+        hip_release(b, c);
+        return st;
+    }
+    hipError_t r = b->hip->ModuleLoadData(&c->module, c->object);
+    if (r != hipSuccess) {
+        c->module = NULL;
+        st = hip_fail(b->hip, err, what, "hipModuleLoadData", r);
+        if (r == hipErrorNoBinaryForGpu || r == hipErrorInvalidImage ||
+            r == hipErrorInvalidKernelFile) {
+            size_t used = strlen(err->message);
+            snprintf(err->message + used, sizeof err->message - used,
+                     "; the code object is for %s (hipRTC %s)", b->arch, hip_rtc_version());
+        }
+        hip_release(b, c);
+        return st;
+    }
+    if ((r = b->hip->ModuleGetFunction(&c->fn, c->module, c->entry)) != hipSuccess) {
+        char call[192];
+        snprintf(call, sizeof call, "hipModuleGetFunction(\"%s\")", c->entry);
+        st = hip_fail(b->hip, err, what, call, r);
+        hip_release(b, c);
+        return st;
+    }
+    *out = c;
+    return TACK_OK;
+}
+
+void hip_release(backend *b, backend_code *c) {
+    if (!c) return;
+    tack_error scratch;
+    if (c->module && hip_enter(b, &scratch) == TACK_OK) b->hip->ModuleUnload(c->module);
+    ir_func_free(c->f);
+    free(c->entry);
+    free(c->object);
+    free(c->arch);
+    free(c->arrays);
+    free(c);
+}
+
+/* ---- the artifact ------------------------------------------------------ */
+
+void hip_artifact_write(const char *entry, const char *arch, const void *object, size_t len,
+                        ser_writer *w) {
+    ser_put_u32(w, ARTIFACT_MAGIC);
+    ser_put_u32(w, ARTIFACT_VERSION);
+    ser_put_str(w, entry);
+    ser_put_str(w, arch);
+    ser_put_blob(w, object, len);
+}
+
+tack_status hip_artifact_parse(const char *kernel_name, const void *bytes, size_t n,
+                               hip_record *out, tack_error *err) {
+    memset(out, 0, sizeof *out);
+    ser_reader r = ser_reader_init(bytes, n);
+    int null_entry = 0, null_arch = 0;
+    uint32_t magic = ser_get_u32(&r), version = ser_get_u32(&r);
+    out->entry = ser_get_str(&r, &out->entry_len, &null_entry);
+    out->arch = ser_get_str(&r, &out->arch_len, &null_arch);
+    out->object = ser_get_blob(&r, &out->object_len);
+    if (r.failed || magic != ARTIFACT_MAGIC || version != ARTIFACT_VERSION || null_entry ||
+        null_arch || !out->entry_len || !out->arch_len || !out->object ||
+        memchr(out->entry, 0, out->entry_len) || memchr(out->arch, 0, out->arch_len) ||
+        !hip_is_code_object(out->object, out->object_len) || ser_left(&r)) {
+        memset(out, 0, sizeof *out);
+        return backend_error(err, TACK_ERR_INTERNAL,
+                             "kernel '%s': the stored HIP code is damaged or from another version",
+                             kernel_name);
+    }
+    return TACK_OK;
+}
+
+int hip_artifact(backend *b, const backend_code *c, ser_writer *w) {
+    (void)b;
+    hip_artifact_write(c->entry, c->arch, c->object, c->object_len, w);
+    return w->failed ? -1 : 0;
+}
+
+tack_status hip_load(backend *b, const ir_func *f, const void *bytes, size_t n,
+                     backend_code **out, tack_error *err) {
+    *out = NULL;
+    hip_record a;
+    tack_status st = hip_artifact_parse(f->name, bytes, n, &a, err);
+    if (st) return st;
+    /* The cache's key names the ISA already; a mismatch is damage. */
+    if (a.arch_len != strlen(b->arch) || memcmp(a.arch, b->arch, a.arch_len))
+        return backend_error(err, TACK_ERR_INTERNAL,
+                             "kernel '%s': the stored HIP code is for %.*s, the device is %s",
+                             f->name, (int)a.arch_len, a.arch, b->arch);
+    st = hip_code_from_object(b, f, a.object, a.object_len, a.entry, a.entry_len, out, err);
+    if (!st) atomic_fetch_add(&backend_stats.binary_loads, 1);
+    return st;
+}
