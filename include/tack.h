@@ -83,7 +83,8 @@ typedef struct tack_device tack_device;
  * its compiled variants survive switching devices away and back. */
 tack_device *tack_device_get(const char *spec, tack_error *err);
 /* A new device with options and an empty variant cache.  num_threads <= 0
- * means one per core.  Free it with tack_device_free. */
+ * means one per core; a count (1 to 256) is for a device with a thread pool
+ * (the CPU), TACK_ERR_VALUE elsewhere.  Free it with tack_device_free. */
 tack_device *tack_device_create(const char *spec, int num_threads, tack_error *err);
 void tack_device_free(tack_device *dev); /* ignores shared devices */
 /* The canonical spec: "cpu", "opencl:0". */

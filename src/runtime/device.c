@@ -3,6 +3,7 @@
  * device per spec (its variants live as long as the process);
  * tack_device_create makes a private device with options and an empty
  * variant cache.  Either is one instance of a backend (backend.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ static tack_status parse_spec(const char *spec, const backend_ops **ops, int *in
     if (colon) {
         char *end;
         long n = strtol(colon + 1, &end, 10);
-        if (!colon[1] || *end || n < 0 || n > 1 << 20)
+        /* Digits only: strtol alone takes "opencl: 0" and "opencl:-0". */
+        if (!isdigit((unsigned char)colon[1]) || *end || n < 0 || n > 1 << 20)
             return runtime_error(err, TACK_ERR_VALUE,
                                  "device '%s': the index after ':' must be a number such as "
                                  "\"opencl:0\"", spec);
@@ -70,6 +72,12 @@ static tack_device *make_device(const char *spec, int num_threads, int is_shared
     int index;
     char canon[32];
     if (parse_spec(spec, &ops, &index, canon, sizeof canon, err)) return NULL;
+    /* A count asked of a device that has no thread pool would be dropped. */
+    if (num_threads > 0 && !ops->set_num_threads) {
+        runtime_error(err, TACK_ERR_VALUE,
+                      "device '%s' has no thread pool: num_threads applies to the CPU", canon);
+        return NULL;
+    }
     if (is_shared && ops->set_num_threads && (num_threads = threads_from_env(canon, err)) < 0)
         return NULL;
     tack_device *d = calloc(1, sizeof *d);
@@ -116,7 +124,7 @@ tack_device *tack_device_create(const char *spec, int num_threads, tack_error *e
     ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
     if (num_threads > MAX_THREADS) {
-        runtime_error(err, TACK_ERR_VALUE, "num_threads must be at most %d (0: one per core), got %d",
+        runtime_error(err, TACK_ERR_VALUE, "num_threads must be from 1 to %d (0: one per core), got %d",
                       MAX_THREADS, num_threads);
         return NULL;
     }

@@ -265,6 +265,16 @@ static void test_devices(void) {
     tack_error err;
     CHECK(tack_device_get("cpu", &err) == dev);
     CHECK(tack_device_get("gpu9", &err) == NULL && err.status == TACK_ERR_VALUE);
+    /* The index is digits only (strtol took spaces and signs). */
+    CHECK(tack_device_get("cpu: 0", &err) == NULL && err.status == TACK_ERR_VALUE);
+    CHECK(tack_device_get("cpu:-0", &err) == NULL && err.status == TACK_ERR_VALUE);
+    CHECK(tack_device_get("cpu:0", &err) == dev);
+    /* A thread count for a device without a pool is refused, not dropped,
+     * from the spec alone (no driver is opened). */
+    CHECK(tack_device_create("opencl", 2, &err) == NULL && err.status == TACK_ERR_VALUE &&
+          strstr(err.message, "no thread pool"));
+    CHECK(tack_device_create("cuda:1", 1, &err) == NULL && err.status == TACK_ERR_VALUE);
+    CHECK(tack_device_create("cpu", 257, &err) == NULL && strstr(err.message, "from 1 to 256"));
     tack_device *one = tack_device_create("cpu", 1, &err);
     CHECK(one && tack_device_num_threads(one) == 1);
     tack_kernel *k = make(SCALE);

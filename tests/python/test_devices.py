@@ -54,6 +54,44 @@ def test_cpu_specs():
         tack.device("opencl:x")
 
 
+@pytest.mark.parametrize("spec", ["opencl\x00garbage", "cpu\x00", "cpu\x00:1", "opencl: 0",
+                                  "opencl:+0", "opencl:-0", "opencl:0 ", "cpu:0x"])
+def test_device_specs_with_garbage_refused(spec):
+    # The library reads a C string: a NUL ended it early ('opencl\0garbage'
+    # was opencl:0), and strtol took spaces and signs before the index.
+    with pytest.raises(ValueError, match="NUL character|index after ':'"):
+        tack.device(spec)
+    with pytest.raises(ValueError, match="NUL character|index after ':'"):
+        tack.device(spec, num_threads=1)
+    with pytest.raises(ValueError, match="NUL character|index after ':'"):
+        tack.zeros((2,), device=spec)
+
+
+@pytest.mark.parametrize("spec", ["opencl", "opencl:0", "cuda", "cuda:1"])
+def test_num_threads_refused_off_the_cpu(spec):
+    # Refused from the spec alone (before any driver is opened): a thread
+    # count for a device without a thread pool used to be dropped.
+    for n in (1, 2, 256):
+        with pytest.raises(ValueError, match="has no thread pool: num_threads applies to the "
+                                             "CPU"):
+            tack.device(spec, num_threads=n)
+
+
+def test_num_threads_limit_is_said_one_way():
+    # 257..65536 were let through to the library's "at most 256", larger
+    # counts said "between 0 and 65536": both are the one limit now.
+    for n in (-1, 257, 300, 65536, 70000, 2**70):
+        with pytest.raises(ValueError, match=r"num_threads must be from 1 to 256 \(0: one "
+                                             r"per core\), not " + str(n)):
+            tack.device("cpu", num_threads=n)
+    with pytest.raises(ValueError, match="from 1 to 256, not 257"):
+        tack.set_num_threads(257)
+    with pytest.raises(TypeError, match="num_threads takes an int"):
+        tack.device("cpu", num_threads=True)
+    assert tack.device("cpu", num_threads=256).num_threads == 256
+    assert tack.device("cpu", num_threads=0).num_threads >= 1   # one per core
+
+
 def test_opencl_device(gpu):
     assert tack.device("opencl") is gpu and tack.device("opencl:0") is gpu
     assert gpu.name == "opencl:0" and not gpu.host_memory

@@ -513,3 +513,29 @@ def test_array_method_call_names_the_method():
     assert "'x.mean()'" in str(e.value) and "'this'" not in str(e.value), str(e.value)
     assert e.value.lineno == here("mean")
     assert untouched(out)
+
+
+@pytest.mark.parametrize("bad, exc", [("yes", TypeError), ("no", TypeError), ("", TypeError),
+                                      (None, TypeError), (1.0, TypeError), ([], TypeError),
+                                      (2, ValueError), (-1, ValueError), (2**70, ValueError),
+                                      (np.int64(2), ValueError)])
+def test_set_debug_takes_only_bools(bad, exc):
+    # Truthiness took set_debug('no') (and 'yes', 2, ...) for True.
+    before = tack.get_debug()
+    try:
+        with pytest.raises(exc, match=r"tack\.set_debug\(\) takes True or False"):
+            tack.set_debug(bad)
+        assert tack.get_debug() is before
+    finally:
+        tack.set_debug(before)
+
+
+def test_set_debug_takes_bools_and_0_1():
+    before = tack.get_debug()
+    try:
+        for on, want in ((True, True), (False, False), (1, True), (0, False),
+                         (np.bool_(True), True), (np.int8(0), False)):
+            tack.set_debug(on)
+            assert tack.get_debug() is want
+    finally:
+        tack.set_debug(before)

@@ -548,6 +548,208 @@ def test_kernel_foreign_refusals_name_the_parameter():
     assert d["strides"] == (8,) and d["strides_given"] and not d["contiguous"]
 
 
+# ---- issue 18: what a producer says is checked before it is used ----------
+
+class BufferInterface:
+    """__array_interface__ in NumPy's other form: 'data' is a buffer object
+    (its memory), with an optional 'offset' into it."""
+
+    def __init__(self, buf, shape, typestr="<f4", strides=None, offset=None):
+        self._buf = buf
+        self.__array_interface__ = {"shape": shape, "typestr": typestr, "data": buf,
+                                    "version": 3, "strides": strides}
+        if offset is not None:
+            self.__array_interface__["offset"] = offset
+
+
+@pytest.mark.parametrize("shape, strides, offset, reach", [
+    ((5,), None, None, "0 to 20"),      # one element past the buffer
+    ((100,), None, None, "0 to 400"),
+    ((2, 2), (12, 4), None, "0 to 20"),  # the last row ends past it
+    ((4,), (8,), None, "0 to 28"),
+    ((4,), None, 4, "4 to 20"),          # shifted by 'offset'
+    ((2,), (-4,), 0, "-4 to 4"),         # the second element lies before it
+])
+def test_array_interface_buffer_shorter_than_its_shape_refused(shape, strides, offset, reach):
+    big = bytearray(64)
+    data = memoryview(big)[:16]          # 16 bytes, with 48 more after them
+    src = BufferInterface(data, shape, strides=strides, offset=offset)
+    words = f"the elements reach bytes {reach} of the 'data' buffer, which holds 16 bytes"
+    with pytest.raises(ValueError, match=r"tack\.asarray\(\): __array_interface__: " + words):
+        tack.asarray(src)
+    with pytest.raises(ValueError, match="tack.array().*" + words):
+        tack.array(src)
+    with pytest.raises(ValueError, match="kernel 'fill': parameter 'out'.*" + words):
+        fill(src, 1.0)
+    assert not any(big)                  # nothing written, inside or past it
+    if len(shape) == 1:
+        out = np.zeros(shape, np.float32)
+        with pytest.raises(ValueError, match="kernel 'copy': parameter 'x'.*" + words):
+            copy(src, out)
+        assert not out.any()
+
+
+def test_array_interface_buffer_that_fits_is_used():
+    src = np.arange(16, dtype=np.float32)
+    big = bytearray(src.tobytes())
+    whole = tack.asarray(BufferInterface(memoryview(big), (16,)))
+    np.testing.assert_array_equal(whole.numpy(), src)
+    assert ptr(whole) == np.frombuffer(big, np.float32).ctypes.data    # shared
+    corner = tack.asarray(BufferInterface(memoryview(big), (2, 2), offset=48))
+    np.testing.assert_array_equal(corner.numpy(), [[12, 13], [14, 15]])
+    # Strided reads up to the buffer's last byte, forward and backward.
+    for strides, offset, expect in (((16,), None, [0, 4, 8, 12]),
+                                    ((-4,), 60, [15, 14, 13, 12]),
+                                    ((-16,), 60, [15, 11, 7, 3])):
+        out = np.zeros(4, np.float32)
+        copy(BufferInterface(memoryview(big), (4,), strides=strides, offset=offset), out)
+        np.testing.assert_array_equal(out, expect)
+    fill(BufferInterface(memoryview(big), (4,), offset=48), -1.0)
+    np.testing.assert_array_equal(np.frombuffer(big, np.float32), [*range(12), -1, -1, -1, -1])
+    # A dtype Tack lacks still converts through NumPy, after the same check.
+    wide = np.arange(3, dtype=np.longdouble)
+    raw = bytearray(wide.tobytes())
+    conv = tack.array(BufferInterface(memoryview(raw), (3,), typestr=wide.dtype.str),
+                      dtype=tack.f64)
+    np.testing.assert_array_equal(conv.numpy(), [0, 1, 2])
+    with pytest.raises(ValueError, match="tack.array().*'data' buffer, which holds"):
+        tack.array(BufferInterface(memoryview(raw), (4,), typestr=wide.dtype.str),
+                   dtype=tack.f64)
+
+
+WRAPPING_STRIDES = [
+    ((2**62 + 1,), (KDL_FLOAT, 32, 1)),  # * 4 bytes wraps to 4: looked contiguous
+    ((-2**62,), (KDL_FLOAT, 32, 1)),     # * 4 wraps to 0: looked like a broadcast
+    ((2**61,), (KDL_FLOAT, 64, 1)),      # * 8 wraps to 0
+    ((2**63 - 1,), (KDL_INT, 16, 1)),
+]
+
+
+@pytest.mark.parametrize("strides, dtype", WRAPPING_STRIDES)
+def test_dlpack_strides_that_wrap_as_bytes_refused(strides, dtype):
+    x = np.arange(2, dtype=np.float64)   # room for two elements of any dtype
+    out = np.zeros(2, x.dtype)
+
+    def make():
+        return FakeDLPack(device=(KDL_CPU, 0), data=x.ctypes.data, shape=(2,),
+                          strides=strides, dtype=dtype)
+    words = f"stride {strides[0]} \\(elements\\) of dimension 0 does not fit"
+    p = make()
+    with pytest.raises(ValueError, match=r"tack\.from_dlpack\(\): DLPack tensor: " + words):
+        tack.from_dlpack(p)
+    assert p.deleted == 1                # taken, refused, given back
+    with pytest.raises(ValueError, match=r"tack\.asarray\(\).*" + words):
+        tack.asarray(make())
+    p = make()
+    with pytest.raises(ValueError, match="kernel 'copy': parameter 'x'.*" + words):
+        copy(p, out)
+    assert p.deleted == 1 and not out.any()
+    with pytest.raises(ValueError, match="kernel 'fill': parameter 'out'.*" + words):
+        fill(make(), 1)
+    np.testing.assert_array_equal(x, [0, 1])
+
+
+def test_dlpack_strides_whose_reach_wraps_refused():
+    x = np.zeros(4, np.float32)
+    # 2**60 elements are 2**62 bytes (fits); three of them do not.
+    p = FakeDLPack(device=(KDL_CPU, 0), data=x.ctypes.data, shape=(4,), strides=(2**60,))
+    with pytest.raises(ValueError, match="parameter 'out'.*strides reach beyond the address"):
+        fill(p, 1.0)
+    assert p.deleted == 1 and not x.any()
+    # Backwards past address 0.
+    back = FakeDLPack(device=(KDL_CPU, 0), data=x.ctypes.data, shape=(2,), strides=(-2**61,))
+    with pytest.raises(ValueError, match="strides reach beyond the address space"):
+        tack._tack._describe_foreign(back)
+    # Large strides that stay addresses are described as given.
+    far = FakeDLPack(device=(KDL_CPU, 0), data=x.ctypes.data, shape=(2, 3), strides=(2**40, 1))
+    assert tack._tack._describe_foreign(far)["strides"] == (2**42, 4)
+
+
+class ArrayImpl(DLPackOnly):
+    """A JAX array as the protocols see it: its class lives in jaxlib."""
+    __module__ = "jaxlib.xla_extension"
+
+
+class JaxSubclass(ArrayImpl):
+    __module__ = "mylib.arrays"          # a subclass counts through its MRO
+
+
+class NotJax(DLPackOnly):
+    __module__ = "jaxtyping"             # a name that only starts like it
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["dlpack0", "dlpack1"])
+def test_immutable_producers_give_read_only_arrays(legacy):
+    for cls in (ArrayImpl, JaxSubclass):
+        src = np.arange(8, dtype=np.float32)     # writable memory: only the producer says
+        for t in (tack.asarray(cls(src, legacy=legacy)), tack.from_dlpack(cls(src, legacy))):
+            assert ptr(t) == src.ctypes.data    # shared, not copied
+            assert not t.numpy().flags.writeable
+            with pytest.raises(ValueError, match="read-only"):
+                fill(t, 1.0)
+            with pytest.raises(ValueError, match="read-only"):
+                tack.copyto(t, np.ones(8, np.float32))
+        d = tack._tack._describe_foreign(cls(src, legacy=legacy))
+        assert d["readonly"] is True
+        with pytest.raises(ValueError, match="parameter 'out'.*read-only"):
+            fill(cls(src, legacy=legacy), 1.0)   # a kernel argument, refused before running
+        out = np.zeros(8, np.float32)
+        scale(cls(src, legacy=legacy), out, 2.0)  # reading is fine
+        np.testing.assert_array_equal(out, src * 2)
+        np.testing.assert_array_equal(src, np.arange(8))
+    src = np.arange(8, dtype=np.float32)
+    fill(NotJax(src, legacy=legacy), 3.0)
+    np.testing.assert_array_equal(src, np.full(8, 3.0))
+    assert not tack._tack._describe_foreign(NotJax(src, legacy=legacy))["readonly"]
+
+
+def test_read_only_flag_of_dlpack_1_is_kept_everywhere():
+    src = np.arange(6, dtype=np.int32)
+    keep = []
+
+    def flagged():
+        keep.append(FakeDLPack(device=(KDL_CPU, 0), data=src.ctypes.data, shape=(6,),
+                               dtype=(KDL_INT, 32, 1), flags=1))
+        return keep[-1]
+    for t in (tack.asarray(flagged()), tack.from_dlpack(flagged())):
+        assert ptr(t) == src.ctypes.data and not t.numpy().flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            fill(t, 1)
+    with pytest.raises(ValueError, match="parameter 'out'.*read-only"):
+        fill(flagged(), 1)
+    np.testing.assert_array_equal(src, np.arange(6))
+    del t
+    gc.collect()
+    assert all(p.deleted == 1 for p in keep)
+
+
+def test_asarray_refuses_strided_foreign_memory_instead_of_copying():
+    n = np.zeros((3, 4), np.float32)
+    for producer in (DLPackOnly(n[:, 1]), DLPackOnly(n[:, 1], legacy=True),
+                     ArrayInterface(n[:, 1], strides=(16,))):
+        with pytest.raises(ValueError, match=r"tack\.asarray\(\): the array is not "
+                                             r"C-contiguous \(shape \(3,\), strides \(16,\)"):
+            tack.asarray(producer)
+    # Kernels take it in place, strides and all, so their writes reach it.
+    fill(DLPackOnly(n[:, 1]), 7.0)
+    expect = np.zeros((3, 4), np.float32)
+    expect[:, 1] = 7
+    np.testing.assert_array_equal(n, expect)
+    # A copy is one call away, and NumPy's own arrays still copy (NumPy's rule).
+    c = tack.array(DLPackOnly(n[:, 1]))
+    np.testing.assert_array_equal(c.numpy(), [7, 7, 7])
+    assert not np.shares_memory(tack.asarray(n[:, 1]).numpy(), n)
+
+
+def test_asarray_of_none_says_so():
+    with pytest.raises(TypeError, match=r"^tack\.asarray\(\): None is not an array$"):
+        tack.asarray(None)
+    with pytest.raises(TypeError, match=r"^tack\.array\(\): None is not an array$"):
+        tack.array(None)
+    with pytest.raises(TypeError, match="None is not an array"):
+        tack.array(None, dtype=tack.f32)
+
+
 def test_torch_cpu_tensors():
     torch = pytest.importorskip("torch")
     x = torch.arange(12, dtype=torch.float32)

@@ -427,6 +427,10 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:array", kwlist,
                                      &obj, &dtype_obj, &device_obj))
         return NULL;
+    if (obj == Py_None) { /* NumPy would make an object (or NaN) array of it */
+        PyErr_SetString(PyExc_TypeError, "tack.array(): None is not an array");
+        return NULL;
+    }
 
     PyArray_Descr *want = NULL;
     int width = 0;

@@ -7,6 +7,10 @@
 #define NO_IMPORT_ARRAY
 #include "ext.h"
 
+/* libtack's limit (MAX_THREADS in src/runtime/device.c, not public): a count
+ * above it is refused here in the words tack.set_num_threads uses. */
+#define EXT_MAX_THREADS 256
+
 static PyObject *shared_devices;  /* dict: spec -> tack.Device */
 static PyObject *default_device;  /* tack.Device, made on first use */
 
@@ -34,6 +38,19 @@ static PyObject *device_error(const tack_error *err)
     return NULL;
 }
 
+/* The spec as C text; NULL with ValueError when it holds a NUL, which the
+ * library would read as the end ('opencl\0x' as 'opencl'). */
+static const char *spec_text(PyObject *spec)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(spec, &n);
+    if (s && strlen(s) != (size_t)n) {
+        PyErr_Format(PyExc_ValueError, "device name %R contains a NUL character", spec);
+        return NULL;
+    }
+    return s;
+}
+
 static PyObject *device_shared(PyObject *spec)
 {
     PyObject *d = PyDict_GetItemWithError(shared_devices, spec);
@@ -41,7 +58,7 @@ static PyObject *device_shared(PyObject *spec)
         return Py_NewRef(d);
     if (PyErr_Occurred())
         return NULL;
-    const char *s = PyUnicode_AsUTF8(spec);
+    const char *s = spec_text(spec);
     if (!s)
         return NULL;
     tack_error err;
@@ -87,16 +104,22 @@ PyObject *ext_device_fn(PyObject *self, PyObject *args, PyObject *kwargs)
         r = device_shared(spec);
     } else {
         int overflow = 0;
-        long n = PyLong_AsLongAndOverflow(num_threads, &overflow);
+        long n = PyBool_Check(num_threads) ? -1
+                                           : PyLong_AsLongAndOverflow(num_threads, &overflow);
         r = NULL;
         if (n == -1 && PyErr_Occurred()) {
             /* TypeError from a non-integer */
-        } else if (overflow || n < 0 || n > 65536) {
+        } else if (PyBool_Check(num_threads)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "tack.device(): num_threads takes an int (a number of threads), "
+                            "not bool");
+        } else if (overflow || n < 0 || n > EXT_MAX_THREADS) {
+            /* The library's limit, said the way set_num_threads says it. */
             PyErr_Format(PyExc_ValueError,
-                         "tack.device(): num_threads must be between 0 and 65536, not %S",
-                         num_threads);
+                         "tack.device(): num_threads must be from 1 to %d (0: one per core), "
+                         "not %S", EXT_MAX_THREADS, num_threads);
         } else {
-            const char *s = PyUnicode_AsUTF8(spec);
+            const char *s = spec_text(spec);
             if (s) {
                 tack_error err;
                 memset(&err, 0, sizeof err);
@@ -170,8 +193,6 @@ static PyObject *cpu_device(void)
     Py_DECREF(spec);
     return d;
 }
-
-#define EXT_MAX_THREADS 256
 
 PyObject *ext_set_num_threads(PyObject *self, PyObject *arg)
 {

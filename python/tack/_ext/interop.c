@@ -195,17 +195,21 @@ static PyObject *item(PyObject *d, int i, int *failed)
     return v;
 }
 
+static PyObject *shape_tuple(int n, const int64_t *v);
+
 static int64_t element_size(const ext_foreign *f)
 {
     return (int64_t)tack_dtype_size(f->dtype);
 }
 
+/* Unsigned, so a shape too big for them wraps without undefined behaviour:
+ * check_foreign refuses that shape before any stride is used. */
 static void c_order_strides(ext_foreign *f)
 {
-    int64_t stride = element_size(f);
+    uint64_t stride = (uint64_t)element_size(f);
     for (int i = f->ndim - 1; i >= 0; i--) {
-        f->strides[i] = stride;
-        stride *= f->shape[i];
+        f->strides[i] = (int64_t)stride;
+        stride *= (uint64_t)f->shape[i];
     }
 }
 
@@ -230,6 +234,47 @@ int ext_foreign_contiguous(const ext_foreign *f)
     return 1;
 }
 
+/* The bytes the elements reach, [*lo, *hi) from the first element's
+ * address; 0 for an empty array.  -1 when a stride times its dimension
+ * (or their sum) does not fit in 64 bits: such strides would wrap. */
+static int extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize,
+                  int64_t *lo, int64_t *hi)
+{
+    int64_t l = 0, h = itemsize;
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0) {
+            *lo = *hi = 0;
+            return 0;
+        }
+    for (int i = 0; i < ndim; i++) {
+        int64_t span;
+        if (__builtin_mul_overflow(shape[i] - 1, strides[i], &span) ||
+            (span < 0 ? __builtin_add_overflow(l, span, &l) : __builtin_add_overflow(h, span, &h)))
+            return -1;
+    }
+    *lo = l;
+    *hi = h;
+    return 0;
+}
+
+static int foreign_extent(const ext_foreign *f, int64_t *lo, int64_t *hi)
+{
+    return extent(f->ndim, f->shape, f->strides, element_size(f), lo, hi);
+}
+
+/* ValueError "<what>: <why> (shape S, strides T bytes)". */
+static int layout_error(const ext_foreign *f, const char *what, const char *why)
+{
+    PyObject *shape = shape_tuple(f->ndim, f->shape);
+    PyObject *strides = shape ? shape_tuple(f->ndim, f->strides) : NULL;
+    if (strides)
+        PyErr_Format(PyExc_ValueError, "%s: %s (shape %S, strides %S bytes)", what, why, shape,
+                     strides);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    return -1;
+}
+
 /* Checks what every protocol shares; -1 with an exception. */
 static int check_foreign(ext_foreign *f, const char *what)
 {
@@ -250,6 +295,12 @@ static int check_foreign(ext_foreign *f, const char *what)
         PyErr_Format(PyExc_ValueError, "%s: the data pointer is NULL", what);
         return -1;
     }
+    /* Kernels and the launch check add index * stride to the address:
+     * strides whose reach wraps would land anywhere. */
+    int64_t lo, hi;
+    if (foreign_extent(f, &lo, &hi) < 0 ||
+        (lo < 0 && 0 - (uint64_t)lo > f->address) || (uint64_t)hi > UINT64_MAX - f->address)
+        return layout_error(f, what, "the strides reach beyond the address space");
     if (!f->address && dl_host_device(f->device_type))
         f->address = (uint64_t)(uintptr_t)empty_storage;
     return 0;
@@ -300,10 +351,22 @@ static int describe_dltensor(const DLTensor *t, int readonly, ext_foreign *f)
     for (int i = 0; i < t->ndim; i++)
         f->shape[i] = t->shape[i];
     if (t->strides) {
-        for (int i = 0; i < t->ndim; i++)
-            f->strides[i] = t->strides[i] * element_size(f); /* elements -> bytes */
+        for (int i = 0; i < t->ndim; i++) {
+            /* elements -> bytes; a product that wraps is refused, not used */
+            if (__builtin_mul_overflow(t->strides[i], element_size(f), &f->strides[i])) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s: stride %lld (elements) of dimension %d does not fit in 64 "
+                             "bits as bytes", what, (long long)t->strides[i], i);
+                return -1;
+            }
+        }
     } else {
         c_order_strides(f);
+    }
+    if ((uint64_t)(uintptr_t)t->data > UINT64_MAX - t->byte_offset) {
+        PyErr_Format(PyExc_ValueError, "%s: byte_offset %llu wraps the data pointer", what,
+                     (unsigned long long)t->byte_offset);
+        return -1;
     }
     return check_foreign(f, what);
 }
@@ -454,6 +517,42 @@ static int read_ints(PyObject *seq, const char *what, const char *key, int64_t *
 
 static int describe_ndarray(PyArrayObject *arr, ext_foreign *f);
 
+/* Whether the elements of arr (NumPy's reading of an interface, any dtype)
+ * lie inside the buffer src exports; -1 with a ValueError when they reach
+ * past either end of it. */
+static int within_buffer(PyArrayObject *arr, PyObject *src, const char *what)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(src, &view, PyBUF_SIMPLE) < 0)
+        return -1;
+    uint64_t start = (uint64_t)(uintptr_t)view.buf, len = (uint64_t)view.len;
+    PyBuffer_Release(&view); /* NumPy's array holds the object, as it does */
+    ext_foreign f; /* shape and strides only, for the messages */
+    memset(&f, 0, sizeof f);
+    f.ndim = PyArray_NDIM(arr) < TACK_MAX_NDIM ? PyArray_NDIM(arr) : TACK_MAX_NDIM;
+    for (int i = 0; i < f.ndim; i++) {
+        f.shape[i] = PyArray_DIM(arr, i);
+        f.strides[i] = PyArray_STRIDE(arr, i);
+    }
+    int64_t lo, hi;
+    if (PyArray_NDIM(arr) > TACK_MAX_NDIM)
+        return 0; /* refused as too deep before anything reads it */
+    if (extent(f.ndim, f.shape, f.strides, PyArray_ITEMSIZE(arr), &lo, &hi) < 0)
+        return layout_error(&f, what, "the strides reach beyond the address space");
+    if (hi == lo)
+        return 0; /* no elements */
+    /* Offsets from the buffer's start (both are host addresses). */
+    int64_t off = (int64_t)((uint64_t)(uintptr_t)PyArray_DATA(arr) - start), first, end;
+    int wraps = __builtin_add_overflow(off, lo, &first) | __builtin_add_overflow(off, hi, &end);
+    if (!wraps && first >= 0 && (uint64_t)end <= len)
+        return 0;
+    char why[160];
+    snprintf(why, sizeof why,
+             "the elements reach bytes %lld to %lld of the 'data' buffer, which holds %llu "
+             "bytes", (long long)first, (long long)end, (unsigned long long)len);
+    return layout_error(&f, what, why);
+}
+
 /* __array_interface__ (cuda 0) or __cuda_array_interface__ (cuda 1). */
 static int parse_interface(PyObject *obj, PyObject *d, int cuda, ext_foreign *f)
 {
@@ -478,7 +577,13 @@ static int parse_interface(PyObject *obj, PyObject *d, int cuda, ext_foreign *f)
                          Py_TYPE(obj)->tp_name);
             return -1;
         }
-        int rc = describe_ndarray((PyArrayObject *)arr, f);
+        /* NumPy takes the shape and strides as given, whatever the buffer
+         * holds: what they reach must lie inside it (checked before the
+         * dtype, which tack.array may still convert through NumPy). */
+        PyObject *src = data && data != Py_None ? data : obj;
+        int rc = within_buffer((PyArrayObject *)arr, src, what);
+        if (rc == 0)
+            rc = describe_ndarray((PyArrayObject *)arr, f);
         Py_DECREF(arr); /* f->owner holds it */
         return rc < 0 ? -1 : 1;
     }
@@ -594,6 +699,29 @@ static void foreign_init(ext_foreign *f)
     memset(f, 0, sizeof *f);
 }
 
+/* Whether obj comes from a library whose arrays are immutable (JAX):
+ * DLPack 0.x cannot say read-only, and such a producer may not set the
+ * 1.0 flag either, yet a write through the shared memory would change an
+ * array its owner takes to be constant.  Any class in obj's MRO counts. */
+static int immutable_producer(PyObject *obj)
+{
+    PyObject *mro = Py_TYPE(obj)->tp_mro;
+    Py_ssize_t n = mro && PyTuple_Check(mro) ? PyTuple_GET_SIZE(mro) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *cls = PyTuple_GET_ITEM(mro, i);
+        PyObject *mod = PyObject_GetAttrString(cls, "__module__");
+        const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+        PyErr_Clear();
+        int jax = m && (!strncmp(m, "jax", 3) && (m[3] == '\0' || m[3] == '.' ||
+                                                 (!strncmp(m + 3, "lib", 3) &&
+                                                  (m[6] == '\0' || m[6] == '.'))));
+        Py_XDECREF(mod);
+        if (jax)
+            return 1;
+    }
+    return 0;
+}
+
 /* DLPack only: a capsule, or an object with __dlpack__.  1, 0, -1. */
 static int parse_dlpack(PyObject *obj, ext_foreign *f)
 {
@@ -611,6 +739,8 @@ static int parse_dlpack(PyObject *obj, ext_foreign *f)
         : (PyErr_Format(PyExc_TypeError, "%.100s.__dlpack__() returned %.100s, not a capsule",
                         Py_TYPE(obj)->tp_name, Py_TYPE(cap)->tp_name), -1);
     Py_DECREF(cap);
+    if (rc == 1 && immutable_producer(obj))
+        f->readonly = 1;
     return rc;
 }
 
@@ -743,8 +873,35 @@ static PyObject *host_view(const ext_foreign *f)
     return v;
 }
 
+/* The error being raised, its message prefixed with `who` (the call) when
+ * it is one of the plain kinds Tack raises; NULL. */
+static PyObject *reraise_for(const char *who)
+{
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    PyObject *msg = v && (t == PyExc_ValueError || t == PyExc_TypeError ||
+                          t == PyExc_BufferError || t == PyExc_RuntimeError)
+        ? PyObject_Str(v) : NULL;
+    const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
+    if (m && strncmp(m, who, strlen(who))) {
+        PyErr_Format(t, "%s: %U", who, msg);
+        Py_XDECREF(v);
+        Py_XDECREF(tb);
+        Py_DECREF(t);
+    } else {
+        PyErr_Clear();
+        PyErr_Restore(t, v, tb);
+    }
+    Py_XDECREF(msg);
+    return NULL;
+}
+
 /* A tack.Array sharing f's memory (taking f's owner), or with allow_copy a
- * C-contiguous copy when f's host memory is not.  `who` names the call. */
+ * C-contiguous copy when f's host memory is not.  `who` names the call.
+ * tack.asarray copies NumPy arrays and buffers only (as NumPy's asarray
+ * would); another library's strided tensor is refused there, since a
+ * kernel's writes to a silent copy would never reach it. */
 static PyObject *foreign_to_array(ext_foreign *f, const char *who, int allow_copy)
 {
     PyObject *r = NULL;
@@ -765,7 +922,8 @@ static PyObject *foreign_to_array(ext_foreign *f, const char *who, int allow_cop
         if (strides)
             PyErr_Format(PyExc_ValueError,
                          "%s: the array is not C-contiguous (shape %S, strides %S bytes) and "
-                         "tack.Array is; pass it to kernels directly, or make a contiguous copy",
+                         "a tack.Array is, so it cannot share the memory; pass the array to "
+                         "kernels directly (they take strides), or copy it with tack.array()",
                          who, shape, strides);
         Py_XDECREF(shape);
         Py_XDECREF(strides);
@@ -880,6 +1038,10 @@ PyObject *ext_asarray(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *arr = NULL, *nd = NULL;
     ext_foreign f;
     foreign_init(&f);
+    if (obj == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "tack.asarray(): None is not an array");
+        return NULL;
+    }
     if (ext_Array_Check(obj)) {
         arr = Py_NewRef(obj);
     } else if (PyArray_Check(obj)) {
@@ -889,9 +1051,9 @@ PyObject *ext_asarray(PyObject *self, PyObject *args, PyObject *kwargs)
     } else {
         int rc = ext_foreign_parse(obj, &f);
         if (rc < 0)
-            return NULL;
+            return reraise_for(who);
         if (rc)
-            arr = foreign_to_array(&f, who, 1);
+            arr = foreign_to_array(&f, who, 0);
         else if (PyObject_CheckBuffer(obj))
             nd = PyArray_FromAny(obj, NULL, 0, 0, 0, NULL); /* a view of the buffer */
         else
@@ -926,7 +1088,9 @@ PyObject *ext_from_dlpack(PyObject *self, PyObject *obj)
         PyErr_Format(PyExc_TypeError,
                      "tack.from_dlpack() takes an object with __dlpack__ (or a DLPack "
                      "capsule), not %.100s", Py_TYPE(obj)->tp_name);
-    if (rc <= 0)
+    if (rc < 0)
+        return reraise_for("tack.from_dlpack()");
+    if (rc == 0)
         return NULL;
     return foreign_to_array(&f, "tack.from_dlpack()", 0);
 }
@@ -936,16 +1100,26 @@ PyObject *ext_share_foreign(PyObject *obj)
     if (PyArray_Check(obj) || ext_Array_Check(obj) || PyList_Check(obj) || PyTuple_Check(obj) ||
         PyArray_IsScalar(obj, Generic))
         return Py_NewRef(Py_None);
+    int host_interface = 0;
     PyObject *m = optional_attr(obj, N_DLPACK);
     if (!m && !PyErr_Occurred())
         m = optional_attr(obj, N_CUDA_INTERFACE);
+    if (!m && !PyErr_Occurred())
+        host_interface = (m = optional_attr(obj, N_ARRAY_INTERFACE)) != NULL;
     if (!m)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     Py_DECREF(m);
+    /* An __array_interface__ is read here too, so that a 'data' buffer
+     * shorter than its shape is refused rather than copied from. */
     ext_foreign f;
     int rc = ext_foreign_parse(obj, &f);
+    if (rc < 0 && host_interface && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        /* A dtype Tack lacks: NumPy converts it (the layout was checked). */
+        PyErr_Clear();
+        return Py_NewRef(Py_None);
+    }
     if (rc <= 0)
-        return rc < 0 ? NULL : Py_NewRef(Py_None);
+        return rc < 0 ? reraise_for("tack.array()") : Py_NewRef(Py_None);
     return foreign_to_array(&f, "tack.array()", 1);
 }
 

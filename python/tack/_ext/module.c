@@ -73,10 +73,31 @@ static PyObject *ext_build_info(PyObject *self, PyObject *unused)
                          tack_llvm_version());
 }
 
+/* Only a bool or 0/1: truthiness would take set_debug('no') for True. */
 static PyObject *ext_set_debug(PyObject *self, PyObject *arg)
 {
     (void)self;
-    int on = PyObject_IsTrue(arg);
+    int on;
+    if (PyBool_Check(arg) || PyArray_IsScalar(arg, Bool)) {
+        on = PyObject_IsTrue(arg);
+    } else if (PyLong_Check(arg) || PyArray_IsScalar(arg, Integer)) {
+        PyObject *n = PyNumber_Index(arg);
+        int overflow = 0;
+        long v = n ? PyLong_AsLongAndOverflow(n, &overflow) : -1;
+        Py_XDECREF(n);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        if (overflow || (v != 0 && v != 1)) {
+            PyErr_Format(PyExc_ValueError, "tack.set_debug() takes True or False (or 1 or 0), "
+                         "not %R", arg);
+            return NULL;
+        }
+        on = (int)v;
+    } else {
+        PyErr_Format(PyExc_TypeError, "tack.set_debug() takes True or False, not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
     if (on < 0)
         return NULL;
     tack_set_debug(on);
@@ -109,7 +130,8 @@ static PyMethodDef module_methods[] = {
     {"device", (PyCFunction)(void (*)(void))ext_device_fn, METH_VARARGS | METH_KEYWORDS,
      "device(spec='cpu', num_threads=None)\n--\n\n"
      "The device for spec.  Without options the same object every call; with\n"
-     "num_threads a new device with an empty variant cache."},
+     "num_threads (1 to 256, 0: one per core; the CPU only) a new device with\n"
+     "an empty variant cache."},
     {"set_default_device", ext_set_default_device, METH_O,
      "set_default_device(spec_or_device)\n--\n\nSets the device kernels launch on."},
     {"get_default_device", ext_get_default_device, METH_NOARGS,
@@ -136,10 +158,12 @@ static PyMethodDef module_methods[] = {
      "obj as a tack.Array, sharing its memory whenever it can: a tack.Array,\n"
      "a NumPy array, or any object with __dlpack__, __cuda_array_interface__,\n"
      "__array_interface__ or the buffer protocol.  It copies only when dtype\n"
-     "or device asks for a change the memory cannot give, or when obj's host\n"
-     "memory is not C-contiguous.  device=None keeps the data where it is\n"
-     "(the CPU, or the CUDA device that holds it); lists and scalars become a\n"
-     "new array as with tack.array."},
+     "or device asks for a change the memory cannot give, or when a NumPy\n"
+     "array's (or buffer's) memory is not C-contiguous; another library's\n"
+     "strided memory is a ValueError, since a kernel's writes to a copy would\n"
+     "not reach it (kernels take it directly).  device=None keeps the data\n"
+     "where it is (the CPU, or the CUDA device that holds it); lists and\n"
+     "scalars become a new array as with tack.array."},
     {"from_dlpack", ext_from_dlpack, METH_O,
      "from_dlpack(obj)\n--\n\n"
      "A tack.Array sharing the memory of obj, an object with __dlpack__\n"
@@ -166,7 +190,7 @@ static PyMethodDef module_methods[] = {
     {"stats", ext_stats, METH_NOARGS,
      "stats()\n--\n\nProcess-wide counters of compiles, lowerings, launches, hits."},
     {"set_debug", ext_set_debug, METH_O,
-     "set_debug(on)\n--\n\nTurns bounds-checked kernels on or off."},
+     "set_debug(on)\n--\n\nTurns bounds-checked kernels on or off (True or False, or 1 or 0)."},
     {"get_debug", ext_get_debug, METH_NOARGS,
      "get_debug()\n--\n\nWhether debug (bounds-checked) mode is on."},
     {"_generate", (PyCFunction)(void (*)(void))ext_generate, METH_FASTCALL,
