@@ -454,6 +454,11 @@ void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end
 void tack_set_debug(int on);
 int tack_get_debug(void);
 
+/* Restarts the process-wide sequence that seeds each launch's random
+ * streams (np.random.random() and the like in kernels): after the same
+ * seed, the same launches draw the same numbers. */
+void tack_seed(uint64_t seed);
+
 const char *tack_version(void);
 const char *tack_llvm_version(void); /* "14.0.6": the LLVM this build links */
 

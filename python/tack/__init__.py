@@ -17,9 +17,32 @@ from ._tack import (  # noqa: F401
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, asarray, copyto, empty, from_dlpack, zeros,
     device, get_default_device, set_default_device, get_num_threads, set_num_threads,
-    constant, device_class, func, stats, get_debug, set_debug,
+    constant, device_class, func, stats, get_debug, set_debug, seed,
     __version__,
 )
+
+# Lanes in a workgroup (tack.shared, tack.barrier(), tack.local_index()).
+WORKGROUP = 256
+
+
+def _in_kernels_only(name, doc):
+    def f(*args):
+        raise RuntimeError("tack.%s() works inside kernels only (docs/language.md)" % name)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc + "  Inside kernels only."
+    return f
+
+
+shared = _in_kernels_only("shared", "tack.shared(shape, dtype): an array one workgroup shares.")
+local = _in_kernels_only("local", "tack.local(shape, dtype): a zeroed array of the iteration's own.")
+barrier = _in_kernels_only("barrier", "tack.barrier(): waits for every lane of the workgroup.")
+local_index = _in_kernels_only("local_index", "tack.local_index(): the lane in its workgroup.")
+group_index = _in_kernels_only("group_index", "tack.group_index(): the workgroup's index.")
+rng = _in_kernels_only("rng", "tack.rng(seed, i): a random generator state for iteration i.")
+uniform = _in_kernels_only("uniform", "tack.uniform(rng): a number in [0, 1); advances rng.")
+normal = _in_kernels_only("normal", "tack.normal(rng): a standard normal number; advances rng.")
+randint = _in_kernels_only("randint", "tack.randint(rng, lo, hi): an integer in [lo, hi); "
+                           "advances rng.")
 
 
 def kernel(fn=None, **options):
@@ -48,5 +71,7 @@ __all__ = [
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
     "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",
-    "get_debug", "set_debug",
+    "get_debug", "set_debug", "seed",
+    "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
+    "rng", "uniform", "normal", "randint",
 ]

@@ -60,6 +60,7 @@ ir_func *ir_func_new(void) {
     arena_init(&f->mem);
     f->loop_var = -1;
     f->debug_errors = f->debug_extents = -1;
+    f->rng_seed = -1;
     f->default_float = TACK_F32;
     return f;
 }
@@ -319,8 +320,11 @@ ir_func *ir_clone(const ir_func *f) {
     /* Source texts stay shared with the template, which outlives its copies. */
     c->locals = NULL;
     c->nlocals = c->locals_cap = 0;
-    int ok = c->name && c->params;
+    /* Scratch arrays are copied: inference settles a weakly typed one. */
+    c->scratch = f->nscratch ? arena_alloc(&c->mem, f->nscratch * sizeof *c->scratch) : NULL;
+    int ok = c->name && c->params && (c->scratch || !f->nscratch);
     if (ok) memcpy(c->params, f->params, f->nparams * sizeof *c->params);
+    if (ok && f->nscratch) memcpy(c->scratch, f->scratch, f->nscratch * sizeof *c->scratch);
     for (int i = 0; ok && i < f->nlocals; i++) {
         if (ir_local_add(c, f->locals[i].name) != i) ok = 0;
         else c->locals[i].type = f->locals[i].type;

@@ -194,7 +194,8 @@ typedef struct ir_source {
  * no key. */
 typedef struct ir_scratch {
     const char *name;
-    ir_type type;  /* a dtype, never f16 or bool */
+    ir_type type;  /* a dtype, never f16 or bool; IRT_WEAK_FLOAT (a tuple of
+                      float literals) until inference gives the float type */
     int ndim;
     int64_t dims[TACK_MAX_NDIM];
     int shared;
@@ -249,6 +250,8 @@ typedef struct ir_func {
      * tack.local_index()...); every launch is whole workgroups of
      * IR_WORKGROUP lanes, and only GPU devices run it. */
     int collective;
+    int rng_seed;        /* the hidden u64 seed parameter of Numba-style
+                            random draws (np.random.random()); -1 none */
     int loop_var;
     ir_expr *start, *stop, *step;
     int ninner;

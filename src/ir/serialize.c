@@ -325,6 +325,7 @@ void ir_serialize(const ir_func *f, ser_writer *w) {
     put_int(w, f->debug_errors);
     put_int(w, f->debug_extents);
     put_int(w, f->collective);
+    put_int(w, f->rng_seed);
     put_int(w, f->nscratch);
     for (int i = 0; i < f->nscratch; i++) {
         const ir_scratch *a = &f->scratch[i];
@@ -579,6 +580,8 @@ static void read_func(reader *rd) {
     f->debug_errors = ser_get_int(r, -1, f->nparams - 1);
     f->debug_extents = ser_get_int(r, -1, f->nparams - 1);
     f->collective = ser_get_int(r, 0, 1);
+    f->rng_seed = ser_get_int(r, -1, f->nparams - 1);
+    if (f->rng_seed >= 0 && f->params[f->rng_seed].role != ROLE_SCALAR) ser_fail(r);
     int nscratch = ser_get_int(r, 0, IR_MAX_SCRATCH);
     for (int i = 0; i < nscratch && !r->failed; i++) {
         ir_scratch a = {0};
@@ -595,8 +598,8 @@ static void read_func(reader *rd) {
                 (size *= a.dims[d]) > IR_SCRATCH_MAX_ELEMENTS)
                 ser_fail(r);
         }
-        if (!a.name || a.type < 0 || a.type >= TACK_DTYPE_COUNT || a.type == TACK_F16 ||
-            a.type == TACK_BOOL)
+        if (!a.name || ((a.type < 0 || a.type >= TACK_DTYPE_COUNT) && a.type != IRT_WEAK_FLOAT) ||
+            a.type == TACK_F16 || a.type == TACK_BOOL)
             ser_fail(r);
         if (!r->failed && ir_scratch_add(f, &a) < 0) ser_fail(r);
     }

@@ -301,7 +301,7 @@ static ir_op binop_of(const char *op) {
     return (ir_op)-1;
 }
 
-static int use_param(lowerer *L, int p, ir_param_role role, int line, int col) {
+int use_param(lowerer *L, int p, ir_param_role role, int line, int col) {
     ir_param *prm = &L->f->params[p];
     if (prm->role != ROLE_UNUSED && prm->role != role) {
         ERR(L, line, col, "parameter '%s' is used both as an array and as a scalar", prm->name);
@@ -375,19 +375,29 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
 }
 
 /* `x.shape[d]` and `len(x)`: a dimension of an array parameter. */
+int use_dim(lowerer *L, int p, int d, const expr *at) {
+    if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return -1;
+    if (d < 0 || d >= TACK_MAX_NDIM) {
+        ERR(L, at->line, at->col, "dimension %d of '%s' is out of range (arrays have at most %d)",
+            d, L->f->params[p].name, TACK_MAX_NDIM);
+        return -1;
+    }
+    if (d > L->f->params[p].max_dim_read) L->f->params[p].max_dim_read = d;
+    return 0;
+}
+
 static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
-    int p = array_param_of(L, arr);
+    /* len(row) and row.shape[0] of a row: the array's next dimension. */
+    view v;
+    if (view_of(L, arr, &v)) return NULL;
+    if (v.nprefix && v.scratch >= 0) return scratch_dim(L, v.scratch, v.nprefix + d, at);
+    int p = v.nprefix ? v.param : array_param_of(L, arr);
     if (p < 0) {
         if (!L->failed) ERR(L, at->line, at->col, "only an array parameter's shape can be read");
         return NULL;
     }
-    if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
-    if (d < 0 || d >= TACK_MAX_NDIM) {
-        ERR(L, at->line, at->col, "dimension %d of '%s' is out of range (arrays have at most %d)",
-            d, arr->name, TACK_MAX_NDIM);
-        return NULL;
-    }
-    if (d > L->f->params[p].max_dim_read) L->f->params[p].max_dim_read = d;
+    d += v.nprefix;
+    if (use_dim(L, p, d, at)) return NULL;
     ir_expr *x = new_expr(L, IR_DIM, at);
     if (x) {
         x->index = p;
@@ -398,10 +408,14 @@ static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
 }
 
 /* Lowers the indices of `arr[items...]` (a subscript, or an atomic's
- * target) and checks them against the array's other uses. */
+ * target) and checks them against the array's other uses.  `arr` may be a
+ * row of an array (b[i][j], or a name bound by row = b[i]): its indices
+ * come first.  *n_out is the indices' total. */
 static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *items, int n,
-                                  const expr *at, int *p_out) {
-    int p = array_param_of(L, arr);
+                                  const expr *at, int *p_out, int *n_out) {
+    view v;
+    if (view_of(L, arr, &v)) return NULL;
+    int p = v.nprefix ? v.param : array_param_of(L, arr);
     if (p < 0) {
         if (L->failed) return NULL;
         if (arr->kind == EX_NAME && local_index(L, arr->name) >= 0) {
@@ -422,7 +436,8 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
     }
     if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
     ir_param *prm = &L->f->params[p];
-    if (n > TACK_MAX_NDIM) {
+    int total = v.nprefix + n;
+    if (total > TACK_MAX_NDIM) {
         ERR(L, at->line, at->col, "too many indices for '%s' (at most %d)", prm->name,
             TACK_MAX_NDIM);
         return NULL;
@@ -430,30 +445,31 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
     /* An array of vectors is indexed per element; its storage has one more
      * dimension, the components. */
     int comps = vec_width_of(L, p) ? 1 : 0;
-    if (comps && n + comps > TACK_MAX_NDIM) {
+    if (comps && total + comps > TACK_MAX_NDIM) {
         ERR(L, at->line, at->col, "arrays of vectors have at most %d dimensions", TACK_MAX_NDIM - 1);
         return NULL;
     }
-    if (prm->index_ndim && prm->index_ndim != n + comps) {
+    if (prm->index_ndim && prm->index_ndim != total + comps) {
         ERR(L, at->line, at->col, "'%s' is indexed with %d indices here and %d elsewhere",
-            prm->name, n, prm->index_ndim - comps);
+            prm->name, total, prm->index_ndim - comps);
         return NULL;
     }
-    prm->index_ndim = n + comps;
-    ir_expr **idx = arena_alloc(&L->f->mem, n * sizeof *idx);
+    prm->index_ndim = total + comps;
+    ir_expr **idx = arena_alloc(&L->f->mem, (total ? total : 1) * sizeof *idx);
     if (!idx) {
         oom(L);
         return NULL;
     }
+    for (int i = 0; i < v.nprefix; i++) idx[i] = v.prefix[i];
     for (int i = 0; i < n; i++)
-        if (!(idx[i] = lower_expr(L, items[i]))) return NULL;
+        if (!(idx[v.nprefix + i] = lower_expr(L, items[i]))) return NULL;
     *p_out = p;
+    *n_out = total;
     return idx;
 }
 
 ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
-    *n_out = sub->nitems;
-    return lower_index_list(L, sub->a, sub->items, sub->nitems, sub, p_out);
+    return lower_index_list(L, sub->a, sub->items, sub->nitems, sub, p_out, n_out);
 }
 
 /* tack.atomic_<op>(arr, index, value) and
@@ -468,9 +484,9 @@ static ir_expr *lower_atomic(lowerer *L, const expr *e, ir_atomic_op op) {
     }
     const expr *index = e->items[1];
     int single = index->kind != EX_TUPLE;
-    int p;
+    int p, n;
     ir_expr **idx = lower_index_list(L, e->items[0], single ? &e->items[1] : index->items,
-                                     single ? 1 : index->nitems, e, &p);
+                                     single ? 1 : index->nitems, e, &p, &n);
     if (!idx) return NULL;
     if (vec_width_of(L, p)) {
         ERR(L, e->line, e->col, "atomics work on arrays of scalars, not of vectors");
@@ -482,7 +498,7 @@ static ir_expr *lower_atomic(lowerer *L, const expr *e, ir_atomic_op op) {
     x->index = p;
     x->atomic = op;
     x->args = idx;
-    x->nargs = single ? 1 : index->nitems;
+    x->nargs = n;
     if (!(x->a = lower_expr(L, e->items[2]))) return NULL;
     if (want == 4 && !(x->b = lower_expr(L, e->items[3]))) return NULL;
     return x;
@@ -568,6 +584,8 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     }
     callee c = classify(L, e->a, path, sizeof path);
     if (L->failed) return NULL;
+    int rnd = c.kind == CALLEE_NONE && path[0] ? random_name(path) : -1;
+    if (rnd >= 0) return lower_random_call(L, e, rnd, path);
     switch (c.kind) {
     case CALLEE_WORKGROUP:
         return workgroup_value(L, c.which, e);
@@ -900,7 +918,7 @@ static int check_assignable_name(lowerer *L, const expr *t) {
 }
 
 /* target = value, for one NAME or SUBSCRIPT target. */
-static int assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, const stmt *at) {
+int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, const stmt *at) {
     if (t->kind == EX_NAME) {
         if (check_assignable_name(L, t)) return -1;
         binding *bound = (binding *)scope_find(L->sc, t->name);
@@ -1005,7 +1023,7 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
             ir_expr *v = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
             if (!v) return oom(L);
             v->index = results[i];
-            if (assign_to(L, b, tgt->kind == EX_TUPLE ? tgt->items[i] : tgt, v, s)) return -1;
+            if (lower_assign_to(L, b, tgt->kind == EX_TUPLE ? tgt->items[i] : tgt, v, s)) return -1;
         }
     }
     return 0;
@@ -1013,6 +1031,17 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
 
 static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     tack_name fn;
+    if (s->ntargets == 1) {
+        const expr *t = s->targets[0], *v = s->value;
+        int rc = 1;
+        if (t->kind == EX_TUPLE && v->kind == EX_ATTR && !strcmp(v->name, "shape"))
+            rc = view_unpack_shape(L, b, s);
+        else if (t->kind == EX_NAME && v->kind == EX_TUPLE)
+            rc = view_assign_tuple(L, b, s);
+        else if (t->kind == EX_NAME && v->kind == EX_SUBSCRIPT && view_name_is_indexed(L, t->name))
+            rc = view_assign_row(L, b, s);
+        if (rc <= 0) return rc;
+    }
     if (s->value->kind == EX_CALL) {
         char path[256];
         callee c = classify(L, s->value->a, path, sizeof path);
@@ -1073,7 +1102,7 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
                 ir_expr *v = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
                 if (!v) return oom(L);
                 v->index = temps[i];
-                if (assign_to(L, b, tgt->items[i], v, s)) return -1;
+                if (lower_assign_to(L, b, tgt->items[i], v, s)) return -1;
             }
         }
         return 0;
@@ -1081,7 +1110,7 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     /* a = b = v evaluates v once, then assigns left to right. */
     ir_expr *v = lower_expr(L, s->value);
     if (!v) return -1;
-    if (s->ntargets == 1) return assign_to(L, b, s->targets[0], v, s);
+    if (s->ntargets == 1) return lower_assign_to(L, b, s->targets[0], v, s);
     int tmp = lower_temp(L, "chain");
     if (tmp < 0) return -1;
     ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
@@ -1093,7 +1122,7 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
         ir_expr *r = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
         if (!r) return oom(L);
         r->index = tmp;
-        if (assign_to(L, b, s->targets[t], r, s)) return -1;
+        if (lower_assign_to(L, b, s->targets[t], r, s)) return -1;
     }
     return 0;
 }
@@ -1119,7 +1148,7 @@ static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
     ir_expr *cur = lower_expr(L, t);
     ir_expr *v = lower_expr(L, s->value);
     if (!cur || !v) return -1;
-    if (assign_to(L, choice ? &choice->body : b, t, binop(L, op, cur, v, s->value), s)) return -1;
+    if (lower_assign_to(L, choice ? &choice->body : b, t, binop(L, op, cur, v, s->value), s)) return -1;
     if (!choice) return 0;
     if (update_atomic_form(L, choice, s, op)) return -1;
     return push(L, b, choice);
@@ -1229,6 +1258,12 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
             ERR(L, s->value->line, s->value->col,
                 "tack.ndindex() can only be the iterable of the kernel's outermost loop");
             return -1;
+        }
+        /* for v in seq: over an array, a row, a tuple (views.c) */
+        if (!(s->value->kind == EX_CALL &&
+              classify(L, s->value->a, path, sizeof path).kind == CALLEE_RANGE) && !L->failed) {
+            int rc = view_for(L, b, s);
+            if (rc <= 0) return rc;
         }
         if (t->kind != EX_NAME) {
             ERR(L, t->line, t->col, "a sequential for loop needs one loop variable");
@@ -1408,6 +1443,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     if (lower_declare_locals(&L, d->body, d->nbody)) goto fail;
     if (lower_launch(&L, d->body[0])) goto fail;
     L.launch_exit = -1;
+    L.rng_state = -1;
     if (launch_exits(d->body[0]->body, d->body[0]->nbody, 0)) {
         ir_stmt *run = ir_stmt_new(f, IR_EVAL, d->body[0]->line, d->body[0]->col);
         ir_expr *x = ir_expr_new(f, IR_INLINE, d->body[0]->line, d->body[0]->col);
@@ -1425,6 +1461,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         goto fail;
     }
     if (vec_check_none_left(&L, &f->body)) goto fail;
+    if (lower_random_streams(&L)) goto fail;
     if (lower_resolve_updates(&L)) goto fail;
     if (lower_check_collective(&L)) goto fail;
     if (ir_verify(f, "lower", 0, err)) goto fail;

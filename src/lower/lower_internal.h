@@ -14,7 +14,8 @@
 #include "lower.h"
 
 typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR, BIND_TEMPLATE,
-                         BIND_SCRATCH /* index: an ir_func.scratch array */ } bind_kind;
+                         BIND_SCRATCH, /* index: an ir_func.scratch array */
+                         BIND_ROW      /* index: the array of a row (views.c) */ } bind_kind;
 
 /* A template instance as lowering sees it: per field, the hidden parameter
  * holding it (arrays and scalars) or the nested template. */
@@ -36,6 +37,9 @@ typedef struct binding {
     int holds_scalar;  /* BIND_LOCAL: a scalar was assigned to it */
     int owner;         /* inline_id of the scope it belongs to: names its locals */
     tmpl_node *tmpl;   /* BIND_TEMPLATE */
+    int row_scratch;   /* BIND_ROW: of a scratch array, not a parameter */
+    int nprefix;       /* BIND_ROW: the locals holding the row's indices */
+    int prefix[TACK_MAX_NDIM];
 } binding;
 
 #define MAX_RESULTS 16
@@ -67,6 +71,7 @@ typedef struct lowerer {
     int temps;     /* counter for compiler temporaries' names */
     int launch_exit; /* the inline id a launch-level `return` or `continue`
                         leaves (the launch body is then an IR_INLINE); -1 */
+    int rng_state;   /* the hidden random state's local (random.c); -1 */
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
@@ -161,9 +166,41 @@ int lower_resolve_updates(lowerer *L);
 int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype);
 int scratch_of(lowerer *L, const expr *arr); /* its scratch index, or -1 */
 ir_expr *scratch_load(lowerer *L, int id, const expr *sub);
+ir_expr *scratch_load_at(lowerer *L, int id, ir_expr **idx, int n, const expr *at);
 int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,
                   const stmt *at);
 ir_expr *scratch_dim(lowerer *L, int id, int d, const expr *at); /* a.shape[d] */
+
+/* views.c: rows, sequences, shape and tuples.  A view is the array an
+ * indexing expression reaches and the indices that select its row. */
+typedef struct view {
+    int param, scratch;  /* the array: a parameter or a scratch one (-1) */
+    ir_expr **prefix;    /* the row's indices, lowered */
+    int nprefix;         /* 0: arr is no row (its base is not looked up) */
+} view;
+int view_of(lowerer *L, const expr *arr, view *v);
+int view_name_is_indexed(lowerer *L, const char *name);
+/* Each returns 1 (nothing emitted) when the statement is not its kind. */
+int view_assign_row(lowerer *L, ir_block *b, const stmt *s);   /* row = b[i] */
+int view_for(lowerer *L, ir_block *b, const stmt *s);          /* for v in seq */
+int view_unpack_shape(lowerer *L, ir_block *b, const stmt *s); /* n, m = a.shape */
+int view_assign_tuple(lowerer *L, ir_block *b, const stmt *s); /* w = (1.0, 2.0) */
+/* seq[idx...]: the element of a view's array at n full indices. */
+ir_expr *view_element(lowerer *L, const view *v, ir_expr **idx, int n, const expr *at);
+/* lower.c: target = value for a NAME or SUBSCRIPT target; marks the read
+ * of dimension d of array parameter p (for x.shape[d]). */
+int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, const stmt *at);
+int use_dim(lowerer *L, int p, int d, const expr *at);
+int use_param(lowerer *L, int p, ir_param_role role, int line, int col);
+
+/* random.c: tack.rng/uniform/normal/randint and Numba's np.random.*:
+ * random_name gives the RND_* a dotted path names (-1: none). */
+enum { RND_RNG, RND_UNIFORM, RND_NORMAL, RND_RANDINT, RND_NP_RANDOM, RND_NP_UNIFORM,
+       RND_NP_NORMAL };
+int random_name(const char *path);
+ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *path);
+/* Once lowered: the hidden seed parameter of the per-iteration streams. */
+int lower_random_streams(lowerer *L);
 
 /* workgroups.c: tack.<name> for workgroups. */
 enum { WG_LOCAL, WG_SHARED, WG_BARRIER, WG_LOCAL_INDEX, WG_GROUP_INDEX, WG_SIZE };

@@ -129,38 +129,50 @@ int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type 
 }
 
 int scratch_of(lowerer *L, const expr *arr) {
+    if (arr->kind == EX_SUBSCRIPT) return scratch_of(L, arr->a); /* t[k][j] */
     if (arr->kind != EX_NAME) return -1;
     const binding *b = scope_find(L->sc, arr->name);
+    if (b && b->kind == BIND_ROW && b->row_scratch) return b->index;
     return b && b->kind == BIND_SCRATCH ? b->index : -1;
 }
 
-/* The indices of `a[items...]`, exactly one per dimension. */
+/* The indices of `a[items...]` (after a row's), exactly one per dimension. */
 static ir_expr **scratch_indices(lowerer *L, int id, const expr *sub) {
     const ir_scratch *a = &L->f->scratch[id];
-    if (sub->nitems != a->ndim) {
+    view v;
+    if (view_of(L, sub->a, &v)) return NULL;
+    int n = v.nprefix + sub->nitems;
+    if (n != a->ndim) {
         ERR(L, sub->line, sub->col, "'%s' has %d dimension%s; index it with %d", a->name, a->ndim,
             a->ndim == 1 ? "" : "s", a->ndim);
         return NULL;
     }
-    ir_expr **idx = arena_alloc(&L->f->mem, sub->nitems * sizeof *idx);
+    ir_expr **idx = arena_alloc(&L->f->mem, n * sizeof *idx);
     if (!idx) {
         lower_oom(L);
         return NULL;
     }
+    for (int i = 0; i < v.nprefix; i++) idx[i] = v.prefix[i];
     for (int i = 0; i < sub->nitems; i++)
-        if (!(idx[i] = lower_expr(L, sub->items[i]))) return NULL;
+        if (!(idx[v.nprefix + i] = lower_expr(L, sub->items[i]))) return NULL;
     return idx;
+}
+
+ir_expr *scratch_load_at(lowerer *L, int id, ir_expr **idx, int n, const expr *at) {
+    ir_expr *x = ir_expr_new(L->f, IR_SLOAD, at->line, at->col);
+    if (!x) {
+        lower_oom(L);
+        return NULL;
+    }
+    x->index = id;
+    x->args = idx;
+    x->nargs = n;
+    return x;
 }
 
 ir_expr *scratch_load(lowerer *L, int id, const expr *sub) {
     ir_expr **idx = scratch_indices(L, id, sub);
-    ir_expr *x = idx ? ir_expr_new(L->f, IR_SLOAD, sub->line, sub->col) : NULL;
-    if (idx && !x) lower_oom(L);
-    if (!x) return NULL;
-    x->index = id;
-    x->args = idx;
-    x->nargs = sub->nitems;
-    return x;
+    return idx ? scratch_load_at(L, id, idx, L->f->scratch[id].ndim, sub) : NULL;
 }
 
 int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,
@@ -176,7 +188,7 @@ int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *val
     if (!s) return lower_oom(L);
     s->index = id;
     s->indices = idx;
-    s->nindices = sub->nitems;
+    s->nindices = L->f->scratch[id].ndim;
     s->value = value;
     return ir_block_push(L->f, b, s) ? lower_oom(L) : 0;
 }

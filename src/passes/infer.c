@@ -513,6 +513,9 @@ tack_status pass_infer_types(ir_func *f, tack_error *err) {
         return TACK_ERR_NOMEM;
     }
     for (int i = 0; i < f->nlocals; i++) f->locals[i].type = IRT_UNSET;
+    /* A tuple of float literals takes the kernel's float type, as they do. */
+    for (int i = 0; i < f->nscratch; i++)
+        if (f->scratch[i].type == IRT_WEAK_FLOAT) f->scratch[i].type = f->default_float;
     f->locals[f->loop_var].type = TACK_I64;
     T.loop_var[f->loop_var] = 1;
     for (int d = 0; d < f->ninner; d++) {

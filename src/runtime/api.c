@@ -84,6 +84,23 @@ void tack_get_stats(tack_stats *out) {
 }
 
 void tack_set_debug(int on) { atomic_store(&debug_mode, on != 0); }
+
+/* The launches' random seeds: the SplitMix64 sequence from tack_seed's
+ * value (a fixed one until then), one number per launch that draws. */
+static _Atomic uint64_t seed_base = 0x853C49E6748FEA9Bull, seed_count;
+
+void tack_seed(uint64_t seed) {
+    atomic_store(&seed_base, seed);
+    atomic_store(&seed_count, 0);
+}
+
+uint64_t runtime_next_seed(void) {
+    uint64_t z = atomic_load(&seed_base) +
+                 (atomic_fetch_add(&seed_count, 1) + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 int tack_get_debug(void) {
     int d = atomic_load(&debug_mode);
     if (d < 0) {

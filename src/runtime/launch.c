@@ -98,6 +98,19 @@ static tack_status run_debug_staged(const tack_kernel *k, const ir_template *t, 
     return st;
 }
 
+/* runtime.h: the seed of a kernel's Numba-style random draws. */
+tack_status launch_add_seed(const tack_kernel *k, const ir_template *t, call_info *info,
+                            tack_error *err) {
+    if (t->ir->rng_seed < 0) return TACK_OK;
+    if (info->nargs != t->ir->rng_seed || info->nargs >= MAX_ARGS)
+        return runtime_error(err, TACK_ERR_INTERNAL, "internal error: kernel '%s': the random "
+                             "seed's parameter is not where its arguments end", k->def->name);
+    /* The top bit set keeps it a u64 argument (a smaller value would be
+     * typed i64 and key another variant); the kernel scrambles it anyway. */
+    info->args[info->nargs++] = tack_arg_uint(runtime_next_seed() | 1ull << 63);
+    return TACK_OK;
+}
+
 /* runtime.h: classifies a call and finds (or compiles) its variant. */
 tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
@@ -109,6 +122,7 @@ tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *arg
     if (kernel_template(k, tkey, args, &t, err)) return err->status;
     *tp = t;
     if (template_expand(k, args, nargs, info->args, &info->nargs, err)) return err->status;
+    if (launch_add_seed(k, t, info, err)) return err->status;
     /* Debug mode: the errors record and the extents follow every argument. */
     int debug = t->ir->debug_errors >= 0;
     if (debug) {
@@ -158,6 +172,7 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
         static const template_key plain; /* no templates: nothing to copy */
         memcpy(info.args, args, nargs * sizeof *args);
         info.nargs = nargs;
+        if (launch_add_seed(k, t, &info, err)) return err->status;
         if (call_classify(k, dev, t, &info, &plain, err)) return err->status;
         if ((v = fast_variant(k, dev, &sig, info.key.disjoint))) {
             atomic_fetch_add_explicit(&tack_counters.fast_path_hits, 1, memory_order_relaxed);
@@ -252,6 +267,7 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     call_info info;
     memcpy(info.args, args, nargs * sizeof *args);
     info.nargs = nargs;
+    if (launch_add_seed(l->k, l->t, &info, err)) return err->status;
     if (call_classify(l->k, l->dev, l->t, &info, &l->tkey, err)) return err->status;
     if (!variant_key_equal(&info.key, &l->v->key)) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     return run_variant(l->k, l->t, l->v, &info, l->dev, err);

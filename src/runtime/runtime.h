@@ -318,4 +318,12 @@ extern runtime_counters tack_counters;
 tack_status runtime_error(tack_error *err, tack_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* api.c: the next launch's seed for its random streams (tack_seed). */
+uint64_t runtime_next_seed(void);
+/* launch.c: a kernel that draws Numba-style random numbers takes the
+ * launch's seed as the argument after its template's (before debug
+ * mode's hidden arrays). */
+tack_status launch_add_seed(const tack_kernel *k, const ir_template *t, call_info *info,
+                            tack_error *err);
+
 #endif

@@ -104,6 +104,24 @@ static PyObject *ext_set_debug(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *ext_seed(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyObject *n = PyNumber_Index(arg);
+    if (!n) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "tack.seed() takes an int, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    /* Any int: its low 64 bits, as NumPy's seeds take any size. */
+    unsigned long long s = PyLong_AsUnsignedLongLongMask(n);
+    Py_DECREF(n);
+    if (s == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    tack_seed((uint64_t)s);
+    Py_RETURN_NONE;
+}
+
 static PyObject *ext_get_debug(PyObject *self, PyObject *unused)
 {
     (void)self; (void)unused;
@@ -189,6 +207,10 @@ static PyMethodDef module_methods[] = {
      "constant(value)\n--\n\nA numeric global that kernels inline by value."},
     {"stats", ext_stats, METH_NOARGS,
      "stats()\n--\n\nProcess-wide counters of compiles, lowerings, launches, hits."},
+    {"seed", ext_seed, METH_O,
+     "seed(s)\n--\n\nRestarts the sequence that seeds each launch's random streams "
+     "(np.random.random() and the like inside kernels): after tack.seed(s), the same "
+     "launches draw the same numbers on every device."},
     {"set_debug", ext_set_debug, METH_O,
      "set_debug(on)\n--\n\nTurns bounds-checked kernels on or off (True or False, or 1 or 0)."},
     {"get_debug", ext_get_debug, METH_NOARGS,

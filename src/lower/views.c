@@ -1,0 +1,364 @@
+/* views.c - rows of arrays, sequences and tuples as Python code uses them:
+ *
+ *   b[i][j]              the same element as b[i, j]
+ *   row = b[i]           a row of b (when `row` is indexed somewhere): row[j]
+ *                        reads and writes b[i, j], with i as it was then
+ *   for v in seq:        seq an array, a row, a kernel's own array or a
+ *                        tuple: v = seq[k] for k in range(len(seq)); a row
+ *                        when the elements are rows (`for d in DIRS`), and
+ *                        `for a, b in pairs` unpacks each element
+ *   n, m = a.shape       its extents
+ *   w = (0.2, 0.5, 0.3)  a tuple of numbers (nested: 2-D): a kernel's own
+ *                        array holding them (scratch.c), float ones in the
+ *                        kernel's float type as float literals are
+ *
+ * A row is a binding (BIND_ROW) to the array and the locals that hold the
+ * indices selecting it; nothing is copied. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+static ir_expr *local_read(lowerer *L, int local, const expr *at) {
+    ir_expr *r = ir_expr_new(L->f, IR_LOCAL, at->line, at->col);
+    if (!r) lower_oom(L);
+    else r->index = local;
+    return r;
+}
+
+static int assign(lowerer *L, ir_block *b, int local, ir_expr *value, int line, int col) {
+    ir_stmt *s = value ? ir_stmt_new(L->f, IR_ASSIGN, line, col) : NULL;
+    if (!s) return value ? lower_oom(L) : -1;
+    s->index = local;
+    s->value = value;
+    return ir_block_push(L->f, b, s) ? lower_oom(L) : 0;
+}
+
+/* The array (parameter or scratch) a plain name or attribute stands for. */
+static int base_of(lowerer *L, const expr *e, view *v) {
+    v->param = v->scratch = -1;
+    if (e->kind == EX_NAME) {
+        const binding *b = scope_find(L->sc, e->name);
+        if (b && b->kind == BIND_SCRATCH) v->scratch = b->index;
+        if (b && b->kind == BIND_SCRATCH) return 1;
+    }
+    v->param = array_param_of(L, e);
+    return v->param >= 0;
+}
+
+int view_of(lowerer *L, const expr *arr, view *v) {
+    memset(v, 0, sizeof *v);
+    v->param = v->scratch = -1;
+    if (arr->kind == EX_NAME) {
+        const binding *b = scope_find(L->sc, arr->name);
+        if (!b || b->kind != BIND_ROW) return 0;
+        if (b->row_scratch) v->scratch = b->index;
+        else v->param = b->index;
+        v->nprefix = b->nprefix;
+        v->prefix = arena_alloc(&L->f->mem, (b->nprefix ? b->nprefix : 1) * sizeof *v->prefix);
+        if (!v->prefix) return lower_oom(L);
+        for (int i = 0; i < b->nprefix; i++)
+            if (!(v->prefix[i] = local_read(L, b->prefix[i], arr))) return -1;
+        return 0;
+    }
+    if (arr->kind != EX_SUBSCRIPT || (arr->a->kind == EX_ATTR && !strcmp(arr->a->name, "shape")))
+        return 0;
+    /* b[i][j]: the row b[i], then j. */
+    view inner;
+    if (view_of(L, arr->a, &inner)) return -1;
+    if (!inner.nprefix && !base_of(L, arr->a, &inner)) return 0;
+    int n = inner.nprefix + arr->nitems;
+    if (n > TACK_MAX_NDIM) {
+        ERR(L, arr->line, arr->col, "too many indices (at most %d)", TACK_MAX_NDIM);
+        return -1;
+    }
+    *v = inner;
+    v->nprefix = n;
+    v->prefix = arena_alloc(&L->f->mem, n * sizeof *v->prefix);
+    if (!v->prefix) return lower_oom(L);
+    for (int i = 0; i < inner.nprefix; i++) v->prefix[i] = inner.prefix[i];
+    for (int i = 0; i < arr->nitems; i++)
+        if (!(v->prefix[inner.nprefix + i] = lower_expr(L, arr->items[i]))) return -1;
+    return 0;
+}
+
+ir_expr *view_element(lowerer *L, const view *v, ir_expr **idx, int n, const expr *at) {
+    if (v->scratch >= 0) {
+        const ir_scratch *a = &L->f->scratch[v->scratch];
+        if (n != a->ndim) {
+            ERR(L, at->line, at->col, "'%s' has %d dimension%s, not %d", a->name, a->ndim,
+                a->ndim == 1 ? "" : "s", n);
+            return NULL;
+        }
+        return scratch_load_at(L, v->scratch, idx, n, at);
+    }
+    ir_param *prm = &L->f->params[v->param];
+    int comps = vec_width_of(L, v->param) ? 1 : 0;
+    if (use_param(L, v->param, ROLE_ARRAY, at->line, at->col)) return NULL;
+    if (prm->index_ndim && prm->index_ndim != n + comps) {
+        ERR(L, at->line, at->col, "'%s' is indexed with %d indices here and %d elsewhere",
+            prm->name, n, prm->index_ndim - comps);
+        return NULL;
+    }
+    prm->index_ndim = n + comps;
+    if (comps) return vec_load(L, v->param, idx, n, at);
+    ir_expr *x = ir_expr_new(L->f, IR_LOAD, at->line, at->col);
+    if (!x) {
+        lower_oom(L);
+        return NULL;
+    }
+    x->index = v->param;
+    x->args = idx;
+    x->nargs = n;
+    return x;
+}
+
+/* ---- where a name is indexed, which makes `name = b[i]` a row ---- */
+
+static int expr_indexes(const expr *e, const char *name) {
+    if (!e) return 0;
+    if (e->kind == EX_SUBSCRIPT && e->a->kind == EX_NAME && !strcmp(e->a->name, name)) return 1;
+    if (e->kind == EX_CALL && e->a->kind == EX_NAME && !strcmp(e->a->name, "len") &&
+        e->nitems == 1 && e->items[0]->kind == EX_NAME && !strcmp(e->items[0]->name, name))
+        return 1;
+    if (expr_indexes(e->a, name) || expr_indexes(e->b, name) || expr_indexes(e->c, name)) return 1;
+    for (int i = 0; i < e->nitems; i++)
+        if (expr_indexes(e->items[i], name)) return 1;
+    return 0;
+}
+
+static int body_indexes(stmt *const *body, int n, const char *name) {
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        for (int t = 0; t < s->ntargets; t++)
+            if (expr_indexes(s->targets[t], name)) return 1;
+        /* `for x in name:` reads it as a sequence too */
+        if (expr_indexes(s->value, name) ||
+            (s->kind == ST_FOR && s->value->kind == EX_NAME && !strcmp(s->value->name, name)) ||
+            body_indexes(s->body, s->nbody, name) || body_indexes(s->orelse, s->norelse, name))
+            return 1;
+    }
+    return 0;
+}
+
+int view_name_is_indexed(lowerer *L, const char *name) {
+    const func_def *d = L->sc->def;
+    return d && body_indexes(d->body, d->nbody, name);
+}
+
+/* Binds `name` to the row v (its indices held in locals), emitting their
+ * evaluation into b. */
+static int bind_row(lowerer *L, ir_block *b, const expr *name, const view *v) {
+    binding *bound = (binding *)scope_find(L->sc, name->name);
+    if (!bound || bound->holds_scalar || bound->kind == BIND_VECTOR || bound->kind == BIND_SCRATCH ||
+        (bound->kind == BIND_ROW && (bound->index != (v->scratch >= 0 ? v->scratch : v->param) ||
+                                     bound->row_scratch != (v->scratch >= 0) ||
+                                     bound->nprefix != v->nprefix))) {
+        ERR(L, name->line, name->col, "'%s' is a row of an array here and holds something else "
+            "elsewhere; a name keeps one kind of value", name->name);
+        return -1;
+    }
+    if (bound->kind != BIND_ROW) {
+        bound->kind = BIND_ROW;
+        bound->index = v->scratch >= 0 ? v->scratch : v->param;
+        bound->row_scratch = v->scratch >= 0;
+        bound->nprefix = v->nprefix;
+        for (int i = 0; i < v->nprefix; i++)
+            if ((bound->prefix[i] = lower_temp(L, "row")) < 0) return -1;
+    }
+    for (int i = 0; i < v->nprefix; i++)
+        if (assign(L, b, bound->prefix[i], v->prefix[i], name->line, name->col)) return -1;
+    return 0;
+}
+
+int view_assign_row(lowerer *L, ir_block *b, const stmt *s) {
+    const expr *t = s->targets[0];
+    view v;
+    if (view_of(L, s->value, &v)) return -1;
+    if (!v.nprefix) return 1; /* not a row after all */
+    if (v.scratch >= 0 && v.nprefix >= L->f->scratch[v.scratch].ndim) return 1; /* an element */
+    return bind_row(L, b, t, &v);
+}
+
+/* ---- n, m = a.shape ---- */
+
+int view_unpack_shape(lowerer *L, ir_block *b, const stmt *s) {
+    const expr *tgt = s->targets[0];
+    for (int i = 0; i < tgt->nitems; i++) {
+        expr dim = {.kind = EX_INT, .line = s->value->line, .col = s->value->col, .ival = (uint64_t)i};
+        expr *items[1] = {&dim};
+        expr shape = *s->value; /* a.shape */
+        expr sub = {.kind = EX_SUBSCRIPT, .line = s->value->line, .col = s->value->col, .a = &shape,
+                    .items = items, .nitems = 1};
+        ir_expr *v = lower_expr(L, &sub);
+        if (!v) return -1;
+        if (lower_assign_to(L, b, tgt->items[i], v, s)) return -1;
+    }
+    return 0;
+}
+
+/* ---- tuples of numbers ---- */
+
+/* The shape of a tuple used as a table: 1-D, or 2-D of equal rows; 0 when
+ * it is neither.  Its elements are lowered and stored as any value. */
+static int tuple_shape(const expr *e, int64_t dims[2], int *ndim) {
+    if (e->kind != EX_TUPLE || e->nitems < 1) return 0;
+    dims[0] = e->nitems;
+    *ndim = 1;
+    if (e->items[0]->kind != EX_TUPLE) {
+        for (int i = 0; i < e->nitems; i++)
+            if (e->items[i]->kind == EX_TUPLE) return 0;
+        return 1;
+    }
+    dims[1] = e->items[0]->nitems;
+    *ndim = 2;
+    for (int i = 0; i < e->nitems; i++) {
+        const expr *row = e->items[i];
+        if (row->kind != EX_TUPLE || row->nitems != dims[1]) return 0;
+        for (int j = 0; j < row->nitems; j++)
+            if (row->items[j]->kind == EX_TUPLE) return 0;
+    }
+    return dims[1] > 0;
+}
+
+/* A scratch array holding the tuple's numbers, stored into it in b; its
+ * index, or -1 after an error. */
+static int tuple_scratch(lowerer *L, ir_block *b, const expr *tuple, const char *name) {
+    ir_scratch a = {.name = name};
+    int64_t dims[2] = {0, 0};
+    if (!tuple_shape(tuple, dims, &a.ndim)) {
+        ERR(L, tuple->line, tuple->col, "a tuple used as a value must be of numbers, or of "
+            "tuples of numbers of one length (a 2-D table)");
+        return -1;
+    }
+    a.dims[0] = dims[0];
+    if (a.ndim == 2) a.dims[1] = dims[1];
+    int n = (int)(a.ndim == 1 ? dims[0] : dims[0] * dims[1]);
+    ir_expr **v = arena_alloc(&L->f->mem, n * sizeof *v);
+    if (!v) return lower_oom(L);
+    /* Every value first (Python evaluates the tuple before binding it). */
+    int floats = 0;
+    for (int i = 0; i < n; i++) {
+        const expr *e = a.ndim == 1 ? tuple->items[i] : tuple->items[i / dims[1]]->items[i % dims[1]];
+        if (!(v[i] = lower_expr(L, e))) return -1;
+        if (vec_is(v[i])) {
+            ERR(L, e->line, e->col, "a tuple used as a value holds numbers, not vectors");
+            return -1;
+        }
+        floats |= !(v[i]->kind == IR_CONST && !ir_type_is_float(v[i]->type) &&
+                    v[i]->type != IRT_WEAK_FLOAT);
+    }
+    /* Integer literals make an i64 table; anything else the kernel's float
+     * type (settled by inference, as for a float literal). */
+    a.type = floats ? IRT_WEAK_FLOAT : TACK_I64;
+    int id = ir_scratch_add(L->f, &a);
+    if (id < 0) {
+        ERR(L, tuple->line, tuple->col, "a kernel has at most %d arrays and tuples of its own",
+            IR_MAX_SCRATCH);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, tuple->line, tuple->col);
+        ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+        if (!st || !idx) return lower_oom(L);
+        idx[0] = ir_const_int(L->f, i, IRT_WEAK_INT, tuple->line, tuple->col);
+        st->index = id;
+        st->indices = idx;
+        st->nindices = 1;
+        st->value = v[i];
+        if (!idx[0] || ir_block_push(L->f, b, st)) return lower_oom(L);
+    }
+    return id;
+}
+
+int view_assign_tuple(lowerer *L, ir_block *b, const stmt *s) {
+    const expr *t = s->targets[0];
+    binding *bound = (binding *)scope_find(L->sc, t->name);
+    if (!bound || bound->kind != BIND_LOCAL || bound->holds_scalar) {
+        ERR(L, t->line, t->col, "'%s' holds another kind of value elsewhere; a name keeps one kind",
+            t->name);
+        return -1;
+    }
+    int id = tuple_scratch(L, b, s->value, t->name);
+    if (id < 0) return -1;
+    bound->kind = BIND_SCRATCH;
+    bound->index = id;
+    return 0;
+}
+
+/* ---- for v in seq ---- */
+
+int view_for(lowerer *L, ir_block *b, const stmt *s) {
+    const expr *seq = s->value, *t = s->targets[0];
+    view v;
+    if (seq->kind == EX_TUPLE) { /* for a, b in ((0, 1), (1, 2)): */
+        memset(&v, 0, sizeof v);
+        v.param = -1;
+        if ((v.scratch = tuple_scratch(L, b, seq, "$tuple")) < 0) return -1;
+    } else if (view_of(L, seq, &v)) {
+        return -1;
+    } else if (!v.nprefix && !base_of(L, seq, &v)) {
+        return 1; /* not a sequence: the caller says so */
+    }
+    int left; /* dimensions below the element */
+    ir_expr *len;
+    if (v.scratch >= 0) {
+        const ir_scratch *a = &L->f->scratch[v.scratch];
+        left = a->ndim - v.nprefix - 1;
+        if (left < 0) {
+            ERR(L, seq->line, seq->col, "this is an element, not a sequence");
+            return -1;
+        }
+        len = ir_const_int(L->f, a->dims[v.nprefix], IRT_WEAK_INT, seq->line, seq->col);
+    } else {
+        /* An array parameter's depth is what its uses say: elements that
+         * are themselves indexed (or unpacked) are rows. */
+        left = t->kind == EX_TUPLE ? 1 : t->kind == EX_NAME && view_name_is_indexed(L, t->name);
+        len = ir_expr_new(L->f, IR_DIM, seq->line, seq->col);
+        if (len) {
+            len->index = v.param;
+            len->dim = v.nprefix;
+            if (use_dim(L, v.param, v.nprefix, seq)) return -1;
+        }
+    }
+    if (!len) return lower_oom(L);
+    int k = lower_temp(L, "seq");
+    ir_stmt *loop = ir_stmt_new(L->f, IR_FOR, s->line, s->col);
+    if (k < 0 || !loop) return lower_oom(L);
+    loop->index = k;
+    loop->start = ir_const_int(L->f, 0, IRT_WEAK_INT, s->line, s->col);
+    loop->stop = len;
+    loop->step = ir_const_int(L->f, 1, IRT_WEAK_INT, s->line, s->col);
+    if (!loop->start || !loop->step) return lower_oom(L);
+    /* The element: v.prefix then k. */
+    view elem = v;
+    elem.nprefix = v.nprefix + 1;
+    elem.prefix = arena_alloc(&L->f->mem, elem.nprefix * sizeof *elem.prefix);
+    if (!elem.prefix) return lower_oom(L);
+    for (int i = 0; i < v.nprefix; i++) elem.prefix[i] = v.prefix[i];
+    if (!(elem.prefix[v.nprefix] = local_read(L, k, seq))) return -1;
+    if (t->kind == EX_TUPLE || (t->kind == EX_NAME && left > 0)) {
+        if (t->kind == EX_NAME) {
+            if (bind_row(L, &loop->body, t, &elem)) return -1;
+        } else {
+            /* for a, b in pairs: each item is pairs[k, j] */
+            for (int j = 0; j < t->nitems; j++) {
+                ir_expr **idx = arena_alloc(&L->f->mem, (elem.nprefix + 1) * sizeof *idx);
+                if (!idx) return lower_oom(L);
+                for (int i = 0; i < elem.nprefix; i++)
+                    if (!(idx[i] = i == v.nprefix ? local_read(L, k, seq) : elem.prefix[i])) return -1;
+                idx[elem.nprefix] = ir_const_int(L->f, j, IRT_WEAK_INT, s->line, s->col);
+                ir_expr *x = view_element(L, &elem, idx, elem.nprefix + 1, seq);
+                if (!x || lower_assign_to(L, &loop->body, t->items[j], x, s)) return -1;
+            }
+        }
+    } else {
+        ir_expr *x = view_element(L, &v, elem.prefix, elem.nprefix, seq);
+        if (!x || lower_assign_to(L, &loop->body, t, x, s)) return -1;
+    }
+    L->loop_depth++;
+    int rc = lower_block(L, &loop->body, s->body, s->nbody);
+    L->loop_depth--;
+    if (rc) return -1;
+    return ir_block_push(L->f, b, loop) ? lower_oom(L) : 0;
+}
