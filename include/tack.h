@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define TACK_MAX_NDIM 4
+#define TACK_MAX_NDIM 8
 #define TACK_MAX_PARAMS 64
 
 typedef enum tack_status {
