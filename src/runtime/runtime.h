@@ -6,6 +6,7 @@
  *   device.c   devices: the shared one per spec, and devices with options
  *   key.c      checking a call's arguments and deriving its variant key
  *   variant.c  the per-device, per-kernel variant cache; compiling a miss
+ *   writer.c   disk entries whose artifact is slow to make, on a thread
  *   launch.c   tack_kernel_launch: key -> variant -> range -> thread pool
  *   launch_check.c  the launch's bounds checks, once per dispatch
  *   generate.c tack_kernel_generate: a call's variant as text for a target
