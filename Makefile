@@ -148,6 +148,8 @@ bench: install
 	$(VPY) bench/bench_atomics.py
 	$(VPY) -m pip install -q pyopencl || true
 	$(VPY) bench/bench_opencl.py
+	$(VPY) bench/bench_ndindex.py
+	$(VPY) bench/bench_opencl_compile.py
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(ASAN_PY_BUILD) $(FUZZ_BUILD) $(VENV) $(ASAN_VENV) dist

@@ -102,6 +102,16 @@ typedef struct backend_ops {
                          backend_code **out, uint64_t *compiler_ns, tack_error *err);
     /* Appends the code's bytes for the disk cache; -1 if it has none. */
     int (*artifact)(backend *b, const backend_code *c, ser_writer *w);
+    /* Optional, for a backend whose artifact is slow to make (an OpenCL
+     * driver compiles a program again to hand out its binary): the runtime
+     * then stores the entry on a writer thread, off the call's path.
+     * artifact_snapshot takes what artifact needs from c (NULL: out of
+     * memory), and stays valid after c and the device are released;
+     * artifact_write appends the bytes artifact would, from any thread;
+     * artifact_free drops the snapshot.  NULL: artifact is called at once. */
+    void *(*artifact_snapshot)(backend *b, const backend_code *c);
+    int (*artifact_write)(void *snapshot, ser_writer *w);
+    void (*artifact_free)(void *snapshot);
     /* Bytes from artifact (borrowed), with the post-pass IR they were built
      * from (borrowed) -> loaded code, without code generation. */
     tack_status (*load)(backend *b, const ir_func *f, const void *bytes, size_t n,

@@ -681,10 +681,14 @@ int disk_cache_load_ir(disk_cache *c, const void *key, size_t keylen, void **pay
 
 static void maybe_prune(disk_cache *c);
 
+int disk_cache_writes(const disk_cache *c) {
+    /* Under MPI every rank would write the same bytes: rank 0 suffices. */
+    return c && c->s.mode == DISK_CACHE_WRITE && c->s.mpi_rank == 0;
+}
+
 void disk_cache_store(disk_cache *c, const void *key, size_t keylen, const char *kernel_name,
                       const void *payload, size_t len) {
-    /* Under MPI every rank would write the same bytes: rank 0 suffices. */
-    if (!c || c->s.mode != DISK_CACHE_WRITE || c->s.mpi_rank != 0) return;
+    if (!disk_cache_writes(c)) return;
     ser_writer w = {0};
     char name[65];
     key_name(key, keylen, name);

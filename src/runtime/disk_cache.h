@@ -113,6 +113,10 @@ int disk_cache_load(disk_cache *c, const void *key, size_t keylen, void **payloa
 void disk_cache_store(disk_cache *c, const void *key, size_t keylen, const char *kernel_name,
                       const void *payload, size_t len);
 
+/* 1 when disk_cache_store would store (write mode, rank 0); c may be
+ * NULL. */
+int disk_cache_writes(const disk_cache *c);
+
 /* An entry file's parts, borrowed from its bytes. */
 typedef struct disk_cache_entry {
     const unsigned char *key, *name, *payload;

@@ -6,6 +6,7 @@
  *   device.c   devices: the shared one per spec, and devices with options
  *   key.c      checking a call's arguments and deriving its variant key
  *   variant.c  the per-device, per-kernel variant cache; compiling a miss
+ *   writer.c   disk entries whose artifact is slow to make, on a thread
  *   launch.c   tack_kernel_launch: key -> variant -> range -> thread pool
  *   launch_check.c  the launch's bounds checks, once per dispatch
  *   generate.c tack_kernel_generate: a call's variant as text for a target
@@ -250,6 +251,18 @@ void variant_free_all(kernel_slot *s);
  * hex digits of the digest of its full key); -1 when out of memory. */
 int variant_symbol_base(const tack_kernel *k, const ir_template *t, const call_info *info,
                         const tack_device *dev, char out[65]);
+/* A variant's disk entry payload: the backend's artifact, then the
+ * post-pass IR it was built from. */
+void variant_payload(ser_writer *w, const void *art, size_t artlen, const void *ir, size_t irlen);
+
+/* writer.c: stores a variant's entry (key, kernel name, serialized IR:
+ * copied) from a backend's artifact snapshot (owned from here on) on the
+ * writer thread, off the compiling call's path.  writer_flush waits until
+ * every queued entry is stored (it runs at exit too). */
+typedef struct disk_cache disk_cache;
+void writer_store(disk_cache *dc, const backend_ops *ops, void *snapshot, const void *key,
+                  size_t keylen, const char *name, const void *ir, size_t irlen);
+void writer_flush(void);
 
 /* fastpath.c: the dispatch fast path.  A call's signature (read straight
  * off its arguments) names its variant key, so a call whose signature was

@@ -148,17 +148,28 @@ int variant_symbol_base(const tack_kernel *k, const ir_template *t, const call_i
 
 #define PAYLOAD_VERSION 2
 
+void variant_payload(ser_writer *w, const void *art, size_t artlen, const void *ir, size_t irlen) {
+    ser_put_u32(w, PAYLOAD_VERSION);
+    ser_put_blob(w, art, artlen);
+    ser_put_blob(w, ir, irlen);
+}
+
 /* A disk entry: the backend's artifact, then the post-pass IR it was built
- * from (which GPU backends evaluate launch ranges on). */
+ * from (which GPU backends evaluate launch ranges on).  A backend whose
+ * artifact is slow to make has it made on the writer thread (writer.c). */
 static void payload_store(disk_cache *dc, const ser_writer *key, const ir_func *f,
                           const tack_device *dev, const backend_code *code) {
+    if (!disk_cache_writes(dc)) return;
     ser_writer ir = {0}, art = {0}, w = {0};
     ir_serialize(f, &ir);
-    if (dev->ops->artifact(dev->b, code, &art) == 0) {
-        ser_put_u32(&w, PAYLOAD_VERSION);
-        ser_put_blob(&w, art.data, art.len);
-        ser_put_blob(&w, ir.data, ir.len);
-        if (!w.failed && !ir.failed && !art.failed)
+    if (ir.failed) {
+        /* nothing to store */
+    } else if (dev->ops->artifact_snapshot) {
+        void *snap = dev->ops->artifact_snapshot(dev->b, code);
+        if (snap) writer_store(dc, dev->ops, snap, key->data, key->len, f->name, ir.data, ir.len);
+    } else if (dev->ops->artifact(dev->b, code, &art) == 0) {
+        variant_payload(&w, art.data, art.len, ir.data, ir.len);
+        if (!w.failed && !art.failed)
             disk_cache_store(dc, key->data, key->len, f->name, w.data, w.len);
     }
     ser_writer_free(&ir);

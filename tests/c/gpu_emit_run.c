@@ -134,11 +134,24 @@ static int run_gpu(const gl_case *c, void **data, int64_t *errors) {
             goto done;
         }
     }
-    /* Fewer work items than iterations: the grid-stride loops take the rest;
-     * small work-groups spread the items over the device's threads. */
-    size_t global[3] = {40, 3, 2}, local[3] = {4, 1, 1};
-    if ((e = clEnqueueNDRangeKernel(queue, kern, (cl_uint)(1 + f->ninner), NULL, global, local, 0,
-                                    NULL, NULL))) {
+    /* OpenCL's dialect runs one iteration per work item (a covering grid),
+     * the innermost index on dimension 0 (gpu.h).  Each size is rounded up
+     * to the small work-groups' multiple, so items past the range meet the
+     * bound check in every dimension. */
+    int nd = 1 + f->ninner;
+    int64_t ext[3] = {pack[GPU_PACK_COUNT], 1, 1};
+    if (nd == 2) ext[0] = pack[GPU_PACK_INNER0], ext[1] = pack[GPU_PACK_COUNT];
+    if (nd == 3)
+        ext[0] = pack[GPU_PACK_INNER1], ext[1] = pack[GPU_PACK_INNER0], ext[2] = pack[GPU_PACK_COUNT];
+    size_t global[3], local[3] = {4, 2, 2};
+    int empty = 0;
+    for (int d = 0; d < 3; d++) {
+        if (d >= nd) ext[d] = 1, local[d] = 1;
+        empty |= ext[d] <= 0;
+        global[d] = ext[d] > 0 ? ((size_t)ext[d] + local[d] - 1) / local[d] * local[d] : 0;
+    }
+    if (!empty && (e = clEnqueueNDRangeKernel(queue, kern, (cl_uint)nd, NULL, global, local, 0,
+                                              NULL, NULL))) {
         cl_fail(c, "clEnqueueNDRangeKernel", e);
         goto done;
     }

@@ -458,15 +458,19 @@ static void test_grid(backend *b) {
     CHECK(g[0] == 1 && g[1] == 1 && g[2] == 1 && k[0] == 256 && k[1] == 1 && k[2] == 1);
     cuda_grid(b, 0, (int64_t)1 << 40, 1, 1, g, k);
     CHECK(g[0] == 132 * 32 && k[0] == 256);
+    /* x is the innermost index, the last dimension the outer range. */
     cuda_grid(b, 1, 1000, 3, 1, g, k); /* a short inner extent: 4 lanes on it */
-    CHECK(k[1] == 4 && k[0] == 64 && g[1] == 1 && g[0] == 16);
+    CHECK(k[0] == 4 && k[1] == 64 && k[2] == 1 && g[0] == 1 && g[1] == 16 && g[2] == 1);
     cuda_grid(b, 1, 1000, 5000, 1, g, k);
-    CHECK(k[1] == 256 && k[0] == 1 && g[1] == 20 && (int64_t)g[0] * g[1] <= 132 * 32);
+    CHECK(k[0] == 256 && k[1] == 1 && g[0] == 20 && g[1] == 132 * 32 / 20);
     cuda_grid(b, 2, 5, 7, 9, g, k); /* nd3's shape */
-    CHECK(k[2] == 16 && k[1] == 8 && k[0] == 2 && g[2] == 1 && g[1] == 1 && g[0] == 3);
+    CHECK(k[0] == 16 && k[1] == 8 && k[2] == 2 && g[0] == 1 && g[1] == 1 && g[2] == 3);
     cuda_grid(b, 2, 100, 1 << 20, 1 << 20, g, k);
-    CHECK(k[2] == 64 && k[1] == 4 && k[0] == 1 && g[2] >= 1 && g[1] >= 1 && g[0] >= 1);
-    CHECK((int64_t)g[0] * g[1] * g[2] <= 132 * 32 && g[2] <= 65535 && g[1] <= 65535);
+    CHECK(k[0] == 256 && k[1] == 1 && k[2] == 1 && g[0] == 4096 && g[1] == 1 && g[2] == 1);
+    cuda_grid(b, 2, 1 << 20, 1, 1, g, k); /* all on the outer range: z holds 64 */
+    CHECK(k[0] == 1 && k[1] == 1 && k[2] == 64 && g[2] <= 65535);
+    cuda_grid(b, 1, 1 << 20, 1 << 20, 1, g, k);
+    CHECK((int64_t)g[0] * g[1] * g[2] <= 132 * 32 && g[1] <= 65535 && g[2] <= 65535);
 }
 
 static void test_fake_driver(void) {

@@ -54,7 +54,8 @@ static const char *SCALE_SRC =
     "__kernel void tack_scale(tack_pack p, __global const float *x, __global float *out) {\n"
     "    long start = p.w[0], step = p.w[1], count = p.w[2];\n"
     "    float a = as_float((uint)p.w[5 + 2]);\n"
-    "    for (long k = get_global_id(0); k < count; k += get_global_size(0)) {\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k < count) {\n"
     "        long i = start + k * step;\n"
     "        out[i] = x[i] * a;\n"
     "    }\n"
@@ -187,7 +188,8 @@ static void test_scale(void) {
     }
     CHECK(c->narrays == 2 && c->arrays[0] == 0 && c->arrays[1] == 1 && c->pack_words == 8);
 
-    /* Past launch_items (strides) and not a multiple of 64 (rounded grid). */
+    /* Past launch_items (several launches at offsets) and not a multiple of
+     * 64 (a rounded grid). */
     int n = (int)b->launch_items * 3 + 7;
     float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
     for (int i = 0; i < n; i++) x[i] = (float)i, out[i] = -1.0f;
@@ -279,15 +281,20 @@ static void test_scale(void) {
     free(out);
 }
 
-/* ndindex over two and three dimensions: out[(i * n1 + j) * n2 + l]. */
+/* ndindex over one to three dimensions, the innermost index on dimension
+ * 0 and the outer on the last (gpu.h): out[(i * n1 + j) * n2 + l] gets its
+ * code added once, so an iteration run twice (launches that overlap) or
+ * never shows. */
 static const char *GRID_SRC =
     "typedef struct { long w[6]; } tack_pack;\n"
     "__kernel void tack_grid(tack_pack p, __global int *out) {\n"
     "    long count = p.w[2], n1 = p.w[3], n2 = p.w[4];\n"
-    "    for (long i = get_global_id(0); i < count; i += get_global_size(0))\n"
-    "        for (long j = get_global_id(1); j < n1; j += get_global_size(1))\n"
-    "            for (long l = get_global_id(2); l < n2; l += get_global_size(2))\n"
-    "                out[(i * n1 + j) * n2 + l] = (int)(i * 10000 + j * 100 + l);\n"
+    "    uint nd = get_work_dim();\n"
+    "    long i = get_global_id(nd - 1);\n"
+    "    long j = nd == 3 ? (long)get_global_id(1) : nd == 2 ? (long)get_global_id(0) : 0;\n"
+    "    long l = nd == 3 ? (long)get_global_id(0) : 0;\n"
+    "    if (i < count && j < n1 && l < n2)\n"
+    "        atomic_add(&out[(i * n1 + j) * n2 + l], (int)(i * 10000 + j * 100 + l + 1));\n"
     "}\n";
 
 static void test_grid(int ninner, int64_t count, int64_t n1, int64_t n2) {
@@ -304,6 +311,7 @@ static void test_grid(int ninner, int64_t count, int64_t n1, int64_t n2) {
     int32_t *got = calloc(total, sizeof *got);
     void *m;
     CHECK(opencl_mem_alloc(b, total * sizeof *got, &m, &err) == TACK_OK);
+    CHECK(opencl_mem_write(b, m, 0, got, total * sizeof *got, &err) == TACK_OK); /* zeros */
     uint64_t slots[1] = {(uint64_t)(uintptr_t)m};
     int64_t pack[6] = {0, 1, count, n1, n2, (int64_t)slots[0]};
     backend_call call = {.kernel_name = "grid", .slots = slots, .nparams = 1};
@@ -313,25 +321,46 @@ static void test_grid(int ninner, int64_t count, int64_t n1, int64_t n2) {
     for (int64_t i = 0; i < count; i++)
         for (int64_t j = 0; j < n1; j++)
             for (int64_t l = 0; l < n2; l++)
-                if (got[(i * n1 + j) * n2 + l] != (int32_t)(i * 10000 + j * 100 + l)) bad++;
+                if (got[(i * n1 + j) * n2 + l] != (int32_t)(i * 10000 + j * 100 + l + 1)) bad++;
     CHECK(bad == 0);
-    size_t g[3];
-    CHECK(opencl_grid(b, ninner, count, n1, n2, g) == 1 + ninner);
-    CHECK(g[0] >= 1 && g[1] >= 1 && g[2] >= 1 && g[1] <= (size_t)n1 && g[2] <= (size_t)n2);
+    if (bad) fprintf(stderr, "grid %d %lld %lld %lld: %d wrong\n", ninner, (long long)count,
+                     (long long)n1, (long long)n2, bad);
     free(got);
     opencl_mem_free(b, m);
     opencl_release(b, c);
 }
 
+/* Expects r's dimensions and, per dimension, its piece and multiple. */
+static int ndrange_is(int ninner, int64_t count, int64_t n1, int64_t n2, int dims,
+                      const int64_t piece[3], const int64_t mult[3]) {
+    opencl_ndrange r;
+    opencl_grid(b, ninner, count, n1, n2, &r);
+    int ok = r.dims == dims;
+    for (int d = 0; d < 3; d++) ok = ok && r.piece[d] == piece[d] && r.multiple[d] == mult[d];
+    if (!ok)
+        fprintf(stderr, "grid(%d, %lld, %lld, %lld): dims %d, pieces %lld %lld %lld\n", ninner,
+                (long long)count, (long long)n1, (long long)n2, r.dims, (long long)r.piece[0],
+                (long long)r.piece[1], (long long)r.piece[2]);
+    return ok;
+}
+
 static void test_grid_sizes(void) {
-    size_t g[3];
     int64_t cap = b->launch_items;
-    CHECK(opencl_grid(b, 0, 10, 1, 1, g) == 1 && g[0] == 10);
-    CHECK(opencl_grid(b, 0, 101, 1, 1, g) == 1 && g[0] == 128);
     CHECK(cap == 1 << 12);
-    CHECK(opencl_grid(b, 0, cap * 10 + 3, 1, 1, g) == 1 && g[0] == (size_t)cap);
-    CHECK(opencl_grid(b, 1, cap, 1000, 1, g) == 2 && g[0] == (size_t)cap && g[1] == 1);
-    CHECK(opencl_grid(b, 2, 4, 5, 6, g) == 3 && g[0] == 4 && g[1] == 5 && g[2] == 6);
+    /* Exact when short; rounded to 64 items past that. */
+    CHECK(ndrange_is(0, 10, 1, 1, 1, (int64_t[3]){10, 1, 1}, (int64_t[3]){1, 1, 1}));
+    CHECK(ndrange_is(0, 101, 1, 1, 1, (int64_t[3]){128, 1, 1}, (int64_t[3]){64, 1, 1}));
+    /* Past the cap: pieces of cap items (a multiple of 64). */
+    CHECK(ndrange_is(0, cap * 10 + 3, 1, 1, 1, (int64_t[3]){cap, 1, 1}, (int64_t[3]){64, 1, 1}));
+    /* The innermost extent on dimension 0, the outer range on the last. */
+    CHECK(ndrange_is(1, cap, 1000, 1, 2, (int64_t[3]){1024, 4, 1}, (int64_t[3]){64, 1, 1}));
+    CHECK(ndrange_is(2, 4, 5, 6, 3, (int64_t[3]){6, 5, 4}, (int64_t[3]){1, 1, 1}));
+    /* A short innermost extent: the next dimension rounds so that 64 items
+     * span the two. */
+    CHECK(ndrange_is(1, 1000, 3, 1, 2, (int64_t[3]){3, 1024, 1}, (int64_t[3]){1, 32, 1}));
+    opencl_ndrange r;
+    opencl_grid(b, 2, 7, 9, 11, &r);
+    CHECK(r.extent[0] == 11 && r.extent[1] == 9 && r.extent[2] == 7);
 }
 
 static void test_compile_errors(void) {
@@ -479,8 +508,8 @@ int main(void) {
     }
     test_caps();
     test_memory();
-    /* The cap on a launch's items is the device's choice (2^30 on a CPU
-     * device); a small one makes the striding paths cheap to test. */
+    /* The cap on a launch's items (2^30); a small one makes the paths that
+     * cover a range in several launches cheap to test. */
     CHECK(b->launch_items >= 1 << 16);
     b->launch_items = 1 << 12;
     test_scale();
@@ -488,6 +517,9 @@ int main(void) {
     test_grid(1, 37, 45, 1);
     test_grid(2, 5, 13, 17);
     test_grid(1, 3, (int)b->launch_items + 5, 1); /* inner extent past the cap */
+    test_grid(0, b->launch_items * 2 + 7, 1, 1);    /* outer range past it */
+    test_grid(1, 1000, 3, 1);                        /* a rounded outer dimension */
+    test_grid(2, 70, 3, 50);                         /* pieces in 3-D, rounded middle */
     test_compile_errors();
     test_support();
     test_threads();

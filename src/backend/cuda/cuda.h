@@ -156,9 +156,9 @@ void cuda_texture_forget(backend *b, CUdeviceptr data);
 void cuda_textures_free(backend *b);
 
 /* launch.c */
-/* Block and grid for a range: x strides over the outer iterations, y and
- * z over the inner extents (gpu.h), the innermost extent on the threads
- * that share a warp so that row-major arrays are read contiguously. */
+/* Block and grid for a range (gpu.h): x strides over the innermost index,
+ * the last dimension (1 + ninner) over the outer iterations, so that the
+ * threads of a warp read row-major arrays contiguously. */
 void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                unsigned grid[3], unsigned block[3]);
 /* Runs c with a filled pack, the call's device pointers and its textures'

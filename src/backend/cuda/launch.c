@@ -25,34 +25,30 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                unsigned grid[3], unsigned block[3]) {
-    /* Threads along the innermost extent first (threadIdx.z for 3-D,
-     * .y for 2-D launches: consecutive lanes then read consecutive
-     * elements of a row-major array), the rest along the outer range. */
-    int64_t bx = THREADS, by = 1, bz = 1;
-    if (ninner == 1) {
-        by = pow2_at_least(inner0, min64(THREADS, b->max_block[1]));
-        bx = THREADS / by;
-    } else if (ninner >= 2) {
-        bz = pow2_at_least(inner1, min64(64, b->max_block[2]));
-        by = pow2_at_least(inner0, min64(THREADS / bz, b->max_block[1]));
-        bx = THREADS / (by * bz);
+    int dims = 1 + (ninner > 2 ? 2 : ninner);
+    /* x is the innermost index (gpu.h), the last dimension the outer range. */
+    int64_t ext[3] = {count, 1, 1};
+    if (dims == 2) ext[0] = inner0, ext[1] = count;
+    if (dims == 3) ext[0] = inner1, ext[1] = inner0, ext[2] = count;
+    /* Threads along x first (a warp's lanes then read consecutive elements
+     * of a row-major array), what is left of the block along y, the rest
+     * along the outer range.  Enough blocks to fill the device a few times
+     * over, the inner dimensions first; past that each thread strides,
+     * which keeps launches small. */
+    int64_t threads = THREADS, budget = (int64_t)b->sm_count * 32;
+    for (int d = 0; d < 3; d++) {
+        int64_t cap = min64(threads, b->max_block[d]), bd = 1, gd = 1;
+        if (d < dims) {
+            bd = d == dims - 1 ? cap : pow2_at_least(ext[d], cap);
+            if (bd < 1) bd = 1;
+            gd = min64(min64(cdiv(ext[d], bd), b->max_grid_dim[d]), budget);
+            if (gd < 1) gd = 1;
+        }
+        threads = threads / bd > 0 ? threads / bd : 1;
+        budget = budget / gd > 0 ? budget / gd : 1;
+        block[d] = (unsigned)bd;
+        grid[d] = (unsigned)gd;
     }
-    if (bx > b->max_block[0]) bx = b->max_block[0];
-    /* Enough blocks to fill the device a few times over; past that each
-     * thread strides, which keeps launches small. */
-    int64_t budget = (int64_t)b->sm_count * 32;
-    int64_t gy = ninner >= 1 ? min64(cdiv(inner0, by), b->max_grid_dim[1]) : 1;
-    int64_t gz = ninner >= 2 ? min64(cdiv(inner1, bz), b->max_grid_dim[2]) : 1;
-    if (gy > budget) gy = budget;
-    if (gz > budget / gy) gz = budget / gy > 0 ? budget / gy : 1;
-    int64_t left = budget / (gy * gz) > 0 ? budget / (gy * gz) : 1;
-    int64_t gx = min64(min64(cdiv(count, bx), left), b->max_grid_dim[0]);
-    grid[0] = (unsigned)(gx > 0 ? gx : 1);
-    grid[1] = (unsigned)gy;
-    grid[2] = (unsigned)gz;
-    block[0] = (unsigned)bx;
-    block[1] = (unsigned)by;
-    block[2] = (unsigned)bz;
 }
 
 tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *call,

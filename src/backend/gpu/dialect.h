@@ -31,8 +31,16 @@ struct gpu_dialect {
     const char *func_qual;       /* before each helper function */
     const char *global_qual;     /* pointer address space: "__global " */
     const char *restrict_kw;     /* for the disjoint variant's pointers */
-    const char *global_id[3];    /* this work item's index, per dimension */
-    const char *global_size[3];  /* work items in the launch, per dimension */
+    /* This work item's index and the launch's items, per dimension;
+     * dimension 0 varies fastest between neighbouring items (the emitter
+     * gives it the innermost index). */
+    const char *global_id[3];
+    const char *global_size[3];
+    /* 1: the driver's launches cover the whole range (in several pieces,
+     * with offsets, where one launch cannot), so each work item runs at
+     * most one iteration, behind a bound check.  0: the grid may be smaller
+     * than the range, and items stride over it in grid-stride loops. */
+    int covering_grid;
     const char *type[TACK_DTYPE_COUNT]; /* scalar type names (bool: the
                                   language's bool; arrays of bool are bytes) */
     const char *u64_suffix;      /* an unsigned 64-bit literal: "UL", "ULL" */

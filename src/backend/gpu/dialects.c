@@ -22,6 +22,8 @@ const gpu_dialect gpu_dialect_opencl = {
     .global_id = {"(long)get_global_id(0)", "(long)get_global_id(1)", "(long)get_global_id(2)"},
     .global_size = {"(long)get_global_size(0)", "(long)get_global_size(1)",
                     "(long)get_global_size(2)"},
+    /* opencl_grid covers the range (global offsets past a launch's cap). */
+    .covering_grid = 1,
     .type = {[TACK_BOOL] = "bool", [TACK_I8] = "char", [TACK_I16] = "short", [TACK_I32] = "int",
              [TACK_I64] = "long", [TACK_U8] = "uchar", [TACK_U16] = "ushort", [TACK_U32] = "uint",
              [TACK_U64] = "ulong", [TACK_F32] = "float", [TACK_F64] = "double",
@@ -107,6 +109,8 @@ const gpu_dialect gpu_dialect_cuda = {
                   "((long long)blockIdx.z * blockDim.z + threadIdx.z)"},
     .global_size = {"((long long)gridDim.x * blockDim.x)", "((long long)gridDim.y * blockDim.y)",
                     "((long long)gridDim.z * blockDim.z)"},
+    /* cuda_grid launches a few blocks per SM; threads stride past that. */
+    .covering_grid = 0,
     .type = {[TACK_BOOL] = "bool", [TACK_I8] = "signed char", [TACK_I16] = "short",
              [TACK_I32] = "int", [TACK_I64] = "long long", [TACK_U8] = "unsigned char",
              [TACK_U16] = "unsigned short", [TACK_U32] = "unsigned int",

@@ -1062,44 +1062,42 @@ static void entry(gen *g) {
         line(g, "%s l%d = 0; /* %s */", tn(g, t), l, f->locals[l].name);
         line(g, "(void)l%d;", l);
     }
-    /* Grid-stride loops: any trip count fits any grid.  The outer loop is
-     * emitted twice: once as a plain bound check for a launch that covers
-     * the range (one iteration per item: what a CPU driver such as PoCL
-     * vectorizes across a work group, which it cannot do around a loop),
-     * and once as the loop for a launch that strides. */
-    line(g, "const %s gsize0 = %s;", L, d->global_size[0]);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 0) {
-            line(g, "if (gsize0 >= count) {");
-            g->indent++;
-            line(g, "const %s k0 = %s;", L, d->global_id[0]);
-            line(g, "if (k0 < count) {");
-        } else {
-            line(g, "for (%s k0 = %s; k0 < count; k0 += gsize0) {", L, d->global_id[0]);
-        }
+    /* The body is emitted once.  The innermost index takes dimension 0, the
+     * fastest-varying one (neighbouring work items then touch neighbouring
+     * elements of a row-major array: what a GPU coalesces and a CPU driver
+     * such as PoCL vectorizes), the outer range the highest. */
+    int nlev = 1 + (f->ninner < 2 ? f->ninner : 2);
+    const char *ext[3] = {"count", "inner0", "inner1"};
+    if (d->covering_grid) {
+        /* One iteration per work item, behind a bound check: no loop
+         * around the body, which PoCL needs to vectorize across items. */
+        for (int v = 0; v < nlev; v++)
+            line(g, "const %s k%d = %s;", L, v, d->global_id[nlev - 1 - v]);
+        const char *in = "k0 < count";
+        for (int v = 1; v < nlev; v++) in = str(g, "%s && k%d < %s", in, v, ext[v]);
+        line(g, "if (%s) {", in);
         g->indent++;
         line(g, "l%d = (%s)((%s)start + (%s)k0 * (%s)step);", f->loop_var, L, U, U, U);
-        for (int i = 0; i < f->ninner && i < 2; i++) {
-            line(g, "for (%s k%d = %s; k%d < inner%d; k%d += %s) {", L, i + 1, d->global_id[i + 1],
-                 i + 1, i, i + 1, d->global_size[i + 1]);
+        for (int v = 1; v < nlev; v++) line(g, "l%d = k%d;", f->inner_var[v - 1], v);
+        block(g, &f->body);
+        g->indent--;
+        line(g, "}");
+    } else {
+        /* Grid-stride loops: any trip count fits any grid. */
+        for (int v = 0; v < nlev; v++) {
+            line(g, "for (%s k%d = %s; k%d < %s; k%d += %s) {", L, v, d->global_id[nlev - 1 - v],
+                 v, ext[v], v, d->global_size[nlev - 1 - v]);
             g->indent++;
-            line(g, "l%d = k%d;", f->inner_var[i], i + 1);
+            if (v == 0)
+                line(g, "l%d = (%s)((%s)start + (%s)k0 * (%s)step);", f->loop_var, L, U, U, U);
+            else line(g, "l%d = k%d;", f->inner_var[v - 1], v);
         }
         block(g, &f->body);
-        for (int i = 0; i < f->ninner && i < 2; i++) {
+        for (int v = 0; v < nlev; v++) {
             g->indent--;
             line(g, "}");
         }
-        g->indent--;
-        line(g, "}");
-        if (pass == 0) {
-            g->indent--;
-            line(g, "} else {");
-            g->indent++;
-        }
     }
-    g->indent--;
-    line(g, "}");
     sb_put(&g->body, "}\n");
 }
 

@@ -17,9 +17,14 @@
  *   w[GPU_PACK_SCALARS + p]              scalar parameter p's bits, in the
  *                                        low bytes (as the runtime's slots)
  *
- * Work item (g0, g1, g2) runs outer iteration k = g0 (i = start + k * step)
- * and inner indices g1, g2, each in a grid-stride loop bounded by the
- * pack's counts, so lengths never recompile and any length fits the grid.
+ * The innermost index takes the fastest-varying launch dimension 0: with
+ * no inner extents, work item (g0) runs outer iteration k = g0 (i = start +
+ * k * step); with one, item (g0, g1) runs outer iteration g1 and inner
+ * index g0; with two, item (g0, g1, g2) runs outer iteration g2 and inner
+ * indices g1, g0.  Each index is bounded by the pack's counts, so lengths
+ * never recompile: a dialect whose driver covers the range runs one
+ * iteration per item behind a bound check, the others stride over it in
+ * grid-stride loops (dialect.h's covering_grid).
  */
 #ifndef TACK_GPU_H
 #define TACK_GPU_H

@@ -117,6 +117,7 @@ typedef struct opencl_api {
     cl_int (*GetProgramInfo)(cl_program, cl_program_info, size_t, void *, size_t *);
     cl_int (*GetProgramBuildInfo)(cl_program, cl_device_id, cl_program_build_info, size_t,
                                   void *, size_t *);
+    cl_int (*RetainProgram)(cl_program);
     cl_int (*ReleaseProgram)(cl_program);
     cl_kernel (*CreateKernel)(cl_program, const char *, cl_int *);
     cl_int (*ReleaseKernel)(cl_kernel);

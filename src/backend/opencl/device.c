@@ -215,22 +215,15 @@ static tack_status read_caps(backend *b, tack_error *err) {
     if (c->compute_units < 1) c->compute_units = 1;
     if (c->max_workgroup < 1) c->max_workgroup = 1;
     /* A launch's global size per dimension is bounded only by size_t on the
-     * device; kernels stride over what they are not given (gpu.h), so any
-     * length fits and this bound is never what limits a call. */
+     * device; a range longer than launch_items is covered by several
+     * launches (launch.c), so this bound is never what limits a call. */
     uint64_t bits = dev_uint(cl, d, CL_DEVICE_ADDRESS_BITS);
     int64_t grid = bits >= 32 || bits == 0 ? INT32_MAX : (int64_t)((1ull << bits) - 1);
     c->max_grid[0] = c->max_grid[1] = c->max_grid[2] = grid;
-    /* Enough work items to fill the device several times over; past this,
-     * each item strides, which costs nothing and keeps launches small. */
-    int64_t items = (int64_t)c->compute_units * c->max_workgroup * 4;
-    if (items < (1 << 16)) items = 1 << 16;
-    if (items > (1 << 22)) items = 1 << 22;
-    /* On a CPU device (PoCL) a work group runs as a loop over its items, so
-     * a strided item walks memory 2^16 elements apart per step and defeats
-     * the cache and the vectorizer across items: there, a launch covers the
-     * range (one iteration per item) up to 2^30 items. */
-    if (dev_ulong(cl, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) items = (int64_t)1 << 30;
-    b->launch_items = items;
+    /* Kernels run one iteration per work item (no loop around the body,
+     * which PoCL needs to vectorize across items), so a launch covers the
+     * range: up to 2^30 items at a time, which fits any device's size_t. */
+    b->launch_items = (int64_t)1 << 30;
 
     /* Strict IEEE: no fast-math options; correctly rounded f32 division and
      * sqrt where the device offers them, as on the CPU. */

@@ -1,6 +1,7 @@
 /* launch.c - one dispatch: the pack by value and one buffer per array
  * parameter as the kernel's arguments (gpu.h's order), a global size that
- * covers the range or strides over it, and a wait for completion.
+ * covers the range (in pieces past a launch's cap), and a wait for
+ * completion.
  *
  * Setting arguments mutates the cl_kernel, so launches of one code object
  * are serialized by the runtime (caps.locked_dispatch); the queue itself is
@@ -11,27 +12,35 @@
 
 #include "backend/gpu/gpu.h"
 
-int opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
-                size_t g[3]) {
-    int64_t cap = b->launch_items;
-    int64_t g0 = count < cap ? count : cap;
-    /* With no local size given, a driver picks a work-group size that
-     * divides the global one: a prime count would give groups of one.  A
-     * multiple of 64 divides well; the extra items find no work. */
-    if (g0 > 64) g0 = (g0 + 63) / 64 * 64;
-    /* The outer loop gets the parallelism first (it is the long one); the
-     * inner extents share what is left of the cap. */
-    int64_t left = cap / g0 > 0 ? cap / g0 : 1;
-    int64_t g1 = 1, g2 = 1;
-    if (ninner >= 1) {
-        g1 = inner0 < left ? inner0 : left;
-        left = left / g1 > 0 ? left / g1 : 1;
+static int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+void opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
+                 opencl_ndrange *r) {
+    int dims = 1 + (ninner > 2 ? 2 : ninner);
+    /* Dimension 0 is the innermost index (gpu.h), the last the outer range. */
+    int64_t ext[3] = {count, 1, 1};
+    if (dims == 2) ext[0] = inner0, ext[1] = count;
+    if (dims == 3) ext[0] = inner1, ext[1] = inner0, ext[2] = count;
+    int64_t cap = b->launch_items > 0 ? b->launch_items : 1, below = 1;
+    r->dims = dims;
+    for (int d = 0; d < 3; d++) {
+        r->extent[d] = d < dims ? ext[d] : 1;
+        /* With no local size given, a driver picks a work-group size that
+         * divides the global one: a prime size would give groups of one
+         * item.  A size rounded to a multiple of m, with at least 64 items
+         * across it and the dimensions below, divides well; the extra items
+         * fail the kernel's bound check.  Short extents stay exact. */
+        int64_t m = 1;
+        while (below * m < 64) m *= 2;
+        if (r->extent[d] <= m) m = 1;
+        /* What is left of the cap per launch; past it the range is covered
+         * in pieces, each a multiple of m so that none overlaps the next. */
+        int64_t left = cap / below > 0 ? cap / below : 1;
+        int64_t piece = left / m * m > 0 ? left / m * m : m;
+        r->multiple[d] = m;
+        r->piece[d] = r->extent[d] <= piece ? round_up(r->extent[d], m) : piece;
+        below *= r->piece[d];
     }
-    if (ninner >= 2) g2 = inner1 < left ? inner1 : left;
-    g[0] = (size_t)g0;
-    g[1] = (size_t)g1;
-    g[2] = (size_t)g2;
-    return 1 + (ninner > 2 ? 2 : ninner);
 }
 
 static tack_status call_fail(tack_error *err, const char *kernel_name, const char *call,
@@ -74,14 +83,33 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
             return call_fail(err, name, what, e);
         }
     }
-    size_t g[3], group[1] = {IR_WORKGROUP};
-    int dims = opencl_grid(b, ninner, count, inner0, inner1, g);
-    /* A collective kernel's groups are exactly the language's workgroups
-     * (its launches are 1-D and whole groups; a short grid strides). */
-    if (c->f->collective) g[0] = g[0] < IR_WORKGROUP ? IR_WORKGROUP : g[0] / IR_WORKGROUP * IR_WORKGROUP;
-    e = cl->EnqueueNDRangeKernel(b->queue, c->kernel, (cl_uint)dims, NULL, g,
-                                 c->f->collective ? group : NULL, 0, NULL, NULL);
-    if (e != CL_SUCCESS) return call_fail(err, name, "clEnqueueNDRangeKernel", e);
+    /* The kernel runs one iteration per work item (the dialect's covering
+     * grid): one launch covers the range, or, past the cap on a launch's
+     * items, several launches at global offsets (their ids include them). */
+    opencl_ndrange r;
+    opencl_grid(b, ninner, count, inner0, inner1, &r);
+    /* A collective kernel's work groups are the language's workgroups: its
+     * launches are 1-D whole groups, and so is every piece. */
+    size_t group[1] = {IR_WORKGROUP};
+    if (c->f->collective) {
+        r.multiple[0] = IR_WORKGROUP;
+        r.piece[0] = r.piece[0] < IR_WORKGROUP ? IR_WORKGROUP : r.piece[0] / IR_WORKGROUP * IR_WORKGROUP;
+    }
+    size_t off[3] = {0, 0, 0}, g[3];
+    for (off[2] = 0; (int64_t)off[2] < r.extent[2]; off[2] += (size_t)r.piece[2])
+        for (off[1] = 0; (int64_t)off[1] < r.extent[1]; off[1] += (size_t)r.piece[1])
+            for (off[0] = 0; (int64_t)off[0] < r.extent[0]; off[0] += (size_t)r.piece[0]) {
+                for (int d = 0; d < 3; d++) {
+                    int64_t rest = round_up(r.extent[d] - (int64_t)off[d], r.multiple[d]);
+                    g[d] = (size_t)(rest < r.piece[d] ? rest : r.piece[d]);
+                }
+                e = cl->EnqueueNDRangeKernel(b->queue, c->kernel, (cl_uint)r.dims, off, g,
+                                             c->f->collective ? group : NULL, 0, NULL, NULL);
+                if (e != CL_SUCCESS) {
+                    cl->Finish(b->queue); /* what was queued finishes before we return */
+                    return call_fail(err, name, "clEnqueueNDRangeKernel", e);
+                }
+            }
     /* The call returns finished (the runtime's contract); an error the
      * kernel's execution raised surfaces here. */
     e = cl->Finish(b->queue);

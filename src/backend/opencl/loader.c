@@ -40,7 +40,8 @@ static void load(void) {
         SYM(CreateCommandQueue), SYM(ReleaseCommandQueue),  SYM(CreateBuffer),
         SYM(ReleaseMemObject),   SYM(EnqueueWriteBuffer),   SYM(EnqueueReadBuffer),
         SYM(CreateProgramWithSource), SYM(CreateProgramWithBinary), SYM(BuildProgram),
-        SYM(GetProgramInfo),     SYM(GetProgramBuildInfo),  SYM(ReleaseProgram),
+        SYM(GetProgramInfo),     SYM(GetProgramBuildInfo),  SYM(RetainProgram),
+        SYM(ReleaseProgram),
         SYM(CreateKernel),       SYM(ReleaseKernel),        SYM(SetKernelArg),
         SYM(EnqueueNDRangeKernel), SYM(Finish),
 #undef SYM

@@ -34,7 +34,7 @@ struct backend {
     cl_command_queue queue; /* in order: a launch's writes precede later reads */
     cl_mem dummy;           /* bound where an array is empty (a NULL handle) */
     backend_caps caps;
-    int64_t launch_items;   /* work items per launch beyond which kernels stride */
+    int64_t launch_items;   /* work items per launch; longer ranges take several */
     char name[256];         /* the device's */
     char options[128];      /* clBuildProgram's */
     char description[768];
@@ -85,16 +85,26 @@ tack_status opencl_build_source(backend *b, const char *kernel_name, const char 
 tack_status opencl_code_from_source(backend *b, const ir_func *f, const char *source,
                                     const char *entry, backend_code **out, tack_error *err);
 int opencl_artifact(backend *b, const backend_code *c, ser_writer *w);
+/* The same artifact, made later on another thread (backend.h). */
+void *opencl_artifact_snapshot(backend *b, const backend_code *c);
+int opencl_artifact_write(void *snapshot, ser_writer *w);
+void opencl_artifact_free(void *snapshot);
 tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t n,
                         backend_code **out, tack_error *err);
 void opencl_release(backend *b, backend_code *c);
 
 /* launch.c */
-/* The global work size for a range: g[0] strides over `count` outer
- * iterations, g[1] and g[2] over the inner extents; returns the work
- * dimensions (1 + ninner). */
-int opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
-                size_t g[3]);
+/* The NDRange that covers a range, one work item per iteration: dimension
+ * 0 is the innermost index (gpu.h).  Per dimension: the items to cover,
+ * the global size of one launch (the offset between launches, when the
+ * range needs several), and the multiple a last, partial launch rounds up
+ * to. */
+typedef struct opencl_ndrange {
+    int dims; /* 1 + ninner */
+    int64_t extent[3], piece[3], multiple[3];
+} opencl_ndrange;
+void opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
+                 opencl_ndrange *r);
 /* Runs c with a filled pack and the call's buffers (slots of its array
  * parameters), to completion.  A zero trip count returns at once. */
 tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *call,

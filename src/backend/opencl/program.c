@@ -172,19 +172,17 @@ void opencl_release(backend *b, backend_code *c) {
 
 /* ---- the artifact ------------------------------------------------------ */
 
-/* The program's binary for our one device, malloc'd; NULL when the driver
+/* The program's binary for its one device, malloc'd; NULL when the driver
  * gives none (the artifact then holds only the source). */
-static unsigned char *program_binary(backend *b, cl_program p, size_t *n) {
+static unsigned char *program_binary(const opencl_api *cl, cl_program p, size_t *n) {
     size_t size = 0;
     *n = 0;
-    if (b->cl->GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) !=
-            CL_SUCCESS ||
+    if (cl->GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         !size)
         return NULL;
     unsigned char *bin = malloc(size);
     unsigned char *ptrs[1] = {bin};
-    if (!bin || b->cl->GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptrs, ptrs, NULL) !=
-                    CL_SUCCESS) {
+    if (!bin || cl->GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptrs, ptrs, NULL) != CL_SUCCESS) {
         free(bin);
         return NULL;
     }
@@ -192,16 +190,62 @@ static unsigned char *program_binary(backend *b, cl_program p, size_t *n) {
     return bin;
 }
 
-int opencl_artifact(backend *b, const backend_code *c, ser_writer *w) {
+static int artifact_of(const opencl_api *cl, cl_program p, const char *entry, const char *source,
+                       ser_writer *w) {
     size_t n;
-    unsigned char *bin = program_binary(b, c->program, &n);
+    unsigned char *bin = program_binary(cl, p, &n);
     ser_put_u32(w, ARTIFACT_MAGIC);
     ser_put_u32(w, ARTIFACT_VERSION);
-    ser_put_str(w, c->entry);
+    ser_put_str(w, entry);
     ser_put_blob(w, bin, n);
-    ser_put_str(w, c->source);
+    ser_put_str(w, source);
     free(bin);
     return w->failed ? -1 : 0;
+}
+
+int opencl_artifact(backend *b, const backend_code *c, ser_writer *w) {
+    return artifact_of(b->cl, c->program, c->entry, c->source, w);
+}
+
+/* A driver hands out a program's binary only after compiling it again
+ * (PoCL: 40-90 ms a program), so the runtime makes the artifact on its
+ * writer thread from this snapshot: the program (retained: it, and the
+ * context it holds, outlive the code object and the device), its entry's
+ * name and source. */
+typedef struct snapshot {
+    const opencl_api *cl; /* the process's table: never unloaded */
+    cl_program program;
+    char *entry, *source;
+} snapshot;
+
+void *opencl_artifact_snapshot(backend *b, const backend_code *c) {
+    snapshot *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->entry = strdup(c->entry);
+    s->source = strdup(c->source);
+    if (!s->entry || !s->source || b->cl->RetainProgram(c->program) != CL_SUCCESS) {
+        free(s->entry);
+        free(s->source);
+        free(s);
+        return NULL;
+    }
+    s->cl = b->cl;
+    s->program = c->program;
+    return s;
+}
+
+int opencl_artifact_write(void *snap, ser_writer *w) {
+    snapshot *s = snap;
+    return artifact_of(s->cl, s->program, s->entry, s->source, w);
+}
+
+void opencl_artifact_free(void *snap) {
+    snapshot *s = snap;
+    if (!s) return;
+    s->cl->ReleaseProgram(s->program);
+    free(s->entry);
+    free(s->source);
+    free(s);
 }
 
 tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t n,
