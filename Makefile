@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build
 
-.PHONY: all build venv install wheel demo examples test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
+.PHONY: all build venv install wheel demo examples docs test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
 
 all: install
 
@@ -52,6 +52,16 @@ demo: install
 examples: install
 	$(VPY) -m pip install -q pillow
 	cd examples && for e in mandelbrot heat nbody histogram; do ../$(VPY) $$e.py || exit 1; done
+
+# The Markdown docs as a browsable site in build/site/ (mkdocs from PyPI,
+# into .venv).  The API page must be what docs/gen_api.py makes of the
+# installed package; --strict fails on a link to a missing page or heading,
+# check_links.py covers README.md and the repository paths the pages name.
+docs: install
+	$(VPY) -m pip install -q "mkdocs>=1.6,<2"
+	$(VPY) docs/gen_api.py --check
+	$(VPY) docs/check_links.py
+	$(VPY) -m mkdocs build --strict --quiet --site-dir $(BUILD)/site
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure

@@ -2,7 +2,8 @@
 grid, launched in 2-D with tack.ndindex, ping-ponging two arrays for several
 time steps while the boundary stays fixed. Tack's floats are strict IEEE
 (no fused multiply-add, no reassociation), so the result equals NumPy's
-slicing with the same order of operations bit for bit.
+slicing with the same order of operations bit for bit.  The picture shows
+the plate at four moments, cold blue to hot red.
 
     python examples/heat.py [--png PATH]
 """
@@ -13,7 +14,7 @@ import time
 import numpy as np
 
 import tack
-from _image import colorize, default_path, save_png
+from _image import THERMAL, canvas, colorbar, colorize, default_path, paste, save_png
 
 
 @tack.kernel
@@ -33,18 +34,43 @@ def reference_step(u, out, alpha):
 
 
 def initial(ny, nx):
-    """A cold plate with a hot left edge and a hot square in the middle."""
+    """A cold plate with a hot left edge, a hot square and a warm disk."""
     u = np.zeros((ny, nx), dtype=np.float32)
     u[:, 0] = 100.0
-    r = max(min(ny, nx) // 10, 1)               # the square's half side
-    u[ny // 2 - r:ny // 2 + r, nx // 2 - r:nx // 2 + r] = 50.0
+    r = max(min(ny, nx) // 10, 1)               # the square's half side, the disk's radius
+    cy, cx = ny // 2, int(nx * 0.4)
+    u[cy - r:cy + r, cx - r:cx + r] = 100.0
+    y, x = np.ogrid[:ny, :nx]
+    disk = (y - ny * 0.3) ** 2 + (x - nx * 0.75) ** 2 < (1.3 * r) ** 2
+    u[1:-1, 1:-1][disk[1:-1, 1:-1]] = 70.0      # inside the boundary
     return u
+
+
+def snapshots_image(frames):
+    """The (step, plate) frames in a 2 x 2 grid on one temperature scale
+    (0 to 100), each titled with its step, and a colorbar on the right."""
+    ny, nx = frames[0][1].shape
+    gap, top, bar_w = 12, 24, 16
+    h = 2 * (ny + top) + 2 * gap
+    w = 2 * nx + 3 * gap + bar_w + 44
+    rgb = canvas(h, w)
+    labels = []
+    for k, (step, u) in enumerate(frames[:4]):
+        y = gap + (k // 2) * (ny + top + gap) + top
+        x = gap + (k % 2) * (nx + gap)
+        paste(rgb, colorize(u, 0.0, 100.0, THERMAL), y, x)
+        labels.append((x, y - top + 4, "step %d" % step))
+    bx, by = 2 * nx + 3 * gap, gap + top
+    paste(rgb, colorbar(h - by - gap, bar_w, THERMAL), by, bx)
+    labels += [(bx + bar_w + 4, by - 2, "100"), (bx + bar_w + 4, h - gap - 14, "0"),
+               (bx, 8, "T")]
+    return rgb, labels
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", nargs=2, type=int, default=(192, 256), metavar=("NY", "NX"))
-    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--png", default=default_path("heat"))
     args = ap.parse_args()
     (ny, nx), steps = args.size, args.steps
@@ -53,14 +79,19 @@ def main():
     # Tack: both buffers start with the same boundary, so it stays fixed
     a = initial(ny, nx)
     b = a.copy()
+    shots = {steps // 10, steps // 3}           # with the first and last: the picture
+    frames = [(0, a.copy())]
     t0 = time.perf_counter()
     heat_step(a, b, alpha)                      # first call compiles
     t1 = time.perf_counter()
     a, b = b, a
-    for _ in range(steps - 1):
+    for step in range(2, steps + 1):
         heat_step(a, b, alpha)
         a, b = b, a
+        if step in shots:
+            frames.append((step, a.copy()))
     t2 = time.perf_counter()
+    frames.append((steps, a.copy()))
 
     ra = initial(ny, nx)
     rb = ra.copy()
@@ -78,7 +109,7 @@ def main():
                    and not a[0, 1:].any() and not a[-1, 1:].any() and not a[:, -1].any())
     print(f"max abs difference {err:.3g}, bitwise equal: {exact}, boundary fixed: {boundary_ok}")
     print(f"heat in the plate: {a.sum():.1f} (started at {initial(ny, nx).sum():.1f})")
-    save_png(args.png, colorize(a, 0.0, 100.0))
+    save_png(args.png, *snapshots_image(frames))
     if err > 1e-6 or not boundary_ok:
         print("MISMATCH against the NumPy reference")
         return 1

@@ -1,16 +1,19 @@
 """Particle-in-grid deposit: each particle adds its weight (and a count) to
 the grid cell under it. Particles run in parallel and many land in the same
 cell, so the adds are atomic: tack.atomic_add with a tuple index for the 2-D
-grid. Checked against np.add.at and np.histogram2d.
+grid. Checked against np.add.at and np.histogram2d.  The picture is the
+count per cell with the totals per column and per row as bar charts.
 
-    python examples/histogram.py
+    python examples/histogram.py [--particles N] [--png PATH]
 """
+import argparse
 import sys
 import time
 
 import numpy as np
 
 import tack
+from _image import INFERNO, bar_chart, canvas, colorbar, colorize, default_path, enlarge, paste, save_png
 
 
 @tack.kernel
@@ -24,8 +27,37 @@ def deposit(px, py, w, counts, mass):
             tack.atomic_add(mass, (i, j), w[p])
 
 
+def counts_image(counts, n):
+    """The grid (x to the right, y up) enlarged 4x, colored by count, with
+    bar charts of the column totals above it and the row totals to its
+    right, and a colorbar."""
+    nx, ny = counts.shape
+    k, pad, bars = 4, 12, 90
+    grid = enlarge(colorize(counts.T[::-1], 0.0, None, INFERNO), k)
+    h, w = grid.shape[:2]
+    rgb = canvas(2 * pad + 20 + bars + 6 + h + 22, 2 * pad + w + 6 + bars + 12 + 16 + 60)
+    top, left = pad + 20, pad
+    orange = tuple(INFERNO[5].astype(int))
+    paste(rgb, bar_chart(counts.sum(axis=1), bars, k - 1, 1, orange), top, left)
+    paste(rgb, grid, top + bars + 6, left)
+    paste(rgb, bar_chart(counts.sum(axis=0)[::-1], bars, k - 1, 1, orange, vertical=False),
+          top + bars + 6, left + w + 6)
+    cx = left + w + 6 + bars + 12
+    paste(rgb, colorbar(h, 16), top + bars + 6, cx)
+    labels = [(left, pad - 2, "{:,} particles in {} x {} cells".format(n, nx, ny)),
+              (cx + 20, top + bars + 2, "%d" % counts.max()),
+              (cx + 20, top + bars + h - 10, "0"),
+              (left + w // 2, top + bars + 6 + h + 4, "x"),
+              (left + w + 6 + bars // 2, top + bars - 12, "y")]
+    return rgb, labels
+
+
 def main():
-    n, nx, ny = 4_000_000, 128, 96
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--particles", type=int, default=4_000_000)
+    ap.add_argument("--png", default=default_path("histogram"))
+    args = ap.parse_args()
+    n, nx, ny = args.particles, 128, 96
     rng = np.random.default_rng(0)
     # a Gaussian blob on a uniform background; some particles fall outside
     px = np.concatenate([rng.normal(0.4, 0.15, n // 2), rng.uniform(-0.05, 1.05, n - n // 2)])
@@ -64,6 +96,7 @@ def main():
     print(f"deposited {counts.sum()} of {n} particles, total weight {mass.sum():.3f}")
     print(f"counts == np.add.at: {counts_ok}; weights ~ np.add.at: {mass_ok}; "
           f"counts ~ np.histogram2d: {hist_ok}")
+    save_png(args.png, *counts_image(counts, n))
     if not (counts_ok and mass_ok and hist_ok):
         print("MISMATCH against the NumPy reference")
         return 1

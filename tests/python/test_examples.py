@@ -1,5 +1,6 @@
 """The examples run as a user runs them (a subprocess, small sizes), agree
-with their NumPy references, and write their PNG where Pillow is present."""
+with their NumPy references, and write their PNG where Pillow is present:
+a picture with something in it, not one flat colour."""
 import os
 import subprocess
 import sys
@@ -11,7 +12,8 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", 
 CASES = {
     "mandelbrot": ["--size", "96", "64"],
     "heat": ["--size", "40", "56", "--steps", "30"],
-    "nbody": ["--bodies", "256", "--steps", "3"],
+    "nbody": ["--bodies", "256", "--steps", "3", "--film", "60"],
+    "histogram": ["--particles", "200000"],
 }
 
 
@@ -32,10 +34,16 @@ def test_example_runs_and_draws(name, tmp_path):
     assert "%s: ok" % name in r.stdout
     if have_pillow():
         from PIL import Image
+        import numpy as np
         with Image.open(png) as im:
-            assert im.mode == "RGB" and im.size[0] > 0
-            # a picture, not a blank: more than one colour
-            assert len(im.getcolors(maxcolors=1 << 20) or [0, 0]) > 1
+            assert im.mode == "RGB" and min(im.size) >= 40
+            colors = im.getcolors(maxcolors=1 << 20)
+            pixels = np.asarray(im, dtype=np.float64)
+        # a picture, not a blank or a few flat areas: many colours, and the
+        # pixels spread (a plain or nearly plain image has a std near 0)
+        assert colors is None or len(colors) >= 50, len(colors)
+        assert pixels.std() > 12, pixels.std()
+        assert "wrote %s" % png in r.stdout
     else:
         assert not png.exists() and "pip install pillow" in r.stdout
 
