@@ -217,7 +217,7 @@ typedef struct ir_resolution {
 /* An array access checked in debug mode, for the message after a launch. */
 typedef struct ir_site {
     int src, line, col;
-    int param;         /* the array */
+    int param;         /* the array: a parameter, or scratch array -1 - param */
 } ir_site;
 
 typedef struct ir_func {

@@ -574,7 +574,7 @@ static void read_func(reader *rd) {
         f->sites[i].src = ser_get_int(r, 0, f->nsources ? f->nsources - 1 : 0);
         f->sites[i].line = ser_get_int(r, INT_MIN, INT_MAX);
         f->sites[i].col = ser_get_int(r, INT_MIN, INT_MAX);
-        f->sites[i].param = ser_get_int(r, 0, f->nparams ? f->nparams - 1 : 0);
+        f->sites[i].param = ser_get_int(r, -IR_MAX_SCRATCH, f->nparams ? f->nparams - 1 : 0);
     }
     f->nsites = r->failed ? 0 : nsites;
     f->debug_errors = ser_get_int(r, -1, f->nparams - 1);

@@ -110,6 +110,13 @@ typedef struct access {
     const ir_stmt *s;  /* the original store */
 } access;
 
+/* Extent k of the access's array: a parameter's from the extents array,
+ * a scratch array's (p < 0: scratch -1 - p) its literal. */
+static ir_expr *extent_of(checker *c, int p, int k, int line, int col) {
+    if (p >= 0) return extent(c, p, k, line, col);
+    return lit(c, c->f->scratch[-1 - p].dims[k], line, col);
+}
+
 static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src, int line, int col) {
     ir_expr *x = node(c, IR_INLINE, NULL, line, col);
     ir_block *body = arena_alloc(&c->f->mem, sizeof *body);
@@ -133,7 +140,7 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src
         if (!in) return NULL;
         in->op = OP_AND;
         in->a = bin(c, OP_GE, read(c, t[k], line, col), lit(c, 0, line, col));
-        in->b = bin(c, OP_LT, read(c, t[k], line, col), extent(c, p, k, line, col));
+        in->b = bin(c, OP_LT, read(c, t[k], line, col), extent_of(c, p, k, line, col));
         if (!ok) ok = in;
         else {
             ir_expr *both = node(c, IR_ANDOR, NULL, line, col);
@@ -154,9 +161,9 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src
     for (int k = 0; k < n; k++)
         if (!(at[k] = read(c, t[k], line, col))) return NULL;
     if (a.s) {
-        ir_stmt *st = new_stmt(c, IR_STORE, line, col, src);
+        ir_stmt *st = new_stmt(c, p >= 0 ? IR_STORE : IR_SSTORE, line, col, src);
         if (!st) return NULL;
-        st->index = p;
+        st->index = p >= 0 ? p : -1 - p;
         st->indices = at;
         st->nindices = n;
         st->value = read(c, value, line, col);
@@ -177,11 +184,18 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src
         /* A failed load (or atomic) gives 0, not a value left from an
          * earlier iteration. */
         ir_stmt *zero = new_stmt(c, IR_ASSIGN, line, col, src);
-        ir_expr *z = node(c, IR_CAST, NULL, line, col); /* 0 of the array's type */
-        if (!zero || !z) return NULL;
-        z->type = IRT_LIKE_PARAM;
-        z->index = p;
-        z->a = lit(c, 0, line, col);
+        /* 0 of the array's type (a weak 0 takes a scratch array's) */
+        ir_expr *z = p >= 0 ? node(c, IR_CAST, NULL, line, col)
+                            : ir_const_int(c->f, 0, IRT_WEAK_INT, line, col);
+        if (!zero || !z) {
+            c->failed = 1;
+            return NULL;
+        }
+        if (p >= 0) {
+            z->type = IRT_LIKE_PARAM;
+            z->index = p;
+            z->a = lit(c, 0, line, col);
+        }
         zero->index = r;
         zero->value = z;
         push(c, &branch->orelse, zero);
@@ -222,6 +236,11 @@ static ir_expr *check_expr(checker *c, ir_expr *e) {
         if (e->index == c->f->debug_extents) return e; /* our own reads */
         return guard(c, e->index, e->args, e->nargs, (access){e, NULL}, e->src, e->line,
                      e->col);
+    case IR_SLOAD:
+        /* One index is the zeroing loop's own offset, always inside. */
+        if (e->nargs != c->f->scratch[e->index].ndim) return e;
+        return guard(c, -1 - e->index, e->args, e->nargs, (access){e, NULL}, e->src, e->line,
+                     e->col);
     default:
         return e;
     }
@@ -237,11 +256,12 @@ static void check_block(checker *c, ir_block *b) {
         for (int k = 0; k < s->nindices; k++) s->indices[k] = check_expr(c, s->indices[k]);
         check_block(c, &s->body);
         check_block(c, &s->orelse);
-        if (s->kind == IR_STORE) {
+        int scratch = s->kind == IR_SSTORE && s->nindices == c->f->scratch[s->index].ndim;
+        if (s->kind == IR_STORE || scratch) {
             ir_stmt *eval = new_stmt(c, IR_EVAL, s->line, s->col, s->src);
             if (!eval) return;
-            eval->value = guard(c, s->index, s->indices, s->nindices, (access){NULL, s},
-                                s->src, s->line, s->col);
+            eval->value = guard(c, scratch ? -1 - s->index : s->index, s->indices, s->nindices,
+                                (access){NULL, s}, s->src, s->line, s->col);
             b->stmts[i] = eval;
         }
     }

@@ -17,20 +17,27 @@ static tack_status report_bounds(const tack_kernel *k, const ir_template *t, con
                              "failed but its record is unreadable", k->def->name);
     const ir_site *site = &f->sites[site_id];
     const ir_source *src = &f->sources[site->src];
+    /* The array: a parameter, or one of the kernel's own (tack.local). */
+    int own = -1 - site->param;
+    if (site->param < 0 && own >= f->nscratch)
+        return runtime_error(err, TACK_ERR_INTERNAL, "internal error: kernel '%s': a bounds check "
+                             "failed on an array it does not have", k->def->name);
+    const char *name = site->param >= 0 ? f->params[site->param].name : f->scratch[own].name;
     char index[160] = "", shape[160] = "";
     size_t il = 0, sl = 0;
     for (int d = 0; d < n; d++) {
         il += snprintf(index + il, sizeof index - il, "%s%lld", d ? ", " : "",
                        (long long)errors[DEBUG_ERR_VALUES + d]);
         sl += snprintf(shape + sl, sizeof shape - sl, "%s%lld", d ? ", " : "",
-                       (long long)info->dims[site->param][d]);
+                       (long long)(site->param >= 0 ? info->dims[site->param][d]
+                                                    : f->scratch[own].dims[d]));
         if (il >= sizeof index || sl >= sizeof shape) break;
     }
     return runtime_error(err, TACK_ERR_INDEX,
                          "kernel '%s', %s:%d: index (%s%s) is out of bounds for '%s' with shape "
                          "(%s%s) (launch index %lld)",
                          k->def->name, src->filename, src->first_line + site->line - 1, index,
-                         n == 1 ? "," : "", f->params[site->param].name, shape, n == 1 ? "," : "",
+                         n == 1 ? "," : "", name, shape, n == 1 ? "," : "",
                          (long long)errors[DEBUG_ERR_INDEX]);
 }
 

@@ -123,3 +123,25 @@ def test_local_arrays_as_ptx(device):
         pytest.skip("PTX is generated once, from the CPU run")
     check_ptx(small_matmul, np.zeros((2, N, N)), np.zeros((2, N, N)), np.zeros((2, N, N)))
     check_ptx(histogram_per_row, np.zeros((2, 5), np.int64), np.zeros((2, 4), np.int32))
+
+
+@tack.kernel
+def out_of_range(out, k):
+    for i in range(out.shape[0]):
+        m = tack.local((2, 3), tack.i32)
+        m[1, k] = 5
+        out[i] = m[1, 2]
+
+
+def test_debug_mode_checks_local_arrays(device):
+    tack.set_debug(True)
+    try:
+        out = np.zeros(3, np.int32)
+        out_of_range(out, 2)
+        np.testing.assert_array_equal(out, 5)
+        with pytest.raises(IndexError) as e:
+            out_of_range(out, 3)
+        msg = str(e.value)
+        assert "'m'" in msg and "(1, 3)" in msg and "(2, 3)" in msg, msg
+    finally:
+        tack.set_debug(False)
