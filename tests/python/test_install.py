@@ -165,3 +165,58 @@ def test_extension_exports_only_its_init():
     linker_defined = {"_edata", "_end", "__bss_start", "_init", "_fini"}
     names = {line.split()[-1] for line in out.splitlines() if line.strip()} - linker_defined
     assert names == {"PyInit__tack"}, sorted(names)[:20]
+
+
+def test_every_installed_opencl_driver_at_once(tmp_path):
+    """With every OpenCL driver the machine has loaded into one process (the
+    suite itself runs on PoCL alone, conftest.py), `python -m tack info`
+    lists each device and a kernel gives NumPy's numbers on each one.  The
+    loader's variables are the ones the run was started with: under the
+    sanitizers those the Makefile chose (the drivers ASan can load)."""
+    from conftest import MACHINE_ICD_ENV
+    script = tmp_path / "every_device.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        import tack
+
+        @tack.kernel
+        def axpy(x, y, out, a):
+            for i in range(x.shape[0]):
+                out[i] = a * x[i] + y[i]
+
+        x = np.arange(1000, dtype=np.float32)
+        y = np.full(1000, 0.5, dtype=np.float32)
+        want = np.float32(3.0) * x + y
+        n = 0
+        while True:
+            try:
+                dev = tack.device("opencl:%d" % n)
+            except (RuntimeError, ValueError) as e:
+                print("stop:", e)
+                break
+            out = tack.zeros((1000,), device=dev)
+            axpy(tack.array(x, device=dev), tack.array(y, device=dev), out, 3.0)
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+            print("ok:", dev.name, dev.description)
+            n += 1
+        print("devices:", n)
+    """))
+    env = dict(os.environ, TACK_CACHE="off")
+    for k, v in MACHINE_ICD_ENV.items():
+        env.pop(k, None)
+        if v:
+            env[k] = v
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       env=env, cwd=str(tmp_path), timeout=600)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    n = int(p.stdout.split("devices:")[1])
+    ok = [line[4:] for line in p.stdout.splitlines() if line.startswith("ok: ")]
+    assert len(ok) == n, p.stdout
+    info = subprocess.run([sys.executable, "-m", "tack", "info"], capture_output=True, text=True,
+                          env=env, cwd=str(tmp_path), timeout=300)
+    assert info.returncode == 0, info.stderr
+    for line in ok:
+        name = line.split()[0]
+        assert name + ":" in info.stdout, (name, info.stdout)
+    if n == 0:
+        pytest.skip("no OpenCL device with the machine's drivers: " + p.stdout.strip())
