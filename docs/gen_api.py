@@ -30,6 +30,12 @@ variant cache in [Variants](variants.md) and the disk cache in
 
 
 def signature(obj, name):
+    # A C method without a signature in its docstring: Python 3.13 makes
+    # one up for those taking no arguments ("($self, /)"), 3.11 and 3.12
+    # give none; the page must not depend on the Python that writes it.
+    if ((inspect.isbuiltin(obj) or inspect.ismethoddescriptor(obj))
+            and getattr(obj, "__text_signature__", None) in (None, "($self, /)")):
+        return name + "(...)"
     try:
         return name + str(inspect.signature(obj))
     except (TypeError, ValueError):

@@ -493,6 +493,37 @@ static void test_threads(void) {
     }
 }
 
+/* The device under test: TACK_TEST_OPENCL_DEVICE (an index) where set, else
+ * PoCL's first device where PoCL is installed, else opencl:0.  The ICD
+ * loader orders platforms by what they offer (ocl-icd lists GPUs first), so
+ * "opencl:0" changes with the drivers a machine has; PoCL is everywhere the
+ * tests run and gives the same answers on every machine. */
+static int test_device(int ndev) {
+    const char *env = getenv("TACK_TEST_OPENCL_DEVICE");
+    if (env && *env) {
+        char *end;
+        long i = strtol(env, &end, 10);
+        if (*end || i < 0 || i >= ndev) {
+            fprintf(stderr, "TACK_TEST_OPENCL_DEVICE=%s: not a device index below %d\n", env, ndev);
+            return -1;
+        }
+        return (int)i;
+    }
+    for (int i = 0; i < ndev; i++) {
+        tack_error err;
+        backend *d = NULL;
+        if (opencl_open(i, 0, &d, &err) != TACK_OK) {
+            printf("opencl:%d cannot be opened: %s\n", i, err.message);
+            continue;
+        }
+        int pocl = strstr(opencl_describe(d), "(Portable Computing Language,") != NULL;
+        printf("opencl:%d: %s\n", i, opencl_describe(d));
+        opencl_close(d);
+        if (pocl) return i;
+    }
+    return 0;
+}
+
 int main(void) {
     tack_error err;
     int ndev = opencl_device_count(&err);
@@ -502,10 +533,13 @@ int main(void) {
     }
     test_error_names();
     test_open(ndev);
-    if (opencl_open(0, 0, &b, &err) != TACK_OK) {
-        fprintf(stderr, "opening opencl:0: %s\n", err.message);
+    int index = test_device(ndev);
+    if (index < 0) return 1;
+    if (opencl_open(index, 0, &b, &err) != TACK_OK) {
+        fprintf(stderr, "opening opencl:%d: %s\n", index, err.message);
         return 1;
     }
+    printf("testing opencl:%d\n", index);
     test_caps();
     test_memory();
     /* The cap on a launch's items (2^30); a small one makes the paths that

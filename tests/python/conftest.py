@@ -3,10 +3,61 @@
 The suite compiles from scratch: the disk cache is off unless the caller's
 environment chooses a mode (TACK_CACHE=write pytest, run twice, exercises it).
 """
+import atexit
+import glob
 import os
 import re
+import shutil
+import tempfile
 
 os.environ.setdefault("TACK_CACHE", "off")
+
+
+# ---- which OpenCL driver the tests use --------------------------------------
+#
+# The ICD loader numbers OpenCL devices across every installed driver in an
+# order of its own (ocl-icd lists GPU platforms first), so "opencl" (=
+# "opencl:0") would be a different device on each machine.  Where PoCL is
+# installed and the caller has not chosen through the loader's variables
+# (OCL_ICD_VENDORS, OCL_ICD_FILENAMES), the suite points the loader at PoCL
+# alone before tack opens it: "opencl" is then PoCL's device, in this
+# process and in the subprocesses tests start.  To test another driver, set
+# OCL_ICD_VENDORS yourself (a directory of .icd files, or one .icd file).
+# MACHINE_ICD_ENV keeps the loader's settings as they came, for the test
+# that loads every driver at once (test_install.py).
+_ICD_VARS = ("OCL_ICD_VENDORS", "OCL_ICD_FILENAMES")
+MACHINE_ICD_ENV = {k: os.environ.get(k) for k in _ICD_VARS}
+
+
+def _choose_icd():
+    if any(MACHINE_ICD_ENV.values()):
+        return "OpenCL: the loader's drivers as the caller chose them (%s)" % ", ".join(
+            "%s=%s" % (k, v) for k, v in MACHINE_ICD_ENV.items() if v)
+    vendors = os.environ.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors"
+    icds = sorted(glob.glob(os.path.join(vendors, "*.icd")))
+    pocl = []
+    for path in icds:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if "libpocl" in f.read():
+                    pocl.append(path)
+        except OSError:
+            pass
+    if not pocl:
+        return "OpenCL: every installed driver (%s; no PoCL)" % (
+            ", ".join(os.path.basename(p) for p in icds) or "none")
+    # A directory, which both ocl-icd and Khronos' loader accept.
+    only = tempfile.mkdtemp(prefix="tack-test-icd-")
+    atexit.register(shutil.rmtree, only, True)
+    shutil.copy(pocl[0], only)
+    os.environ["OCL_ICD_VENDORS"] = only
+    others = [os.path.basename(p) for p in icds if p != pocl[0]]
+    return "OpenCL: PoCL alone (%s)%s" % (
+        os.path.basename(pocl[0]),
+        "; also installed, left out: %s" % ", ".join(others) if others else "")
+
+
+ICD_CHOICE = _choose_icd()
 
 import numpy as np
 import pytest
@@ -178,6 +229,28 @@ class OnDevice:
 
     def __getattr__(self, name):
         return getattr(self.kernel, name)
+
+
+def pytest_report_header(config):
+    return ICD_CHOICE
+
+
+# Under the sanitizers a report ends the process at once, pytest's summary
+# and its captured output with it: the Makefile sets TACK_TEST_PROGRESS to a
+# file that names the test running, and that is gone when the session ends
+# normally, so a leftover names the test the process died in.
+_PROGRESS = os.environ.get("TACK_TEST_PROGRESS")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if _PROGRESS:
+        with open(_PROGRESS, "w") as f:
+            f.write(nodeid + "\n")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _PROGRESS and os.path.exists(_PROGRESS):
+        os.remove(_PROGRESS)
 
 
 def pytest_configure(config):

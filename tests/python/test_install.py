@@ -9,6 +9,8 @@ build; the package's contents are checked on every install.
 import importlib.metadata
 import json
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -21,9 +23,15 @@ import tack
 PACKAGE_DIR = os.path.dirname(os.path.abspath(tack.__file__))
 EXTENSION = os.path.abspath(tack._tack.__file__)
 
-# What a manylinux wheel may leave to the system: glibc and the kernel's vDSO.
+# What a manylinux wheel may leave to the system: glibc, the kernel's vDSO,
+# and GCC's unwinder libgcc_s (manylinux's policy lists it: the extension
+# uses the system's, whose static copy would need glibc 2.35).
 GLIBC_LEVEL = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1",
-               "libpthread.so.0", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+               "libpthread.so.0", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
+               "libgcc_s.so.1"}
+# The oldest glibc the wheel's extension may need (manylinux_2_17;
+# python/glibc_compat.c keeps the newer symbol versions out).
+GLIBC_FLOOR = (2, 17)
 
 
 def _wheel_tags():
@@ -95,6 +103,24 @@ def test_package_has_no_sources():
 
 
 @needs_installed
+def test_metadata_pypi_shows():
+    """The distribution carries what PyPI shows: the license (an SPDX
+    expression and the LICENSE file itself), a classifier for the running
+    Python, and the README as its Markdown long description."""
+    dist = importlib.metadata.distribution("tack")
+    meta = dist.metadata
+    assert meta["License-Expression"] == "MIT", meta.get_all("License-Expression")
+    assert "LICENSE" in (meta.get_all("License-File") or []), meta.get_all("License-File")
+    license_text = [f for f in dist.files or [] if f.name == "LICENSE"]
+    assert license_text and "MIT License" in license_text[0].read_text(), dist.files
+    classifiers = meta.get_all("Classifier") or []
+    here = "Programming Language :: Python :: %d.%d" % sys.version_info[:2]
+    assert here in classifiers, classifiers
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert "## A kernel" in (meta.get_payload() or meta["Description"] or "")
+
+
+@needs_installed
 @needs_wheel
 @pytest.mark.skipif(shutil.which("ldd") is None, reason="needs ldd")
 def test_extension_links_only_glibc_or_bundled_libraries():
@@ -115,8 +141,8 @@ def test_extension_links_only_glibc_or_bundled_libraries():
 def test_compiling_a_kernel_maps_only_the_wheels_libraries(tmp_path):
     """At run time too: importing tack and compiling and running a kernel on
     the CPU maps no library from the system beyond what NumPy and Python
-    already had (no libLLVM, libstdc++, libcrypto): only the extension and
-    what the wheel bundles."""
+    already had (no libLLVM, libstdc++, libcrypto): only the extension, what
+    the wheel bundles and what manylinux leaves to the system."""
     script = tmp_path / "run_kernel.py"
     script.write_text(textwrap.dedent("""
         import json, sys
@@ -148,11 +174,50 @@ def test_compiling_a_kernel_maps_only_the_wheels_libraries(tmp_path):
     assert os.path.realpath(EXTENSION) in {os.path.realpath(a) for a in added}, added
     bundled_dir = os.path.realpath(os.path.join(PACKAGE_DIR, "..", "tack.libs"))
     python_dirs = tuple(os.path.realpath(d) + os.sep for d in {sys.prefix, sys.base_prefix})
+    # What manylinux leaves to the system may come new: libdl and libpthread
+    # (the extension names them for glibc < 2.34, where its dl and pthread
+    # calls live), libgcc_s (the unwinder).
     foreign = [a for a in added
                if os.path.realpath(a) != os.path.realpath(EXTENSION)
                and os.path.dirname(os.path.realpath(a)) != bundled_dir
-               and not os.path.realpath(a).startswith(python_dirs)]  # stdlib modules
+               and not os.path.realpath(a).startswith(python_dirs)  # stdlib modules
+               and os.path.basename(a) not in GLIBC_LEVEL]
     assert foreign == [], foreign
+
+
+def _needed(path):
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True,
+                         check=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None or shutil.which("readelf") is None,
+                    reason="needs objdump and readelf (binutils)")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="glibc_compat.c is x86-64's")
+def test_extension_needs_glibc_2_17_at_most():
+    """Every glibc symbol version the extension names is 2.17 or older, it
+    leaves no --wrap'd call unresolved, and it needs no libtinfo: the wheel
+    installs on any manylinux2014 system (RHEL 7+, Ubuntu 14.04+), though
+    it is built on Debian 12 (glibc 2.36).  A build linked with the shared
+    libLLVM (the sanitizer run's) is not what the wheel ships: skipped."""
+    needed = _needed(EXTENSION)
+    if any("libLLVM" in n for n in needed):
+        pytest.skip("the extension links the shared libLLVM (TACK_STATIC_LLVM=OFF): "
+                    "not a wheel's build")
+    assert not [n for n in needed if "libtinfo" in n or "libstdc++" in n], needed
+    out = subprocess.run(["objdump", "-T", EXTENSION], capture_output=True, text=True,
+                         check=True).stdout
+    versions = {}
+    for m in re.finditer(r"\bGLIBC_(\d+)\.(\d+)(?:\.\d+)?\)?\s+(\S+)$", out, re.M):
+        versions.setdefault((int(m.group(1)), int(m.group(2))), []).append(m.group(3))
+    assert versions, out[:2000]
+    too_new = {v: names for v, names in versions.items() if v > GLIBC_FLOOR}
+    assert not too_new, f"needs glibc {max(too_new)}: {too_new}"
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", EXTENSION],
+                               capture_output=True, text=True, check=True).stdout
+    assert "__wrap_" not in undefined, [ln for ln in undefined.splitlines() if "__wrap_" in ln]
+    if REPAIRED:
+        assert "manylinux_2_17_x86_64" in " ".join(_wheel_tags()), _wheel_tags()
 
 
 @needs_installed
@@ -165,3 +230,58 @@ def test_extension_exports_only_its_init():
     linker_defined = {"_edata", "_end", "__bss_start", "_init", "_fini"}
     names = {line.split()[-1] for line in out.splitlines() if line.strip()} - linker_defined
     assert names == {"PyInit__tack"}, sorted(names)[:20]
+
+
+def test_every_installed_opencl_driver_at_once(tmp_path):
+    """With every OpenCL driver the machine has loaded into one process (the
+    suite itself runs on PoCL alone, conftest.py), `python -m tack info`
+    lists each device and a kernel gives NumPy's numbers on each one.  The
+    loader's variables are the ones the run was started with: under the
+    sanitizers those the Makefile chose (the drivers ASan can load)."""
+    from conftest import MACHINE_ICD_ENV
+    script = tmp_path / "every_device.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        import tack
+
+        @tack.kernel
+        def axpy(x, y, out, a):
+            for i in range(x.shape[0]):
+                out[i] = a * x[i] + y[i]
+
+        x = np.arange(1000, dtype=np.float32)
+        y = np.full(1000, 0.5, dtype=np.float32)
+        want = np.float32(3.0) * x + y
+        n = 0
+        while True:
+            try:
+                dev = tack.device("opencl:%d" % n)
+            except (RuntimeError, ValueError) as e:
+                print("stop:", e)
+                break
+            out = tack.zeros((1000,), device=dev)
+            axpy(tack.array(x, device=dev), tack.array(y, device=dev), out, 3.0)
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+            print("ok:", dev.name, dev.description)
+            n += 1
+        print("devices:", n)
+    """))
+    env = dict(os.environ, TACK_CACHE="off")
+    for k, v in MACHINE_ICD_ENV.items():
+        env.pop(k, None)
+        if v:
+            env[k] = v
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       env=env, cwd=str(tmp_path), timeout=600)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    n = int(p.stdout.split("devices:")[1])
+    ok = [line[4:] for line in p.stdout.splitlines() if line.startswith("ok: ")]
+    assert len(ok) == n, p.stdout
+    info = subprocess.run([sys.executable, "-m", "tack", "info"], capture_output=True, text=True,
+                          env=env, cwd=str(tmp_path), timeout=300)
+    assert info.returncode == 0, info.stderr
+    for line in ok:
+        name = line.split()[0]
+        assert name + ":" in info.stdout, (name, info.stdout)
+    if n == 0:
+        pytest.skip("no OpenCL device with the machine's drivers: " + p.stdout.strip())
