@@ -68,3 +68,28 @@ int ir_same_form(ir_index_form a, ir_index_form b) {
     return a.ok && b.ok && a.axis == b.axis && a.scalar == b.scalar &&
            (a.scalar < 0 || a.sign == b.sign) && a.c == b.c;
 }
+
+void ir_forget_expr(ir_index_form *known, const ir_expr *e) {
+    if (!e) return;
+    ir_forget_expr(known, e->a);
+    ir_forget_expr(known, e->b);
+    ir_forget_expr(known, e->cond);
+    for (int i = 0; i < e->nargs; i++) ir_forget_expr(known, e->args[i]);
+    if (e->body) ir_forget_block(known, e->body);
+    if (e->kind == IR_INLINE && e->index >= 0) known[e->index] = ir_form_unknown;
+}
+
+void ir_forget_stmt(ir_index_form *known, const ir_stmt *s) {
+    if (s->kind == IR_ASSIGN || s->kind == IR_FOR) known[s->index] = ir_form_unknown;
+    ir_forget_expr(known, s->value);
+    ir_forget_expr(known, s->start);
+    ir_forget_expr(known, s->stop);
+    ir_forget_expr(known, s->step);
+    for (int k = 0; k < s->nindices; k++) ir_forget_expr(known, s->indices[k]);
+    ir_forget_block(known, &s->body);
+    ir_forget_block(known, &s->orelse);
+}
+
+void ir_forget_block(ir_index_form *known, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) ir_forget_stmt(known, b->stmts[i]);
+}

@@ -303,6 +303,11 @@ extern const ir_index_form ir_form_unknown;
  * caller has established holds at e). */
 ir_index_form ir_index_form_of(const ir_func *f, const ir_index_form *known, const ir_expr *e);
 int ir_same_form(ir_index_form a, ir_index_form b);
+/* Code that may or may not run: every local it may assign (and each
+ * inlined call's result) becomes unknown in known[]. */
+void ir_forget_expr(ir_index_form *known, const ir_expr *e);
+void ir_forget_stmt(ir_index_form *known, const ir_stmt *s);
+void ir_forget_block(ir_index_form *known, const ir_block *b);
 
 /* A deep copy into a new arena (a variant's private IR). */
 ir_func *ir_clone(const ir_func *f);

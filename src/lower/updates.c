@@ -101,32 +101,8 @@ static void note_write(scan *w, int p, ir_expr *const *idx, int n) {
         if (!ir_same_form(o->at[d], ir_index_form_of(w->f, w->known, idx[d]))) o->mixed[d] = 1;
 }
 
-/* Every local assigned anywhere in b or e becomes unknown. */
-static void forget_block(scan *w, const ir_block *b);
-
-static void forget_expr(scan *w, const ir_expr *e) {
-    if (!e) return;
-    forget_expr(w, e->a);
-    forget_expr(w, e->b);
-    forget_expr(w, e->cond);
-    for (int i = 0; i < e->nargs; i++) forget_expr(w, e->args[i]);
-    if (e->body) forget_block(w, e->body);
-    if (e->kind == IR_INLINE && e->index >= 0) w->known[e->index] = ir_form_unknown;
-}
-
-static void forget_block(scan *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if (s->kind == IR_ASSIGN || s->kind == IR_FOR) w->known[s->index] = ir_form_unknown;
-        forget_expr(w, s->value);
-        forget_expr(w, s->start);
-        forget_expr(w, s->stop);
-        forget_expr(w, s->step);
-        for (int k = 0; k < s->nindices; k++) forget_expr(w, s->indices[k]);
-        forget_block(w, &s->body);
-        forget_block(w, &s->orelse);
-    }
-}
+static void forget_expr(scan *w, const ir_expr *e) { ir_forget_expr(w->known, e); }
+static void forget_block(scan *w, const ir_block *b) { ir_forget_block(w->known, b); }
 
 static void walk_block(scan *w, const ir_block *b);
 

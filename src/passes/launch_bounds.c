@@ -75,32 +75,9 @@ static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
 
 /* Code that may or may not run: every local it may assign is unknown
  * afterwards, and its accesses are not recorded. */
-static void kill_block(walker *w, const ir_block *b);
-
-static void kill_expr(walker *w, const ir_expr *e) {
-    if (!e) return;
-    kill_expr(w, e->a);
-    kill_expr(w, e->b);
-    kill_expr(w, e->cond);
-    for (int i = 0; i < e->nargs; i++) kill_expr(w, e->args[i]);
-    if (e->body) kill_block(w, e->body);
-    if (e->kind == IR_INLINE && e->index >= 0) w->known[e->index] = unknown;
-}
-
-static void kill_stmt(walker *w, const ir_stmt *s) {
-    if (s->kind == IR_ASSIGN || s->kind == IR_FOR) w->known[s->index] = unknown;
-    kill_expr(w, s->value);
-    kill_expr(w, s->start);
-    kill_expr(w, s->stop);
-    kill_expr(w, s->step);
-    for (int k = 0; k < s->nindices; k++) kill_expr(w, s->indices[k]);
-    kill_block(w, &s->body);
-    kill_block(w, &s->orelse);
-}
-
-static void kill_block(walker *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) kill_stmt(w, b->stmts[i]);
-}
+static void kill_expr(walker *w, const ir_expr *e) { ir_forget_expr(w->known, e); }
+static void kill_stmt(walker *w, const ir_stmt *s) { ir_forget_stmt(w->known, s); }
+static void kill_block(walker *w, const ir_block *b) { ir_forget_block(w->known, b); }
 
 /* Whether a return from inline `id` (IR_EXIT) lies anywhere in s. */
 static int exits_block(const ir_block *b, int id);
