@@ -83,6 +83,10 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
     }
     uint32_t groups[3], size[3];
     l0_groups(b, ninner, count, inner0, inner1, groups, size);
+    /* A collective kernel's groups are exactly the language's workgroups. */
+    if (c->f->collective && size[0] != IR_WORKGROUP)
+        return backend_error(err, TACK_ERR_DEVICE, "kernel '%s' needs groups of %d items; %s allows %u",
+                             name, IR_WORKGROUP, b->description, size[0]);
     if ((r = ze->KernelSetGroupSize(c->kernel, size[0], size[1], size[2])) != ZE_RESULT_SUCCESS)
         return l0_fail(err, what, "zeKernelSetGroupSize", r);
     ze_group_count_t g = {groups[0], groups[1], groups[2]};
