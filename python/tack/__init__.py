@@ -10,7 +10,7 @@ import types as _types
 
 from . import _tack
 from . import cache  # noqa: F401  (tack.cache.load_bundle)
-from . import cuda, hip, opencl  # noqa: F401  (tack.cuda.compile, tack.hip.compile, ...)
+from . import cuda, hip, level_zero, metal, opencl  # noqa: F401  (tack.cuda.compile, ...)
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,

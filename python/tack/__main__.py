@@ -82,14 +82,20 @@ SETTINGS = [
     ("TACK_LOG", "compile messages go to the 'tack' logger only; compile: also stderr"),
     ("TACK_NVRTC", "libnvrtc from $CUDA_PATH, $CUDA_HOME, /usr/local/cuda or the loader path"),
     ("TACK_HIPRTC", "hipRTC from libhiprtc.so or libamdhip64.so on the loader path"),
+    ("TACK_OCLOC", "Intel's ocloc on PATH (Level Zero's compiler, run as a child process)"),
+]
+
+# Backends whose driver this build has no table for, with why.
+ABSENT = [
+    ("metal", "the Metal driver is built only on macOS; tack.metal.source gives the MSL here"),
 ]
 
 
 def _devices():
     """(name, description or None, why not) for the CPU and each OpenCL,
-    CUDA and HIP device."""
+    CUDA, HIP and Level Zero device, and Metal's absence."""
     found = []
-    for backend in ("cpu", "opencl", "cuda", "hip"):
+    for backend in ("cpu", "opencl", "cuda", "hip", "level_zero"):
         for index in range(64):
             spec = backend if backend == "cpu" else "%s:%d" % (backend, index)
             try:
@@ -101,7 +107,15 @@ def _devices():
             found.append((dev.name, dev.description, None))
             if backend == "cpu":
                 break
+    found.extend((name, None, why) for name, why in ABSENT)
     return found
+
+
+def _ocloc():
+    """Where Level Zero's compiler is, as libtack looks for it."""
+    import shutil
+    path = os.environ.get("TACK_OCLOC") or shutil.which("ocloc")
+    return path or "not found (install Intel's ocloc or set TACK_OCLOC)"
 
 
 def _system_info(args):
@@ -132,6 +146,7 @@ def _system_info(args):
             print("  %s: %s" % (name, description))
         else:
             print("  %s: not available (%s)" % (name, why))
+    print("ocloc:           %s" % _ocloc())
     try:
         c = _tack._cache_info()
         print("cache directory: %s" % c["dir"])

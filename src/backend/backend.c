@@ -9,7 +9,8 @@
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static const backend_ops *table[MAX_BACKENDS + 1] = {&backend_cpu, &backend_opencl,
-                                                        &backend_cuda, &backend_hip, NULL};
+                                                        &backend_cuda, &backend_hip,
+                                                        &backend_level_zero, NULL};
 
 const backend_ops *backend_at(int i) {
     pthread_mutex_lock(&table_lock);

@@ -179,12 +179,15 @@ extern const backend_ops backend_cpu;
 extern const backend_ops backend_opencl;
 extern const backend_ops backend_cuda;
 extern const backend_ops backend_hip;
+extern const backend_ops backend_level_zero;
 
 /* Code for a target named by a string, without a device (offline.c;
  * tack_kernel_generate): "cuda:sm_XX" is PTX from NVRTC, "hip:gfxNNN" an
  * AMDGPU code object from hipRTC, "cuda-source", "opencl-source" and
  * "hip-source" the GPU emitter's output.  f is post-pass IR for a device
  * without host memory; `entry` names the kernel function.  *out is
+ * "level_zero:spirv" SPIR-V and "level_zero:<Intel GPU>" a native binary
+ * from ocloc, "metal-source" MSL.  *out is
  * malloc'd and NUL-terminated after its *len bytes (binary targets may
  * hold NULs: backend_generate_binary says which those are).
  * backend_generate_check refuses an unknown target (TACK_ERR_VALUE)

@@ -27,4 +27,17 @@ tack_status hip_generate_check(const char *target, tack_error *err);
 tack_status hip_generate(const char *target, const ir_func *f, const char *entry, char **out,
                          size_t *len, tack_error *err);
 
+/* metal/offline.c: "metal-source" (MSL). */
+int metal_generate_target(const char *target);
+tack_status metal_generate(const ir_func *f, const char *entry, char **out, size_t *len,
+                           tack_error *err);
+
+/* level_zero/offline.c: "level_zero:spirv" (SPIR-V), "level_zero:<Intel
+ * GPU>" (a native binary from ocloc, e.g. "level_zero:dg2"). */
+int level_zero_generate_target(const char *target);
+int level_zero_generate_binary(const char *target);
+tack_status level_zero_generate_check(const char *target, tack_error *err);
+tack_status level_zero_generate(const char *target, const ir_func *f, const char *entry,
+                                char **out, size_t *len, tack_error *err);
+
 #endif

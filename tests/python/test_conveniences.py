@@ -443,6 +443,10 @@ def test_info_command():
     assert enabled and lines["cpu features"].split() == enabled
     assert "  cpu: CPU, 2 threads" in out.splitlines()
     assert "opencl" in out and "cuda" in out
+    # Every backend of the reference's table has a line, available or not.
+    assert any(ln.startswith("  level_zero") for ln in out.splitlines())
+    assert "  metal: not available (the Metal driver is built only on macOS" in out
+    assert "ocloc" in lines and "TACK_OCLOC" in out
     assert "cache directory" in lines and "cache size" in lines
     assert "TACK_NUM_THREADS=2" in out
     assert "TACK_DEBUG=0" in out

@@ -6,6 +6,14 @@ dialect, what its vendor's offline compiler accepts:
 
 - HIP: an AMDGPU code object from hipRTC for gfx90a and for gfx1030 (an ELF
   for that ISA holding the kernel's symbol);
+- Level Zero: SPIR-V from Intel's ocloc for every kernel, each accepted by
+  spirv-val, and native binaries for tgllp and dg2 for a representative
+  batch (ocloc takes about 0.3 s a kernel); f64 kernels are refused for
+  those two (they have no fp64) naming f64, and build for pvc;
+- Metal: MSL for every kernel Metal can run, compiled in one batch as C++
+  (clang++, arm64) against tests/metal/metal_stdlib, our stand-in for
+  Metal's header with its address spaces; the others (f64, 64-bit and
+  8/16-bit atomics, debug mode) refused naming why;
 
 Each dialect's check runs over the whole list in one test and names every
 kernel it refused, so the cost is one pass of its compiler per kernel.
@@ -27,6 +35,8 @@ from test_cuda import (ALL, INTS, Field, Pair, arith, atomics_float, atomics_int
                        convert, farith, fill2, fill3, gather, half_round, histogram, ivec,
                        np_of, sample_points, scale, shade, stencil, steps, transcendental,
                        use_field, use_pair)
+from test_workgroups import block_scan, block_sum, tiled_matmul
+from test_workgroups import stencil as shared_stencil
 
 
 def _cases():
@@ -88,6 +98,13 @@ def _cases():
     out.append(("arith_debug", arith, (z(4, np.int16),) * 3, True))
     out.append(("fill3_debug", fill3, (z((2, 3, 4), np.int64),), True))
     out.append(("scale", scale, (z(16, np.float32), z(16, np.float32), 2.0), False))
+    # Workgroups: shared arrays and barriers.
+    out.append(("block_sum", block_sum, (z(512, np.float32), z(2, np.float32)), False))
+    out.append(("block_scan", block_scan, (z(512, np.int64), z(512, np.int64)), False))
+    out.append(("tiled_matmul", tiled_matmul, (z((32, 32), np.float32), z((32, 32), np.float32),
+                                               z((32, 32), np.float32), 32), False))
+    out.append(("shared_stencil", shared_stencil, (z(512, np.float32), z(512, np.float32)),
+                False))
     return out
 
 
@@ -177,3 +194,284 @@ def test_hip_device_without_runtime_or_gpu_is_named():
         assert "HIP" in str(e)
     else:  # pragma: no cover - an AMD GPU is present
         assert "HIP" in dev.description
+
+
+# ---- Level Zero -----------------------------------------------------------------
+
+def _ocloc_or_skip():
+    x = np.zeros(4, np.float32)
+    try:
+        return tack.level_zero.spirv(scale, x, x, 2.0)
+    except RuntimeError as e:
+        pytest.skip(f"ocloc absent: {e}")
+
+
+SPIRV_MAGIC = b"\x03\x02\x23\x07"
+
+
+def test_level_zero_spirv_for_every_kernel(tmp_path):
+    _ocloc_or_skip()
+    refused = []
+    for n, (label, kernel, args, debug) in enumerate(CASES):
+        try:
+            spv = _generate(tack.level_zero.spirv, kernel, args, debug)
+        except (RuntimeError, TypeError, tack.CompileError) as e:
+            refused.append(f"{label}: {e}")
+            continue
+        assert isinstance(spv, bytes) and spv[:4] == SPIRV_MAGIC, label
+        assert b"tack_" + kernel.__name__.encode() in spv, label
+        path = tmp_path / f"{n}.spv"
+        path.write_bytes(spv)
+        r = subprocess.run(["spirv-val", str(path)], capture_output=True, text=True)
+        if r.returncode:
+            refused.append(f"{label}: spirv-val: {r.stdout}{r.stderr}")
+    print(f"{len(CASES) - len(refused)} of {len(CASES)} kernels: SPIR-V accepted by spirv-val")
+    assert not refused, f"{len(refused)} of {len(CASES)} kernels refused:\n" + "\n".join(refused)
+
+
+def _uses_f64(args):
+    def f64(a):
+        if isinstance(a, tack.Texture3D):
+            return False  # its dtype shows in the label; textures are checked by label
+        dt = getattr(a, "dtype", None)
+        return dt is not None and str(dt) in ("float64", "f64", "vec2d", "vec3d", "vec4d")
+    return any(f64(a) for a in args)
+
+
+# One kernel of each kind (per dtype where the dialect differs), the
+# workgroups among them, and f64 ones that tgllp and dg2 must refuse.
+NATIVE = ["arith_i32", "arith_u8", "farith_f32", "farith_f16", "math_f32", "atomics_i32",
+          "atomics_u64", "atomics_f32", "atomics_i8", "compare_f32", "convert_f32_i64",
+          "convert_f16_u16", "half_round_float32", "steps", "shade_vec3f", "ivec", "fill3",
+          "stencil", "histogram_f32", "texture_f32", "pair_i32", "gather_debug", "block_sum",
+          "shared_stencil", "tiled_matmul", "farith_f64", "math_f64", "shade_vec2d"]
+# math_f32 mixes in f64 too (copysign(1.0, v): 1.0 is an f64 literal).
+F64 = {"farith_f64", "math_f64", "math_f32", "shade_vec2d", "pair_i32", "tiled_matmul"}
+
+
+@pytest.mark.parametrize("target", ["tgllp", "dg2"])
+def test_level_zero_native_binaries(target):
+    _ocloc_or_skip()
+    cases = {c[0]: c for c in CASES}
+    made, refused = 0, []
+    for label in NATIVE:
+        _, kernel, args, debug = cases[label]
+        try:
+            obj = _generate(lambda k, *a: tack.level_zero.compile(k, *a, target=target), kernel,
+                            args, debug)
+        except TypeError as e:
+            if label in F64 and "fp64" in str(e) and f"Intel GPU '{target}'" in str(e):
+                continue  # the target has no f64: refused, naming it
+            refused.append(f"{label}: {e}")
+            continue
+        except (RuntimeError, tack.CompileError) as e:
+            refused.append(f"{label}: {e}")
+            continue
+        if label in F64:
+            refused.append(f"{label}: an f64 kernel built for {target}, which has no fp64")
+        # Intel's zebin: an ELF64 of type ET_ZEBIN_EXE holding the kernel.
+        ok = (obj[:4] == b"\x7fELF" and obj[4] == 2 and obj[16:18] == b"\x04\xff"
+              and b"tack_" + kernel.__name__.encode() in obj)
+        if not ok:
+            refused.append(f"{label}: not a native binary")
+        made += ok
+    print(f"{made} native binaries for {target}, {len(F64)} f64 kernels refused")
+    assert not refused, "\n".join(refused)
+    assert made == len(NATIVE) - len(F64)
+
+
+def test_level_zero_f64_on_a_target_with_fp64():
+    _ocloc_or_skip()
+    x = np.zeros(16)
+    obj = tack.level_zero.compile(scale, x, x, 2.0, target="pvc")
+    assert obj[:4] == b"\x7fELF" and b"tack_scale" in obj
+    # The same for tgllp: refused at the parameter, naming f64.
+    with pytest.raises(TypeError, match="parameter 'x' is f64 but Intel GPU 'tgllp' has no fp64"):
+        tack.level_zero.compile(scale, x, x, 2.0, target="tgllp")
+    # Native binaries differ between targets.
+    y = np.zeros(16, np.float32)
+    assert (tack.level_zero.compile(scale, y, y, 2.0, target="tgllp")
+            != tack.level_zero.compile(scale, y, y, 2.0, target="dg2"))
+
+
+def test_level_zero_refusals():
+    x = np.zeros(16, np.float32)
+    with pytest.raises(ValueError, match="'a b' is not an Intel GPU target"):
+        tack.level_zero.compile(scale, x, x, 2.0, target="a b")
+    with pytest.raises(ValueError, match="binary code, which is not text"):
+        tack._tack._generate(scale, "level_zero:spirv", (x, x, 2.0))
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        tack.level_zero.spirv(scale, x, x)
+    _ocloc_or_skip()
+    with pytest.raises(ValueError, match="does not know the Intel GPU 'nosuch'"):
+        tack.level_zero.compile(scale, x, x, 2.0, target="nosuch")
+    assert "__kernel void tack_scale(" in tack.level_zero.source(scale, x, x, 2.0)
+
+
+def test_level_zero_device_without_loader_or_gpu_is_named():
+    try:
+        dev = tack.device("level_zero")
+    except RuntimeError as e:
+        assert "Level Zero" in str(e)
+    else:  # pragma: no cover - an Intel GPU is present
+        assert "Level Zero" in dev.description
+
+
+# ---- Metal -----------------------------------------------------------------------
+
+METAL_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "metal")
+REFUSAL_WORDS = ("fp64 support", "64-bit atomics", "8-bit atomics", "16-bit atomics",
+                 "debug mode")
+
+
+def _metal_expected_refusal(label, args, debug):
+    """Why Metal must refuse a case, or None."""
+    if debug:
+        return "debug mode"
+    if _uses_f64(args) or label.endswith("_f64") or "float64" in label:
+        return "fp64 support"
+    for bits, types in ((64, ("i64", "u64")), (8, ("i8", "u8")), (16, ("i16", "u16"))):
+        if any(label == f"{kind}_{t}" for kind in ("atomics", "histogram") for t in types):
+            return f"{bits}-bit atomics"
+    return None
+
+
+def _clang():
+    for name in ("clang++", "clang++-14", "clang++-15", "clang++-16"):
+        r = subprocess.run(["sh", "-c", f"command -v {name}"], capture_output=True, text=True)
+        if r.returncode == 0:
+            return r.stdout.strip()
+    return None
+
+
+def test_metal_source_for_every_kernel(tmp_path):
+    sources, refused, wrong = {}, {}, []
+    for label, kernel, args, debug in CASES:
+        try:
+            sources[label] = (kernel, _generate(tack.metal.source, kernel, args, debug))
+        except (TypeError, tack.CompileError) as e:
+            refused[label] = str(e)
+    for label, kernel, args, debug in CASES:
+        why = _metal_expected_refusal(label, args, debug)
+        if label in refused:
+            if not any(w in refused[label] for w in REFUSAL_WORDS):
+                wrong.append(f"{label} refused without saying why: {refused[label]}")
+            elif why and why not in refused[label]:
+                wrong.append(f"{label}: expected a refusal naming {why!r}: {refused[label]}")
+        elif why:
+            wrong.append(f"{label}: Metal cannot run it ({why}) but MSL was made")
+    # Kernels whose inference makes f64 out of Python floats (2.0 * x[i])
+    # are refused too; the rest must be most of the suite.
+    assert not wrong, "\n".join(wrong)
+    assert len(sources) >= 110, sorted(refused)
+    prelude_end = None
+    for label, (kernel, src) in sources.items():
+        assert f"kernel void tack_{kernel.__name__}(constant tack_{kernel.__name__}_pack &pack " \
+               "[[buffer(0)]]" in src, label
+        assert "goto" not in src and "double" not in src and "0x1p" not in src, label
+        assert "[[thread_position_in_grid]]" in src, label
+        end = src.index("typedef struct {")
+        prelude_end = prelude_end or src[:end]
+        assert src[:end].split("\n", 1)[1] == prelude_end.split("\n", 1)[1], label
+    for label in ("block_sum", "shared_stencil"):
+        src = sources[label][1]
+        assert "threadgroup float a0[" in src and \
+            "threadgroup_barrier(mem_flags::mem_threadgroup);" in src, label
+    clang = _clang()
+    if not clang:
+        pytest.skip("no clang++ to check the MSL as C++")
+    # One translation unit: the common prelude once, then each kernel in a
+    # namespace of its own (their helpers share names).
+    parts, starts = [prelude_end.split("\n", 1)[1]], []
+    line = parts[0].count("\n") + 1
+    for n, (label, (kernel, src)) in enumerate(sources.items()):
+        body = f"namespace k{n} {{\n" + src[src.index("typedef struct {"):] + "}\n"
+        starts.append((line, label))
+        parts.append(body)
+        line += body.count("\n")
+    unit = tmp_path / "all.metal.cpp"
+    unit.write_text("".join(parts))
+    r = subprocess.run([clang, "--target=arm64-apple-macos13", "-std=c++17", "-fsyntax-only",
+                        "-ferror-limit=0", "-Wno-unknown-attributes", "-I", METAL_HEADER, "-x",
+                        "c++", str(unit)], capture_output=True, text=True)
+
+    def label_of(lineno):
+        return max((s for s in starts if s[0] <= lineno), default=(0, "prelude"))[1]
+    errors = [ln for ln in r.stderr.splitlines() if ": error:" in ln]
+    named = [f"{label_of(int(e.split(':')[1]))}: {e}" for e in errors]
+    print(f"{len(sources)} kernels as MSL checked as C++ by {clang}; {len(refused)} refused")
+    assert r.returncode == 0 and not errors, "\n".join(named[:40]) + r.stderr[-2000:]
+
+
+def test_metal_check_catches_what_metal_refuses(tmp_path):
+    """The stand-in header is strict where it claims to be: goto, double and
+    a device pointer passed as a thread one are errors."""
+    clang = _clang()
+    if not clang:
+        pytest.skip("no clang++")
+    cases = {
+        "goto": "kernel void f(device float *p) { goto out; out: p[0] = 1; }",
+        "double": "kernel void f(device float *p) { double d = p[0]; p[1] = d; }",
+        "address space": "static inline float g(thread float *q) { return *q; }\n"
+                         "kernel void f(device float *p) { p[0] = g(p); }",
+        "undeclared": "kernel void f(device float *p) { p[0] = hypot(p[1], p[2]); }",
+    }
+    for what, body in cases.items():
+        unit = tmp_path / "t.cpp"
+        unit.write_text("#include <metal_stdlib>\nusing namespace metal;\n" + body + "\n")
+        r = subprocess.run([clang, "--target=arm64-apple-macos13", "-std=c++17", "-fsyntax-only",
+                            "-Wno-unknown-attributes", "-I", METAL_HEADER, "-x", "c++",
+                            str(unit)], capture_output=True, text=True)
+        assert r.returncode != 0, what
+    unit.write_text("#include <metal_stdlib>\nusing namespace metal;\n"
+                    "kernel void f(device float *p) { p[0] = sqrt(p[1]); }\n")
+    r = subprocess.run([clang, "--target=arm64-apple-macos13", "-std=c++17", "-fsyntax-only",
+                        "-Wno-unknown-attributes", "-I", METAL_HEADER, "-x", "c++", str(unit)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@tack.func
+def _first_big(x, n):
+    for k in range(n):
+        for j in range(n):
+            if x[k] > 10.0 + j:
+                return k
+    return -1
+
+
+@tack.kernel
+def _early_exits(x, out, n):
+    for i in range(out.shape[0]):
+        if i % 3 == 0:
+            continue
+        k = _first_big(x, n)
+        if k < 0:
+            return
+        out[i] = k
+
+
+def test_metal_leaves_inlined_bodies_without_goto():
+    x = np.zeros(8, np.float32)
+    src = tack.metal.source(_early_exits, x, np.zeros(8, np.int32), 8)
+    assert "goto" not in src
+    # The launch body's continue/return and the function's return from two
+    # loops deep: flags, breaks, and a break after each loop they leave.
+    assert src.count("do {") == 2 and src.count("} while (0);") == 2  # the body is emitted once
+    assert src.count("if (tk_x") >= 2
+    ocl = tack.opencl.source(_early_exits, x, np.zeros(8, np.int32), 8)
+    assert "goto tk_exit" in ocl and "do {" not in ocl
+
+
+def test_metal_refusals_name_the_cause():
+    x = np.zeros(16)
+    with pytest.raises(TypeError, match="parameter 'x' is f64 but Metal has no fp64 support"):
+        tack.metal.source(scale, x, x, 2.0)
+    with pytest.raises(tack.CompileError, match="Metal has no 64-bit atomics"):
+        tack.metal.source(histogram, np.zeros(100, np.int64), np.zeros((10, 1), np.uint64))
+    tack.set_debug(True)
+    try:
+        with pytest.raises(tack.CompileError, match="debug mode"):
+            tack.metal.source(scale, np.zeros(4, np.float32), np.zeros(4, np.float32), 2.0)
+    finally:
+        tack.set_debug(False)

@@ -97,9 +97,10 @@ def stencil(x, out):
         out[i] = tile[lane] + tile[lane + 1] + tile[lane + 2]
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    return device_or_skip("opencl")
+# PoCL runs them here; a CUDA device where there is one (bench/gpu/check.sh).
+@pytest.fixture(scope="module", params=["opencl", "cuda"])
+def gpu(request):
+    return device_or_skip(request.param)
 
 
 def test_block_reduction(gpu):

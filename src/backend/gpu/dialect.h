@@ -1,6 +1,6 @@
 /*
  * dialect.h - what differs between the C-family languages the GPU emitter
- * writes (OpenCL C 1.2, CUDA C++): one table per language (dialects.c),
+ * writes (OpenCL C 1.2, CUDA C++, HIP C++, MSL): one table per language (dialects.c),
  * read only by emit.c.  Everything else in the generated source (the
  * structure, the exact integer and float semantics, the helpers) is
  * written once, from these words.
@@ -83,6 +83,21 @@ struct gpu_dialect {
      * language has none (such kernels are refused). */
     const char *shared_qual;
     const char *barrier;
+    /* What a language without parts of C needs (MSL); NULL or 0 in the
+     * others, which keep C's spelling. */
+    const char *title;       /* its devices in refusals: "Metal"; set only by
+                                a dialect without f64 (type[TACK_F64] NULL)
+                                or 64-bit atomics (cas64 NULL) */
+    const char *pack_param;  /* the pack parameter, a format given the entry's
+                                name; NULL: "%s_pack pack" (by value) */
+    const char *buffer_attr; /* after each array parameter, a format given its
+                                argument index (the pack is 0) */
+    const char *entry_extra; /* parameters after the arrays */
+    int no_goto;             /* inlined bodies are do { } while (0) that a
+                                return leaves with flags and breaks */
+    int decimal_floats;      /* f32 literals in decimal: no hex floats */
+    int no_subword_atomics;  /* no pointer-to-integer casts, which 8- and
+                                16-bit atomics need to find their word */
 };
 
 #endif

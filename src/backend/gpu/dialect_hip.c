@@ -101,4 +101,7 @@ const gpu_dialect gpu_dialect_hip = {
         "    p[i] = tk_f16_bits_f64(v);\n}\n"
         "static __device__ __forceinline__ float tk_f16_round_f64(double v) {\n"
         "    return tk_f16_value(tk_f16_bits_f64(v));\n}\n",
+    /* Workgroups: LDS arrays and s_barrier, as CUDA spells them. */
+    .shared_qual = "__shared__ ",
+    .barrier = "__syncthreads()",
 };

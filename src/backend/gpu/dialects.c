@@ -1,5 +1,7 @@
 /* dialects.c - the dialect tables (see dialect.h): OpenCL C 1.2 and
  * CUDA C++. */
+#include <pthread.h>
+
 #include "backend/gpu/dialect.h"
 
 /* Math functions whose name is the same in both precisions (OpenCL's
@@ -196,3 +198,17 @@ const gpu_dialect gpu_dialect_cuda = {
     .shared_qual = "__shared__ ",
     .barrier = "__syncthreads()",
 };
+
+static gpu_dialect level_zero;
+static pthread_once_t level_zero_once = PTHREAD_ONCE_INIT;
+
+static void make_level_zero(void) {
+    level_zero = gpu_dialect_opencl;
+    level_zero.name = "level_zero";
+    level_zero.covering_grid = 0;
+}
+
+const gpu_dialect *gpu_dialect_level_zero(void) {
+    pthread_once(&level_zero_once, make_level_zero);
+    return &level_zero;
+}

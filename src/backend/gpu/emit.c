@@ -76,7 +76,12 @@ enum {
 
 typedef struct inline_label {
     int id, label, used;
+    int flagged; /* no_goto: left through flag tk_x<label> and breaks */
 } inline_label;
+
+/* no_goto: what a `break` leaves, innermost last: a loop, or an inlined
+ * body's do { } while (0). */
+#define MAX_BREAKABLES 256
 
 typedef struct gen {
     const ir_func *f;
@@ -90,6 +95,8 @@ typedef struct gen {
     int uses_f16, uses_f16_f64; /* the dialect's f16 helpers */
     inline_label *inlines;
     int ninlines, inlines_cap;
+    unsigned char breakable_is_inline[MAX_BREAKABLES];
+    int nbreakables;
     tack_error *err;
     int failed;
 } gen;
@@ -209,7 +216,16 @@ static const char *int_lit(gen *g, ir_type t, int64_t v) {
 static const char *float_lit(gen *g, ir_type t, double v) {
     if (t == TACK_F32) {
         float x = (float)v;
-        if (isfinite(x)) return str(g, x < 0 || (x == 0 && signbit(x)) ? "(%af)" : "%af", (double)x);
+        int neg = x < 0 || (x == 0 && signbit(x));
+        if (isfinite(x) && g->d->decimal_floats) {
+            /* Nine significant digits name one float; a point or an
+             * exponent makes it a floating literal. */
+            char digits[48];
+            snprintf(digits, sizeof digits, "%.9g", (double)x);
+            const char *point = strpbrk(digits, ".e") ? "" : ".0";
+            return str(g, neg ? "(%s%sf)" : "%s%sf", digits, point);
+        }
+        if (isfinite(x)) return str(g, neg ? "(%af)" : "%af", (double)x);
         uint32_t bits;
         memcpy(&bits, &x, sizeof bits);
         return str(g, "%s(0x%08" PRIx32 "u)", g->d->bits_to_f32, bits);
@@ -337,6 +353,13 @@ static const char *helper_shift(gen *g, ir_type t, int left) {
     return name;
 }
 
+/* 2**n as a float literal (suffix suf): hex, or its exact decimal where
+ * the dialect has no hex floats. */
+static const char *pow2_lit(gen *g, int n, const char *suf) {
+    if (g->d->decimal_floats) return str(g, "%.1f%s", ldexp(1.0, n), suf);
+    return str(g, "0x1p%d%s", n, suf);
+}
+
 /* Float -> integer: truncating, saturating, NaN -> 0 (fpto[su]i.sat). */
 static const char *helper_f2i(gen *g, ir_type from, ir_type to) {
     const char *name = str(g, "tk_%s_from_%s", tname(to), tname(from));
@@ -348,12 +371,12 @@ static const char *helper_f2i(gen *g, ir_type from, ir_type to) {
         int64_t lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
         int64_t hi = bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
         HPUT("    if (x != x) return 0;\n");
-        HPUT("    if (x <= -0x1p%d%s) return %s;\n", bits - 1, suf, int_lit(g, to, lo));
-        HPUT("    if (x >= 0x1p%d%s) return %s;\n", bits - 1, suf, int_lit(g, to, hi));
+        HPUT("    if (x <= -%s) return %s;\n", pow2_lit(g, bits - 1, suf), int_lit(g, to, lo));
+        HPUT("    if (x >= %s) return %s;\n", pow2_lit(g, bits - 1, suf), int_lit(g, to, hi));
     } else {
         uint64_t hi = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
         HPUT("    if (!(x >= 1)) return 0; /* NaN, negative, below 1 */\n");
-        HPUT("    if (x >= 0x1p%d%s) return %s;\n", bits, suf, int_lit(g, to, (int64_t)hi));
+        HPUT("    if (x >= %s) return %s;\n", pow2_lit(g, bits, suf), int_lit(g, to, (int64_t)hi));
     }
     HPUT("    return (%s)x;\n}\n", T);
     return name;
@@ -688,6 +711,16 @@ static const char *atomic(gen *g, const ir_expr *e) {
                 ir_atomic_name(e->atomic));
         return "0";
     }
+    int bits = ir_type_bits(t);
+    if ((bits == 64 && !g->d->cas64 && !g->d->atomic[e->atomic][t].name) ||
+        (bits < 32 && g->d->no_subword_atomics)) {
+        fail_at(g, e->src, e->line, e->col,
+                "tack.atomic_%s() on %s: %s has no %d-bit atomics (%s)", ir_atomic_name(e->atomic),
+                tname(t), g->d->title ? g->d->title : g->d->name, bits,
+                bits == 64 ? "no 64-bit compare-and-swap"
+                           : "8- and 16-bit ones need an address as an integer");
+        return "0";
+    }
     ir_expr *ops[3] = {e->args[0], e->a, e->b};
     const char *v[3];
     int n = e->atomic == ATOM_COMPARE_EXCHANGE ? 3 : 2;
@@ -754,6 +787,59 @@ static const char *hardware_sample(gen *g, const ir_expr *e) {
     return local_name(g, e->index);
 }
 
+/* ---- leaving inlined bodies without goto (dialect.h's no_goto) ---- */
+
+static int expr_exits(const ir_expr *e, int id);
+
+/* Whether a statement in b (at any depth) leaves inlined body `id`. */
+static int block_exits(const ir_block *b, int id) {
+    for (int i = 0; b && i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_EXIT && s->index == id) return 1;
+        if (expr_exits(s->value, id) || expr_exits(s->start, id) || expr_exits(s->stop, id) ||
+            expr_exits(s->step, id) || block_exits(&s->body, id) || block_exits(&s->orelse, id))
+            return 1;
+        for (int k = 0; k < s->nindices; k++)
+            if (expr_exits(s->indices[k], id)) return 1;
+    }
+    return 0;
+}
+
+static int expr_exits(const ir_expr *e, int id) {
+    if (!e) return 0;
+    if (expr_exits(e->a, id) || expr_exits(e->b, id) || expr_exits(e->cond, id)) return 1;
+    for (int i = 0; i < e->nargs && e->args; i++)
+        if (expr_exits(e->args[i], id)) return 1;
+    return e->body && block_exits(e->body, id);
+}
+
+/* Enters a loop (is_inline 0) or an inlined do-while; 0 when too deep. */
+static int breakable_enter(gen *g, int is_inline, const ir_expr *at) {
+    if (g->nbreakables == MAX_BREAKABLES) {
+        fail_at(g, at ? at->src : 0, at ? at->line : 1, at ? at->col : 0,
+                "loops and inlined functions nested more than %d deep", MAX_BREAKABLES);
+        return 0;
+    }
+    g->breakable_is_inline[g->nbreakables++] = (unsigned char)is_inline;
+    return 1;
+}
+
+/* After a loop (statement s) or an inlined body (expression e) closed:
+ * a return from an enclosing inlined body taken inside it breaks on. */
+static void breakable_leave(gen *g, const ir_stmt *s, const ir_expr *e) {
+    for (int i = g->ninlines - 1; i >= 0; i--) {
+        const inline_label *x = &g->inlines[i];
+        if (!x->flagged) continue;
+        ir_block one = {0};
+        const ir_stmt *only[1] = {s};
+        if (s) {
+            one.stmts = (ir_stmt **)only;
+            one.n = 1;
+        }
+        if (s ? block_exits(&one, x->id) : expr_exits(e, x->id)) line(g, "if (tk_x%d) break;", x->label);
+    }
+}
+
 /* An inlined function body: a block, and a label after it that its
  * `return`s (IR_EXIT) jump to, out of any loops inside it. */
 static const char *inlined(gen *g, const ir_expr *e) {
@@ -770,14 +856,30 @@ static const char *inlined(gen *g, const ir_expr *e) {
         g->inlines_cap = cap;
     }
     int label = g->nlabels++;
-    g->inlines[g->ninlines++] = (inline_label){e->inline_id, label, 0};
-    line(g, "{");
+    int flagged = g->d->no_goto && block_exits(e->body, e->inline_id);
+    g->inlines[g->ninlines++] = (inline_label){e->inline_id, label, 0, flagged};
+    if (flagged) {
+        /* No goto: the body is a do { } while (0) that a return leaves by
+         * setting the flag and breaking, out of each loop on the way. */
+        line(g, "int tk_x%d = 0;", label);
+        line(g, "do {");
+        if (!breakable_enter(g, 1, e)) return "0";
+    } else {
+        line(g, "{");
+    }
     g->indent++;
     block(g, e->body);
     g->indent--;
-    line(g, "}");
-    g->ninlines--;
-    if (g->inlines[g->ninlines].used) line(g, "tk_exit%d:;", label);
+    if (flagged) {
+        g->nbreakables--;
+        line(g, "} while (0);");
+        g->ninlines--;
+        breakable_leave(g, NULL, e);
+    } else {
+        line(g, "}");
+        g->ninlines--;
+        if (g->inlines[g->ninlines].used) line(g, "tk_exit%d:;", label);
+    }
     if (e->index < 0) return "";
     return local_name(g, e->index);
 }
@@ -858,6 +960,13 @@ static const char *ex(gen *g, const ir_expr *e) {
  * (so work items of one SIMD group never wait on each other). */
 static void bounds_fail(gen *g, const ir_stmt *s) {
     const ir_func *f = g->f;
+    if (!g->d->cas64) {
+        fail_at(g, s->src, s->line, s->col,
+                "debug mode (tack.set_debug) records a bad index with 64-bit atomics, which %s "
+                "does not have",
+                g->d->title ? g->d->title : g->d->name);
+        return;
+    }
     int ep = f->debug_errors;
     if (ep < 0 || f->params[ep].type != TACK_I64) {
         fail_at(g, s->src, s->line, s->col, "a bounds check without the errors array");
@@ -929,11 +1038,14 @@ static void statement(gen *g, const ir_stmt *s) {
     case IR_WHILE:
         /* The condition's statements run before each test. */
         line(g, "for (;;) {");
+        if (!breakable_enter(g, 0, s->value)) return;
         g->indent++;
         line(g, "if (!%s) break;", ex(g, s->value));
         block(g, &s->body);
         g->indent--;
+        g->nbreakables--;
         line(g, "}");
+        breakable_leave(g, s, NULL);
         return;
     case IR_FOR: {
         ir_expr *ops[3] = {s->start, s->stop, s->step};
@@ -946,21 +1058,27 @@ static void statement(gen *g, const ir_stmt *s) {
         const char *n = new_temp(g, TACK_I64, str(g, "%s(%s, %s, %s)", helper_trip(g), start, v[1], step));
         const char *k = str(g, "t%d", g->ntemps++);
         line(g, "for (%s %s = 0; %s < %s; %s++) {", L, k, k, n, k);
+        if (!breakable_enter(g, 0, s->start)) return;
         g->indent++;
         line(g, "%s = (%s)((%s)%s + (%s)%s * (%s)%s);", local_name(g, s->index), L, U, start, U, k,
              U, step);
         block(g, &s->body);
         g->indent--;
+        g->nbreakables--;
         line(g, "}");
+        breakable_leave(g, s, NULL);
         g->indent--;
         line(g, "}");
         return;
     }
     case IR_BREAK:
-        line(g, "break;");
-        return;
     case IR_CONTINUE:
-        line(g, "continue;");
+        if (g->nbreakables && g->breakable_is_inline[g->nbreakables - 1]) {
+            fail_at(g, s->src, s->line, s->col, "a %s inside an inlined body's do-while",
+                    s->kind == IR_BREAK ? "break" : "continue");
+            return;
+        }
+        line(g, s->kind == IR_BREAK ? "break;" : "continue;");
         return;
     case IR_EVAL:
         ex(g, s->value); /* what it leaves is a pure value */
@@ -969,7 +1087,12 @@ static void statement(gen *g, const ir_stmt *s) {
         for (int i = g->ninlines - 1; i >= 0; i--)
             if (g->inlines[i].id == s->index) {
                 g->inlines[i].used = 1;
-                line(g, "goto tk_exit%d;", g->inlines[i].label);
+                if (g->inlines[i].flagged) {
+                    line(g, "tk_x%d = 1;", g->inlines[i].label);
+                    line(g, "break;");
+                } else {
+                    line(g, "goto tk_exit%d;", g->inlines[i].label);
+                }
                 return;
             }
         break;
@@ -1012,7 +1135,9 @@ static void entry(gen *g) {
     const ir_func *f = g->f;
     const gpu_dialect *d = g->d;
     const char *L = tn(g, TACK_I64), *U = tn(g, TACK_U64);
-    sb_put(&g->body, "%s %s(%s_pack pack", d->kernel_qual, g->entry, g->entry);
+    sb_put(&g->body, "%s %s(", d->kernel_qual, g->entry);
+    sb_put(&g->body, d->pack_param ? d->pack_param : "%s_pack pack", g->entry);
+    int buffer = 0;
     for (int p = 0; p < f->nparams; p++) {
         const ir_param *prm = &f->params[p];
         if (prm->role != ROLE_ARRAY) continue;
@@ -1023,9 +1148,11 @@ static void entry(gen *g) {
         ir_type et = prm->type == TACK_BOOL ? TACK_U8 : prm->type;
         sb_put(&g->body, ", %s%s *%s%sp%d", d->global_qual, tn(g, et), f->disjoint ? d->restrict_kw : "",
                f->disjoint ? " " : "", p);
+        if (d->buffer_attr) sb_put(&g->body, d->buffer_attr, ++buffer);
     }
     for (int p = 0; p < f->nparams; p++)
         if (gpu_hardware_texture(f, p, d)) sb_put(&g->body, ", %s tex%d", d->texture_object, p);
+    if (d->entry_extra) sb_put(&g->body, "%s", d->entry_extra);
     sb_put(&g->body, ") {\n");
     g->indent = 1;
     line(g, "const %s start = pack.w[%d], step = pack.w[%d], count = pack.w[%d];", L,
@@ -1112,6 +1239,8 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry_n
     arena_init(&g.strs);
     if (f->loop_var < 0 || f->loop_var >= f->nlocals)
         fail_at(&g, 0, 1, 0, "a kernel without a parallel loop");
+    else if (!d->type[TACK_F64] && gpu_check_support(f, 0, 1, d->title ? d->title : d->name, "", err))
+        g.failed = 1; /* a dialect without f64: err names the first use */
     else entry(&g);
     sbuf out = {0};
     if (!g.failed) {

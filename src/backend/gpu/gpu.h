@@ -54,6 +54,11 @@ typedef struct gpu_dialect gpu_dialect;
 extern const gpu_dialect gpu_dialect_opencl;
 extern const gpu_dialect gpu_dialect_cuda;
 extern const gpu_dialect gpu_dialect_hip;   /* dialect_hip.c */
+extern const gpu_dialect gpu_dialect_metal; /* dialect_metal.c */
+/* Level Zero's: OpenCL C whose items stride over the range, as its driver
+ * launches a grid sized to the device (level_zero/launch.c), not one that
+ * covers the range. */
+const gpu_dialect *gpu_dialect_level_zero(void);
 
 /* emit.c: typed post-pass IR -> kernel source named `entry`, malloc'd.
  * Fails (naming the kernel and the line) on what the dialect cannot
@@ -66,6 +71,12 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry, 
  * kernel then takes its texture object too.  Others are sampled in
  * software, from the array. */
 int gpu_hardware_texture(const ir_func *f, int p, const gpu_dialect *d);
+
+/* support.c: TACK_ERR_TYPE naming the parameter, variable or line of the
+ * first f64 (when !fp64) or 64-bit atomic (when !atomics64) in f: "...,
+ * but <who> has no fp64 support" (<atomics64_word> for atomics). */
+tack_status gpu_check_support(const ir_func *f, int fp64, int atomics64, const char *who,
+                              const char *atomics64_word, tack_error *err);
 
 /* range.c: evaluates the launch range on the host from the call's scalar
  * slots and dims: out = {start, stop, step, inner0, inner1}.  Launch

@@ -78,6 +78,9 @@ tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *cal
     }
     unsigned grid[3], block[3];
     hip_grid(b, ninner, count, inner0, inner1, grid, block);
+    if (c->f->collective && block[0] != IR_WORKGROUP)
+        return backend_error(err, TACK_ERR_DEVICE, "kernel '%s' needs blocks of %d threads; %s allows %u",
+                             name, IR_WORKGROUP, b->description, block[0]);
     char what[160];
     snprintf(what, sizeof what, "kernel '%s'", name);
     hipError_t r = b->hip->ModuleLaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0],

@@ -1,109 +1,16 @@
 /* check.c - whether a device can run a kernel at all: f64 anywhere needs
- * fp64, and 64-bit atomics need cl_khr_int64_base_atomics.  A refusal is
- * TACK_ERR_TYPE (the kernel is fine; its types are not for this device)
+ * fp64, and 64-bit atomics need cl_khr_int64_base_atomics (the walk is
+ * gpu/support.c's, shared with Level Zero).  A refusal is TACK_ERR_TYPE
  * naming the parameter, or the line of the first use. */
 #include "opencl.h"
 
 #include <stdio.h>
 
-#include "front/ast.h"
-
-typedef struct finder {
-    int (*wanted)(const ir_expr *e);
-    const ir_expr *hit;
-} finder;
-
-static void find_expr(finder *F, const ir_expr *e);
-static void find_block(finder *F, const ir_block *b);
-
-static void find_expr(finder *F, const ir_expr *e) {
-    if (!e || F->hit) return;
-    if (F->wanted(e)) {
-        F->hit = e;
-        return;
-    }
-    find_expr(F, e->a);
-    find_expr(F, e->b);
-    find_expr(F, e->cond);
-    for (int i = 0; i < e->nargs && e->args; i++) find_expr(F, e->args[i]);
-    if (e->body) find_block(F, e->body);
-}
-
-static void find_block(finder *F, const ir_block *b) {
-    for (int i = 0; i < b->n && !F->hit; i++) {
-        const ir_stmt *s = b->stmts[i];
-        find_expr(F, s->value);
-        for (int k = 0; k < s->nindices; k++) find_expr(F, s->indices[k]);
-        find_expr(F, s->start);
-        find_expr(F, s->stop);
-        find_expr(F, s->step);
-        find_block(F, &s->body);
-        find_block(F, &s->orelse);
-    }
-}
-
-static int is_f64(const ir_expr *e) { return e->type == TACK_F64; }
-static int is_atomic64(const ir_expr *e) {
-    return e->kind == IR_ATOMIC && e->type >= 0 && e->type < TACK_DTYPE_COUNT &&
-           ir_type_bits(e->type) == 64;
-}
-
-/* "the kernel needs <what> but device ... has none", at e's line. */
-static tack_status unsupported(backend *b, const ir_func *f, const ir_expr *e, const char *what,
-                               const char *support, tack_error *err) {
-    if (e->src >= 0 && e->src < f->nsources && f->sources[e->src].text) {
-        const ir_source *s = &f->sources[e->src];
-        src_info where = {s->text, s->filename, s->first_line, s->name, s->is_function};
-        src_error(&where, e->line, e->col, err, "%s, but device '%s' has no %s support", what,
-                  b->name, support);
-    } else {
-        snprintf(err->message, sizeof err->message,
-                 "kernel '%s', line %d: %s, but device '%s' has no %s support", f->name,
-                 f->first_line + e->line - 1, what, b->name, support);
-        err->filename[0] = 0;
-        err->lineno = err->col = 0;
-    }
-    err->status = TACK_ERR_TYPE; /* a kernel fine elsewhere, wrong for this device */
-    return TACK_ERR_TYPE;
-}
+#include "backend/gpu/gpu.h"
 
 tack_status opencl_check_support(backend *b, const ir_func *f, tack_error *err) {
-    if (!b->caps.fp64) {
-        for (int p = 0; p < f->nparams; p++) {
-            const ir_param *q = &f->params[p];
-            if ((q->role == ROLE_SCALAR || q->role == ROLE_ARRAY) && q->type == TACK_F64) {
-                err->status = TACK_ERR_TYPE;
-                err->filename[0] = 0;
-                err->lineno = err->col = 0;
-                snprintf(err->message, sizeof err->message,
-                         "kernel '%s': parameter '%s' is f64 but device '%s' has no fp64 support",
-                         f->name, q->name, b->name);
-                return TACK_ERR_TYPE;
-            }
-        }
-        finder F = {is_f64, NULL};
-        find_block(&F, &f->body);
-        if (F.hit) return unsupported(b, f, F.hit, "f64 arithmetic", "fp64", err);
-        for (int i = 0; i < f->nlocals; i++)
-            if (f->locals[i].type == TACK_F64) {
-                err->status = TACK_ERR_TYPE;
-                err->filename[0] = 0;
-                err->lineno = err->col = 0;
-                snprintf(err->message, sizeof err->message,
-                         "kernel '%s': variable '%s' is f64 but device '%s' has no fp64 support",
-                         f->name, f->locals[i].name, b->name);
-                return TACK_ERR_TYPE;
-            }
-    }
-    if (!b->caps.atomics64) {
-        finder F = {is_atomic64, NULL};
-        find_block(&F, &f->body);
-        if (F.hit) {
-            char what[96];
-            snprintf(what, sizeof what, "a 64-bit atomic (%s on %s)", ir_atomic_name(F.hit->atomic),
-                     ir_type_name(F.hit->type));
-            return unsupported(b, f, F.hit, what, "cl_khr_int64_base_atomics", err);
-        }
-    }
-    return TACK_OK;
+    char who[sizeof b->name + 16];
+    snprintf(who, sizeof who, "device '%s'", b->name);
+    return gpu_check_support(f, b->caps.fp64, b->caps.atomics64, who, "cl_khr_int64_base_atomics",
+                             err);
 }

@@ -1,0 +1,125 @@
+/* level_zero.c - backend_level_zero: the backend table.  A build checks
+ * that the device can run the kernel (f64, 64-bit atomics) and that the
+ * launch range can be evaluated on the host, has the GPU emitter write
+ * OpenCL C, compiles it with ocloc for the device (its PCI id) to a native
+ * binary and SPIR-V, and makes the module; a launch fills the scalar pack
+ * from the call and runs it. */
+#include "level_zero.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/gpu/gpu.h"
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static tack_status check(backend *b, const ir_func *f, tack_error *err) {
+    char who[sizeof b->name + 16];
+    snprintf(who, sizeof who, "device '%s'", b->name);
+    tack_status st = gpu_check_support(f, b->caps.fp64, b->caps.atomics64, who, "64-bit atomics",
+                                       err);
+    return st ? st : gpu_range_check(f, err);
+}
+
+static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
+                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+    *out = NULL;
+    tack_status st = check(b, f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    char *source = NULL;
+    st = gpu_emit(f, gpu_dialect_level_zero(), entry, &source, err);
+    void *native = NULL, *spirv = NULL;
+    size_t native_len = 0, spirv_len = 0;
+    uint64_t start = now_ns();
+    if (!st)
+        st = l0_ocloc_compile(f, source, b->ocloc_device, 1, &native, &native_len, &spirv,
+                              &spirv_len, err);
+    if (st && st != TACK_ERR_COMPILE && st != TACK_ERR_TYPE && source) {
+        /* ocloc older than the device does not know its id: SPIR-V, which
+         * the driver finalizes for it. */
+        tack_error first = *err;
+        st = l0_ocloc_compile(f, source, "dg2", 0, &native, &native_len, &spirv, &spirv_len, err);
+        if (st) *err = first;
+    }
+    if (!st)
+        st = l0_code_from(b, f, entry, strlen(entry), native, native_len, spirv, spirv_len, out, err);
+    *compiler_ns += now_ns() - start;
+    free(native);
+    free(spirv);
+    free(source);
+    return st;
+}
+
+/* The OpenCL C that build hands ocloc (binaries: tack.level_zero.compile). */
+static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
+                           tack_inspect_kind kind, char **text, tack_error *err) {
+    *text = NULL;
+    if (kind != TACK_INSPECT_LLVM)
+        return backend_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': Level Zero has only its source as text (kind %d); "
+                             "tack.level_zero.spirv and .compile give the binaries",
+                             f->name, (int)kind);
+    tack_status st = check(b, f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    return gpu_emit(f, gpu_dialect_level_zero(), entry, text, err);
+}
+
+static tack_status launch(backend *b, backend_code *c, const backend_call *call,
+                          tack_error *err) {
+    int64_t pack[GPU_PACK_MAX_WORDS];
+    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
+    return l0_launch_pack(b, c, call, pack, err);
+}
+
+static tack_status range(backend *b, backend_code *c, const backend_call *call,
+                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
+    (void)b;
+    return gpu_range_eval(c->f, call->slots, call->dims, out, err);
+}
+
+/* Every append waits for its work (a synchronous list): nothing is left
+ * queued.  Other libraries' work on the same device is their own. */
+static tack_status synchronize(backend *b, tack_error *err) {
+    (void)b, (void)err;
+    return TACK_OK;
+}
+
+/* A handle is the device (USM) address itself. */
+static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
+                            tack_error *err) {
+    (void)b, (void)bytes, (void)err;
+    *handle = (void *)(uintptr_t)address;
+    return TACK_OK;
+}
+
+const backend_ops backend_level_zero = {
+    .name = "level_zero",
+    .open = l0_open,
+    .close = l0_close,
+    .caps = l0_caps,
+    .describe = l0_describe,
+    .cache_target = l0_cache_target,
+    .build = build,
+    .artifact = l0_artifact,
+    .load = l0_load,
+    .release = l0_release,
+    .range = range,
+    .launch = launch,
+    .inspect = inspect,
+    .mem_alloc = l0_mem_alloc,
+    .mem_free = l0_mem_free,
+    .mem_write = l0_mem_write,
+    .mem_read = l0_mem_read,
+    .synchronize = synchronize,
+    .mem_wrap = mem_wrap,
+};
