@@ -200,6 +200,16 @@ const char *tack_kernel_name(const tack_kernel *k);
 int tack_kernel_num_params(const tack_kernel *k);
 const char *tack_kernel_param_name(const tack_kernel *k, int index);
 
+/* Per-kernel settings, made before the kernel's first launch.  debug: -1
+ * follows tack_set_debug (the default), 0 never bounds-checked, 1 always.
+ * disk_cache 0 keeps this kernel's IR templates and variants out of the
+ * disk cache (neither read nor written); 1, the default, uses it as
+ * TACK_CACHE says. */
+void tack_kernel_set_debug(tack_kernel *k, int debug);
+void tack_kernel_set_disk_cache(tack_kernel *k, int on);
+/* Whether this kernel's next launch is bounds-checked. */
+int tack_kernel_debug(const tack_kernel *k);
+
 /* ---- arguments and launches ------------------------------------------ */
 
 typedef enum tack_arg_kind {
@@ -437,6 +447,26 @@ typedef struct tack_stats {
     uint64_t driver_binary_loads, driver_source_builds;
 } tack_stats;
 void tack_get_stats(tack_stats *out);
+
+/* One kernel's counters since it was created.  launch_ns is the time its
+ * launches ran on the device (the backend's launch call, which returns
+ * finished: neither argument checks nor compiles), counted only while
+ * launch timing is on; compile_ns and lowerings as in tack_stats, for this
+ * kernel. */
+typedef struct tack_kernel_stats {
+    char name[128]; /* the kernel's name (cut at 127 bytes) */
+    uint64_t launches, compiles, lowerings;
+    uint64_t compile_ns, launch_ns;
+} tack_kernel_stats;
+void tack_kernel_get_stats(const tack_kernel *k, tack_kernel_stats *out);
+/* The counters of every live kernel, newest first, into out[0..max);
+ * returns how many kernels there are (more than max: call again). */
+int tack_get_kernel_stats(tack_kernel_stats *out, int max);
+/* Launch timing: each launch reads the clock twice while it is on (about
+ * 30 ns, a fifth of a warm dispatch), so it is off unless asked for.
+ * Calls nest: on=1 asks, on=0 takes one ask back. */
+void tack_set_launch_timing(int on);
+int tack_get_launch_timing(void);
 
 /* Messages about compilation.  Each new variant logs (TACK_LOG_INFO) why it
  * was needed: the key elements that differ from the nearest existing

@@ -3,9 +3,11 @@
 The work is done by the C extension ``tack._tack`` (a client of libtack's C
 API); this file only re-exports it and adds decorator sugar.
 """
+import builtins as _builtins
 import itertools as _itertools
 import math as _pymath
 import sys as _sys
+import time as _time
 import types as _types
 
 from . import _tack
@@ -17,7 +19,7 @@ from ._tack import (  # noqa: F401
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, asarray, copyto, empty, from_dlpack, zeros,
     device, get_default_device, set_default_device, get_num_threads, set_num_threads,
-    constant, device_class, func, stats, get_debug, set_debug, seed,
+    constant, device_class, stats, get_debug, set_debug, synchronize, seed,
     __version__,
 )
 
@@ -45,13 +47,69 @@ randint = _in_kernels_only("randint", "tack.randint(rng, lo, hi): an integer in 
                            "advances rng.")
 
 
+_KERNEL_OPTIONS = ("source", "cache", "debug")
+
+
+def _refuse_unknown(what, options, known):
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError("%s() got unknown option%s %s (it takes %s)" % (
+            what, "s" if len(unknown) > 1 else "", ", ".join(repr(u) for u in unknown),
+            ", ".join(k + "=" for k in known)))
+
+
 def kernel(fn=None, **options):
-    """Compiles ``fn`` as a kernel; use as ``@tack.kernel`` or ``@tack.kernel()``."""
-    if options:
-        raise TypeError("tack.kernel() takes no options: %s" % ", ".join(sorted(options)))
+    """Compiles ``fn`` as a kernel: ``@tack.kernel``, or with options
+    ``@tack.kernel(cache=False, debug=True, source=text)``.
+
+    source: the function's text when Python keeps none (``exec``,
+    ``python -c``); errors then name lines of that text.  cache=False keeps
+    this kernel out of the disk cache.  debug=True bounds-checks this kernel
+    (False: never), whatever ``tack.set_debug`` says."""
+    _refuse_unknown("tack.kernel", options, _KERNEL_OPTIONS)
     if fn is None:
-        return _tack.kernel
-    return _tack.kernel(fn)
+        return lambda f: _tack.kernel(f, **options)
+    return _tack.kernel(fn, **options)
+
+
+def func(f=None, **options):
+    """Marks ``f`` as a device function kernels may call: ``@tack.func``,
+    or ``@tack.func(source=text)`` when Python keeps no text for it."""
+    _refuse_unknown("tack.func", options, ("source",))
+    if f is None:
+        return lambda g: _tack.func(g, **options)
+    return _tack.func(f, **options)
+
+
+class timer:
+    """``with tack.timer("step"):`` times its block: every device is
+    synchronized at entry and exit, and ``step: 1.234 ms`` is printed at
+    exit (``print=False``: nothing printed).  ``.elapsed`` is the time in
+    seconds once the block has run (printed only when it did not raise).
+    Inside a timer each kernel's launches are timed too:
+    ``tack.stats()["kernels"][name]["launch_ms"]``.  See docs/timing.md."""
+
+    def __init__(self, name="timer", print=True):
+        self.name = name
+        self.print = print
+        self.elapsed = None
+        self._start = None
+
+    def __enter__(self):
+        _tack.synchronize()
+        _tack._launch_timing(True)
+        self._start = _time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            _tack.synchronize()
+        finally:
+            self.elapsed = _time.perf_counter() - self._start
+            _tack._launch_timing(False)
+        if self.print and exc[0] is None:
+            _builtins.print("%s: %.3f ms" % (self.name, self.elapsed * 1e3))
+        return False
 
 
 def ndindex(*extents):
@@ -71,7 +129,7 @@ __all__ = [
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
     "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",
-    "get_debug", "set_debug", "seed",
+    "get_debug", "set_debug", "synchronize", "timer", "seed",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint",
 ]

@@ -1,14 +1,12 @@
 /* api.c - the small public helpers of tack.h: dtypes, argument builders,
- * counters, debug mode, version. */
+ * debug mode, version. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
-#include "runtime/disk_cache.h"
 
-runtime_counters tack_counters;
 static atomic_int debug_mode = -1;
 
 static const char *const dtype_names[TACK_DTYPE_COUNT] = {
@@ -60,28 +58,6 @@ tack_arg tack_arg_int(int64_t v) { return (tack_arg){.kind = TACK_ARG_INT, .i = 
 tack_arg tack_arg_uint(uint64_t v) { return (tack_arg){.kind = TACK_ARG_UINT, .u = v}; }
 tack_arg tack_arg_float(double v) { return (tack_arg){.kind = TACK_ARG_FLOAT, .f = v}; }
 tack_arg tack_arg_bool(int v) { return (tack_arg){.kind = TACK_ARG_BOOL, .i = v != 0}; }
-
-void tack_get_stats(tack_stats *out) {
-    memset(out, 0, sizeof *out);
-    out->compiles = atomic_load(&tack_counters.compiles);
-    out->lowerings = atomic_load(&tack_counters.lowerings);
-    out->launches = atomic_load(&tack_counters.launches);
-    out->variant_hits = atomic_load(&tack_counters.variant_hits);
-    out->fast_path_hits = atomic_load(&tack_counters.fast_path_hits);
-    out->compile_ns = atomic_load(&tack_counters.compile_ns);
-    out->llvm_ns = atomic_load(&tack_counters.llvm_ns);
-    out->driver_binary_loads = atomic_load(&backend_stats.binary_loads);
-    out->driver_source_builds = atomic_load(&backend_stats.source_builds);
-    disk_cache *dc = disk_cache_current();
-    if (dc) {
-        disk_cache_counts c = disk_cache_counters(dc);
-        out->disk_hits = c.hits;
-        out->disk_misses = c.misses;
-        out->disk_bad_entries = c.bad;
-        out->disk_ir_hits = c.ir_hits;
-        out->disk_ir_misses = c.ir_misses;
-    }
-}
 
 void tack_set_debug(int on) { atomic_store(&debug_mode, on != 0); }
 

@@ -29,7 +29,7 @@ static tack_status generate_counted(tack_kernel *k, const char *target, const ta
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
     template_key tkey;
-    if (template_key_of(k, args, nargs, tack_get_debug(), &tkey, err)) return err->status;
+    if (template_key_of(k, args, nargs, kernel_debug(k), &tkey, err)) return err->status;
     ir_template *t;
     if (kernel_template(k, &tkey, args, &t, err)) return err->status;
     call_info info;

@@ -18,7 +18,7 @@ static tack_status inspect_counted(tack_kernel *k, tack_device *dev, tack_inspec
     call_info info;
     variant *v;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    if (launch_resolve(k, dev, args, nargs, tack_get_debug(), &tkey, &t, &info, &v, errors,
+    if (launch_resolve(k, dev, args, nargs, kernel_debug(k), &tkey, &t, &info, &v, errors,
                        extents, err))
         return err->status;
     (void)v; /* compiled if it was missing; the text is made from its IR */

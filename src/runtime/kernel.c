@@ -38,6 +38,8 @@ tack_kernel *tack_kernel_create(const char *source, const char *filename, int fi
     k->first_line = first_line > 0 ? first_line : 1;
     k->resolver = resolver;
     k->resolver_ctx = resolver_ctx;
+    k->debug = -1;
+    k->disk_cache = 1;
     arena_init(&k->ast);
     pthread_mutex_init(&k->lock, NULL);
     pthread_mutex_init(&k->lower_lock, NULL);
@@ -84,6 +86,8 @@ void tack_kernel_free(tack_kernel *k) {
     fast_invalidate(); /* its entries, and a later kernel at its address */
     if (k->def) { /* registered only once parsed */
         pthread_mutex_lock(&registry_lock);
+        /* Its launches stay in the process-wide count. */
+        atomic_fetch_add(&tack_counters.launches, atomic_load(&k->n_launches));
         if (k->prev) k->prev->next = k->next;
         else if (registry == k) registry = k->next;
         if (k->next) k->next->prev = k->prev;
@@ -248,7 +252,7 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
     t = find_template(k, key);
     if (!t) {
         /* From the disk cache when every name there still means the same. */
-        ir_func *f = ir_cache_load(k, key, args, k->def->nparams);
+        ir_func *f = k->disk_cache ? ir_cache_load(k, key, args, k->def->nparams) : NULL;
         int lowered = !f;
         tack_status st = TACK_OK;
         if (!f) {
@@ -258,7 +262,7 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                 ir_func_free(f);
                 st = err->status;
             }
-            if (st == TACK_OK) ir_cache_store(k, key, f);
+            if (st == TACK_OK && k->disk_cache) ir_cache_store(k, key, f);
         }
         if (st == TACK_OK) {
             t = calloc(1, sizeof *t);
@@ -275,7 +279,10 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                 t->nchecks = launch_bounds(f, t->checks, MAX_LAUNCH_CHECKS);
                 pthread_mutex_lock(&k->lock);
                 t->next = atomic_load(&k->tmpl);
-                if (lowered) atomic_fetch_add(&tack_counters.lowerings, 1);
+                if (lowered) {
+                    atomic_fetch_add(&tack_counters.lowerings, 1);
+                    atomic_fetch_add(&k->n_lowerings, 1);
+                }
                 atomic_store_explicit(&k->tmpl, t, memory_order_release);
                 pthread_mutex_unlock(&k->lock);
             }
@@ -288,6 +295,20 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
 }
 
 const char *tack_kernel_name(const tack_kernel *k) { return k->def->name; }
+
+void tack_kernel_set_debug(tack_kernel *k, int debug) {
+    if (k) k->debug = debug < 0 ? -1 : debug != 0;
+}
+void tack_kernel_set_disk_cache(tack_kernel *k, int on) {
+    if (k) k->disk_cache = on != 0;
+}
+int tack_kernel_debug(const tack_kernel *k) { return k ? kernel_debug(k) : tack_get_debug(); }
+
+void kernel_registry_walk(void (*fn)(const tack_kernel *k, void *ctx), void *ctx) {
+    pthread_mutex_lock(&registry_lock);
+    for (tack_kernel *k = registry; k; k = k->next) fn(k, ctx);
+    pthread_mutex_unlock(&registry_lock);
+}
 int tack_kernel_num_params(const tack_kernel *k) { return k->def->nparams; }
 const char *tack_kernel_param_name(const tack_kernel *k, int i) {
     return i >= 0 && i < k->def->nparams ? k->def->params[i] : NULL;

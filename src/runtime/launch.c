@@ -75,9 +75,19 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
         return err->status;
     int locked = dev->caps.locked_dispatch;
     if (locked) pthread_mutex_lock(&v->dispatch_lock);
+    /* Two clock reads would cost a fifth of a warm dispatch: launches are
+     * timed only while someone asked (tack_set_launch_timing). */
+    int timed = atomic_load_explicit(&launch_timing, memory_order_relaxed) > 0;
+    uint64_t start = timed ? runtime_clock_ns() : 0;
     tack_status st = dev->ops->launch(dev->b, v->code, &call, err);
+    uint64_t took = timed ? runtime_clock_ns() - start : 0;
     if (locked) pthread_mutex_unlock(&v->dispatch_lock);
-    if (st == TACK_OK) atomic_fetch_add_explicit(&tack_counters.launches, 1, memory_order_relaxed);
+    if (st == TACK_OK) {
+        tack_kernel *m = (tack_kernel *)k; /* counters only */
+        /* The process-wide count is the kernels' sum (tack_get_stats). */
+        atomic_fetch_add_explicit(&m->n_launches, 1, memory_order_relaxed);
+        if (timed) atomic_fetch_add_explicit(&m->launch_ns, took, memory_order_relaxed);
+    }
     return st;
 }
 
@@ -169,7 +179,7 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     variant *v;
     /* Debug mode is read once: the signature and the template key must
      * agree on it, or a debug template is remembered for plain calls. */
-    int debug = tack_get_debug();
+    int debug = kernel_debug(k);
     /* The fast path: a signature seen before names its template and, with
      * this call's disjointness, its variant.  Checks still run per call. */
     fast_sig sig;
@@ -225,8 +235,8 @@ struct tack_launch {
 
 /* Calls the handle can take without resolving anything: no templates, and
  * not in debug mode (whose launches are noted for the check). */
-static int simple_call(const tack_arg *args, int nargs) {
-    if (tack_get_debug()) return 0;
+static int simple_call(const tack_kernel *k, const tack_arg *args, int nargs) {
+    if (kernel_debug(k)) return 0;
     for (int i = 0; i < nargs; i++)
         if (args[i].kind == TACK_ARG_STRUCT) return 0;
     return 1;
@@ -247,7 +257,7 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
     }
     call_info info;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    if (launch_resolve(k, dev, args, nargs, tack_get_debug(), &l->tkey, &l->t, &info, &l->v, errors,
+    if (launch_resolve(k, dev, args, nargs, kernel_debug(k), &l->tkey, &l->t, &info, &l->v, errors,
                      extents, err)) {
         free(l);
         return NULL;
@@ -264,7 +274,7 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
         return runtime_error(err, TACK_ERR_VALUE, "tack_launch_run: NULL handle or arguments");
     /* Same template (no vector width changed) and same variant key: run the
      * prepared variant; anything else takes the full path. */
-    if (!simple_call(args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
+    if (!simple_call(l->k, args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
         l->tkey.tmpl.len)
         return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     for (int i = 0; i < nargs; i++) {

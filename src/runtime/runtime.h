@@ -11,13 +11,15 @@
  *   launch_check.c  the launch's bounds checks, once per dispatch
  *   generate.c tack_kernel_generate: a call's variant as text for a target
  *   inspect.c  tack_kernel_inspect: a device's variant as text (IR, LLVM, asm)
- *   api.c      small public helpers (dtypes, argument builders, stats)
+ *   api.c      small public helpers (dtypes, argument builders, debug mode)
+ *   stats.c    the counters (process-wide and per kernel), launch timing
  */
 #ifndef TACK_RUNTIME_H
 #define TACK_RUNTIME_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "backend/backend.h"
 #include "front/ast.h"
@@ -142,7 +144,17 @@ struct tack_kernel {
     atomic_int has_dead;
     kernel_slot *_Atomic slots;
     struct tack_kernel *prev, *next; /* the registry of live kernels */
+    int debug;      /* -1: as tack_get_debug(); 0/1: this kernel's own */
+    int disk_cache; /* 0: this kernel stays out of the disk cache */
+    /* tack_kernel_stats' counters (relaxed: read as a snapshot). */
+    atomic_ullong n_launches, n_compiles, n_lowerings, compile_ns, launch_ns;
 };
+
+/* Whether k's launches are bounds-checked now: its own setting, or the
+ * process's debug mode. */
+static inline int kernel_debug(const tack_kernel *k) {
+    return k->debug >= 0 ? k->debug : tack_get_debug();
+}
 
 /* One backend instance, with its own variant cache (the kernels' slots
  * that point at it). */
@@ -316,12 +328,22 @@ void explain_new_variant(const tack_kernel *k, const ir_template *t, kernel_slot
 void *host_release(void);
 void host_reacquire(void *state);
 
-/* api.c: process-wide counters. */
+/* stats.c: process-wide counters. */
 typedef struct runtime_counters {
     atomic_ullong compiles, lowerings, launches, variant_hits, fast_path_hits;
     atomic_ullong compile_ns, llvm_ns;
 } runtime_counters;
-extern runtime_counters tack_counters;
+extern runtime_counters tack_counters; /* launches: of freed kernels only */
+extern atomic_int launch_timing;        /* > 0: launches are timed */
+/* kernel.c: calls fn on every live kernel, under the registry's lock. */
+void kernel_registry_walk(void (*fn)(const tack_kernel *k, void *ctx), void *ctx);
+
+/* CLOCK_MONOTONIC in nanoseconds (a vDSO read: about 15 ns). */
+static inline uint64_t runtime_clock_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 /* A caller may pass err = NULL: errors then go to a scratch record. */
 #define ERR_OR_SCRATCH(err)                                                    \

@@ -305,7 +305,7 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
     symbol_base[32] = 0;
     /* Only backends that name their target store code; the others keep the
      * IR level alone. */
-    disk_cache *dc = dev->ops->cache_target(dev->b) ? disk_cache_get() : NULL;
+    disk_cache *dc = k->disk_cache && dev->ops->cache_target(dev->b) ? disk_cache_get() : NULL;
     ir_func *loaded = NULL;
     if (dc && load_from_disk(dc, &key, dev, v, &loaded) == 0) {
         analyze(v, loaded);
@@ -332,10 +332,12 @@ tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_inf
         return st;
     }
     atomic_fetch_add(&tack_counters.compiles, 1);
+    atomic_fetch_add(&k->n_compiles, 1);
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
-    atomic_fetch_add(&tack_counters.compile_ns, (uint64_t)((end.tv_sec - start.tv_sec) * 1000000000ll +
-                                                           (end.tv_nsec - start.tv_nsec)));
+    uint64_t took = (uint64_t)((end.tv_sec - start.tv_sec) * 1000000000ll + (end.tv_nsec - start.tv_nsec));
+    atomic_fetch_add(&tack_counters.compile_ns, took);
+    atomic_fetch_add(&k->compile_ns, took);
     atomic_fetch_add(&tack_counters.llvm_ns, compiler_ns);
     *out = publish(k, s, v);
     return TACK_OK;

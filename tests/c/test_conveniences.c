@@ -134,7 +134,69 @@ static void test_info_strings(void) {
     CHECK(target && strchr(target, ':') && strchr(strchr(target, ':') + 1, ':'));
 }
 
+/* Issue 22 item 5: per-kernel counters, launch timing only while asked,
+ * and a kernel's own debug mode. */
+static void test_kernel_stats_and_options(void) {
+    tack_error err;
+    tack_device *dev = tack_device_get("cpu", &err);
+    tack_kernel *k = tack_kernel_create(SCALE, "stats.py", 1, NULL, NULL, &err);
+    CHECK(dev && k);
+    tack_stats before;
+    tack_get_stats(&before);
+    tack_kernel_stats s;
+    tack_kernel_get_stats(k, &s);
+    CHECK(!strcmp(s.name, "scale") && s.launches == 0 && s.compiles == 0 && s.launch_ns == 0);
+    CHECK(launch_scale(k, dev, xs, outs, 2.0) == 0);
+    CHECK(launch_scale(k, dev, xs, outs, 2.0) == 0);
+    tack_kernel_get_stats(k, &s);
+    CHECK(s.launches == 2 && s.compiles == 1 && s.lowerings == 1 && s.compile_ns > 0);
+    CHECK(s.launch_ns == 0); /* not asked for */
+    CHECK(!tack_get_launch_timing());
+    tack_set_launch_timing(1);
+    tack_set_launch_timing(1); /* nested asks */
+    CHECK(launch_scale(k, dev, xs, outs, 3.0) == 0);
+    tack_set_launch_timing(0);
+    CHECK(tack_get_launch_timing());
+    tack_set_launch_timing(0);
+    CHECK(!tack_get_launch_timing());
+    tack_kernel_get_stats(k, &s);
+    uint64_t timed = s.launch_ns;
+    CHECK(s.launches == 3 && timed > 0);
+    CHECK(launch_scale(k, dev, xs, outs, 3.0) == 0);
+    tack_kernel_get_stats(k, &s);
+    CHECK(s.launch_ns == timed);
+    /* listed among the live kernels; the process-wide count has its launches */
+    int n = tack_get_kernel_stats(NULL, 0);
+    tack_kernel_stats *all = calloc((size_t)n, sizeof *all);
+    CHECK(all && tack_get_kernel_stats(all, n) == n && n >= 1);
+    int found = 0;
+    for (int i = 0; i < n; i++) found += !strcmp(all[i].name, "scale") && all[i].launches == 4;
+    CHECK(found == 1);
+    free(all);
+    tack_stats after;
+    tack_get_stats(&after);
+    CHECK(after.launches - before.launches == 4);
+    /* a freed kernel's launches stay counted */
+    tack_kernel_free(k);
+    tack_get_stats(&after);
+    CHECK(after.launches - before.launches == 4);
+
+    /* debug for one kernel: its template is the bounds-checked one */
+    k = tack_kernel_create(SCALE, "stats.py", 1, NULL, NULL, &err);
+    CHECK(k && !tack_get_debug() && !tack_kernel_debug(k));
+    tack_kernel_set_debug(k, 1);
+    CHECK(tack_kernel_debug(k));
+    CHECK(launch_scale(k, dev, xs, outs, 2.0) == 0);
+    char key[64];
+    CHECK(tack_kernel_num_ir_templates(k) == 1 && tack_kernel_ir_template_key(k, 0, key, sizeof key) == 0 &&
+          !strcmp(key, "debug"));
+    tack_kernel_set_debug(k, -1);
+    CHECK(!tack_kernel_debug(k));
+    tack_kernel_free(k);
+}
+
 int main(void) {
+    test_kernel_stats_and_options();
     test_resize_keeps_variants();
     test_resize_during_launches();
     test_inspect();

@@ -580,3 +580,24 @@ def test_return_in_device_function_still_allowed():
     out = np.zeros_like(x)
     uses_twice(x, out)
     np.testing.assert_array_equal(out, x * 2)
+
+
+@pytest.mark.parametrize("spec", ["cpu", "opencl"])
+def test_oversized_array_names_bytes_and_device(spec):
+    """Issue 22 item 7: how many bytes were asked for, where, for what."""
+    dev = device_or_skip(spec)
+    n = 1 << 40  # 4 TiB of f32: more than any machine here gives
+    for make in (tack.empty, tack.zeros):
+        with pytest.raises(MemoryError) as info:
+            make((n,), device=dev)
+        msg = str(info.value)
+        assert msg.startswith("cannot allocate %d bytes (4.0 TiB) on device '%s' for an array "
+                              "of shape (%d,) and dtype f32" % (4 * n, dev.name, n)), msg
+    with pytest.raises(MemoryError, match=r"cannot allocate %d bytes \(6\.0 TiB\) on device "
+                                          r"'%s' for an array of shape \(%d, 2\) and dtype "
+                                          r"vec3f" % (24 * (n // 4), dev.name, n // 4)):
+        tack.empty((n // 4, 2), dtype=tack.vec3f, device=dev)
+    with pytest.raises(ValueError, match=r"an array of shape \(4611686018427387904, 4\) and "
+                                         r"dtype f64 is too big: its size in bytes is more than "
+                                         r"9223372036854775807"):
+        tack.empty((1 << 62, 4), dtype=tack.f64, device=dev)

@@ -856,3 +856,16 @@ def test_cuda_arrays_export_both_protocols():
     np.testing.assert_array_equal(a.numpy(), np.full(6, 3.0))
     again = tack.from_dlpack(a)
     np.testing.assert_array_equal(again.numpy(), np.full(6, 3.0))
+
+
+@pytest.mark.parametrize("dtype, name", [
+    ((4, 16, 1), "bfloat16"), ((5, 64, 1), "complex64"), ((5, 128, 1), "complex128"),
+    ((KDL_FLOAT, 128, 1), "float128"), ((KDL_FLOAT, 32, 4), "float32 x 4 lanes"),
+    ((3, 64, 1), "opaque handle"), ((42, 8, 1), "type code 42, 8 bits"),
+])
+def test_unsupported_dlpack_dtype_is_named(dtype, name):
+    bad = FakeDLPack(device=(KDL_CPU, 0), dtype=dtype)
+    with pytest.raises(TypeError) as info:
+        tack.from_dlpack(bad)
+    assert str(info.value).startswith("DLPack dtype %s is not supported" % name), str(info.value)
+    assert bad.deleted == 1

@@ -109,6 +109,49 @@ int ext_Array_on_host(const ext_ArrayObject *a)
     return tack_device_host_memory(array_dev(a));
 }
 
+/* "shape (4, 5) and dtype f32" for messages about a new array. */
+static PyObject *array_what(int ndim, const int64_t *shape, tack_dtype dtype, int vec_width)
+{
+    PyObject *dims = PyTuple_New(ndim);
+    for (int i = 0; dims && i < ndim; i++) {
+        PyObject *d = PyLong_FromLongLong(shape[i]);
+        if (!d)
+            Py_CLEAR(dims);
+        else
+            PyTuple_SET_ITEM(dims, i, d);
+    }
+    PyObject *dt = dims ? ext_vec_dtype_object(dtype, vec_width) : NULL;
+    PyObject *r = dt ? PyUnicode_FromFormat("shape %R and dtype %S", dims, dt) : NULL;
+    Py_XDECREF(dims);
+    return r;
+}
+
+/* MemoryError naming the bytes asked for, the device and the array. */
+static void raise_no_memory(size_t bytes, tack_device *dev, int ndim, const int64_t *shape,
+                            tack_dtype dtype, int vec_width, PyObject *why)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    char human[32];
+    snprintf(human, sizeof human, "%.1f %s", v, units[u]);
+    PyObject *what = array_what(ndim, shape, dtype, vec_width);
+    int has_why = why && PyUnicode_Check(why) && PyUnicode_GET_LENGTH(why) > 0;
+    if (what && has_why)
+        PyErr_Format(PyExc_MemoryError,
+                     "cannot allocate %zu bytes (%s) on device '%s' for an array of %U (%U)",
+                     bytes, human, tack_device_name(dev), what, why);
+    else if (what)
+        PyErr_Format(PyExc_MemoryError,
+                     "cannot allocate %zu bytes (%s) on device '%s' for an array of %U",
+                     bytes, human, tack_device_name(dev), what);
+    Py_XDECREF(what);
+}
+
 /* Device memory: allocated, written and read through the device (C API).
  * Host memory: 64-byte aligned malloc, as before. */
 static int storage_alloc(ext_ArrayObject *a, tack_device *dev, size_t alloc, int zero)
@@ -116,7 +159,7 @@ static int storage_alloc(ext_ArrayObject *a, tack_device *dev, size_t alloc, int
     if (tack_device_host_memory(dev)) {
         a->data = aligned_alloc(ALIGN, alloc);
         if (!a->data) {
-            PyErr_NoMemory();
+            PyErr_NoMemory(); /* array_new names the size */
             return -1;
         }
         if (zero)
@@ -195,15 +238,20 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
     size_t csize = tack_dtype_size(dtype);
     size_t itemsize = csize * (size_t)(vec_width ? vec_width : 1);
     size_t size = 1;
+    int too_big = 0;
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] != 0 && size > (size_t)PY_SSIZE_T_MAX / (size_t)shape[i]) {
-            PyErr_SetString(PyExc_ValueError, "array is too big");
-            return NULL;
-        }
-        size *= (size_t)shape[i];
+        if (shape[i] != 0 && size > (size_t)PY_SSIZE_T_MAX / (size_t)shape[i])
+            too_big = 1;
+        else
+            size *= (size_t)shape[i];
     }
-    if (size > ((size_t)PY_SSIZE_T_MAX - ALIGN) / itemsize) {
-        PyErr_SetString(PyExc_ValueError, "array is too big");
+    if (too_big || size > ((size_t)PY_SSIZE_T_MAX - ALIGN) / itemsize) {
+        PyObject *what = array_what(ndim, shape, dtype, vec_width);
+        if (what)
+            PyErr_Format(PyExc_ValueError,
+                         "an array of %U is too big: its size in bytes is more than %zd",
+                         what, PY_SSIZE_T_MAX);
+        Py_XDECREF(what);
         return NULL;
     }
     size_t nbytes = size * itemsize;
@@ -219,7 +267,20 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
     a->base = NULL;
     a->readonly = 0;
     a->device = Py_NewRef(device); /* before anything can fail: dealloc frees through it */
-    if (storage_alloc(a, ((ext_DeviceObject *)device)->dev, alloc, zero) < 0) {
+    tack_device *dev = ((ext_DeviceObject *)device)->dev;
+    if (storage_alloc(a, dev, alloc, zero) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            /* Say what was asked for and where, with the device's reason. */
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            PyObject *why = v ? PyObject_Str(v) : NULL;
+            PyErr_Clear();
+            raise_no_memory(nbytes, dev, ndim, shape, dtype, vec_width, why);
+            Py_XDECREF(why);
+            Py_XDECREF(t);
+            Py_XDECREF(v);
+            Py_XDECREF(tb);
+        }
         Py_DECREF(a);
         return NULL;
     }

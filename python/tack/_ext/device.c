@@ -245,6 +245,52 @@ PyObject *ext_get_num_threads(PyObject *self, PyObject *unused)
     return r;
 }
 
+static int sync_one(PyObject *dev)
+{
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    tack_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tack_device_synchronize(((ext_DeviceObject *)dev)->dev, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TACK_OK) {
+        ext_raise(&err);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *ext_synchronize(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"device", NULL};
+    PyObject *device = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:synchronize", kwlist, &device))
+        return NULL;
+    if (device != Py_None) {
+        PyObject *d = ext_device_from_object(device);
+        int rc = d ? sync_one(d) : -1;
+        Py_XDECREF(d);
+        return rc < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    /* Every device opened by name, and the default (maybe made with
+     * options); a dict copy, as a sync lets other threads run. */
+    PyObject *devs = PyDict_Values(shared_devices);
+    if (!devs)
+        return NULL;
+    if (default_device && PyList_Append(devs, default_device) < 0) {
+        Py_DECREF(devs);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(devs); i++)
+        if (sync_one(PyList_GET_ITEM(devs, i)) < 0) {
+            Py_DECREF(devs);
+            return NULL;
+        }
+    Py_DECREF(devs);
+    Py_RETURN_NONE;
+}
+
 /* ---- the tack.Device type -------------------------------------------- */
 
 static void device_dealloc(PyObject *self)

@@ -14,6 +14,7 @@
  *   kernel.c   tack.Kernel: decoration, calls, introspection
  *   args.c     argument conversion for launches (the hot path)
  *   resolve.c  the tack_resolver callback
+ *   source.c   a kernel's or device function's source text
  *   template.c @tack.device_class, class tokens and their retirement
  *   cache.c    the disk cache's administration (python -m tack cache ...)
  *   generate.c _generate: a variant's code as text (tack.cuda.compile)
@@ -110,6 +111,9 @@ PyObject *ext_device_from_object(PyObject *obj);
 PyObject *ext_device_fn(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ext_set_default_device(PyObject *self, PyObject *arg);
 PyObject *ext_get_default_device(PyObject *self, PyObject *unused);
+/* tack.synchronize(device=None): waits for work queued on device, or on
+ * every device opened so far. */
+PyObject *ext_synchronize(PyObject *self, PyObject *args, PyObject *kwargs);
 /* tack.set_num_threads(n) / get_num_threads(): the shared CPU device's pool. */
 PyObject *ext_set_num_threads(PyObject *self, PyObject *arg);
 PyObject *ext_get_num_threads(PyObject *self, PyObject *unused);
@@ -214,8 +218,14 @@ int ext_kernel_init(void); /* the variant key type */
 
 #define ext_Kernel_Check(o) PyObject_TypeCheck((o), &ext_KernelType)
 
-/* Source text, file and first line of a Python function, into ctx. */
+/* source.c: the source text, file and first line of a Python function,
+ * into ctx: text handed over (__tack_source__), inspect's (files and
+ * linecache), or python -c's. */
 int ext_function_source(PyObject *func, ext_resolver_ctx *ctx);
+/* 0 when text defines func (ValueError otherwise): checked at decoration. */
+int ext_check_source(PyObject *func, PyObject *text);
+/* -1 with a TypeError naming the lambda's file:line when func is one. */
+int ext_refuse_lambda(PyObject *func, const char *what);
 ext_resolver_ctx *ext_ctx_for(ext_ctx_home *home, PyObject *func);
 void ext_ctx_free_all(ext_ctx_home *home);
 int ext_resolve(void *ctx, const char *name, tack_name *out);
@@ -223,7 +233,9 @@ int ext_resolve(void *ctx, const char *name, tack_name *out);
 /* Raises a failed launch's (or generation's) error, chained to the Python
  * error met while resolving names, if any; returns NULL. */
 PyObject *ext_raise_kernel_error(ext_KernelObject *kern, tack_status s, tack_error *err);
-PyObject *ext_kernel_fn(PyObject *self, PyObject *func);
+PyObject *ext_kernel_fn(PyObject *self, PyObject *args, PyObject *kwargs);
+/* Adds one kernel's counters to a tack.stats()["kernels"] entry. */
+int ext_kernel_stats_into(PyObject *dict, const tack_kernel_stats *s);
 /* Binds a call's positional and keyword arguments to the kernel's
  * parameters by name, as Python binds a function's: bound[i] (borrowed) is
  * parameter i's argument.  A keyword name equal (same object) to `skip` is
@@ -242,7 +254,7 @@ typedef struct {
 
 extern PyTypeObject ext_TextureType;
 #define ext_Texture_Check(o) PyObject_TypeCheck(o, &ext_TextureType)
-PyObject *ext_func_fn(PyObject *self, PyObject *func);
+PyObject *ext_func_fn(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* ---- args.c ---------------------------------------------------------- */
 

@@ -105,11 +105,24 @@ static int dtype_from_dl(DLDataType d)
     if (d.lanes == 1 && d.code < sizeof kinds && kinds[d.code] && d.bits % 8 == 0)
         t = dtype_of_kind(kinds[d.code], d.bits / 8);
     /* Some producers call bools 8-bit unsigned ints: those read as u8. */
-    if (t < 0)
+    if (t < 0) {
+        /* Named as the producer's library would (bfloat16, complex64). */
+        static const char *const names[] = {[kDLInt] = "int", [kDLUInt] = "uint",
+                                            [kDLFloat] = "float", [kDLBfloat] = "bfloat",
+                                            [kDLComplex] = "complex", [kDLBool] = "bool"};
+        char name[64];
+        if (d.code == kDLOpaqueHandle)
+            snprintf(name, sizeof name, "opaque handle");
+        else if (d.code < sizeof names / sizeof names[0] && names[d.code])
+            snprintf(name, sizeof name, "%s%d", names[d.code], d.bits);
+        else
+            snprintf(name, sizeof name, "type code %d, %d bits", d.code, d.bits);
+        if (d.lanes != 1)
+            snprintf(name + strlen(name), sizeof name - strlen(name), " x %d lanes", d.lanes);
         PyErr_Format(PyExc_TypeError,
-                     "DLPack dtype (code %d, %d bits, %d lanes) is not supported (Tack has "
-                     "bool, int8-64, uint8-64, float16-64)",
-                     d.code, d.bits, d.lanes);
+                     "DLPack dtype %s is not supported (Tack has bool, int8-64, uint8-64, "
+                     "float16-64)", name);
+    }
     return t;
 }
 

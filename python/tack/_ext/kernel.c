@@ -41,7 +41,38 @@ static int copy_wrapper_attrs(ext_KernelObject *kern, PyObject *func)
     return PyDict_SetItemString(kern->dict, "__wrapped__", func);
 }
 
-static PyObject *kernel_create(PyTypeObject *type, PyObject *func)
+/* An option of True, False or None (not given): 1, 0 or -1; -2 with a
+ * TypeError for anything else (a string such as 'yes' is a mistake). */
+static int bool_option(PyObject *v, const char *what, const char *name)
+{
+    if (!v || v == Py_None)
+        return -1;
+    if (!PyBool_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "%s(%s=...) takes True or False, not %.100s",
+                     what, name, Py_TYPE(v)->tp_name);
+        return -2;
+    }
+    return v == Py_True;
+}
+
+/* source=: checked against func now (a clear error at the decorator), then
+ * kept on the function, where every kernel that reads func's text finds it. */
+static int take_source(PyObject *func, PyObject *source, const char *what)
+{
+    if (!source || source == Py_None)
+        return 0;
+    if (!PyUnicode_Check(source)) {
+        PyErr_Format(PyExc_TypeError, "%s(source=...) takes the source text as a str, not %.100s",
+                     what, Py_TYPE(source)->tp_name);
+        return -1;
+    }
+    if (ext_check_source(func, source) < 0)
+        return -1;
+    return PyObject_SetAttrString(func, "__tack_source__", source);
+}
+
+static PyObject *kernel_create(PyTypeObject *type, PyObject *func, PyObject *source,
+                               int debug, int disk_cache)
 {
     if (!PyFunction_Check(func)) {
         PyErr_Format(PyExc_TypeError,
@@ -49,6 +80,8 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func)
                      Py_TYPE(func)->tp_name);
         return NULL;
     }
+    if (ext_refuse_lambda(func, "tack.kernel") < 0 || take_source(func, source, "tack.kernel") < 0)
+        return NULL;
     ext_KernelObject *kern = PyObject_GC_New(ext_KernelObject, type);
     if (!kern)
         return NULL;
@@ -85,6 +118,8 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func)
         ext_raise(&err);
         goto fail;
     }
+    tack_kernel_set_debug(kern->k, debug);
+    tack_kernel_set_disk_cache(kern->k, disk_cache);
     kern->nparams = tack_kernel_num_params(kern->k);
     const char *name = tack_kernel_name(kern->k);
     kern->name = name ? PyUnicode_FromString(name) : PyObject_GetAttrString(func, "__name__");
@@ -96,23 +131,42 @@ fail:
     return NULL;
 }
 
-PyObject *ext_kernel_fn(PyObject *self, PyObject *func)
+PyObject *ext_kernel_fn(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    if (ext_Kernel_Check(func))
-        return Py_NewRef(func);
-    return kernel_create(&ext_KernelType, func);
+    static char *kwlist[] = {"func", "source", "cache", "debug", NULL};
+    PyObject *func, *source = NULL, *cache = NULL, *debug = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:kernel", kwlist, &func, &source,
+                                     &cache, &debug))
+        return NULL;
+    int use_cache = bool_option(cache, "tack.kernel", "cache");
+    int dbg = use_cache < -1 ? -2 : bool_option(debug, "tack.kernel", "debug");
+    if (dbg < -1)
+        return NULL;
+    int options = (source && source != Py_None) || use_cache >= 0 || dbg >= 0;
+    if (ext_Kernel_Check(func)) {
+        if (!options)
+            return Py_NewRef(func);
+        func = ((ext_KernelObject *)func)->func; /* a new kernel with these options */
+    }
+    return kernel_create(&ext_KernelType, func, source, dbg, use_cache != 0);
 }
 
-PyObject *ext_func_fn(PyObject *self, PyObject *func)
+PyObject *ext_func_fn(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
+    static char *kwlist[] = {"f", "source", NULL};
+    PyObject *func, *source = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:func", kwlist, &func, &source))
+        return NULL;
     if (!PyFunction_Check(func)) {
         PyErr_Format(PyExc_TypeError,
                      "tack.func expects a Python function, not %.100s",
                      Py_TYPE(func)->tp_name);
         return NULL;
     }
+    if (ext_refuse_lambda(func, "tack.func") < 0 || take_source(func, source, "tack.func") < 0)
+        return NULL;
     if (PyObject_SetAttrString(func, "__tack_func__", Py_True) < 0)
         return NULL;
     return Py_NewRef(func);
@@ -124,7 +178,7 @@ static PyObject *kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     PyObject *func;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Kernel", kwlist, &func))
         return NULL;
-    return kernel_create(type, func);
+    return kernel_create(type, func, NULL, -1, 1);
 }
 
 /* "x, out, a" for messages. */
@@ -264,7 +318,7 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
     err.filename[0] = '\0';
     err.lineno = err.col = 0;
     tack_status s;
-    int debug = tack_get_debug() ? 1 : 0;
+    int debug = tack_kernel_debug(kern->k) ? 1 : 0;
     if (st.max_elems >= GIL_RELEASE_ELEMS && kern->lowered[debug]) {
         Py_BEGIN_ALLOW_THREADS
         s = tack_kernel_launch(kern->k, d, targs, (int)nargs, &err);
@@ -535,6 +589,48 @@ static PyObject *kernel_ir_templates(PyObject *self, PyObject *unused)
     return list;
 }
 
+/* One kernel's counters as tack.stats()["kernels"] and Kernel.stats() give
+ * them; `into`, when given, is such a dict to add them to (two live kernels
+ * of one name are reported together). */
+int ext_kernel_stats_into(PyObject *dict, const tack_kernel_stats *s)
+{
+    static const char *const counts[] = {"launches", "compiles", "lowerings"};
+    static const char *const times[] = {"compile_ms", "launch_ms"};
+    const uint64_t cv[] = {s->launches, s->compiles, s->lowerings};
+    const double tv[] = {s->compile_ns * 1e-6, s->launch_ns * 1e-6};
+    for (int i = 0; i < 3; i++) {
+        PyObject *old = PyDict_GetItemString(dict, counts[i]);
+        unsigned long long base = old ? PyLong_AsUnsignedLongLong(old) : 0;
+        PyObject *v = PyLong_FromUnsignedLongLong(base + cv[i]);
+        if (!v || PyDict_SetItemString(dict, counts[i], v) < 0) {
+            Py_XDECREF(v);
+            return -1;
+        }
+        Py_DECREF(v);
+    }
+    for (int i = 0; i < 2; i++) {
+        PyObject *old = PyDict_GetItemString(dict, times[i]);
+        PyObject *v = PyFloat_FromDouble((old ? PyFloat_AsDouble(old) : 0.0) + tv[i]);
+        if (!v || PyDict_SetItemString(dict, times[i], v) < 0) {
+            Py_XDECREF(v);
+            return -1;
+        }
+        Py_DECREF(v);
+    }
+    return 0;
+}
+
+static PyObject *kernel_stats(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    tack_kernel_stats s;
+    tack_kernel_get_stats(((ext_KernelObject *)self)->k, &s);
+    PyObject *d = PyDict_New();
+    if (d && ext_kernel_stats_into(d, &s) < 0)
+        Py_CLEAR(d);
+    return d;
+}
+
 /* inspect_ir / inspect_llvm / inspect_asm(*args, device=None, **kwargs):
  * the arguments bind as for a call; `device` picks the device unless the
  * kernel has a parameter of that name (then it is that argument, and the
@@ -679,6 +775,11 @@ static PyMethodDef kernel_methods[] = {
      "The keys of the variants compiled on device (default: the default\n"
      "device), as 5-tuples (param_sig, vec_sig, tmpl_key, shape_sig, disjoint)\n"
      "whose .strided_sig names the parameters indexed through strides."},
+    {"stats", kernel_stats, METH_NOARGS,
+     "stats()\n--\n\n"
+     "This kernel's counters: launches, compiles, lowerings, compile_ms (time\n"
+     "compiling variants) and launch_ms (time its launches ran).  See\n"
+     "docs/timing.md."},
     {"ir_templates", kernel_ir_templates, METH_NOARGS,
      "ir_templates()\n--\n\nThe keys of the IR templates lowered so far."},
     {"inspect_ir", (PyCFunction)(void (*)(void))kernel_inspect_ir,

@@ -44,13 +44,50 @@ PyObject *ext_raise(const tack_error *err)
     return NULL;
 }
 
+/* {name: counters} of the live kernels (kernels of one name together). */
+static PyObject *kernel_stats_dict(void)
+{
+    PyObject *out = PyDict_New();
+    tack_kernel_stats *all = NULL;
+    int n = tack_get_kernel_stats(NULL, 0);
+    /* Kernels made meanwhile (another thread) are left to the next call. */
+    if (out && n > 0 && !(all = PyMem_Calloc((size_t)n, sizeof *all))) {
+        Py_CLEAR(out);
+        PyErr_NoMemory();
+    }
+    if (out && n > 0) {
+        int got = tack_get_kernel_stats(all, n);
+        for (int i = 0; i < (got < n ? got : n) && out; i++) {
+            PyObject *name = PyUnicode_DecodeUTF8(all[i].name, (Py_ssize_t)strlen(all[i].name),
+                                                  "replace");
+            PyObject *entry = name ? PyDict_GetItemWithError(out, name) : NULL;
+            int rc = -1;
+            if (entry) {
+                rc = ext_kernel_stats_into(entry, &all[i]);
+            } else if (name && !PyErr_Occurred() && (entry = PyDict_New())) {
+                rc = ext_kernel_stats_into(entry, &all[i]) < 0 ? -1
+                   : PyDict_SetItem(out, name, entry);
+                Py_DECREF(entry);
+            }
+            Py_XDECREF(name);
+            if (rc < 0)
+                Py_CLEAR(out);
+        }
+    }
+    PyMem_Free(all);
+    return out;
+}
+
 static PyObject *ext_stats(PyObject *self, PyObject *unused)
 {
     (void)self; (void)unused;
     tack_stats s;
     memset(&s, 0, sizeof s);
     tack_get_stats(&s);
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K}",
+    PyObject *kernels = kernel_stats_dict();
+    if (!kernels)
+        return NULL;
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:N}",
                          "compiles", (unsigned long long)s.compiles,
                          "lowerings", (unsigned long long)s.lowerings,
                          "launches", (unsigned long long)s.launches,
@@ -63,7 +100,19 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
                          "disk_ir_misses", (unsigned long long)s.disk_ir_misses,
                          "compile_ms", s.compile_ns * 1e-6, "llvm_ms", s.llvm_ns * 1e-6,
                          "driver_binary_loads", (unsigned long long)s.driver_binary_loads,
-                         "driver_source_builds", (unsigned long long)s.driver_source_builds);
+                         "driver_source_builds", (unsigned long long)s.driver_source_builds,
+                         "kernels", kernels);
+}
+
+/* tack.timer's switch: launches are timed while a timer runs (nesting). */
+static PyObject *ext_launch_timing(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    tack_set_launch_timing(on);
+    Py_RETURN_NONE;
 }
 
 static PyObject *ext_build_info(PyObject *self, PyObject *unused)
@@ -152,6 +201,12 @@ static PyMethodDef module_methods[] = {
      "an empty variant cache."},
     {"set_default_device", ext_set_default_device, METH_O,
      "set_default_device(spec_or_device)\n--\n\nSets the device kernels launch on."},
+    {"synchronize", (PyCFunction)(void (*)(void))ext_synchronize, METH_VARARGS | METH_KEYWORDS,
+     "synchronize(device=None)\n--\n\n"
+     "Waits until the work queued on device (default: on every device opened\n"
+     "so far) has finished.  Kernel calls and copies return finished already;\n"
+     "this is for timing (tack.timer) and for memory shared with other\n"
+     "libraries' streams."},
     {"get_default_device", ext_get_default_device, METH_NOARGS,
      "get_default_device()\n--\n\nThe device kernels launch on by default."},
     {"set_num_threads", ext_set_num_threads, METH_O,
@@ -161,6 +216,10 @@ static PyMethodDef module_methods[] = {
      "finishes first.  The starting count is TACK_NUM_THREADS, or one per core."},
     {"get_num_threads", ext_get_num_threads, METH_NOARGS,
      "get_num_threads()\n--\n\nThe number of threads the CPU device's launches run on."},
+    {"_launch_timing", ext_launch_timing, METH_O,
+     "_launch_timing(on)\n--\n\n"
+     "Asks for launch timing (on=True) or takes one ask back (on=False);\n"
+     "tack.timer's switch."},
     {"_build_info", ext_build_info, METH_NOARGS,
      "_build_info()\n--\n\nThe versions of Tack and LLVM (python -m tack info)."},
     {"empty", (PyCFunction)(void (*)(void))ext_empty, METH_VARARGS | METH_KEYWORDS,
@@ -195,10 +254,16 @@ static PyMethodDef module_methods[] = {
      "copyto(dst, src)\n--\n\n"
      "Copies src into the tack.Array dst.  Shapes must match; dtypes convert\n"
      "with NumPy's 'same_kind' casting rule."},
-    {"kernel", ext_kernel_fn, METH_O,
-     "kernel(func)\n--\n\nCompiles func as a Tack kernel (a decorator)."},
-    {"func", ext_func_fn, METH_O,
-     "func(f)\n--\n\nMarks f as a device function kernels may call."},
+    {"kernel", (PyCFunction)(void (*)(void))ext_kernel_fn, METH_VARARGS | METH_KEYWORDS,
+     "kernel(func, *, source=None, cache=None, debug=None)\n--\n\n"
+     "Compiles func as a Tack kernel (a decorator).  source: func's text when\n"
+     "Python keeps none (exec, python -c); cache=False keeps this kernel out\n"
+     "of the disk cache; debug=True/False bounds-checks this kernel or not,\n"
+     "whatever tack.set_debug says (None: as it says)."},
+    {"func", (PyCFunction)(void (*)(void))ext_func_fn, METH_VARARGS | METH_KEYWORDS,
+     "func(f, *, source=None)\n--\n\n"
+     "Marks f as a device function kernels may call.  source: f's text when\n"
+     "Python keeps none (exec, python -c)."},
     {"device_class", ext_device_class_fn, METH_O,
      "device_class(cls)\n--\n\nMarks cls as a template class: its instances may be\n"
      "passed to kernels, which read their attributes and call their\n"
@@ -206,7 +271,8 @@ static PyMethodDef module_methods[] = {
     {"constant", ext_constant, METH_O,
      "constant(value)\n--\n\nA numeric global that kernels inline by value."},
     {"stats", ext_stats, METH_NOARGS,
-     "stats()\n--\n\nProcess-wide counters of compiles, lowerings, launches, hits."},
+     "stats()\n--\n\nProcess-wide counters of compiles, lowerings, launches, hits;\n"
+     "under \"kernels\", each live kernel's own (see Kernel.stats)."},
     {"seed", ext_seed, METH_O,
      "seed(s)\n--\n\nRestarts the sequence that seeds each launch's random streams "
      "(np.random.random() and the like inside kernels): after tack.seed(s), the same "
