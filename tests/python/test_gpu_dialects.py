@@ -167,6 +167,45 @@ def test_hip_code_objects_for_every_kernel(arch):
         "\n".join(r["refused"])
 
 
+def _hip_workgroup_disassembly(arch):
+    """In the child: the block reduction (test_workgroups.py) as a code
+    object for arch, disassembled; prints its instructions as JSON."""
+    import shutil
+    import tempfile
+
+    from test_workgroups import block_sum
+    x = np.zeros(256, np.float32)
+    try:
+        obj = tack.hip.compile(block_sum, x, np.zeros(1, np.float32), arch=arch)
+    except RuntimeError as e:
+        print(json.dumps({"missing": str(e)}))
+        return
+    tool = shutil.which("llvm-objdump-15") or shutil.which("llvm-objdump")
+    if tool is None:
+        print(json.dumps({"missing": "llvm-objdump is not installed"}))
+        return
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.o")
+        with open(path, "wb") as f:
+            f.write(obj)
+        r = subprocess.run([tool, "-d", "--mcpu=" + arch, path], capture_output=True, text=True)
+    print(json.dumps({"missing": None, "rc": r.returncode, "text": r.stdout, "err": r.stderr}))
+
+
+@pytest.mark.parametrize("arch", sorted(AMDGPU_MACH))
+def test_hip_workgroup_kernel_uses_lds_and_barriers(arch):
+    # tack.shared becomes LDS (ds_* instructions) and tack.barrier() an
+    # s_barrier, in the code object the device would load.
+    r = _in_child("_hip_workgroup_disassembly", arch)
+    if r["missing"]:
+        pytest.skip(r["missing"])
+    assert r["rc"] == 0, r["err"]
+    text = r["text"]
+    assert "s_barrier" in text, text[-2000:]
+    assert "ds_write" in text or "ds_store" in text, text[-2000:]
+    assert "ds_read" in text or "ds_load" in text, text[-2000:]
+
+
 def test_hip_source_for_every_kernel():
     for label, kernel, args, debug in CASES:
         src = _generate(tack.hip.source, kernel, args, debug)
