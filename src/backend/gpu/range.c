@@ -309,6 +309,20 @@ static val call(interp *I, const ir_expr *e) {
     case INTR_COPYSIGN: return fop2(a, b, copysign, copysignf);
     case INTR_FMOD: return fop2(a, b, fmod, fmodf);
     case INTR_HYPOT: return fop2(a, b, hypot, hypotf);
+    case INTR_ASINH: return fop1(a, asinh, asinhf);
+    case INTR_ACOSH: return fop1(a, acosh, acoshf);
+    case INTR_ATANH: return fop1(a, atanh, atanhf);
+    case INTR_EXP2: return fop1(a, exp2, exp2f);
+    case INTR_EXPM1: return fop1(a, expm1, expm1f);
+    case INTR_LOG1P: return fop1(a, log1p, log1pf);
+    case INTR_CBRT: return fop1(a, cbrt, cbrtf);
+    case INTR_ERF: return fop1(a, erf, erff);
+    case INTR_ERFC: return fop1(a, erfc, erfcf);
+    case INTR_GAMMA: return fop1(a, tgamma, tgammaf);
+    case INTR_REMAINDER: return fop2(a, b, remainder, remainderf);
+    case INTR_NEXTAFTER: return fop2(a, b, nextafter, nextafterf);
+    case INTR_DEGREES:
+    case INTR_RADIANS: return farith(OP_MUL, a, mk_float(t, ir_angle_factor(e->fn, t)));
     case INTR_ISNAN: return mk_int(TACK_BOOL, ir_type_is_float(at) && fval(a) != fval(a));
     case INTR_ISINF: return mk_int(TACK_BOOL, ir_type_is_float(at) && isinf(fval(a)));
     case INTR_ISFINITE: return mk_int(TACK_BOOL, !ir_type_is_float(at) || isfinite(fval(a)));
