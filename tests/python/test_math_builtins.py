@@ -19,7 +19,11 @@ expected value:
   remainder, nextafter, fma, ulp, copysign, divmod, gcd, lcm, pow of
   integers.
 """
+import json
 import math
+import os
+import subprocess
+import sys
 from fractions import Fraction
 from math import log1p as imported_log1p
 
@@ -685,6 +689,48 @@ def test_opencl_source_uses_the_overloads(device):
 def test_ptx(device, dt):
     cpu_only_source(device)
     check_ptx(all_new, *all_new_args(dt))
+
+
+@tack.kernel
+def plain_copy(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i]
+
+
+def _hip_objects():
+    """In a child process (hipRTC's LLVM and PoCL's clash in one, see
+    test_gpu_dialects.py): prints {"missing": why or None, "refused": [...]}."""
+    x = np.zeros(4, np.float32)
+    try:
+        tack.hip.compile(plain_copy, x, x, arch="gfx90a")
+    except RuntimeError as e:
+        print(json.dumps({"missing": str(e), "refused": []}))
+        return
+    refused = []
+    for dt in FLOATS:
+        for arch in ("gfx90a", "gfx1030"):
+            try:
+                obj = tack.hip.compile(all_new, *all_new_args(dt), arch=arch)
+            except (RuntimeError, tack.CompileError) as e:
+                refused.append(f"{np.dtype(dt).name} {arch}: {e}")
+                continue
+            if not (isinstance(obj, bytes) and obj[:4] == b"\x7fELF" and b"tack_all_new\0" in obj):
+                refused.append(f"{np.dtype(dt).name} {arch}: not a code object")
+    print(json.dumps({"missing": None, "refused": refused}))
+
+
+def test_hip_code_objects(device):
+    cpu_only_source(device)
+    src = tack.hip.source(all_new, *all_new_args(np.float32))
+    assert "log1pf(" in src and "fmaf(" in src and "__fmaf_rn" not in src
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = f"import sys; sys.path.insert(0, {here!r}); import test_math_builtins as t; t._hip_objects()"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    if out["missing"]:
+        pytest.skip(f"hipRTC absent: {out['missing']}")
+    assert not out["refused"], out["refused"]
 
 
 def test_all_new_runs(device):
