@@ -478,6 +478,20 @@ def test_predicates_of_integers_are_bools(device):
     assert not o[0].any() and not o[1].any() and o[2].all()
 
 
+@tack.kernel
+def math_in_the_range(out, n, k):
+    for i in range(math.gcd(n, 12) + math.lcm(n, 4) + int(math.ldexp(1.0, k)) +
+                   int(math.fma(2.0, 3.0, 0.5)) + int(math.expm1(0.0))):
+        out[i] = 1
+
+
+def test_math_in_the_launch_range(device):
+    """GPU launch ranges are evaluated on the host (backend/gpu/range.c)."""
+    out = np.zeros(64, np.int64)
+    math_in_the_range(out, 18, 3)  # 6 + 36 + 8 + 6 + 0
+    assert out.sum() == 56 and out[:56].all()
+
+
 # ---- spellings: NumPy's names, tack.math, names imported from math ----------------
 
 
