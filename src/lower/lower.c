@@ -257,9 +257,19 @@ static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
         if (is_bound(L, e->name)) return none;
         tack_name n;
         if (resolve(L, e, &n)) return none;
-        /* "math.log1p": a module's function imported by its name. */
-        if (n.kind == TACK_NAME_BUILTIN)
-            return strchr(n.text, '.') ? classify_path(n.text) : classify_builtin(n.text);
+        if (n.kind == TACK_NAME_BUILTIN && strchr(n.text, '.')) {
+            /* "math.log1p": a module's function imported by its name. */
+            callee c = classify_path(n.text);
+            tack_name b;
+            int hides = lower_default_resolve(e->name, &b) == 0;
+            if (c.kind == CALLEE_NONE)
+                ERR(L, e->line, e->col, "'%s' is %s, a %s kernels do not have%s%s%s", e->name,
+                    n.text, strncmp(n.text, "numpy.", 6) ? "math function" : "NumPy ufunc",
+                    hides ? "; rename it so that the builtin " : "", hides ? e->name : "",
+                    hides ? "() is used" : "");
+            return c;
+        }
+        if (n.kind == TACK_NAME_BUILTIN) return classify_builtin(n.text);
         return none;
     }
     if (e->kind == EX_ATTR && module_path(L, e, path, size) == 0) return classify_path(path);

@@ -30,6 +30,7 @@ from math import log1p as imported_log1p
 import numpy as np
 import pytest
 from numpy import arcsinh as imported_arcsinh
+from numpy import maximum as imported_maximum
 
 import tack
 from conftest import assert_bitwise_equal
@@ -615,6 +616,12 @@ def bad_frexp_vector(v, out):
         out[i] = e
 
 
+@tack.kernel
+def bad_imported_ufunc(x, out):
+    for i in range(x.shape[0]):
+        out[i] = imported_maximum(x[i], 1.0)
+
+
 BAD = [
     (bad_factorial, "math.factorial() is not available in kernels: its results outgrow", np.int64),
     (bad_gcd_float, "gcd() needs integers, not f64", np.float64),
@@ -625,6 +632,8 @@ BAD = [
     (bad_round_digits, "round(x, ndigits) is not supported in kernels", np.float64),
     (bad_numpy_erf, "'numpy.erf' cannot be called in a kernel", np.float64),
     (bad_fsum, "math.fsum() is not available in kernels: it takes a sequence", np.float64),
+    (bad_imported_ufunc, "'imported_maximum' is numpy.maximum, a NumPy ufunc kernels do not have",
+     np.float64),
 ]
 
 

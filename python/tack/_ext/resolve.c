@@ -249,19 +249,20 @@ static const char *builtin_text(PyObject *v)
     return same == v ? s : NULL;
 }
 
-/* A function of math or NumPy imported by its name (`from math import
- * log1p`): "math.log1p" or "numpy.log1p", which kernels read as the
+/* A function of math or a NumPy ufunc imported by its name (`from math
+ * import log1p`): "math.log1p" or "numpy.log1p", which kernels read as the
  * module's function; else NULL (no exception). */
 static const char *module_function_text(ext_ctx_home *home, PyObject *v)
 {
-    if (!PyCFunction_Check(v) && strcmp(Py_TYPE(v)->tp_name, "numpy.ufunc") != 0)
+    int ufunc = strcmp(Py_TYPE(v)->tp_name, "numpy.ufunc") == 0;
+    if (!PyCFunction_Check(v) && !ufunc)
         return NULL;
     PyObject *mod = PyObject_GetAttrString(v, "__module__");
     PyObject *name = mod ? PyObject_GetAttrString(v, "__name__") : NULL;
     const char *r = NULL;
     if (name && PyUnicode_Check(mod) && PyUnicode_Check(name)) {
         const char *m = PyUnicode_AsUTF8(mod);
-        if (m && (!strcmp(m, "math") || !strcmp(m, "numpy"))) {
+        if (m && (ufunc ? !strcmp(m, "numpy") : !strcmp(m, "math"))) {
             r = keep_text(home, PyUnicode_FromFormat("%U.%U", mod, name)); /* takes it */
         }
     }
