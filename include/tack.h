@@ -145,7 +145,9 @@ tack_status tack_device_synchronize(tack_device *dev, tack_error *err);
 typedef enum tack_name_kind {
     TACK_NAME_UNBOUND = 0, /* the host has no binding: Tack's defaults apply */
     TACK_NAME_MODULE,      /* a module: text holds "tack", "math" or "numpy" */
-    TACK_NAME_BUILTIN,     /* a Python builtin: text holds its name */
+    TACK_NAME_BUILTIN,     /* a Python builtin: text holds its name; or a
+                              function of math or numpy bound to the name
+                              (from math import log1p): "math.log1p" */
     TACK_NAME_INT,         /* a constant inlined by value */
     TACK_NAME_FLOAT,
     TACK_NAME_BOOL,

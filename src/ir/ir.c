@@ -54,6 +54,16 @@ const char *ir_atomic_name(ir_atomic_op op) {
 }
 int ir_intrinsic_nargs(ir_intrinsic f) { return intrinsic_nargs[f]; }
 
+double ir_angle_factor(ir_intrinsic f, ir_type t) {
+    const double pi = 3.141592653589793;
+    if (t == TACK_F32) {
+        const float pi32 = (float)pi;
+        float k = f == INTR_DEGREES ? 180.0f / pi32 : pi32 / 180.0f; /* rounded to f32 */
+        return k;
+    }
+    return f == INTR_DEGREES ? 180.0 / pi : pi / 180.0;
+}
+
 ir_func *ir_func_new(void) {
     ir_func *f = calloc(1, sizeof *f);
     if (!f) return NULL;

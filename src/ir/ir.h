@@ -56,6 +56,9 @@ typedef enum ir_intrinsic {
 } ir_intrinsic;
 const char *ir_intrinsic_name(ir_intrinsic f);
 int ir_intrinsic_nargs(ir_intrinsic f); /* -1: two or more */
+/* The factor degrees() / radians() multiply by in type t: NumPy's, whose
+ * f32 constant is 180.0f / (float)pi computed in f32. */
+double ir_angle_factor(ir_intrinsic f, ir_type t);
 
 typedef enum ir_expr_kind {
     IR_CONST,  /* literal: type + i/u/f */

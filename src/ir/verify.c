@@ -219,7 +219,9 @@ static void expr(verifier *v, const ir_expr *e) {
     case IR_CALL:
         if (e->fn < 0 || e->fn >= INTR_COUNT) fail(v, e->line, "unknown intrinsic");
         for (int i = 0; i < e->nargs; i++) expr(v, e->args[i]);
-        if (e->fn == INTR_F16 && e->nargs != 1) fail(v, e->line, "f16() with %d arguments", e->nargs);
+        if (e->fn >= 0 && e->fn < INTR_COUNT &&
+            e->nargs != (ir_intrinsic_nargs(e->fn) > 0 ? ir_intrinsic_nargs(e->fn) : 2))
+            fail(v, e->line, "%s() with %d arguments", ir_intrinsic_name(e->fn), e->nargs);
         else if (v->typed && e->fn == INTR_F16 && e->args[0] &&
                  (e->type != TACK_F32 || (e->args[0]->type != TACK_F32 && e->args[0]->type != TACK_F64)))
             fail(v, e->line, "f16() of %s typed %s", ir_type_name(e->args[0]->type),

@@ -20,7 +20,7 @@ int lower_oom(lowerer *L) {
 /* ---- names ---- */
 
 static const char *const builtin_names[] = {"range", "abs", "min", "max", "int", "float",
-                                            "bool", "round", "len", NULL};
+                                            "bool", "round", "len", "pow", "divmod", NULL};
 
 int lower_default_resolve(const char *name, tack_name *out) {
     memset(out, 0, sizeof *out);
@@ -162,7 +162,7 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 /* What a callee or attribute path names. */
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_ATOMIC, CALLEE_VECTOR,
-                           CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP } callee_kind;
+                           CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL } callee_kind;
 typedef struct callee {
     callee_kind kind;
     int which;         /* WORKGROUP: WG_* */
@@ -171,6 +171,7 @@ typedef struct callee {
     ir_atomic_op atomic; /* ATOMIC */
     int width;           /* VECTOR: components, of type cast_to */
     double value;      /* CONST */
+    int special;       /* SPECIAL: SP_* (builtins.c) */
 } callee;
 
 static const struct { const char *name; tack_dtype t; } cast_names[] = {
@@ -181,31 +182,6 @@ static const struct { const char *name; tack_dtype t; } cast_names[] = {
     {"uint16", TACK_U16}, {"uint32", TACK_U32}, {"uint64", TACK_U64},
     {"float32", TACK_F32}, {"float64", TACK_F64}, {"intp", TACK_I64},
     {"f16", TACK_F16}, {"float16", TACK_F16}, {NULL, 0}};
-
-/* Functions available as math.X, tack.math.X and numpy.X. */
-static int math_function(const char *name, ir_intrinsic *fn) {
-    for (int i = 0; i < INTR_COUNT; i++) {
-        if (i == INTR_MIN || i == INTR_MAX || i == INTR_ROUND || i == INTR_ABS || i == INTR_F16)
-            continue;
-        if (!strcmp(name, ir_intrinsic_name(i))) {
-            *fn = i;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int math_constant(const char *name, double *v) {
-    static const struct { const char *n; double v; } consts[] = {
-        {"pi", 3.141592653589793}, {"e", 2.718281828459045}, {"tau", 6.283185307179586},
-        {"inf", __builtin_inf()}, {"nan", __builtin_nan("")}, {NULL, 0}};
-    for (int i = 0; consts[i].n; i++)
-        if (!strcmp(name, consts[i].n)) {
-            *v = consts[i].v;
-            return 1;
-        }
-    return 0;
-}
 
 static callee classify_path(const char *path) {
     callee c = {0}; /* CALLEE_NONE */
@@ -247,12 +223,13 @@ static callee classify_path(const char *path) {
                 return c;
             }
     if (is_math || is_numpy) {
-        if (math_function(leaf, &c.fn)) c.kind = CALLEE_INTRINSIC;
-        else if (math_constant(leaf, &c.value)) c.kind = CALLEE_CONST;
-        else if (is_numpy && !strcmp(leaf, "abs")) {
-            c.kind = CALLEE_INTRINSIC;
-            c.fn = INTR_ABS;
-        }
+        math_name m = lower_math_name(leaf, is_numpy);
+        static const callee_kind kinds[] = {CALLEE_NONE, CALLEE_INTRINSIC, CALLEE_CONST,
+                                            CALLEE_SPECIAL};
+        c.kind = kinds[m.kind];
+        c.fn = m.fn;
+        c.value = m.value;
+        c.special = m.special;
     }
     return c;
 }
@@ -267,7 +244,7 @@ static callee classify_builtin(const char *name) {
     else if (!strcmp(name, "abs")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_ABS;
     else if (!strcmp(name, "min")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_MIN;
     else if (!strcmp(name, "max")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_MAX;
-    else if (!strcmp(name, "round")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_ROUND;
+    else if ((c.special = lower_builtin_special(name))) c.kind = CALLEE_SPECIAL;
     return c;
 }
 
@@ -280,6 +257,18 @@ static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
         if (is_bound(L, e->name)) return none;
         tack_name n;
         if (resolve(L, e, &n)) return none;
+        if (n.kind == TACK_NAME_BUILTIN && strchr(n.text, '.')) {
+            /* "math.log1p": a module's function imported by its name. */
+            callee c = classify_path(n.text);
+            tack_name b;
+            int hides = lower_default_resolve(e->name, &b) == 0;
+            if (c.kind == CALLEE_NONE)
+                ERR(L, e->line, e->col, "'%s' is %s, a %s kernels do not have%s%s%s", e->name,
+                    n.text, strncmp(n.text, "numpy.", 6) ? "math function" : "NumPy ufunc",
+                    hides ? "; rename it so that the builtin " : "", hides ? e->name : "",
+                    hides ? "() is used" : "");
+            return c;
+        }
         if (n.kind == TACK_NAME_BUILTIN) return classify_builtin(n.text);
         return none;
     }
@@ -694,6 +683,8 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     case CALLEE_CONST:
         ERR(L, e->line, e->col, "'%s' is a constant, not a function", path);
         return NULL;
+    case CALLEE_SPECIAL:
+        return lower_special_call(L, e, c.special, path);
     case CALLEE_NONE:
         break;
     }
@@ -1029,8 +1020,17 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
     return 0;
 }
 
+/* The builtin a call names when it returns a tuple (divmod, math.frexp,
+ * math.modf): its SP_* code, else 0. */
+static int tuple_call(lowerer *L, const expr *e, char *path, size_t size) {
+    if (e->kind != EX_CALL) return 0;
+    callee c = classify(L, e->a, path, size);
+    return c.kind == CALLEE_SPECIAL && lower_special_results(c.special) > 1 ? c.special : 0;
+}
+
 static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     tack_name fn;
+    char path[256];
     if (s->ntargets == 1) {
         const expr *t = s->targets[0], *v = s->value;
         int rc = 1;
@@ -1043,7 +1043,6 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
         if (rc <= 0) return rc;
     }
     if (s->value->kind == EX_CALL) {
-        char path[256];
         callee c = classify(L, s->value->a, path, sizeof path);
         if (c.kind == CALLEE_WORKGROUP && (c.which == WG_LOCAL || c.which == WG_SHARED)) {
             ir_type dtype = TACK_F32;
@@ -1064,27 +1063,38 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     for (int t = 0; t < s->ntargets; t++)
         if (s->targets[t]->kind == EX_TUPLE && is_device_call(L, s->value, &fn))
             return unpack_device_call(L, b, s, &fn);
+    int special = 0;
+    for (int t = 0; !special && t < s->ntargets; t++)
+        if (s->targets[t]->kind == EX_TUPLE) special = tuple_call(L, s->value, path, sizeof path);
+    if (L->failed) return -1;
     /* Tuple unpacking: evaluate every value first, then assign. */
     for (int t = 0; t < s->ntargets; t++) {
         const expr *tgt = s->targets[t];
         if (tgt->kind != EX_TUPLE) continue;
-        if (s->value->kind != EX_TUPLE || s->value->nitems != tgt->nitems) {
+        if (special && lower_special_results(special) != tgt->nitems) {
+            ERR(L, s->line, s->col, "%s() returns %d values but %d are expected", path,
+                lower_special_results(special), tgt->nitems);
+            return -1;
+        }
+        if (!special && (s->value->kind != EX_TUPLE || s->value->nitems != tgt->nitems)) {
             ERR(L, s->line, s->col, "tuple unpacking needs a tuple of %d values on the right",
                 tgt->nitems);
             return -1;
         }
     }
-    if (s->value->kind == EX_TUPLE) {
-        int n = s->value->nitems;
+    if (s->value->kind == EX_TUPLE || special) {
+        int n = special ? lower_special_results(special) : s->value->nitems;
         int temps[TACK_MAX_PARAMS];
+        ir_expr *values[2];
         if (n > TACK_MAX_PARAMS) {
             ERR(L, s->line, s->col, "too many values to unpack");
             return -1;
         }
+        if (special && lower_tuple_call(L, b, s->value, special, path, values) < 0) return -1;
         for (int i = 0; i < n; i++) {
             temps[i] = lower_temp(L, "tuple");
             if (temps[i] < 0) return -1;
-            ir_expr *v = lower_expr(L, s->value->items[i]);
+            ir_expr *v = special ? values[i] : lower_expr(L, s->value->items[i]);
             if (!v) return -1;
             ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
             if (!a) return oom(L);

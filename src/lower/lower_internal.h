@@ -153,6 +153,28 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s);
 /* The indices of a subscript `arr[items...]`; *p_out the array. */
 ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out);
 
+/* builtins.c: what math.X / tack.math.X (numpy: numpy.X) names, and the
+ * builtins and module functions that are more than one intrinsic call. */
+enum { SP_NONE, SP_POW, SP_MOD, SP_FLOORDIV, SP_ROUND, SP_LOG, SP_ULP, SP_DIVMOD, SP_FREXP,
+       SP_MODF, SP_REFUSED };
+typedef struct math_name {
+    enum { MATH_NONE, MATH_INTRINSIC, MATH_CONST, MATH_SPECIAL } kind;
+    ir_intrinsic fn; /* INTRINSIC */
+    double value;    /* CONST */
+    int special;     /* SPECIAL: SP_* */
+} math_name;
+math_name lower_math_name(const char *leaf, int numpy);
+int lower_builtin_special(const char *name); /* SP_*, or 0 */
+int lower_special_results(int special);      /* values it returns: 2 for divmod */
+/* A call of `special` (path names it in messages); a tuple-valued one is
+ * an error here, as it must be unpacked. */
+ir_expr *lower_special_call(lowerer *L, const expr *call, int special, const char *path);
+/* `a, b = divmod(x, y)` (frexp, modf): evaluates the arguments into
+ * temporaries in b and puts the two values, reading them, in out. Returns
+ * 2, or -1 after an error. */
+int lower_tuple_call(lowerer *L, ir_block *b, const expr *call, int special, const char *path,
+                     ir_expr **out);
+
 /* updates.c: `a[k] op= v`.  update_choice makes the IF that holds both
  * forms (the caller lowers the plain one into its body);
  * update_atomic_form lowers the atomic one into its orelse;

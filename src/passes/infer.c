@@ -135,11 +135,11 @@ static ir_type binop_type(typer *T, ir_expr *e, ir_type a, ir_type b) {
 }
 
 static ir_type call_type(typer *T, ir_expr *e) {
-    ir_type at[2] = {IRT_UNSET, IRT_UNSET};
+    ir_type at[3] = {IRT_UNSET, IRT_UNSET, IRT_UNSET};
     for (int i = 0; i < e->nargs; i++) {
         ir_type t = type_of(T, e->args[i]);
         if (t == IRT_UNSET) return IRT_UNSET;
-        if (i < 2) at[i] = t;
+        if (i < 3) at[i] = t;
     }
     switch (e->fn) {
     case INTR_ISNAN: case INTR_ISINF: case INTR_ISFINITE:
@@ -153,7 +153,29 @@ static ir_type call_type(typer *T, ir_expr *e) {
     case INTR_F16:
         return TACK_F32; /* a half's value, held as f32 */
     case INTR_ATAN2: case INTR_POW: case INTR_COPYSIGN: case INTR_FMOD: case INTR_HYPOT:
+    case INTR_REMAINDER: case INTR_NEXTAFTER:
         return float_of(T, promote(T, at[0], at[1]));
+    case INTR_FMA:
+        return float_of(T, promote(T, promote(T, at[0], at[1]), at[2]));
+    case INTR_LDEXP:
+        if (ir_type_is_float(at[1])) {
+            TERR(T, e, "ldexp() needs an integer exponent, not %s", ir_type_name(settle(T, at[1])));
+            return IRT_UNSET;
+        }
+        return float_of(T, at[0]);
+    case INTR_FREXP_EXP:
+        return TACK_I32;
+    case INTR_GCD: case INTR_LCM: {
+        for (int i = 0; i < 2; i++)
+            if (ir_type_is_float(at[i])) {
+                TERR(T, e, "%s() needs integers, not %s", ir_intrinsic_name(e->fn),
+                     ir_type_name(settle(T, at[i])));
+                return IRT_UNSET;
+            }
+        /* Settled now: a weak result would follow a float it meets. */
+        ir_type t = settle(T, promote(T, at[0], at[1]));
+        return t == TACK_BOOL ? TACK_I64 : t;
+    }
     default:
         return float_of(T, at[0]);
     }
@@ -428,6 +450,14 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
         case INTR_ISNAN: case INTR_ISINF: case INTR_ISFINITE:
             e->args[0] = fix(T, e->args[0], IRT_UNSET);
             target = TACK_BOOL;
+            break;
+        case INTR_LDEXP: /* the exponent keeps its integer type */
+            e->args[0] = fix(T, e->args[0], target);
+            e->args[1] = fix(T, e->args[1], IRT_UNSET);
+            break;
+        case INTR_FREXP_EXP:
+            e->args[0] = fix(T, e->args[0], float_of(T, e->args[0]->type));
+            target = TACK_I32;
             break;
         case INTR_ROUND:
             e->args[0] = fix(T, e->args[0], IRT_UNSET);

@@ -210,6 +210,37 @@ static void test_numerics(void) {
     tack_kernel_free(k);
 }
 
+/* Python's math and builtins through the default resolver (no host):
+ * divmod and frexp unpacked, pow, gcd, log1p in f32. */
+static void test_math_builtins(void) {
+    tack_kernel *k = make("def mb(a, b, x, q, r, e, g, y):\n"
+                          "    for i in range(a.shape[0]):\n"
+                          "        q[i], r[i] = divmod(a[i], b[i])\n"
+                          "        m, ex = math.frexp(x[i])\n"
+                          "        e[i] = ex + pow(2, 3)\n"
+                          "        g[i] = math.gcd(a[i], b[i])\n"
+                          "        y[i] = math.log1p(x[i]) + m\n");
+    int64_t a[4] = {7, -7, 12, 5}, b[4] = {2, 2, -18, 0}, q[4], r[4], g[4];
+    int32_t e[4];
+    float x[4] = {0.5f, 3.0f, 0.0f, -0.25f}, y[4];
+    int64_t n = 4;
+    tack_error err;
+    tack_arg args[8] = {tack_arg_array(a, TACK_I64, 1, &n, 0), tack_arg_array(b, TACK_I64, 1, &n, 0),
+                        tack_arg_array(x, TACK_F32, 1, &n, 0), tack_arg_array(q, TACK_I64, 1, &n, 1),
+                        tack_arg_array(r, TACK_I64, 1, &n, 1), tack_arg_array(e, TACK_I32, 1, &n, 1),
+                        tack_arg_array(g, TACK_I64, 1, &n, 1), tack_arg_array(y, TACK_F32, 1, &n, 1)};
+    CHECK(k && launch(k, args, 8, &err) == TACK_OK);
+    int64_t eq[4] = {3, -4, -1, 0}, er[4] = {1, 1, -6, 0}, eg[4] = {1, 1, 6, 5};
+    int32_t ee[4] = {8, 10, 8, 7}; /* frexp exponents 0, 2, 0, -1, plus 8 */
+    CHECK(!memcmp(q, eq, sizeof q) && !memcmp(r, er, sizeof r) && !memcmp(g, eg, sizeof g));
+    CHECK(!memcmp(e, ee, sizeof e));
+    for (int i = 0; i < 4; i++) {
+        int ex;
+        CHECK(y[i] == log1pf(x[i]) + frexpf(x[i], &ex));
+    }
+    tack_kernel_free(k);
+}
+
 static void test_errors(void) {
     tack_error err;
     /* Compile errors carry the user's file and line. */
@@ -442,6 +473,7 @@ int main(void) {
     test_2d();
     test_ndindex();
     test_numerics();
+    test_math_builtins();
     test_errors();
     test_devices();
     test_prepared_launch();

@@ -169,6 +169,29 @@ static const char *builtin_text(PyObject *v)
     return same == v ? s : NULL;
 }
 
+/* A function of math or a NumPy ufunc imported by its name (`from math
+ * import log1p`): "math.log1p" or "numpy.log1p", which kernels read as the
+ * module's function; else NULL (no exception). */
+static const char *module_function_text(ext_ctx_home *home, PyObject *v)
+{
+    int ufunc = strcmp(Py_TYPE(v)->tp_name, "numpy.ufunc") == 0;
+    if (!PyCFunction_Check(v) && !ufunc)
+        return NULL;
+    PyObject *mod = PyObject_GetAttrString(v, "__module__");
+    PyObject *name = mod ? PyObject_GetAttrString(v, "__name__") : NULL;
+    const char *r = NULL;
+    if (name && PyUnicode_Check(mod) && PyUnicode_Check(name)) {
+        const char *m = PyUnicode_AsUTF8(mod);
+        if (m && (ufunc ? !strcmp(m, "numpy") : !strcmp(m, "math"))) {
+            r = keep_text(home, PyUnicode_FromFormat("%U.%U", mod, name)); /* takes it */
+        }
+    }
+    PyErr_Clear();
+    Py_XDECREF(mod);
+    Py_XDECREF(name);
+    return r;
+}
+
 /* 1 when v is a Python function marked by @tack.func, 0 when not, -1 on
  * error. */
 static int is_tack_func(PyObject *v)
@@ -299,6 +322,8 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     if (func)
         return describe_func(ctx, func, out);
     const char *b = builtin_text(v);
+    if (!b)
+        b = module_function_text(ctx->home, v);
     if (b) {
         out->kind = TACK_NAME_BUILTIN;
         out->text = b;

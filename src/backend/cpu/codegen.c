@@ -651,10 +651,135 @@ static void private_end(gen *g) {
     }
 }
 
+/* A call to the C function `name` (the JIT finds libm's in the process). */
+static LLVMValueRef c_call(gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
+    LLVMTypeRef at[3];
+    for (int i = 0; i < n; i++) at[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef ft = LLVMFunctionType(ret, at, n, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+    if (!fn) fn = LLVMAddFunction(g->mod, name, ft);
+    return LLVMBuildCall2(g->b, ft, fn, args, n, "");
+}
+
+/* Starts internal helper function `name` of type ft, or returns 0 when
+ * the module has it already (*fn set either way); end_helper restores. */
+static int begin_helper(gen *g, const char *name, LLVMTypeRef ft, LLVMValueRef *fn,
+                        LLVMBuilderRef *saved_b, LLVMValueRef *saved_fn) {
+    if ((*fn = LLVMGetNamedFunction(g->mod, name))) return 0;
+    *fn = LLVMAddFunction(g->mod, name, ft);
+    LLVMSetLinkage(*fn, LLVMInternalLinkage);
+    *saved_b = g->b;
+    *saved_fn = g->fn;
+    g->b = LLVMCreateBuilderInContext(g->ctx);
+    g->fn = *fn;
+    return 1;
+}
+
+static void end_helper(gen *g, LLVMBuilderRef saved_b, LLVMValueRef saved_fn) {
+    LLVMDisposeBuilder(g->b);
+    g->b = saved_b;
+    g->fn = saved_fn;
+}
+
+/* lgamma through lgamma_r: plain lgamma writes the global signgam, a data
+ * race between the pool's threads. */
+static LLVMValueRef lgamma_call(gen *g, ir_type t, LLVMValueRef x) {
+    LLVMTypeRef T = ty(g, t);
+    LLVMTypeRef ft = LLVMFunctionType(T, &T, 1, 0);
+    LLVMValueRef fn;
+    LLVMBuilderRef sb;
+    LLVMValueRef sf;
+    if (begin_helper(g, t == TACK_F32 ? "tack.lgamma.f32" : "tack.lgamma.f64", ft, &fn, &sb, &sf)) {
+        LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
+        LLVMValueRef args[2] = {LLVMGetParam(fn, 0), LLVMBuildAlloca(g->b, g->i32, "sign")};
+        LLVMBuildRet(g->b, c_call(g, t == TACK_F32 ? "lgammaf_r" : "lgamma_r", T, args, 2));
+        end_helper(g, sb, sf);
+    }
+    return LLVMBuildCall2(g->b, ft, fn, &x, 1, "");
+}
+
+/* |v| as the unsigned value of the same width (|INT_MIN| included). */
+static LLVMValueRef magnitude(gen *g, ir_type t, LLVMValueRef v) {
+    if (!ir_type_is_signed(t)) return v;
+    LLVMValueRef zero = cint(g, t, 0);
+    return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, v, zero, ""),
+                           LLVMBuildSub(g->b, zero, v, ""), v, "");
+}
+
+/* gcd by Euclid on the magnitudes, emitted once per type; lcm from it
+ * (wrapping on overflow, as NumPy's). */
+static LLVMValueRef gcd_lcm(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b, int lcm) {
+    char name[32];
+    snprintf(name, sizeof name, "tack.gcd.%s", tack_dtype_name(t));
+    LLVMTypeRef T = ty(g, t);
+    LLVMTypeRef at[2] = {T, T};
+    LLVMTypeRef ft = LLVMFunctionType(T, at, 2, 0);
+    LLVMValueRef fn;
+    LLVMBuilderRef sb;
+    LLVMValueRef sf;
+    if (begin_helper(g, name, ft, &fn, &sb, &sf)) {
+        LLVMBasicBlockRef entry = block(g, "entry"), head = block(g, "head"),
+                          step = block(g, "step"), done = block(g, "done");
+        LLVMPositionBuilderAtEnd(g->b, entry);
+        LLVMValueRef ua = magnitude(g, t, LLVMGetParam(fn, 0));
+        LLVMValueRef ub = magnitude(g, t, LLVMGetParam(fn, 1));
+        LLVMBuildBr(g->b, head);
+        LLVMPositionBuilderAtEnd(g->b, head);
+        LLVMValueRef x = LLVMBuildPhi(g->b, T, "x"), y = LLVMBuildPhi(g->b, T, "y");
+        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, y, cint(g, t, 0), ""), done, step);
+        LLVMPositionBuilderAtEnd(g->b, step);
+        LLVMValueRef r = LLVMBuildURem(g->b, x, y, "");
+        LLVMBuildBr(g->b, head);
+        LLVMValueRef xs[2] = {ua, y}, ys[2] = {ub, r};
+        LLVMBasicBlockRef from[2] = {entry, step};
+        LLVMAddIncoming(x, xs, from, 2);
+        LLVMAddIncoming(y, ys, from, 2);
+        LLVMPositionBuilderAtEnd(g->b, done);
+        LLVMBuildRet(g->b, x);
+        end_helper(g, sb, sf);
+    }
+    LLVMValueRef args[2] = {a, b};
+    LLVMValueRef d = LLVMBuildCall2(g->b, ft, fn, args, 2, "");
+    if (!lcm) return d;
+    LLVMValueRef zero = LLVMBuildICmp(g->b, LLVMIntEQ, d, cint(g, t, 0), "");
+    LLVMValueRef div = LLVMBuildSelect(g->b, zero, cint(g, t, 1), d, "");
+    LLVMValueRef m = LLVMBuildMul(g->b, LLVMBuildUDiv(g->b, magnitude(g, t, a), div, ""),
+                                  magnitude(g, t, b), "");
+    return LLVMBuildSelect(g->b, zero, cint(g, t, 0), m, "");
+}
+
+/* ldexp(x, n) for n of any integer type: n clamped to int's range first,
+ * as NumPy does (the result, 0 or inf, is the same). */
+static LLVMValueRef ldexp_call(gen *g, ir_type t, LLVMValueRef x, LLVMValueRef n, ir_type nt) {
+    LLVMValueRef big = LLVMConstInt(g->i64, INT32_MAX, 0);
+    LLVMValueRef wide;
+    if (nt == TACK_U64) {
+        wide = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntUGT, n, big, ""), big, n, "");
+    } else {
+        LLVMValueRef small = LLVMConstInt(g->i64, (unsigned long long)(int64_t)INT32_MIN, 1);
+        wide = convert(g, n, nt, TACK_I64);
+        wide = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, wide, big, ""), big, wide, "");
+        wide = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, wide, small, ""), small, wide, "");
+    }
+    LLVMValueRef args[2] = {x, LLVMBuildTrunc(g->b, wide, g->i32, "")};
+    return c_call(g, t == TACK_F32 ? "ldexpf" : "ldexp", ty(g, t), args, 2);
+}
+
+/* frexp's exponent: ilogb(x) + 1, and 0 for 0, inf and NaN (Python's). */
+static LLVMValueRef frexp_exponent(gen *g, ir_type t, LLVMValueRef x) {
+    LLVMValueRef e = c_call(g, t == TACK_F32 ? "ilogbf" : "ilogb", g->i32, &x, 1);
+    e = LLVMBuildAdd(g->b, e, LLVMConstInt(g->i32, 1, 0), "");
+    LLVMValueRef mag = intrinsic(g, "llvm.fabs", t, &x, 1);
+    LLVMValueRef finite = LLVMBuildFCmp(g->b, LLVMRealOLT, mag, LLVMConstReal(ty(g, t), __builtin_inf()), "");
+    LLVMValueRef nonzero = LLVMBuildFCmp(g->b, LLVMRealONE, x, LLVMConstReal(ty(g, t), 0), "");
+    return LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, finite, nonzero, ""), e,
+                           LLVMConstInt(g->i32, 0, 0), "");
+}
+
 static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
     ir_type t = e->type, at = e->args[0]->type;
-    LLVMValueRef a[2];
-    for (int i = 0; i < e->nargs && i < 2; i++) a[i] = emit(g, e->args[i]);
+    LLVMValueRef a[3];
+    for (int i = 0; i < e->nargs && i < 3; i++) a[i] = emit(g, e->args[i]);
     switch (e->fn) {
     case INTR_SQRT: return intrinsic(g, "llvm.sqrt", t, a, 1);
     case INTR_EXP: return intrinsic(g, "llvm.exp", t, a, 1);
@@ -679,6 +804,27 @@ static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
     case INTR_TANH: return libm(g, "tanh", t, a, 1);
     case INTR_ATAN2: return libm(g, "atan2", t, a, 2);
     case INTR_HYPOT: return libm(g, "hypot", t, a, 2);
+    case INTR_ASINH: return libm(g, "asinh", t, a, 1);
+    case INTR_ACOSH: return libm(g, "acosh", t, a, 1);
+    case INTR_ATANH: return libm(g, "atanh", t, a, 1);
+    case INTR_EXP2: return libm(g, "exp2", t, a, 1);
+    case INTR_EXPM1: return libm(g, "expm1", t, a, 1);
+    case INTR_LOG1P: return libm(g, "log1p", t, a, 1);
+    case INTR_CBRT: return libm(g, "cbrt", t, a, 1);
+    case INTR_ERF: return libm(g, "erf", t, a, 1);
+    case INTR_ERFC: return libm(g, "erfc", t, a, 1);
+    case INTR_GAMMA: return libm(g, "tgamma", t, a, 1);
+    case INTR_LGAMMA: return lgamma_call(g, t, a[0]);
+    case INTR_REMAINDER: return libm(g, "remainder", t, a, 2);
+    case INTR_NEXTAFTER: return libm(g, "nextafter", t, a, 2);
+    case INTR_FMA: return intrinsic(g, "llvm.fma", t, a, 3);
+    case INTR_DEGREES:
+    case INTR_RADIANS:
+        return LLVMBuildFMul(g->b, a[0], LLVMConstReal(ty(g, t), ir_angle_factor(e->fn, t)), "");
+    case INTR_LDEXP: return ldexp_call(g, t, a[0], a[1], e->args[1]->type);
+    case INTR_FREXP_EXP: return frexp_exponent(g, at, a[0]);
+    case INTR_GCD:
+    case INTR_LCM: return gcd_lcm(g, t, a[0], a[1], e->fn == INTR_LCM);
     case INTR_ISNAN:
         if (!ir_type_is_float(at)) return LLVMConstInt(g->i1, 0, 0);
         return LLVMBuildFCmp(g->b, LLVMRealUNO, a[0], a[0], "");

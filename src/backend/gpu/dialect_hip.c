@@ -50,7 +50,17 @@ const gpu_dialect gpu_dialect_hip = {
              [INTR_TRUNC] = {"truncf", "trunc"}, [INTR_FABS] = {"fabsf", "fabs"},
              [INTR_ATAN2] = {"atan2f", "atan2"}, [INTR_POW] = {"powf", "pow"},
              [INTR_COPYSIGN] = {"copysignf", "copysign"}, [INTR_FMOD] = {"fmodf", "fmod"},
-             [INTR_HYPOT] = {"hypotf", "hypot"}, [INTR_ROUND] = {"rintf", "rint"}},
+             [INTR_HYPOT] = {"hypotf", "hypot"}, [INTR_ROUND] = {"rintf", "rint"},
+             [INTR_ASINH] = {"asinhf", "asinh"}, [INTR_ACOSH] = {"acoshf", "acosh"},
+             [INTR_ATANH] = {"atanhf", "atanh"}, [INTR_EXP2] = {"exp2f", "exp2"},
+             [INTR_EXPM1] = {"expm1f", "expm1"}, [INTR_LOG1P] = {"log1pf", "log1p"},
+             [INTR_CBRT] = {"cbrtf", "cbrt"}, [INTR_ERF] = {"erff", "erf"},
+             [INTR_ERFC] = {"erfcf", "erfc"}, [INTR_GAMMA] = {"tgammaf", "tgamma"},
+             [INTR_LGAMMA] = {"lgammaf", "lgamma"}, [INTR_REMAINDER] = {"remainderf", "remainder"},
+             [INTR_NEXTAFTER] = {"nextafterf", "nextafter"}, [INTR_LDEXP] = {"ldexpf", "ldexp"},
+             [INTR_FMA] = {"fmaf", "fma"},
+             /* frexp's exponent is built on ilogb. */
+             [INTR_FREXP_EXP] = {"ilogbf", "ilogb"}},
     /* HIP's integer atomics; 64-bit signed ones through the unsigned forms
      * (the same bits).  Float add is a CAS loop, as on CUDA: AMD's float
      * atomics may flush subnormals. */

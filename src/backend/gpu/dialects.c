@@ -45,7 +45,16 @@ const gpu_dialect gpu_dialect_opencl = {
              [INTR_COPYSIGN] = SAME("copysign"), [INTR_FMOD] = SAME("fmod"),
              [INTR_HYPOT] = SAME("hypot"),
              /* rint rounds half to even in the default rounding mode. */
-             [INTR_ROUND] = SAME("rint")},
+             [INTR_ROUND] = SAME("rint"), [INTR_ASINH] = SAME("asinh"),
+             [INTR_ACOSH] = SAME("acosh"), [INTR_ATANH] = SAME("atanh"),
+             [INTR_EXP2] = SAME("exp2"), [INTR_EXPM1] = SAME("expm1"),
+             [INTR_LOG1P] = SAME("log1p"), [INTR_CBRT] = SAME("cbrt"), [INTR_ERF] = SAME("erf"),
+             [INTR_ERFC] = SAME("erfc"), [INTR_GAMMA] = SAME("tgamma"),
+             [INTR_LGAMMA] = SAME("lgamma"), [INTR_REMAINDER] = SAME("remainder"),
+             [INTR_NEXTAFTER] = SAME("nextafter"), [INTR_LDEXP] = SAME("ldexp"),
+             [INTR_FMA] = SAME("fma"),
+             /* frexp's exponent is built on ilogb. */
+             [INTR_FREXP_EXP] = SAME("ilogb")},
     /* OpenCL 1.2: 32-bit integer atomics in core; 64-bit ones from
      * cl_khr_int64_base_atomics (add sub xchg cmpxchg) and
      * cl_khr_int64_extended_atomics (min max and or xor). */
@@ -136,7 +145,18 @@ const gpu_dialect gpu_dialect_cuda = {
              [INTR_TRUNC] = {"truncf", "trunc"}, [INTR_FABS] = {"fabsf", "fabs"},
              [INTR_ATAN2] = {"atan2f", "atan2"}, [INTR_POW] = {"powf", "pow"},
              [INTR_COPYSIGN] = {"copysignf", "copysign"}, [INTR_FMOD] = {"fmodf", "fmod"},
-             [INTR_HYPOT] = {"hypotf", "hypot"}, [INTR_ROUND] = {"rintf", "rint"}},
+             [INTR_HYPOT] = {"hypotf", "hypot"}, [INTR_ROUND] = {"rintf", "rint"},
+             [INTR_ASINH] = {"asinhf", "asinh"}, [INTR_ACOSH] = {"acoshf", "acosh"},
+             [INTR_ATANH] = {"atanhf", "atanh"}, [INTR_EXP2] = {"exp2f", "exp2"},
+             [INTR_EXPM1] = {"expm1f", "expm1"}, [INTR_LOG1P] = {"log1pf", "log1p"},
+             [INTR_CBRT] = {"cbrtf", "cbrt"}, [INTR_ERF] = {"erff", "erf"},
+             [INTR_ERFC] = {"erfcf", "erfc"}, [INTR_GAMMA] = {"tgammaf", "tgamma"},
+             [INTR_LGAMMA] = {"lgammaf", "lgamma"}, [INTR_REMAINDER] = {"remainderf", "remainder"},
+             [INTR_NEXTAFTER] = {"nextafterf", "nextafter"}, [INTR_LDEXP] = {"ldexpf", "ldexp"},
+             /* __fma_rn: one rounding, never contracted differently. */
+             [INTR_FMA] = {"__fmaf_rn", "__fma_rn"},
+             /* frexp's exponent is built on ilogb. */
+             [INTR_FREXP_EXP] = {"ilogbf", "ilogb"}},
     /* 64-bit signed add/and/or/xor/exchange/CAS go through the unsigned
      * forms (the same bits); there is no 64-bit atomicSub.  f32 atomicAdd
      * flushes subnormals (PTX atom.add.f32), so it is a CAS loop; f64's

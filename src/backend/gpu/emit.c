@@ -69,7 +69,7 @@ static void sb_put(sbuf *b, const char *fmt, ...) {
 
 /* Helpers emitted on first use, per element type. */
 enum {
-    H_FLOORDIV, H_MOD, H_POW, H_SHL, H_SHR, H_F2I_F32, H_F2I_F64, H_TRIP,
+    H_FLOORDIV, H_MOD, H_POW, H_SHL, H_SHR, H_F2I_F32, H_F2I_F64, H_TRIP, H_GCD, H_LCM,
     H_ATOMIC0, /* H_ATOMIC0 + ir_atomic_op */
     H_COUNT = H_ATOMIC0 + ATOM_COUNT
 };
@@ -331,6 +331,36 @@ static const char *helper_pow(gen *g, ir_type t) {
     HPUT("        if (x == 0) return r;\n");
     HPUT("    }\n}\n");
     return name;
+}
+
+/* gcd by Euclid on the magnitudes in the wide unsigned type (|INT_MIN|
+ * included); lcm from it, wrapping as the CPU's. */
+static const char *helper_gcd(gen *g, ir_type t, int lcm) {
+    const char *name = str(g, "tk_%s_%s", lcm ? "lcm" : "gcd", tname(t));
+    if (!helper_needed(g, lcm ? H_LCM : H_GCD, t)) return name;
+    const char *T = tn(g, t), *W = wide(g, t);
+    HPUT("%s %s %s(%s a, %s b) {\n", g->d->func_qual, T, name, T, T);
+    if (ir_type_is_signed(t))
+        HPUT("    %s x = a < 0 ? (%s)0 - (%s)a : (%s)a, y = b < 0 ? (%s)0 - (%s)b : (%s)b;\n", W,
+             W, W, W, W, W, W);
+    else
+        HPUT("    %s x = (%s)a, y = (%s)b;\n", W, W, W);
+    if (lcm) HPUT("    %s m = x, n = y;\n", W);
+    HPUT("    while (y != 0) {\n        %s r = x %% y;\n        x = y;\n        y = r;\n    }\n", W);
+    if (lcm) HPUT("    return x == 0 ? (%s)0 : (%s)(m / x * n);\n}\n", T, T);
+    else HPUT("    return (%s)x;\n}\n", T);
+    return name;
+}
+
+/* An integer exponent as the int ldexp takes, clamped to int's range as
+ * NumPy does (the result, 0 or inf, is the same). */
+static const char *int_exponent(gen *g, ir_type nt, const char *n) {
+    const char *I = tn(g, TACK_I32);
+    if (ir_type_bits(nt) < 32 || nt == TACK_I32) return str(g, "((%s)%s)", I, n);
+    n = once(g, nt, n);
+    if (!ir_type_is_signed(nt)) return str(g, "((%s)(%s > 2147483647 ? 2147483647 : %s))", I, n, n);
+    return str(g, "((%s)(%s > 2147483647 ? 2147483647 : %s < (-2147483647 - 1) ? (-2147483647 - 1) "
+               ": %s))", I, n, n, n);
 }
 
 /* NumPy's shifts: by the width or more (or negative): 0, or the sign fill. */
@@ -655,8 +685,8 @@ static const char *binop(gen *g, const ir_expr *e) {
 
 static const char *call(gen *g, const ir_expr *e) {
     ir_type t = e->type, at = e->args[0]->type;
-    const char *a[2] = {"0", "0"};
-    if (e->nargs > 2 || e->nargs < 1) {
+    const char *a[3] = {"0", "0", "0"};
+    if (e->nargs > 3 || e->nargs < 1) {
         fail_at(g, e->src, e->line, e->col, "%s() with %d arguments", ir_intrinsic_name(e->fn),
                 e->nargs);
         return "0";
@@ -690,6 +720,25 @@ static const char *call(gen *g, const ir_expr *e) {
         return convert(g, str(g, "%s(%s)", math_fn(g, INTR_ROUND, at), a[0]), at, t);
     case INTR_F16:
         return str(g, "tk_f16_round%s(%s)", half_suffix(g, at), a[0]);
+    case INTR_GCD:
+    case INTR_LCM:
+        if (!ir_type_is_int(t)) break;
+        return str(g, "%s(%s, %s)", helper_gcd(g, t, e->fn == INTR_LCM), a[0], a[1]);
+    case INTR_DEGREES:
+    case INTR_RADIANS:
+        if (!ir_type_is_float(t)) break;
+        return fop(g, 2, t, a[0], float_lit(g, t, ir_angle_factor(e->fn, t)));
+    case INTR_LDEXP:
+        if (!ir_type_is_float(t) || ir_type_is_float(e->args[1]->type)) break;
+        a[1] = int_exponent(g, e->args[1]->type, a[1]);
+        break;
+    case INTR_FREXP_EXP:
+        /* ilogb(x) + 1 (the table names ilogb), 0 for 0, inf and NaN. */
+        if (!ir_type_is_float(at) || !g->d->math[e->fn][at == TACK_F64]) break;
+        a[0] = once(g, at, a[0]);
+        return str(g, "(%s != %s && %s(%s) < %s ? %s(%s) + 1 : 0)", a[0], float_lit(g, at, 0.0),
+                   math_fn(g, INTR_FABS, at), a[0], float_lit(g, at, INFINITY),
+                   math_fn(g, e->fn, at), a[0]);
     default:
         break;
     }
@@ -699,6 +748,7 @@ static const char *call(gen *g, const ir_expr *e) {
         return "0";
     }
     if (e->fn == INTR_POW) return float_pow(g, t, a[0], e->args[1], a[1]);
+    if (e->nargs == 3) return str(g, "%s(%s, %s, %s)", math_fn(g, e->fn, t), a[0], a[1], a[2]);
     if (e->nargs == 2) return str(g, "%s(%s, %s)", math_fn(g, e->fn, t), a[0], a[1]);
     return str(g, "%s(%s)", math_fn(g, e->fn, t), a[0]);
 }

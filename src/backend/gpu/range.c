@@ -280,6 +280,24 @@ static val int_binop(ir_op op, ir_type t, val a, val b) {
 
 static val eval(interp *I, const ir_expr *e);
 
+/* gcd / lcm as the CPU: Euclid on the magnitudes in t's width. */
+static val gcd_lcm(val a, val b, ir_type t, int lcm) {
+    int sgn = ir_type_is_signed(t);
+    uint64_t x = sgn && sval(a) < 0 ? 0 - a.u : a.u, y = sgn && sval(b) < 0 ? 0 - b.u : b.u;
+    int bits = ir_type_bits(t);
+    uint64_t mask = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    x &= mask;
+    y &= mask;
+    uint64_t m = x, n = y;
+    while (y) {
+        uint64_t r = x % y;
+        x = y;
+        y = r;
+    }
+    if (lcm) x = x ? m / x * n : 0;
+    return mk_int(t, x);
+}
+
 static val call(interp *I, const ir_expr *e) {
     ir_type t = e->type;
     ir_type at = e->args[0]->type;
@@ -309,6 +327,44 @@ static val call(interp *I, const ir_expr *e) {
     case INTR_COPYSIGN: return fop2(a, b, copysign, copysignf);
     case INTR_FMOD: return fop2(a, b, fmod, fmodf);
     case INTR_HYPOT: return fop2(a, b, hypot, hypotf);
+    case INTR_ASINH: return fop1(a, asinh, asinhf);
+    case INTR_ACOSH: return fop1(a, acosh, acoshf);
+    case INTR_ATANH: return fop1(a, atanh, atanhf);
+    case INTR_EXP2: return fop1(a, exp2, exp2f);
+    case INTR_EXPM1: return fop1(a, expm1, expm1f);
+    case INTR_LOG1P: return fop1(a, log1p, log1pf);
+    case INTR_CBRT: return fop1(a, cbrt, cbrtf);
+    case INTR_ERF: return fop1(a, erf, erff);
+    case INTR_ERFC: return fop1(a, erfc, erfcf);
+    case INTR_GAMMA: return fop1(a, tgamma, tgammaf);
+    case INTR_REMAINDER: return fop2(a, b, remainder, remainderf);
+    case INTR_NEXTAFTER: return fop2(a, b, nextafter, nextafterf);
+    case INTR_DEGREES:
+    case INTR_RADIANS: return farith(OP_MUL, a, mk_float(t, ir_angle_factor(e->fn, t)));
+    case INTR_FMA: {
+        val c = eval(I, e->args[2]);
+        if (t == TACK_F32) {
+            val v = {TACK_F32, 0, fmaf(a.f32, b.f32, c.f32), 0};
+            return v;
+        }
+        return mk_float(TACK_F64, fma(a.f64, b.f64, c.f64));
+    }
+    case INTR_LDEXP: {
+        ir_type nt = e->args[1]->type;
+        int64_t n = !ir_type_is_signed(nt) && b.u > INT32_MAX ? INT32_MAX : sval(b);
+        int k = n > INT32_MAX ? INT32_MAX : n < INT32_MIN ? INT32_MIN : (int)n;
+        if (t == TACK_F32) {
+            val v = {TACK_F32, 0, ldexpf(a.f32, k), 0};
+            return v;
+        }
+        return mk_float(TACK_F64, ldexp(a.f64, k));
+    }
+    case INTR_FREXP_EXP: {
+        double x = fval(a);
+        return mk_int(TACK_I32, x != 0 && isfinite(x) ? (uint64_t)(int64_t)(ilogb(x) + 1) : 0);
+    }
+    case INTR_GCD:
+    case INTR_LCM: return gcd_lcm(a, b, t, e->fn == INTR_LCM);
     case INTR_ISNAN: return mk_int(TACK_BOOL, ir_type_is_float(at) && fval(a) != fval(a));
     case INTR_ISINF: return mk_int(TACK_BOOL, ir_type_is_float(at) && isinf(fval(a)));
     case INTR_ISFINITE: return mk_int(TACK_BOOL, !ir_type_is_float(at) || isfinite(fval(a)));
