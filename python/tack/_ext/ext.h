@@ -201,10 +201,6 @@ typedef struct ext_KernelObject {
     ext_ctx_home home;     /* the contexts of its function and device functions */
     PyObject *resolve_error; /* first Python error met while resolving */
     int nparams;
-    /* A launch succeeded with debug mode off / on, so the IR template a
-     * plain call needs exists: lowering (which calls back into Python
-     * through the resolver) will not run, and the GIL may be released. */
-    unsigned char lowered[2];
     PyObject *dict;
     PyObject *weakreflist;
 } ext_KernelObject;
@@ -254,7 +250,6 @@ typedef struct {
     Py_buffer views[TACK_MAX_PARAMS];
     int nviews;
     PyObject *device;       /* borrowed: device of the first tack.Array */
-    Py_ssize_t max_elems;   /* largest array argument, in elements */
     ext_tmpl_block *blocks; /* template instances' structs, freed after */
     ext_ctx_home home;      /* resolver contexts of template methods */
     /* What keeps other libraries' arrays (and their devices) alive during
