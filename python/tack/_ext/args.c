@@ -247,7 +247,7 @@ static int convert_foreign(const conv *c, PyObject *o, tack_arg *a)
 {
     ext_launch_state *st = c->st;
     ext_foreign f;
-    int rc = ext_foreign_parse(o, &f);
+    int rc = ext_foreign_parse_arg(o, &f);
     if (rc <= 0)
         return rc < 0 ? conv_reraise(c) : 1;
     if (hold(c, f.owner) < 0)
@@ -340,7 +340,14 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_ARRAY;
         return convert_tack_array(c, o, a);
     }
-    int rc = convert_number(c, o, a);
+    int rc;
+    if (Py_IS_TYPE(o, ext_torch_tensor)) { /* the most common foreign array, early */
+        rc = convert_foreign(c, o, a);
+        if (rc <= 0)
+            *role = TACK_FIELD_ARRAY;
+        return rc;
+    }
+    rc = convert_number(c, o, a);
     if (rc) {
         *role = TACK_FIELD_SCALAR;
         return rc < 0 ? -1 : 0;

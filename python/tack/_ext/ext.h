@@ -297,6 +297,12 @@ typedef struct {
 /* 1: obj speaks one of the protocols and *f describes it (f->owner set);
  * 0: it speaks none (nothing set); -1: an exception is set. */
 int ext_foreign_parse(PyObject *obj, ext_foreign *f);
+/* The same for a kernel argument, read on every call: what stays true of a
+ * producer is remembered, and PyTorch's CPU tensors are read through their
+ * own accessors rather than DLPack. */
+int ext_foreign_parse_arg(PyObject *obj, ext_foreign *f);
+/* torch.Tensor once one was met (kernel arguments look for it early). */
+extern PyTypeObject *ext_torch_tensor;
 /* Whether f's memory is host memory (the CPU reads it). */
 int ext_foreign_on_host(const ext_foreign *f);
 /* Whether f's memory is C-contiguous. */
