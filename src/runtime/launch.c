@@ -84,16 +84,18 @@ static void run_plan_begin(variant *v, int64_t n, run_plan *p) {
     if (p->timed) p->t0 = clock_ns();
 }
 
-/* Folds the run's time into the variant's average (weight 1/4, so a
- * changed workload is followed within a few runs) and takes the host's
- * lock back. */
+/* Folds the run's time into the variant's average and takes the host's
+ * lock back.  The average rises by a quarter of a longer run and falls by
+ * three quarters toward a shorter one: a run the machine stalled (the
+ * thread descheduled) is forgotten within a few runs, while runs that
+ * really grew soon exceed any threshold anyway. */
 static void run_plan_end(variant *v, int64_t n, const run_plan *p) {
     if (p->timed) {
         uint64_t dt = clock_ns() - p->t0;
         uint64_t ps = dt > UINT64_MAX / 1000 ? UINT64_MAX / 2 : dt * 1000 / (uint64_t)n;
         if (!ps) ps = 1;
         uint64_t old = atomic_load_explicit(&v->run_ps, memory_order_relaxed);
-        uint64_t avg = old ? old - old / 4 + ps / 4 : ps;
+        uint64_t avg = !old ? ps : ps < old ? old / 4 + (ps - ps / 4) : old - old / 4 + ps / 4;
         atomic_store_explicit(&v->run_ps, avg ? avg : 1, memory_order_relaxed);
     }
     if (p->release) host_reacquire(p->host);

@@ -339,11 +339,15 @@ static void count_end(void *state) {
     if (state != &hook_token) atomic_fetch_add(&hook_mismatches, 1);
 }
 
+/* One thread: a run is the kernel alone (a pool's hand-off to a worker
+ * that the machine descheduled could make a tiny run long). */
+static tack_device *dev1;
+
 static int run_spin(tack_kernel *k, int64_t n, int64_t trips, float *x, float *out) {
     tack_arg a[3] = {tack_arg_array(x, TACK_F32, 1, &n, 0), tack_arg_array(out, TACK_F32, 1, &n, 1),
                      tack_arg_int(trips)};
     tack_error err;
-    if (tack_kernel_launch(k, dev, a, 3, &err) != TACK_OK) {
+    if (tack_kernel_launch(k, dev1, a, 3, &err) != TACK_OK) {
         fail("spin", &err);
         return -1;
     }
@@ -371,9 +375,11 @@ static void test_release_around_long_runs(void) {
     enum { N = 4096 };
     float *x = malloc(N * sizeof *x), *out = malloc(N * sizeof *out);
     for (int i = 0; i < N; i++) x[i] = (float)i / N;
+    tack_error err;
+    dev1 = tack_device_create("cpu", 1, &err);
     tack_kernel *longk = make(SPIN), *tinyk = make(SPIN);
-    CHECK(longk && tinyk && x && out);
-    if (!longk || !tinyk || !x || !out) goto done;
+    CHECK(dev1 && longk && tinyk && x && out);
+    if (!dev1 || !longk || !tinyk || !x || !out) goto done;
     atomic_store(&failures, 0);
     tack_set_compile_hooks(count_begin, count_end);
     /* Off (the default): only lowering and compiling call the hooks. */
@@ -389,7 +395,7 @@ static void test_release_around_long_runs(void) {
      * the time until timed runs correct it) and the odd sample that the
      * machine stalled let go. */
     int tiny = hooks_during(tinyk, 2000, 8, 0, x, out);
-    CHECK(tiny >= 2 && tiny <= 100);
+    CHECK(tiny >= 1 && tiny <= 100);
     /* The same 8 iterations grow long (50000 trips): one of the first 16
      * runs is timed, and from then on they let go. */
     int grown = hooks_during(tinyk, 100, 8, 50000, x, out);
@@ -402,6 +408,7 @@ done:
     tack_set_compile_hooks(NULL, NULL);
     if (longk) tack_kernel_free(longk);
     if (tinyk) tack_kernel_free(tinyk);
+    if (dev1) tack_device_free(dev1);
     free(x);
     free(out);
 }
