@@ -487,6 +487,14 @@ typedef void *(*tack_compile_begin_fn)(void);
 typedef void (*tack_compile_end_fn)(void *state);
 void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end);
 
+/* Launches call the same hooks around a run expected to take at least ns
+ * nanoseconds, so other host threads go on meanwhile (the Python extension
+ * measures what releasing the GIL costs and asks for a multiple of it).
+ * The expectation is per variant: its time per iteration of the parallel
+ * loop, averaged over the runs it lets go for and a sample of the others,
+ * times this run's iterations.  0 (the default): runs never call them. */
+void tack_set_release_threshold(uint64_t ns);
+
 /* Debug mode: bounds-checked kernels (also TACK_DEBUG=1). */
 void tack_set_debug(int on);
 int tack_get_debug(void);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime.h"
 
@@ -41,6 +42,65 @@ static tack_status report_bounds(const tack_kernel *k, const ir_template *t, con
                          (long long)errors[DEBUG_ERR_INDEX]);
 }
 
+/* ---- letting go of the host's lock while a run runs ---- */
+
+/* Runs expected to be short are timed one in this many, so a variant whose
+ * runs grow (a longer inner loop, more iterations) is noticed; a tiny
+ * launch then pays two clock reads once in 16 calls. */
+#define SHORT_RUN_SAMPLE 16
+
+typedef struct run_plan {
+    int release, timed;
+    void *host;
+    uint64_t t0;
+} run_plan;
+
+static uint64_t clock_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Lets go of the host's lock when the run of n iterations is expected to
+ * take at least the host's threshold, and decides whether to time it.  A
+ * variant's first run is not known: it lets go and is timed (once per
+ * variant, and mostly right after its compile, it costs nothing that
+ * shows). */
+static void run_plan_begin(variant *v, int64_t n, run_plan *p) {
+    p->release = p->timed = 0;
+    uint64_t threshold = host_release_threshold();
+    if (!threshold || n <= 0) return;
+    uint64_t ps = atomic_load_explicit(&v->run_ps, memory_order_relaxed);
+    if (!ps || (double)ps * (double)n >= (double)threshold * 1000.0) {
+        p->release = p->timed = 1; /* two clock reads are nothing beside it */
+    } else {
+        unsigned c = atomic_load_explicit(&v->runs, memory_order_relaxed);
+        atomic_store_explicit(&v->runs, c + 1, memory_order_relaxed);
+        p->timed = c % SHORT_RUN_SAMPLE == 0;
+    }
+    /* Nothing from here to run_plan_end touches the host's objects: the
+     * arguments are plain values and pointers the caller keeps alive. */
+    if (p->release) p->host = host_release();
+    if (p->timed) p->t0 = clock_ns();
+}
+
+/* Folds the run's time into the variant's average and takes the host's
+ * lock back.  The average rises by a quarter of a longer run and falls by
+ * three quarters toward a shorter one: a run the machine stalled (the
+ * thread descheduled) is forgotten within a few runs, while runs that
+ * really grew soon exceed any threshold anyway. */
+static void run_plan_end(variant *v, int64_t n, const run_plan *p) {
+    if (p->timed) {
+        uint64_t dt = clock_ns() - p->t0;
+        uint64_t ps = dt > UINT64_MAX / 1000 ? UINT64_MAX / 2 : dt * 1000 / (uint64_t)n;
+        if (!ps) ps = 1;
+        uint64_t old = atomic_load_explicit(&v->run_ps, memory_order_relaxed);
+        uint64_t avg = !old ? ps : ps < old ? old / 4 + (ps - ps / 4) : old - old / 4 + ps / 4;
+        atomic_store_explicit(&v->run_ps, avg ? avg : 1, memory_order_relaxed);
+    }
+    if (p->release) host_reacquire(p->host);
+}
+
 /* Runs variant v for a classified call on the device's backend: the
  * launch range is evaluated and checked first, so a refused call runs
  * nothing. */
@@ -73,6 +133,11 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
     if (t->nchecks && n > 0 && launch_check_quick(t, info, range, n) &&
         launch_check_full(k, t, info, range, n, err))
         return err->status;
+    /* The host's lock goes before dispatch_lock (and the pool's lock inside
+     * the launch) is waited for: a long run ahead of this one then keeps
+     * no other host thread waiting. */
+    run_plan plan;
+    run_plan_begin(v, n, &plan);
     int locked = dev->caps.locked_dispatch;
     if (locked) pthread_mutex_lock(&v->dispatch_lock);
     /* Two clock reads would cost a fifth of a warm dispatch: launches are
@@ -82,6 +147,7 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
     tack_status st = dev->ops->launch(dev->b, v->code, &call, err);
     uint64_t took = timed ? runtime_clock_ns() - start : 0;
     if (locked) pthread_mutex_unlock(&v->dispatch_lock);
+    run_plan_end(v, n, &plan);
     if (st == TACK_OK) {
         tack_kernel *m = (tack_kernel *)k; /* counters only */
         /* The process-wide count is the kernels' sum (tack_get_stats). */

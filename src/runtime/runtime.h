@@ -99,6 +99,12 @@ typedef struct variant {
      * (backend_caps.locked_dispatch), so dispatches of other variants
      * still overlap. */
     pthread_mutex_t dispatch_lock;
+    /* Run time per parallel-loop iteration, picoseconds, averaged over the
+     * timed runs (0: none yet), and the runs counted for sampling
+     * (launch.c).  Written by any launching thread: a lost update only
+     * costs one sample. */
+    atomic_ullong run_ps;
+    atomic_uint runs;
     struct variant *_Atomic next;
     struct variant *dead_next; /* retirement's private list */
 } variant;
@@ -327,6 +333,8 @@ void explain_new_variant(const tack_kernel *k, const ir_template *t, kernel_slot
  * thread calling back into the host may hold. */
 void *host_release(void);
 void host_reacquire(void *state);
+/* tack_set_release_threshold's value (0: off). */
+uint64_t host_release_threshold(void);
 
 /* stats.c: process-wide counters. */
 typedef struct runtime_counters {

@@ -93,6 +93,13 @@ void tack_set_compile_hooks(tack_compile_begin_fn begin, tack_compile_end_fn end
     compile_end = end;
 }
 
+static atomic_ullong release_threshold_ns;
+
+void tack_set_release_threshold(uint64_t ns) { atomic_store(&release_threshold_ns, ns); }
+uint64_t host_release_threshold(void) {
+    return atomic_load_explicit(&release_threshold_ns, memory_order_relaxed);
+}
+
 void *host_release(void) { return compile_begin ? compile_begin() : NULL; }
 void host_reacquire(void *state) {
     if (compile_end) compile_end(state);

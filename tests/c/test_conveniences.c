@@ -69,13 +69,15 @@ static void test_resize_keeps_variants(void) {
  * right and nothing hangs. */
 static tack_device *race_dev;
 static tack_kernel *race_k;
-static atomic_int race_stop, race_wrong;
+static atomic_int race_stop, race_wrong, race_launches;
 
 static void *race_launcher(void *arg) {
     (void)arg;
     static float x[N], out[N];
-    while (!atomic_load(&race_stop))
+    while (!atomic_load(&race_stop)) {
         if (launch_scale(race_k, race_dev, x, out, 2.0)) atomic_fetch_add(&race_wrong, 1);
+        atomic_fetch_add(&race_launches, 1);
+    }
     return NULL;
 }
 
@@ -86,7 +88,9 @@ static void test_resize_during_launches(void) {
     CHECK(race_dev && race_k);
     pthread_t t;
     CHECK(pthread_create(&t, NULL, race_launcher, NULL) == 0);
-    for (int i = 0; i < 200; i++)
+    /* Resizes until the launcher has run a few launches through them (on
+     * a loaded machine its first compile can outlast 200 resizes). */
+    for (int i = 0; i < 200 || atomic_load(&race_launches) < 3; i++)
         CHECK(tack_device_set_num_threads(race_dev, 1 + i % 4, &err) == TACK_OK);
     atomic_store(&race_stop, 1);
     pthread_join(t, NULL);

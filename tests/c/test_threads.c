@@ -1,6 +1,7 @@
 /* test_threads.c - launches racing with what changes under them: debug mode
  * switched by another thread, template classes retired by another thread,
- * and a bounded stress run mixing both with several dtypes and shapes.
+ * and a bounded stress run mixing both with several dtypes and shapes; and
+ * the host's lock let go around long runs only (tack_set_release_threshold).
  * Every result is checked.  TACK_STRESS_SECONDS lengthens the stress run
  * (default 2 s) for runs by hand. */
 #include <pthread.h>
@@ -315,11 +316,109 @@ static void test_stress(void) {
     tack_kernel_free(shift_k);
 }
 
+/* ---- the host's lock let go around long runs ---- */
+
+static const char *SPIN =
+    "def spin(x, out, trips):\n"
+    "    for i in range(x.shape[0]):\n"
+    "        acc = x[i]\n"
+    "        for j in range(trips):\n"
+    "            acc = acc * 0.5 + 1.0\n"
+    "        out[i] = acc\n";
+
+static atomic_int hook_begins, hook_ends, hook_mismatches;
+static int hook_token;
+
+static void *count_begin(void) {
+    atomic_fetch_add(&hook_begins, 1);
+    return &hook_token;
+}
+
+static void count_end(void *state) {
+    atomic_fetch_add(&hook_ends, 1);
+    if (state != &hook_token) atomic_fetch_add(&hook_mismatches, 1);
+}
+
+/* One thread: a run is the kernel alone (a pool's hand-off to a worker
+ * that the machine descheduled could make a tiny run long). */
+static tack_device *dev1;
+
+static int run_spin(tack_kernel *k, int64_t n, int64_t trips, float *x, float *out) {
+    tack_arg a[3] = {tack_arg_array(x, TACK_F32, 1, &n, 0), tack_arg_array(out, TACK_F32, 1, &n, 1),
+                     tack_arg_int(trips)};
+    tack_error err;
+    if (tack_kernel_launch(k, dev1, a, 3, &err) != TACK_OK) {
+        fail("spin", &err);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float acc = x[i];
+        for (int64_t j = 0; j < trips; j++) acc = acc * 0.5f + 1.0f;
+        if (out[i] != acc) {
+            fail("spin: wrong result", NULL);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Hook calls made by `launches` launches of spin(n, trips). */
+static int hooks_during(tack_kernel *k, int launches, int64_t n, int64_t trips, float *x,
+                        float *out) {
+    int before = atomic_load(&hook_begins);
+    for (int i = 0; i < launches; i++)
+        if (run_spin(k, n, trips, x, out)) break;
+    return atomic_load(&hook_begins) - before;
+}
+
+static void test_release_around_long_runs(void) {
+    enum { N = 4096 };
+    float *x = malloc(N * sizeof *x), *out = malloc(N * sizeof *out);
+    for (int i = 0; i < N; i++) x[i] = (float)i / N;
+    tack_error err;
+    dev1 = tack_device_create("cpu", 1, &err);
+    tack_kernel *longk = make(SPIN), *tinyk = make(SPIN);
+    CHECK(dev1 && longk && tinyk && x && out);
+    if (!dev1 || !longk || !tinyk || !x || !out) goto done;
+    atomic_store(&failures, 0);
+    tack_set_compile_hooks(count_begin, count_end);
+    /* Off (the default): only lowering and compiling call the hooks. */
+    tack_set_release_threshold(0);
+    CHECK(hooks_during(longk, 1, N, 2000, x, out) >= 1);
+    CHECK(hooks_during(longk, 5, N, 2000, x, out) == 0);
+    /* 1 us: a run of milliseconds lets go, once per launch. */
+    tack_set_release_threshold(1000);
+    CHECK(hooks_during(longk, 5, N, 2000, x, out) == 5);
+    /* A new variant's first run lets go (its time is not known yet); a
+     * tiny one's later runs keep the lock: of 2000 launches of 8 elements
+     * and no inner trips, only the first few (a cold first run overstates
+     * the time until timed runs correct it) and the odd sample that the
+     * machine stalled let go. */
+    int tiny = hooks_during(tinyk, 2000, 8, 0, x, out);
+    CHECK(tiny >= 1 && tiny <= 100);
+    /* The same 8 iterations grow long (50000 trips): one of the first 16
+     * runs is timed, and from then on they let go. */
+    int grown = hooks_during(tinyk, 100, 8, 50000, x, out);
+    CHECK(grown >= 100 - 2 * 16);
+    CHECK(atomic_load(&hook_begins) == atomic_load(&hook_ends));
+    CHECK(atomic_load(&hook_mismatches) == 0);
+    CHECK(atomic_load(&failures) == 0);
+done:
+    tack_set_release_threshold(0);
+    tack_set_compile_hooks(NULL, NULL);
+    if (longk) tack_kernel_free(longk);
+    if (tinyk) tack_kernel_free(tinyk);
+    if (dev1) tack_device_free(dev1);
+    free(x);
+    free(out);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
     test_debug_toggle();
     test_retire_during_launch();
     test_stress();
+    test_release_around_long_runs();
     return CHECK_DONE();
 }

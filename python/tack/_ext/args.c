@@ -113,7 +113,7 @@ static int convert_int(const conv *c, PyObject *o, tack_arg *a)
 }
 
 /* The array argument's fields, from a NumPy array or a buffer view. */
-static void fill_array(const conv *c, tack_arg *a, int dtype, int ndim, int writable, void *data,
+static void fill_array(tack_arg *a, int dtype, int ndim, int writable, void *data,
                        const Py_ssize_t *shape, const Py_ssize_t *strides)
 {
     a->kind = TACK_ARG_ARRAY;
@@ -124,14 +124,10 @@ static void fill_array(const conv *c, tack_arg *a, int dtype, int ndim, int writ
     a->writable = writable;
     a->data = data;
     a->device = NULL; /* host memory */
-    Py_ssize_t n = 1;
     for (int d = 0; d < ndim; d++) {
         a->shape[d] = shape[d];
         a->strides[d] = strides[d];
-        n *= shape[d];
     }
-    if (n > c->st->max_elems)
-        c->st->max_elems = n;
 }
 
 static int convert_ndarray(const conv *c, PyArrayObject *arr, tack_arg *a)
@@ -149,7 +145,7 @@ static int convert_ndarray(const conv *c, PyArrayObject *arr, tack_arg *a)
         return conv_error(c, PyExc_ValueError,
                           "the array's data is not aligned to its element size");
     /* npy_intp is Py_ssize_t's size on every platform NumPy supports. */
-    fill_array(c, a, t, ndim, PyArray_ISWRITEABLE(arr), PyArray_DATA(arr),
+    fill_array(a, t, ndim, PyArray_ISWRITEABLE(arr), PyArray_DATA(arr),
                (const Py_ssize_t *)PyArray_DIMS(arr), (const Py_ssize_t *)PyArray_STRIDES(arr));
     return 0;
 }
@@ -178,8 +174,6 @@ static int convert_tack_array(const conv *c, PyObject *o, tack_arg *a)
     a->device = ((ext_DeviceObject *)arr->device)->dev;
     memcpy(a->shape, arr->shape, sizeof a->shape);
     memcpy(a->strides, arr->strides, sizeof a->strides);
-    if (arr->size > st->max_elems)
-        st->max_elems = arr->size;
     return 0;
 }
 
@@ -210,7 +204,7 @@ static int convert_buffer(const conv *c, PyObject *o, tack_arg *a)
     if (((uintptr_t)view->buf) % (uintptr_t)view->itemsize)
         return conv_error(c, PyExc_ValueError,
                           "the buffer's data is not aligned to its element size");
-    fill_array(c, a, t, view->ndim, !view->readonly, view->buf, view->shape, view->strides);
+    fill_array(a, t, view->ndim, !view->readonly, view->buf, view->shape, view->strides);
     return 0;
 }
 
@@ -253,7 +247,7 @@ static int convert_foreign(const conv *c, PyObject *o, tack_arg *a)
 {
     ext_launch_state *st = c->st;
     ext_foreign f;
-    int rc = ext_foreign_parse(o, &f);
+    int rc = ext_foreign_parse_arg(o, &f);
     if (rc <= 0)
         return rc < 0 ? conv_reraise(c) : 1;
     if (hold(c, f.owner) < 0)
@@ -271,11 +265,6 @@ static int convert_foreign(const conv *c, PyObject *o, tack_arg *a)
     a->data = (void *)(uintptr_t)f.address;
     memcpy(a->shape, f.shape, sizeof a->shape);
     memcpy(a->strides, f.strides, sizeof a->strides); /* bytes, as given */
-    Py_ssize_t n = 1;
-    for (int d = 0; d < f.ndim; d++)
-        n *= (Py_ssize_t)f.shape[d];
-    if (n > st->max_elems)
-        st->max_elems = n;
     if (ext_foreign_on_host(&f))
         return 0; /* host memory, as a NumPy array's */
     char who[160];
@@ -351,7 +340,14 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_ARRAY;
         return convert_tack_array(c, o, a);
     }
-    int rc = convert_number(c, o, a);
+    int rc;
+    if (Py_IS_TYPE(o, ext_torch_tensor)) { /* the most common foreign array, early */
+        rc = convert_foreign(c, o, a);
+        if (rc <= 0)
+            *role = TACK_FIELD_ARRAY;
+        return rc;
+    }
+    rc = convert_number(c, o, a);
     if (rc) {
         *role = TACK_FIELD_SCALAR;
         return rc < 0 ? -1 : 0;
@@ -570,7 +566,6 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern)
 {
     st->nviews = 0;
     st->device = NULL;
-    st->max_elems = 0;
     st->blocks = NULL;
     st->home.ctxs = NULL;
     st->home.keep = NULL;

@@ -92,4 +92,30 @@ typedef struct DLManagedTensorVersioned {
     DLTensor dl_tensor;
 } DLManagedTensorVersioned;
 
+/* The C exchange API (DLPack 1.2 on): a producer's type may carry a
+ * PyCapsule named "dlpack_exchange_api" as __dlpack_c_exchange_api__,
+ * holding a table of C functions that convert its objects without any
+ * Python call.  Tack uses dltensor_from_py_object_no_sync: it fills a
+ * caller's DLTensor that views the object's memory (the producer keeps
+ * shape and strides; valid while the object is unchanged), with no stream
+ * synchronization.  A consumer walks prev_api for a major it knows. */
+typedef struct DLPackExchangeAPIHeader {
+    DLPackVersion version;
+    struct DLPackExchangeAPIHeader *prev_api;
+} DLPackExchangeAPIHeader;
+
+typedef struct {
+    DLPackExchangeAPIHeader header;
+    int (*managed_tensor_allocator)(DLTensor *prototype, DLManagedTensorVersioned **out,
+                                    void *error_ctx,
+                                    void (*set_error)(void *error_ctx, const char *kind,
+                                                      const char *message));
+    int (*managed_tensor_from_py_object_no_sync)(void *py_object,
+                                                 DLManagedTensorVersioned **out);
+    int (*managed_tensor_to_py_object_no_sync)(DLManagedTensorVersioned *tensor,
+                                               void **out_py_object);
+    int (*dltensor_from_py_object_no_sync)(void *py_object, DLTensor *out); /* may be NULL */
+    int (*current_work_stream)(int32_t device_type, int32_t device_id, void **out_stream);
+} DLPackExchangeAPI;
+
 #endif

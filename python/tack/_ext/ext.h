@@ -205,10 +205,6 @@ typedef struct ext_KernelObject {
     ext_ctx_home home;     /* the contexts of its function and device functions */
     PyObject *resolve_error; /* first Python error met while resolving */
     int nparams;
-    /* A launch succeeded with debug mode off / on, so the IR template a
-     * plain call needs exists: lowering (which calls back into Python
-     * through the resolver) will not run, and the GIL may be released. */
-    unsigned char lowered[2];
     PyObject *dict;
     PyObject *weakreflist;
 } ext_KernelObject;
@@ -266,7 +262,6 @@ typedef struct {
     Py_buffer views[TACK_MAX_PARAMS];
     int nviews;
     PyObject *device;       /* borrowed: device of the first tack.Array */
-    Py_ssize_t max_elems;   /* largest array argument, in elements */
     ext_tmpl_block *blocks; /* template instances' structs, freed after */
     ext_ctx_home home;      /* resolver contexts of template methods */
     /* What keeps other libraries' arrays (and their devices) alive during
@@ -314,6 +309,12 @@ typedef struct {
 /* 1: obj speaks one of the protocols and *f describes it (f->owner set);
  * 0: it speaks none (nothing set); -1: an exception is set. */
 int ext_foreign_parse(PyObject *obj, ext_foreign *f);
+/* The same for a kernel argument, read on every call: what stays true of a
+ * producer is remembered, and PyTorch's CPU tensors are read through their
+ * own accessors rather than DLPack. */
+int ext_foreign_parse_arg(PyObject *obj, ext_foreign *f);
+/* torch.Tensor once one was met (kernel arguments look for it early). */
+extern PyTypeObject *ext_torch_tensor;
 /* Whether f's memory is host memory (the CPU reads it). */
 int ext_foreign_on_host(const ext_foreign *f);
 /* Whether f's memory is C-contiguous. */

@@ -168,11 +168,14 @@ static int dl_host_device(int type)
  * on every call. */
 enum {
     N_DLPACK, N_DLPACK_DEVICE, N_CUDA_INTERFACE, N_ARRAY_INTERFACE, N_SHAPE, N_TYPESTR,
-    N_DATA, N_STRIDES, N_MASK, N_STREAM, N_COUNT
+    N_DATA, N_STRIDES, N_MASK, N_STREAM, N_MAX_VERSION,
+    /* a torch.Tensor's accessors (kernel arguments) */
+    N_REQUIRES_GRAD, N_IS_CPU, N_LAYOUT, N_DTYPE, N_IS_NEG, N_DATA_PTR, N_STRIDE, N_COUNT
 };
 static const char *const name_text[N_COUNT] = {
     "__dlpack__", "__dlpack_device__", "__cuda_array_interface__", "__array_interface__",
-    "shape", "typestr", "data", "strides", "mask", "stream"};
+    "shape", "typestr", "data", "strides", "mask", "stream", "max_version",
+    "requires_grad", "is_cpu", "layout", "dtype", "is_neg", "data_ptr", "stride"};
 static PyObject *names[N_COUNT];
 
 static PyObject *name(int i)
@@ -439,63 +442,75 @@ static int parse_capsule(PyObject *cap, ext_foreign *f)
     return 1;
 }
 
-/* obj.__dlpack__() as the array API asks a consumer to call it: with
- * max_version, falling back for producers older than DLPack 1.0, and on a
- * CUDA device the legacy default stream (Tack's launches run there and
- * return finished). */
-static PyObject *call_dlpack(PyObject *method, PyObject *obj)
+/* obj.__dlpack_device__() into *type and *id; -1 with an exception. */
+static int dlpack_device(PyObject *obj, int *type, int *id)
 {
     PyObject *devfn = optional_attr(obj, N_DLPACK_DEVICE);
     if (!devfn) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_TypeError, "%.100s has __dlpack__ but no __dlpack_device__",
                          Py_TYPE(obj)->tp_name);
-        return NULL;
+        return -1;
     }
     PyObject *dev = PyObject_CallNoArgs(devfn);
     Py_DECREF(devfn);
     if (!dev)
-        return NULL;
-    int type = 0, id = 0;
-    int ok = PyTuple_Check(dev) && PyArg_ParseTuple(dev, "ii", &type, &id);
+        return -1;
+    int ok = PyTuple_Check(dev) && PyArg_ParseTuple(dev, "ii", type, id);
     Py_DECREF(dev);
     if (!ok) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_TypeError,
                          "%.100s.__dlpack_device__() must return (device type, index)",
                          Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* method(stream=1 when `stream`, max_version=(1, 0) when `versioned`),
+ * keywords passed by vectorcall (no dict per call). */
+static PyObject *dlpack_call(PyObject *method, int stream, int versioned)
+{
+    static PyObject *one, *version, *kw_s, *kw_v, *kw_sv;
+    if (!kw_sv) {
+        one = PyLong_FromLong(1);
+        version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+        kw_s = PyTuple_Pack(1, name(N_STREAM));
+        kw_v = PyTuple_Pack(1, name(N_MAX_VERSION));
+        kw_sv = kw_s && kw_v ? PyTuple_Pack(2, name(N_STREAM), name(N_MAX_VERSION)) : NULL;
+        if (!one || !version || !kw_sv)
+            return NULL;
+    }
+    PyObject *argv[2];
+    size_t n = 0;
+    if (stream)
+        argv[n++] = one;
+    if (versioned)
+        argv[n++] = version;
+    PyObject *kwnames = stream ? (versioned ? kw_sv : kw_s) : versioned ? kw_v : NULL;
+    return PyObject_Vectorcall(method, argv, 0, kwnames);
+}
+
+/* obj.__dlpack__() as the array API asks a consumer to call it: with
+ * max_version, falling back for producers older than DLPack 1.0, and on a
+ * CUDA device the legacy default stream (Tack's launches run there and
+ * return finished).  `known_host`: the caller knows obj's memory is on the
+ * host (it checks the capsule), so __dlpack_device__ is not asked;
+ * `*legacy` in: skip the max_version try, out: the producer refused it. */
+static PyObject *call_dlpack(PyObject *method, PyObject *obj, int known_host, int *legacy)
+{
+    int type = kDLCPU, id = 0;
+    if (!known_host && dlpack_device(obj, &type, &id) < 0)
         return NULL;
-    }
-    PyObject *kw = PyDict_New();
-    PyObject *cap = NULL;
-    if (!kw)
-        return NULL;
-    if (type == kDLCUDA || type == kDLROCM) {
-        PyObject *one = PyLong_FromLong(1);
-        int rc = one ? PyDict_SetItemString(kw, "stream", one) : -1;
-        Py_XDECREF(one);
-        if (rc < 0)
-            goto done;
-    }
-    PyObject *version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-    if (!version || PyDict_SetItemString(kw, "max_version", version) < 0) {
-        Py_XDECREF(version);
-        goto done;
-    }
-    Py_DECREF(version);
-    PyObject *empty = PyTuple_New(0);
-    if (!empty)
-        goto done;
-    cap = PyObject_Call(method, empty, kw);
-    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    int stream = type == kDLCUDA || type == kDLROCM;
+    PyObject *cap = *legacy ? NULL : dlpack_call(method, stream, 1);
+    if (!cap && (*legacy || PyErr_ExceptionMatches(PyExc_TypeError))) {
         /* A producer that predates max_version. */
         PyErr_Clear();
-        if (PyDict_DelItemString(kw, "max_version") == 0)
-            cap = PyObject_Call(method, empty, kw);
+        *legacy = 1;
+        cap = dlpack_call(method, stream, 0);
     }
-    Py_DECREF(empty);
-done:
-    Py_DECREF(kw);
     return cap;
 }
 
@@ -716,9 +731,9 @@ static void foreign_init(ext_foreign *f)
  * DLPack 0.x cannot say read-only, and such a producer may not set the
  * 1.0 flag either, yet a write through the shared memory would change an
  * array its owner takes to be constant.  Any class in obj's MRO counts. */
-static int immutable_producer(PyObject *obj)
+static int immutable_type(PyTypeObject *type)
 {
-    PyObject *mro = Py_TYPE(obj)->tp_mro;
+    PyObject *mro = type->tp_mro;
     Py_ssize_t n = mro && PyTuple_Check(mro) ? PyTuple_GET_SIZE(mro) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *cls = PyTuple_GET_ITEM(mro, i);
@@ -735,15 +750,45 @@ static int immutable_producer(PyObject *obj)
     return 0;
 }
 
-/* DLPack only: a capsule, or an object with __dlpack__.  1, 0, -1. */
-static int parse_dlpack(PyObject *obj, ext_foreign *f)
+/* Producer types seen lately and whether they are immutable, keyed by the
+ * type and its version tag: CPython gives a type a new tag whenever it or
+ * a base changes (a reassigned __module__ included), and never reuses one,
+ * so a freed type's entry cannot match another type. */
+#define TYPE_MEMO 16
+static struct {
+    PyTypeObject *type;
+    unsigned int tag;
+    int immutable;
+} type_memo[TYPE_MEMO];
+
+static int immutable_producer(PyObject *obj)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    unsigned int tag = PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG)
+        ? type->tp_version_tag : 0;
+    size_t slot = ((uintptr_t)type >> 4) % TYPE_MEMO;
+    if (tag && type_memo[slot].type == type && type_memo[slot].tag == tag)
+        return type_memo[slot].immutable;
+    int immutable = immutable_type(type);
+    if (tag) {
+        type_memo[slot].type = type;
+        type_memo[slot].tag = tag;
+        type_memo[slot].immutable = immutable;
+    }
+    return immutable;
+}
+
+/* DLPack only: a capsule, or an object with __dlpack__.  1, 0, -1.
+ * known_host and *legacy as call_dlpack's; a capsule found off the host
+ * when known_host was given is given back, with 2 returned. */
+static int parse_dlpack_as(PyObject *obj, ext_foreign *f, int known_host, int *legacy)
 {
     if (PyCapsule_CheckExact(obj))
         return parse_capsule(obj, f);
     PyObject *method = optional_attr(obj, N_DLPACK);
     if (!method)
         return PyErr_Occurred() ? -1 : 0;
-    PyObject *cap = call_dlpack(method, obj);
+    PyObject *cap = call_dlpack(method, obj, known_host, legacy);
     Py_DECREF(method);
     if (!cap)
         return -1;
@@ -752,21 +797,28 @@ static int parse_dlpack(PyObject *obj, ext_foreign *f)
         : (PyErr_Format(PyExc_TypeError, "%.100s.__dlpack__() returned %.100s, not a capsule",
                         Py_TYPE(obj)->tp_name, Py_TYPE(cap)->tp_name), -1);
     Py_DECREF(cap);
+    if (rc == 1 && known_host && !dl_host_device(f->device_type)) {
+        Py_CLEAR(f->owner); /* unused: the producer's deleter runs */
+        return 2;
+    }
     if (rc == 1 && immutable_producer(obj))
         f->readonly = 1;
     return rc;
 }
 
-int ext_foreign_parse(PyObject *obj, ext_foreign *f)
+static int parse_dlpack(PyObject *obj, ext_foreign *f)
 {
-    foreign_init(f);
-    int rc = parse_dlpack(obj, f);
-    if (rc)
-        return rc;
+    int legacy = 0;
+    return parse_dlpack_as(obj, f, 0, &legacy);
+}
+
+/* The array interfaces, CUDA's first.  1, 0, -1. */
+static int parse_interfaces(PyObject *obj, ext_foreign *f)
+{
     for (int cuda = 1; cuda >= 0; cuda--) {
         PyObject *d = optional_attr(obj, cuda ? N_CUDA_INTERFACE : N_ARRAY_INTERFACE);
         if (d) {
-            rc = parse_interface(obj, d, cuda, f);
+            int rc = parse_interface(obj, d, cuda, f);
             Py_DECREF(d);
             if (rc < 0)
                 Py_CLEAR(f->owner);
@@ -776,6 +828,269 @@ int ext_foreign_parse(PyObject *obj, ext_foreign *f)
             return -1;
     }
     return 0;
+}
+
+int ext_foreign_parse(PyObject *obj, ext_foreign *f)
+{
+    foreign_init(f);
+    int rc = parse_dlpack(obj, f);
+    return rc ? rc : parse_interfaces(obj, f);
+}
+
+/* ---- kernel arguments: what can be known before asking ---------------- */
+
+/* A kernel argument is read on every call, so what stays true of a
+ * producer is remembered; what may change (a tensor's pointer, shape and
+ * strides after resize_, transpose_ or set_) is read again each call. */
+
+/* DLPack producers met lately as kernel arguments whose memory was on the
+ * host, by identity, and whether they refused max_version: such a producer
+ * is not asked __dlpack_device__ again (its capsule still says where the
+ * memory is, and one off the host is given back and the producer asked
+ * afresh, with the stream a device needs).  A weak reference tells the
+ * producer from a new object at a reused address; objects that take no
+ * weak reference are not remembered. */
+#define PRODUCER_MEMO 64
+static struct {
+    PyObject *ref;
+    int legacy;
+} producer_memo[PRODUCER_MEMO];
+
+static int producer_known(PyObject *obj, size_t slot)
+{
+    PyObject *ref = producer_memo[slot].ref;
+    if (!ref)
+        return 0;
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *o = NULL;
+    if (PyWeakref_GetRef(ref, &o) < 0)
+        PyErr_Clear();
+    Py_XDECREF(o); /* compared only: a live object stays alive (the caller has it) */
+    return o == obj;
+#else
+    return PyWeakref_GET_OBJECT(ref) == obj;
+#endif
+}
+
+static void producer_remember(PyObject *obj, size_t slot, int legacy)
+{
+    PyObject *ref = obj ? PyWeakref_NewRef(obj, NULL) : NULL;
+    if (!ref)
+        PyErr_Clear(); /* no weak references: not remembered */
+    Py_XSETREF(producer_memo[slot].ref, ref);
+    producer_memo[slot].legacy = legacy;
+}
+
+static int parse_dlpack_arg(PyObject *obj, ext_foreign *f)
+{
+    if (PyCapsule_CheckExact(obj))
+        return parse_capsule(obj, f);
+    size_t slot = ((uintptr_t)obj >> 4) % PRODUCER_MEMO;
+    int known = producer_known(obj, slot);
+    int legacy = known ? producer_memo[slot].legacy : 0;
+    int rc = parse_dlpack_as(obj, f, known, &legacy);
+    if (rc == 2) { /* the memory left the host since */
+        known = 0;
+        rc = parse_dlpack_as(obj, f, 0, &legacy);
+    }
+    if (rc == 1 && dl_host_device(f->device_type)) {
+        if (!known || legacy != producer_memo[slot].legacy)
+            producer_remember(obj, slot, legacy);
+    } else if (known) {
+        producer_remember(NULL, slot, 0);
+    }
+    return rc;
+}
+
+/* torch.Tensor, found by its name when a type so called is first met: its
+ * CPU tensors are read through their own accessors, which cost a fraction
+ * of its __dlpack__ and __dlpack_device__ (Python code).  Anything unusual
+ * (a tensor that requires grad, off the CPU, not strided, with the negative
+ * bit, of a dtype not in the table) takes the DLPack route, whose answer
+ * (or refusal) is torch's own.  The conjugate bit needs no look: only
+ * complex tensors have it, and no complex dtype is in the table. */
+PyTypeObject *ext_torch_tensor;
+static PyObject *torch_strided;
+static const DLPackExchangeAPI *torch_api; /* NULL: torch before the C exchange API */
+static struct {
+    PyObject *dtype;
+    DLDataType dl;
+} torch_dtypes[12];
+
+static int is_torch_tensor(PyTypeObject *type)
+{
+    if (ext_torch_tensor || strcmp(type->tp_name, "Tensor") ||
+        !PyType_HasFeature(type, Py_TPFLAGS_HEAPTYPE))
+        return type == ext_torch_tensor;
+    PyObject *mod = PyDict_GetItemString(type->tp_dict, "__module__"); /* borrowed */
+    if (!mod || !PyUnicode_Check(mod) || PyUnicode_CompareWithASCIIString(mod, "torch"))
+        return 0;
+    static const struct { const char *name; uint8_t code, bits; } table[12] = {
+        {"bool", kDLBool, 8}, {"int8", kDLInt, 8}, {"int16", kDLInt, 16},
+        {"int32", kDLInt, 32}, {"int64", kDLInt, 64}, {"uint8", kDLUInt, 8},
+        {"uint16", kDLUInt, 16}, {"uint32", kDLUInt, 32}, {"uint64", kDLUInt, 64},
+        {"float16", kDLFloat, 16}, {"float32", kDLFloat, 32}, {"float64", kDLFloat, 64}};
+    PyObject *torch = PyImport_GetModule(mod);
+    PyObject *strided = torch ? PyObject_GetAttrString(torch, "strided") : NULL;
+    for (int i = 0; strided && i < 12; i++) {
+        /* Older torch lacks the wider unsigned types: those stay empty. */
+        torch_dtypes[i].dtype = PyObject_GetAttrString(torch, table[i].name);
+        torch_dtypes[i].dl = (DLDataType){table[i].code, table[i].bits, 1};
+    }
+    PyErr_Clear();
+    Py_XDECREF(torch);
+    if (!strided)
+        return 0;
+    /* The spec puts the table on the type (a base's counts). */
+    PyObject *api = PyObject_GetAttrString((PyObject *)type, "__dlpack_c_exchange_api__");
+    PyErr_Clear();
+    if (api && PyCapsule_IsValid(api, "dlpack_exchange_api")) {
+        const DLPackExchangeAPIHeader *h = PyCapsule_GetPointer(api, "dlpack_exchange_api");
+        while (h && h->version.major > DLPACK_MAJOR_VERSION)
+            h = h->prev_api;
+        if (h && h->version.major == DLPACK_MAJOR_VERSION && h->version.minor >= 2 &&
+            ((const DLPackExchangeAPI *)h)->dltensor_from_py_object_no_sync)
+            torch_api = (const DLPackExchangeAPI *)h; /* static in torch, for good */
+    }
+    Py_XDECREF(api);
+    torch_strided = strided;
+    ext_torch_tensor = (PyTypeObject *)Py_NewRef((PyObject *)type);
+    return 1;
+}
+
+/* obj.<name i> (called when `call`), or NULL: *missing set when obj lacks
+ * it (the DLPack route then reads the tensor), else an exception. */
+static PyObject *torch_read(PyObject *obj, int i, int call, int *missing)
+{
+    if (call) {
+        PyObject *self[1] = {obj};
+        PyObject *r = PyObject_VectorcallMethod(name(i), self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                                NULL);
+        if (!r && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            *missing = 1;
+        }
+        return r;
+    }
+    PyObject *r = optional_attr(obj, i);
+    if (!r && !PyErr_Occurred())
+        *missing = 1;
+    return r;
+}
+
+/* A CPU tensor's view through the C exchange API; 1, 0 (the DLPack
+ * route reads it, and refuses it in torch's words if it must), -1. */
+static int torch_exchange(PyObject *obj, ext_foreign *f)
+{
+    DLTensor dl;
+    memset(&dl, 0, sizeof dl);
+    if (torch_api->dltensor_from_py_object_no_sync(obj, &dl) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (dl.device.device_type != kDLCPU)
+        return 0; /* device memory: __dlpack__ with the stream Tack runs on */
+    if (describe_dltensor(&dl, 0, f) < 0)
+        return -1;
+    f->protocol = EXT_FOREIGN_DLPACK;
+    f->owner = Py_NewRef(obj); /* the tensor keeps its memory */
+    return 1;
+}
+
+/* The same through the tensor's accessors (torch without the exchange
+ * API): requires_grad and is_neg() already read. */
+static int torch_accessors(PyObject *obj, ext_foreign *f, int *missing)
+{
+    int rc = -1;
+    PyObject *cpu = NULL, *layout = NULL, *dtype = NULL, *shape = NULL, *strides = NULL;
+    PyObject *ptr = NULL;
+    if (!(cpu = torch_read(obj, N_IS_CPU, 0, missing)) ||
+        !(layout = torch_read(obj, N_LAYOUT, 0, missing)) ||
+        !(dtype = torch_read(obj, N_DTYPE, 0, missing)))
+        goto done;
+    int t = -1;
+    for (int i = 0; i < 12 && t < 0; i++)
+        if (torch_dtypes[i].dtype == dtype)
+            t = i;
+    if (cpu != Py_True || layout != torch_strided || t < 0) {
+        rc = 0;
+        goto done;
+    }
+    if (!(shape = torch_read(obj, N_SHAPE, 0, missing)) ||
+        !(strides = torch_read(obj, N_STRIDE, 1, missing)) ||
+        !(ptr = torch_read(obj, N_DATA_PTR, 1, missing)))
+        goto done;
+    Py_ssize_t ndim = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -1;
+    if (ndim < 0 || ndim > TACK_MAX_NDIM || !PyTuple_Check(strides) ||
+        PyTuple_GET_SIZE(strides) != ndim || !PyLong_Check(ptr)) {
+        rc = 0; /* the DLPack route says what is wrong */
+        goto done;
+    }
+    int64_t dims[TACK_MAX_NDIM], steps[TACK_MAX_NDIM];
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        steps[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
+    }
+    unsigned long long address = PyLong_AsUnsignedLongLong(ptr);
+    if (PyErr_Occurred())
+        goto done;
+    DLTensor dl = {.data = (void *)(uintptr_t)address, .device = {kDLCPU, 0},
+                   .ndim = (int32_t)ndim, .dtype = torch_dtypes[t].dl, .shape = dims,
+                   .strides = steps, .byte_offset = 0};
+    if (describe_dltensor(&dl, 0, f) < 0)
+        goto done;
+    f->protocol = EXT_FOREIGN_DLPACK;
+    f->owner = Py_NewRef(obj); /* the tensor keeps its memory */
+    rc = 1;
+done:
+    Py_XDECREF(cpu);
+    Py_XDECREF(layout);
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(ptr);
+    return rc;
+}
+
+/* A CPU tensor into *f; 1 read, 0 one for the DLPack route, -1 error.
+ * Neither the exchange API nor the accessors refuse what torch's
+ * __dlpack__ refuses (a tensor that requires grad: a write would bypass
+ * autograd), so that one takes the DLPack route and its error.  A tensor
+ * with the negative bit (a lazy negation, as conj().imag gives) holds its
+ * values negated in memory, which every route would hand over as they lie:
+ * refused here. */
+static int parse_torch(PyObject *obj, ext_foreign *f)
+{
+    int missing = 0, rc = -1;
+    PyObject *grad = torch_read(obj, N_REQUIRES_GRAD, 0, &missing);
+    PyObject *neg = grad == Py_False ? torch_read(obj, N_IS_NEG, 1, &missing) : NULL;
+    if (grad && grad != Py_False)
+        rc = 0;
+    else if (neg && neg != Py_False)
+        PyErr_SetString(PyExc_ValueError,
+                        "the tensor has its negative bit set (a lazy negation, such as "
+                        "conj().imag makes): its memory holds the values negated; pass "
+                        "x.resolve_neg()");
+    else if (neg)
+        rc = torch_api ? torch_exchange(obj, f) : torch_accessors(obj, f, &missing);
+    if (rc < 0 && missing)
+        rc = 0;
+    Py_XDECREF(grad);
+    Py_XDECREF(neg);
+    return rc;
+}
+
+int ext_foreign_parse_arg(PyObject *obj, ext_foreign *f)
+{
+    foreign_init(f);
+    if (is_torch_tensor(Py_TYPE(obj))) {
+        int rc = parse_torch(obj, f);
+        if (rc)
+            return rc;
+        foreign_init(f);
+    }
+    int rc = parse_dlpack_arg(obj, f);
+    return rc ? rc : parse_interfaces(obj, f);
 }
 
 /* ---- foreign memory as Tack's --------------------------------------- */

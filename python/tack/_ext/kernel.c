@@ -11,11 +11,13 @@
 #define NO_IMPORT_ARRAY
 #include "ext.h"
 
-/* Arrays smaller than this launch with the GIL held: releasing and taking
- * it back costs more than such a launch.  A launch that may lower keeps the
- * GIL too: the resolver needs it, and a library lock held meanwhile could be
- * awaited by another thread that holds the GIL. */
-#define GIL_RELEASE_ELEMS 65536
+/* A launch lets go of the GIL only while its run runs, and only when the
+ * library expects the run to take this many times what letting go and
+ * taking it back costs (measured at import): see ext_kernel_init.  The
+ * library calls the compile hooks (module.c) for it, after lowering and
+ * compiling (which keep the GIL: the resolver needs it) and after the
+ * arguments were converted, so nothing in the run touches a Python object. */
+#define GIL_RELEASE_MARGIN 8
 
 static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
                                    size_t nargsf, PyObject *kwnames);
@@ -94,7 +96,6 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func, PyObject *sou
     kern->home.kern = kern;
     kern->resolve_error = NULL;
     kern->nparams = 0;
-    kern->lowered[0] = kern->lowered[1] = 0;
     kern->dict = PyDict_New();
     kern->weakreflist = NULL;
     PyObject_GC_Track(kern);
@@ -317,19 +318,10 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
     err.message[0] = '\0';
     err.filename[0] = '\0';
     err.lineno = err.col = 0;
-    tack_status s;
-    int debug = tack_kernel_debug(kern->k) ? 1 : 0;
-    if (st.max_elems >= GIL_RELEASE_ELEMS && kern->lowered[debug]) {
-        Py_BEGIN_ALLOW_THREADS
-        s = tack_kernel_launch(kern->k, d, targs, (int)nargs, &err);
-        Py_END_ALLOW_THREADS
-    } else {
-        s = tack_kernel_launch(kern->k, d, targs, (int)nargs, &err);
-    }
+    tack_status s = tack_kernel_launch(kern->k, d, targs, (int)nargs, &err);
     ext_release_args(&st);
     Py_DECREF(dev);
     if (s == TACK_OK) {
-        kern->lowered[debug] = 1;
         Py_CLEAR(kern->resolve_error);
         Py_RETURN_NONE;
     }
@@ -419,10 +411,35 @@ static PyStructSequence_Desc variant_key_desc = {
     variant_key_fields, 5};
 static PyTypeObject *variant_key_type;
 
+/* What letting go of the GIL and taking it back costs, in ns, as the
+ * compile hooks do it (uncontended, at import): the best of a few rounds. */
+static uint64_t gil_release_ns(void)
+{
+    uint64_t best = UINT64_MAX;
+    for (int round = 0; round < 8; round++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        for (int i = 0; i < 32; i++) {
+            PyThreadState *ts = PyGILState_Check() ? PyEval_SaveThread() : NULL;
+            if (ts)
+                PyEval_RestoreThread(ts);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        uint64_t ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
+                      (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+        if (ns < best)
+            best = ns;
+    }
+    return best / 32 ? best / 32 : 1;
+}
+
 int ext_kernel_init(void)
 {
     variant_key_type = PyStructSequence_NewType(&variant_key_desc);
-    return variant_key_type ? 0 : -1;
+    if (!variant_key_type)
+        return -1;
+    tack_set_release_threshold(GIL_RELEASE_MARGIN * gil_release_ns());
+    return 0;
 }
 
 static PyObject *variant_key_tuple(const tack_variant_key *key)
