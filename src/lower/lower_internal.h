@@ -89,6 +89,9 @@ int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index
 
 /* A fresh local with a name no user code can spell. */
 int lower_temp(lowerer *L, const char *what);
+/* A read of local `local`, and `local = value` appended to b (vectors.c). */
+ir_expr *lower_read_local(lowerer *L, int local, const expr *at);
+int lower_set_local(lowerer *L, ir_block *b, int local, ir_expr *value, const expr *at);
 
 ir_expr *lower_expr(lowerer *L, const expr *e);
 int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);

@@ -46,29 +46,14 @@ static ir_expr *cast(lowerer *L, ir_expr *e, ir_type t) {
     return x;
 }
 
-static ir_expr *read(lowerer *L, int local, const expr *at) {
-    ir_expr *x = ir_expr_new(L->f, IR_LOCAL, at->line, at->col);
-    if (!x) lower_oom(L);
-    else x->index = local;
-    return x;
-}
-
-static int set(lowerer *L, ir_block *b, int local, ir_expr *v, const expr *at) {
-    ir_stmt *s = v ? ir_stmt_new(L->f, IR_ASSIGN, at->line, at->col) : NULL;
-    if (!s) return v ? lower_oom(L) : -1;
-    s->index = local;
-    s->value = v;
-    return ir_block_push(L->f, b, s) ? lower_oom(L) : 0;
-}
-
 /* SplitMix64's finalizer of the u64 held in local z, in place. */
 static int scramble(lowerer *L, ir_block *b, int z, const expr *at) {
     static const struct { int shift; uint64_t mul; } steps[] = {{30, MIX1}, {27, MIX2}, {31, 0}};
     for (int k = 0; k < 3; k++) {
-        ir_expr *x = bin(L, OP_XOR, read(L, z, at),
-                         bin(L, OP_SHR, read(L, z, at), u64c(L, (uint64_t)steps[k].shift, at), at), at);
+        ir_expr *x = bin(L, OP_XOR, lower_read_local(L, z, at),
+                         bin(L, OP_SHR, lower_read_local(L, z, at), u64c(L, (uint64_t)steps[k].shift, at), at), at);
         if (steps[k].mul) x = bin(L, OP_MUL, x, u64c(L, steps[k].mul, at), at);
-        if (set(L, b, z, x, at)) return -1;
+        if (lower_set_local(L, b, z, x, at)) return -1;
     }
     return 0;
 }
@@ -77,8 +62,8 @@ static int scramble(lowerer *L, ir_block *b, int z, const expr *at) {
  * scrambled u64 in a fresh local (returned). */
 static int next_bits(lowerer *L, ir_block *b, int state, const expr *at) {
     int z = lower_temp(L, "rnd");
-    if (z < 0 || set(L, b, state, bin(L, OP_ADD, read(L, state, at), u64c(L, GOLDEN, at), at), at) ||
-        set(L, b, z, read(L, state, at), at) || scramble(L, b, z, at))
+    if (z < 0 || lower_set_local(L, b, state, bin(L, OP_ADD, lower_read_local(L, state, at), u64c(L, GOLDEN, at), at), at) ||
+        lower_set_local(L, b, z, lower_read_local(L, state, at), at) || scramble(L, b, z, at))
         return -1;
     return z;
 }
@@ -102,16 +87,16 @@ static ir_expr *block_value(lowerer *L, ir_block *body, int result, const expr *
 static int uniform_into(lowerer *L, ir_block *b, int state, int result, const expr *at) {
     int z = next_bits(L, b, state, at);
     if (z < 0) return -1;
-    ir_expr *u = bin(L, OP_MUL, bin(L, OP_SHR, read(L, z, at), u64c(L, 11, at), at),
+    ir_expr *u = bin(L, OP_MUL, bin(L, OP_SHR, lower_read_local(L, z, at), u64c(L, 11, at), at),
                      ir_const_float(L->f, 0x1p-53, IRT_WEAK_FLOAT, at->line, at->col), at);
-    if (set(L, b, result, u, at)) return -1;
+    if (lower_set_local(L, b, result, u, at)) return -1;
     ir_expr *below = ir_expr_new(L->f, IR_SELECT, at->line, at->col);
     if (!below) return lower_oom(L);
-    below->cond = bin(L, OP_LT, read(L, result, at),
+    below->cond = bin(L, OP_LT, lower_read_local(L, result, at),
                       ir_const_float(L->f, 1.0, IRT_WEAK_FLOAT, at->line, at->col), at);
-    below->a = read(L, result, at);
+    below->a = lower_read_local(L, result, at);
     below->b = ir_const_float(L->f, 0x1.fffffep-1, IRT_WEAK_FLOAT, at->line, at->col);
-    return set(L, b, result, below, at);
+    return lower_set_local(L, b, result, below, at);
 }
 
 static ir_expr *call1(lowerer *L, ir_intrinsic fn, ir_expr *a, const expr *at) {
@@ -140,11 +125,11 @@ static int normal_into(lowerer *L, ir_block *b, int state, int result, const exp
     /* sqrt(-2 log(1 - u1)) cos(2 pi u2); 1 - u1 lies in (0, 1]. */
     ir_expr *r = call1(L, INTR_SQRT,
                        bin(L, OP_MUL, wf(L, -2.0, at),
-                           call1(L, INTR_LOG, bin(L, OP_SUB, wf(L, 1.0, at), read(L, u1, at), at), at),
+                           call1(L, INTR_LOG, bin(L, OP_SUB, wf(L, 1.0, at), lower_read_local(L, u1, at), at), at),
                            at),
                        at);
-    ir_expr *c = call1(L, INTR_COS, bin(L, OP_MUL, wf(L, 6.283185307179586, at), read(L, u2, at), at), at);
-    return set(L, b, result, bin(L, OP_MUL, r, c, at), at);
+    ir_expr *c = call1(L, INTR_COS, bin(L, OP_MUL, wf(L, 6.283185307179586, at), lower_read_local(L, u2, at), at), at);
+    return lower_set_local(L, b, result, bin(L, OP_MUL, r, c, at), at);
 }
 
 /* The state local a call advances: an explicit `rng` name, or the
@@ -205,8 +190,8 @@ ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *
         if (want_args(L, call, path, 2, 2)) return NULL;
         ir_expr *seed = lower_expr(L, call->items[0]), *i = lower_expr(L, call->items[1]);
         if (!seed || !i) return NULL;
-        if (set(L, b, result, cast(L, seed, TACK_U64), at) || scramble(L, b, result, at) ||
-            set(L, b, result, bin(L, OP_XOR, read(L, result, at),
+        if (lower_set_local(L, b, result, cast(L, seed, TACK_U64), at) || scramble(L, b, result, at) ||
+            lower_set_local(L, b, result, bin(L, OP_XOR, lower_read_local(L, result, at),
                                   bin(L, OP_MUL, cast(L, i, TACK_U64), u64c(L, GOLDEN, at), at), at),
                 at) ||
             scramble(L, b, result, at))
@@ -229,22 +214,22 @@ ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *
         if (z < 0 || span < 0) return NULL;
         /* lo + z % (hi - lo), the span counted in u64; lo when hi <= lo. */
         int l = lower_temp(L, "lo");
-        if (l < 0 || set(L, b, l, cast(L, lo, TACK_I64), at) ||
-            set(L, b, span, bin(L, OP_SUB, cast(L, hi, TACK_I64), read(L, l, at), at), at))
+        if (l < 0 || lower_set_local(L, b, l, cast(L, lo, TACK_I64), at) ||
+            lower_set_local(L, b, span, bin(L, OP_SUB, cast(L, hi, TACK_I64), lower_read_local(L, l, at), at), at))
             return NULL;
         ir_expr *pick = ir_expr_new(L->f, IR_SELECT, at->line, at->col);
         if (!pick) {
             lower_oom(L);
             return NULL;
         }
-        pick->cond = bin(L, OP_GT, read(L, span, at),
+        pick->cond = bin(L, OP_GT, lower_read_local(L, span, at),
                          ir_const_int(L->f, 0, TACK_I64, at->line, at->col), at);
-        pick->a = bin(L, OP_ADD, read(L, l, at),
-                      cast(L, bin(L, OP_MOD, read(L, z, at), cast(L, read(L, span, at), TACK_U64), at),
+        pick->a = bin(L, OP_ADD, lower_read_local(L, l, at),
+                      cast(L, bin(L, OP_MOD, lower_read_local(L, z, at), cast(L, lower_read_local(L, span, at), TACK_U64), at),
                            TACK_I64),
                       at);
-        pick->b = read(L, l, at);
-        if (set(L, b, result, pick, at)) return NULL;
+        pick->b = lower_read_local(L, l, at);
+        if (lower_set_local(L, b, result, pick, at)) return NULL;
         return block_value(L, b, result, at);
     }
     default: { /* Numba's: the iteration's hidden stream */
@@ -257,11 +242,11 @@ ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *
             return NULL;
         /* uniform(a, b) = a + (b - a) u; normal(mu, sigma) = mu + sigma n */
         if (which == RND_NP_UNIFORM &&
-            set(L, b, result, bin(L, OP_ADD, a, bin(L, OP_MUL, bin(L, OP_SUB, s, a, at),
-                                                    read(L, result, at), at), at), at))
+            lower_set_local(L, b, result, bin(L, OP_ADD, a, bin(L, OP_MUL, bin(L, OP_SUB, s, a, at),
+                                                    lower_read_local(L, result, at), at), at), at))
             return NULL;
         if (which == RND_NP_NORMAL &&
-            set(L, b, result, bin(L, OP_ADD, a, bin(L, OP_MUL, s, read(L, result, at), at), at), at))
+            lower_set_local(L, b, result, bin(L, OP_ADD, a, bin(L, OP_MUL, s, lower_read_local(L, result, at), at), at), at))
             return NULL;
         return block_value(L, b, result, at);
     }
@@ -289,10 +274,10 @@ int lower_random_streams(lowerer *L) {
     seed->index = p;
     int st = L->rng_state;
     int vars[3] = {f->loop_var, f->inner_var[0], f->inner_var[1]};
-    if (set(L, &setup, st, cast(L, seed, TACK_U64), &at) || scramble(L, &setup, st, &at)) return -1;
+    if (lower_set_local(L, &setup, st, cast(L, seed, TACK_U64), &at) || scramble(L, &setup, st, &at)) return -1;
     for (int a = 0; a <= f->ninner; a++)
-        if (set(L, &setup, st, bin(L, OP_XOR, read(L, st, &at),
-                                   bin(L, OP_MUL, cast(L, read(L, vars[a], &at), TACK_U64),
+        if (lower_set_local(L, &setup, st, bin(L, OP_XOR, lower_read_local(L, st, &at),
+                                   bin(L, OP_MUL, cast(L, lower_read_local(L, vars[a], &at), TACK_U64),
                                        u64c(L, GOLDEN + 2 * (uint64_t)a, &at), &at), &at), &at) ||
             scramble(L, &setup, st, &at))
             return -1;

@@ -14,7 +14,7 @@ int vec_width_of(lowerer *L, int param) {
 
 int vec_is(const ir_expr *e) { return e && e->kind == IR_VECTOR; }
 
-static ir_expr *local_read(lowerer *L, int local, const expr *at) {
+ir_expr *lower_read_local(lowerer *L, int local, const expr *at) {
     ir_expr *r = ir_expr_new(L->f, IR_LOCAL, at->line, at->col);
     if (!r) lower_oom(L);
     else r->index = local;
@@ -26,7 +26,7 @@ static int push(lowerer *L, ir_block *b, ir_stmt *s) {
     return 0;
 }
 
-static int assign(lowerer *L, ir_block *b, int local, ir_expr *value, const expr *at) {
+int lower_set_local(lowerer *L, ir_block *b, int local, ir_expr *value, const expr *at) {
     if (!value) return -1;
     ir_stmt *s = ir_stmt_new(L->f, IR_ASSIGN, at->line, at->col);
     if (!s) return lower_oom(L);
@@ -61,7 +61,7 @@ static ir_expr *vec_new(lowerer *L, int width, const expr *at) {
     v->nargs = width;
     for (int k = 0; k < width; k++) {
         int t = lower_temp(L, "v");
-        if (t < 0 || !(comps[k] = local_read(L, t, at))) return NULL;
+        if (t < 0 || !(comps[k] = lower_read_local(L, t, at))) return NULL;
     }
     return v;
 }
@@ -87,7 +87,7 @@ ir_expr *vec_component(lowerer *L, const ir_expr *v, int k, const expr *at) {
 /* Evaluates a scalar once into a temp so it can be read per component. */
 static int hoist_scalar(lowerer *L, ir_block *b, ir_expr *s, const expr *at) {
     int t = lower_temp(L, "s");
-    if (t < 0 || assign(L, b, t, s, at)) return -1;
+    if (t < 0 || lower_set_local(L, b, t, s, at)) return -1;
     return t;
 }
 
@@ -124,9 +124,9 @@ static ir_expr *vec_map(lowerer *L, ir_expr **ops, int n, const expr *at, compon
     for (int k = 0; k < width; k++) {
         ir_expr *comp[8];
         for (int i = 0; i < n; i++)
-            if (!(comp[i] = local_read(L, vec_is(ops[i]) ? comp_local(ops[i], k) : scalar_tmp[i], at)))
+            if (!(comp[i] = lower_read_local(L, vec_is(ops[i]) ? comp_local(ops[i], k) : scalar_tmp[i], at)))
                 return NULL;
-        if (assign(L, out->body, comp_local(out, k), make(L, comp, n, at, ctx), at)) return NULL;
+        if (lower_set_local(L, out->body, comp_local(out, k), make(L, comp, n, at, ctx), at)) return NULL;
     }
     return out;
 }
@@ -223,7 +223,7 @@ ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const exp
     for (int i = 0; i < 2; i++) {
         if (vec_eval(L, blocks[i], side[i])) return NULL;
         for (int k = 0; k < a->nargs; k++)
-            if (assign(L, blocks[i], comp_local(out, k), local_read(L, comp_local(side[i], k), at), at))
+            if (lower_set_local(L, blocks[i], comp_local(out, k), lower_read_local(L, comp_local(side[i], k), at), at))
                 return NULL;
     }
     return push(L, out->body, s) ? NULL : out;
@@ -251,8 +251,8 @@ ir_expr *vec_construct(lowerer *L, ir_type component, int width, ir_expr **args,
         ir_expr *c = ir_expr_new(L->f, IR_CAST, at->line, at->col);
         if (!c) return NULL;
         c->type = component;
-        c->a = local_read(L, tmp[n == 1 ? 0 : k], at);
-        if (assign(L, out->body, comp_local(out, k), c, at)) return NULL;
+        c->a = lower_read_local(L, tmp[n == 1 ? 0 : k], at);
+        if (lower_set_local(L, out->body, comp_local(out, k), c, at)) return NULL;
     }
     return out;
 }
@@ -265,8 +265,8 @@ static ir_expr *dot_of(lowerer *L, const ir_expr *a, const ir_expr *b, const exp
         ir_expr *m = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
         if (!m) return NULL;
         m->op = OP_MUL;
-        m->a = local_read(L, comp_local(a, k), at);
-        m->b = local_read(L, comp_local(b, k), at);
+        m->a = lower_read_local(L, comp_local(a, k), at);
+        m->b = lower_read_local(L, comp_local(b, k), at);
         if (!sum) {
             sum = m;
             continue;
@@ -304,9 +304,9 @@ ir_expr *vec_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args,
             ir_expr *d = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
             if (!d) return NULL;
             d->op = OP_DIV;
-            d->a = local_read(L, comp_local(self, k), at);
-            d->b = local_read(L, len, at);
-            if (assign(L, out->body, comp_local(out, k), d, at)) return NULL;
+            d->a = lower_read_local(L, comp_local(self, k), at);
+            d->b = lower_read_local(L, len, at);
+            if (lower_set_local(L, out->body, comp_local(out, k), d, at)) return NULL;
         }
         return out;
     }
@@ -330,7 +330,7 @@ ir_expr *vec_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args,
     if (vec_eval(L, body, self) || (other != self && vec_eval(L, body, other))) return NULL;
     ir_expr *value = dot_of(L, self, other, at);
     if (!strcmp(name, "length")) value = sqrt_of(L, value, at);
-    return assign(L, body, r, value, at) ? NULL : x;
+    return lower_set_local(L, body, r, value, at) ? NULL : x;
 }
 
 ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
@@ -348,12 +348,12 @@ ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
             lower_oom(L);
             return NULL;
         }
-        for (int i = 0; i < n; i++) args[i] = local_read(L, itmp[i], at);
+        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], at);
         args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
         ld->index = param;
         ld->args = args;
         ld->nargs = n + 1;
-        if (assign(L, out->body, comp_local(out, k), ld, at)) return NULL;
+        if (lower_set_local(L, out->body, comp_local(out, k), ld, at)) return NULL;
     }
     return out;
 }
@@ -374,12 +374,12 @@ int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr 
         ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
         ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
         if (!s || !args) return lower_oom(L);
-        for (int i = 0; i < n; i++) args[i] = local_read(L, itmp[i], &where);
+        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], &where);
         args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
         s->index = param;
         s->indices = args;
         s->nindices = n + 1;
-        s->value = local_read(L, comp_local(v, k), &where);
+        s->value = lower_read_local(L, comp_local(v, k), &where);
         if (push(L, b, s)) return -1;
     }
     return 0;
@@ -404,14 +404,14 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
         ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, at->line, at->col);
         ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
         if (!s || !x || !args) return lower_oom(L);
-        for (int i = 0; i < n; i++) args[i] = local_read(L, itmp[i], &where);
+        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], &where);
         args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
         x->index = param;
         x->atomic = op;
         x->dim = 1; /* an augmented update */
         x->args = args;
         x->nargs = n + 1;
-        x->a = local_read(L, scalar >= 0 ? scalar : comp_local(v, k), &where);
+        x->a = lower_read_local(L, scalar >= 0 ? scalar : comp_local(v, k), &where);
         s->value = x;
         if (push(L, b, s)) return -1;
     }
@@ -428,7 +428,7 @@ ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int widt
     s->value = setup;
     if (push(L, out->body, s)) return NULL;
     for (int k = 0; k < width; k++)
-        if (assign(L, out->body, comp_local(out, k), local_read(L, locals[k], at), at)) return NULL;
+        if (lower_set_local(L, out->body, comp_local(out, k), lower_read_local(L, locals[k], at), at)) return NULL;
     return out;
 }
 
@@ -436,7 +436,7 @@ ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at) {
     ir_expr *out = vec_new(L, b->width, at);
     if (!out) return NULL;
     for (int k = 0; k < b->width; k++)
-        if (assign(L, out->body, comp_local(out, k), local_read(L, b->comps[k], at), at)) return NULL;
+        if (lower_set_local(L, out->body, comp_local(out, k), lower_read_local(L, b->comps[k], at), at)) return NULL;
     return out;
 }
 
@@ -465,7 +465,7 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
     }
     if (vec_eval(L, blk, v)) return -1;
     for (int k = 0; k < v->nargs; k++)
-        if (assign(L, blk, b->comps[k], local_read(L, comp_local(v, k), &where), &where)) return -1;
+        if (lower_set_local(L, blk, b->comps[k], lower_read_local(L, comp_local(v, k), &where), &where)) return -1;
     return 0;
 }
 

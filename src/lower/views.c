@@ -19,28 +19,15 @@
 
 #include "lower_internal.h"
 
-static ir_expr *local_read(lowerer *L, int local, const expr *at) {
-    ir_expr *r = ir_expr_new(L->f, IR_LOCAL, at->line, at->col);
-    if (!r) lower_oom(L);
-    else r->index = local;
-    return r;
-}
-
-static int assign(lowerer *L, ir_block *b, int local, ir_expr *value, int line, int col) {
-    ir_stmt *s = value ? ir_stmt_new(L->f, IR_ASSIGN, line, col) : NULL;
-    if (!s) return value ? lower_oom(L) : -1;
-    s->index = local;
-    s->value = value;
-    return ir_block_push(L->f, b, s) ? lower_oom(L) : 0;
-}
-
 /* The array (parameter or scratch) a plain name or attribute stands for. */
 static int base_of(lowerer *L, const expr *e, view *v) {
     v->param = v->scratch = -1;
     if (e->kind == EX_NAME) {
         const binding *b = scope_find(L->sc, e->name);
-        if (b && b->kind == BIND_SCRATCH) v->scratch = b->index;
-        if (b && b->kind == BIND_SCRATCH) return 1;
+        if (b && b->kind == BIND_SCRATCH) {
+            v->scratch = b->index;
+            return 1;
+        }
     }
     v->param = array_param_of(L, e);
     return v->param >= 0;
@@ -58,7 +45,7 @@ int view_of(lowerer *L, const expr *arr, view *v) {
         v->prefix = arena_alloc(&L->f->mem, (b->nprefix ? b->nprefix : 1) * sizeof *v->prefix);
         if (!v->prefix) return lower_oom(L);
         for (int i = 0; i < b->nprefix; i++)
-            if (!(v->prefix[i] = local_read(L, b->prefix[i], arr))) return -1;
+            if (!(v->prefix[i] = lower_read_local(L, b->prefix[i], arr))) return -1;
         return 0;
     }
     if (arr->kind != EX_SUBSCRIPT || (arr->a->kind == EX_ATTR && !strcmp(arr->a->name, "shape")))
@@ -167,7 +154,7 @@ static int bind_row(lowerer *L, ir_block *b, const expr *name, const view *v) {
             if ((bound->prefix[i] = lower_temp(L, "row")) < 0) return -1;
     }
     for (int i = 0; i < v->nprefix; i++)
-        if (assign(L, b, bound->prefix[i], v->prefix[i], name->line, name->col)) return -1;
+        if (lower_set_local(L, b, bound->prefix[i], v->prefix[i], name)) return -1;
     return 0;
 }
 
@@ -336,7 +323,7 @@ int view_for(lowerer *L, ir_block *b, const stmt *s) {
     elem.prefix = arena_alloc(&L->f->mem, elem.nprefix * sizeof *elem.prefix);
     if (!elem.prefix) return lower_oom(L);
     for (int i = 0; i < v.nprefix; i++) elem.prefix[i] = v.prefix[i];
-    if (!(elem.prefix[v.nprefix] = local_read(L, k, seq))) return -1;
+    if (!(elem.prefix[v.nprefix] = lower_read_local(L, k, seq))) return -1;
     if (t->kind == EX_TUPLE || (t->kind == EX_NAME && left > 0)) {
         if (t->kind == EX_NAME) {
             if (bind_row(L, &loop->body, t, &elem)) return -1;
@@ -346,7 +333,7 @@ int view_for(lowerer *L, ir_block *b, const stmt *s) {
                 ir_expr **idx = arena_alloc(&L->f->mem, (elem.nprefix + 1) * sizeof *idx);
                 if (!idx) return lower_oom(L);
                 for (int i = 0; i < elem.nprefix; i++)
-                    if (!(idx[i] = i == v.nprefix ? local_read(L, k, seq) : elem.prefix[i])) return -1;
+                    if (!(idx[i] = i == v.nprefix ? lower_read_local(L, k, seq) : elem.prefix[i])) return -1;
                 idx[elem.nprefix] = ir_const_int(L->f, j, IRT_WEAK_INT, s->line, s->col);
                 ir_expr *x = view_element(L, &elem, idx, elem.nprefix + 1, seq);
                 if (!x || lower_assign_to(L, &loop->body, t->items[j], x, s)) return -1;
