@@ -771,11 +771,16 @@ static PyObject *kernel_get_func(PyObject *self, void *closure)
     return Py_NewRef(((ext_KernelObject *)self)->func);
 }
 
-/* Accessing a kernel through an instance gives the kernel itself (no
- * binding): kernels are plain functions of their arguments. */
+/* Accessing a kernel through an instance of a @tack.device_class binds
+ * it, as a method: sim.step(out) is step(sim, out), the instance being the
+ * kernel's template argument (Taichi's data-oriented classes).  Through
+ * anything else it is the kernel itself: kernels are plain functions of
+ * their arguments. */
 static PyObject *kernel_descr_get(PyObject *self, PyObject *obj, PyObject *type)
 {
-    (void)obj; (void)type;
+    (void)type;
+    if (obj && obj != Py_None && ext_is_device_class(obj))
+        return PyMethod_New(self, obj);
     return Py_NewRef(self);
 }
 
