@@ -131,8 +131,12 @@ test-python: install
 # and why: Intel's dlopens with RTLD_DEEPBIND, which ASan refuses by ending
 # the process), handed to the ICD loader as OCL_ICD_VENDORS.  A choice of
 # the caller's (OCL_ICD_VENDORS or OCL_ICD_FILENAMES set) is kept.
+# Level Zero likewise: Intel's driver behind the loader opens a library
+# with RTLD_DEEPBIND, so the sanitizer runs name no loader (TACK_ZE_LOADER)
+# and its tests take the no-device and stand-in paths; the plain runs load
+# the real one where it is installed.
 SAN_ICDS = icds=$$($(PYTHON) tests/sanitizer_icds.py $(1) $(SAN_PRELOAD)) && \
-	export OCL_ICD_VENDORS="$$icds"
+	export OCL_ICD_VENDORS="$$icds" TACK_ZE_LOADER=none-in-sanitizer-runs
 
 # The C tests again under AddressSanitizer (leak detection on: every
 # compiled variant must give its LLVM objects back, while what the OpenCL
