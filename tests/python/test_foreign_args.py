@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tack
+from conftest import SANITIZED
 from test_interop import KDL_CPU, KDL_CUDA, DLPackOnly, FakeDLPack, scale
 
 
@@ -131,7 +132,9 @@ def test_new_producers_at_reused_addresses_are_asked_afresh():
         np.testing.assert_array_equal(out, x * k)
         del p
         gc.collect(0)
-    assert len(seen) < 300  # addresses were reused, and none was taken for another
+    # Addresses were reused (not under ASan, whose quarantine holds freed
+    # memory back), and none was taken for another.
+    assert SANITIZED or len(seen) < 300
 
 
 def test_a_legacy_producer_is_asked_without_max_version_once_known():

@@ -138,20 +138,37 @@ static void *read_all(const char *path, size_t *len) {
 
 /* Runs the tool with argv (argv[0] unused) in dir, its output to dir/log;
  * the exit status, or -1 when it could not be started or was killed. */
+extern char **environ;
+
 static int run(const char *dir, char *const argv[]) {
     char log[4400];
     snprintf(log, sizeof log, "%s/log", dir);
+    /* The tool gets our environment without LD_PRELOAD: a sanitizer
+     * runtime preloaded into this process is not the tool's business, and
+     * Intel's compiler library, dlopened with RTLD_DEEPBIND, cannot run
+     * under it.  Built before fork: only async-signal-safe calls after. */
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = malloc((n + 1) * sizeof *env);
+    if (!env) return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
+    env[k] = NULL;
     pid_t pid = fork();
-    if (pid < 0) return -1;
+    if (pid < 0) {
+        free(env);
+        return -1;
+    }
     if (pid == 0) {
-        /* Only async-signal-safe calls between fork and exec. */
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || chdir(dir) != 0) _exit(126);
         dup2(fd, 1);
         dup2(fd, 2);
-        execv(tool, argv);
+        execve(tool, argv, env);
         _exit(127);
     }
+    free(env);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
