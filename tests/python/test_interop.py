@@ -867,5 +867,7 @@ def test_unsupported_dlpack_dtype_is_named(dtype, name):
     bad = FakeDLPack(device=(KDL_CPU, 0), dtype=dtype)
     with pytest.raises(TypeError) as info:
         tack.from_dlpack(bad)
-    assert str(info.value).startswith("DLPack dtype %s is not supported" % name), str(info.value)
+    # The call is named first (issue 18), then the dtype (issue 22).
+    assert str(info.value).startswith("tack.from_dlpack(): DLPack dtype %s is not supported"
+                                      % name), str(info.value)
     assert bad.deleted == 1
