@@ -147,7 +147,7 @@ test-sanitize:
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTACK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD)-asan
 	$(call SAN_ICDS,$(BUILD)-asan/icds) && cd $(BUILD)-asan && \
-		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan_drivers.supp \
+		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan_drivers.supp \
 		UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
 
 # The Python tests against an instrumented libtack and extension (only our
@@ -156,6 +156,8 @@ test-sanitize:
 # here: CPython does not free every object at exit, and each of our
 # allocations is reached through CPython's frames, so a suppression for
 # libpython would hide them all; the C tests above check leaks instead.
+# allocator_may_return_null: an oversized request fails as malloc does
+# (tests check the MemoryError), instead of ASan ending the process.
 # PYTHONMALLOC=malloc puts Python's objects in ASan's heap too, so the
 # extension's reads and writes of them are checked.  UBSan stops at the
 # first report (-fno-sanitize-recover=undefined).
@@ -192,7 +194,7 @@ test-python-sanitize: $(ASAN_VENV)/.ready
 	rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
 	$(call SAN_ICDS,$(ASAN_PY_BUILD)/icds) && status=0 && \
 	LD_PRELOAD="$(SAN_PRELOAD)" PYTHONMALLOC=malloc \
-		ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(SAN_LOGS)/asan \
+		ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(SAN_LOGS)/asan \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(CURDIR)/$(SAN_LOGS)/ubsan \
 		TACK_TEST_PROGRESS=$(CURDIR)/$(SAN_LOGS)/running TACK_TEST_PER_CALL_CLASSES=500 \
 		$(ASAN_VENV)/bin/python -m pytest -q $(PY_TESTS) || status=$$?; \
