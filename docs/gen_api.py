@@ -80,13 +80,19 @@ def generate():
     names = sorted(n for n in tack.__all__ if n not in SUBMODULES and n != "math")
     dtypes = [n for n in names if isinstance(getattr(tack, n), tack.dtype)]
     classes = [n for n in names if isinstance(getattr(tack, n), type)]
-    functions = [n for n in names if n not in dtypes and n not in classes]
+    # Plain values (tack.WORKGROUP): their value, not int's docstring, which
+    # differs between Python versions.
+    constants = [n for n in names if isinstance(getattr(tack, n), (int, float))]
+    functions = [n for n in names if n not in dtypes and n not in classes and n not in constants]
 
     lines.append("## Functions\n")
     for n in functions:
         f = getattr(tack, n)
         lines.append("### `tack.%s`\n" % signature(f, n))
         lines.append(doc(f) + "\n")
+    lines.append("## Constants\n")
+    for n in constants:
+        lines.append("- `tack.%s = %r`\n" % (n, getattr(tack, n)))
     lines.append("## Classes\n")
     for n in classes:
         describe_class(getattr(tack, n), lines)
