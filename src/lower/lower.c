@@ -63,6 +63,11 @@ int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index
     return 0;
 }
 
+src_info lower_source_info(const lowerer *L, int src) {
+    const ir_source *s = &L->f->sources[src];
+    return (src_info){s->text, s->filename, s->first_line, s->name, s->is_function};
+}
+
 int lower_temp(lowerer *L, const char *what) {
     char name[64];
     snprintf(name, sizeof name, "$%s%d", what, L->temps++);

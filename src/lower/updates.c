@@ -261,9 +261,7 @@ static int choose(lowerer *L, const scan *w, ir_block *b) {
             /* Reported in the source the update came from. */
             const char *name = L->f->params[p].name;
             if (!L->failed++) {
-                src_info where = {L->f->sources[s->src].text, L->f->sources[s->src].filename,
-                                  L->f->sources[s->src].first_line, L->f->sources[s->src].name,
-                                  L->f->sources[s->src].is_function};
+                src_info where = lower_source_info(L, s->src);
                 src_error(&where, s->line, s->col, L->err,
                           "this update of '%s' may hit an element another iteration also "
                           "updates (its index is not this iteration's own), and the operator "
