@@ -143,6 +143,31 @@ static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
         }
         return *t == TACK_BOOL ? -1 : 0;
     }
+    if (e->kind == IR_BINOP && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL ||
+                                e->op == OP_POW)) {
+        ir_type ta, tb;
+        int64_t ia, ib;
+        double fa, fb;
+        if (fold(e->a, &ta, &ia, &fa) || fold(e->b, &tb, &ib, &fb)) return -1;
+        /* Literal arithmetic of one kind only (2**62, 1 << 40 is not): a
+         * mixed one's type is inference's to decide. */
+        if (ta != tb || ta == TACK_BOOL) return -1;
+        *t = ta;
+        if (ir_type_is_float(ta) || ta == IRT_WEAK_FLOAT) {
+            *f = e->op == OP_ADD ? fa + fb : e->op == OP_SUB ? fa - fb : e->op == OP_MUL ? fa * fb
+                                                                                : __builtin_pow(fa, fb);
+            return 0;
+        }
+        uint64_t a = (uint64_t)ia, b = (uint64_t)ib, r = 1;
+        if (e->op == OP_POW) {
+            if (ib < 0 || ib > 63) return -1;
+            while (b--) r *= a;
+        } else {
+            r = e->op == OP_ADD ? a + b : e->op == OP_SUB ? a - b : a * b;
+        }
+        *i = (int64_t)r; /* wraps as the kernel's integers do */
+        return 0;
+    }
     if (e->kind == IR_CAST) {
         ir_type from;
         if (fold(e->a, &from, i, f)) return -1;

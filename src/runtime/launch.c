@@ -223,9 +223,10 @@ tack_status launch_add_hidden(const tack_kernel *k, const ir_template *t, call_i
                                  k->def->name);
         tack_dtype dt = reduction_dtype(f, red, info);
         info->reduction_dtype[r] = dt;
-        reduction_init(red, dt, &info->reduction_host[r]);
+        reduction_init(red, dt, &info->reduction_host[r][0]);
+        info->reduction_host[r][1] = 0; /* the CPU's chunks combine in turn from 0 */
         int64_t one = 1;
-        tack_arg a = tack_arg_array(&info->reduction_host[r], dt, 1, &one, 1);
+        tack_arg a = tack_arg_array(info->reduction_host[r], dt, 1, &one, 1);
         if (dev && !dev->caps.host_memory) {
             a.device = dev;
             if (stage) {
@@ -234,7 +235,7 @@ tack_status launch_add_hidden(const tack_kernel *k, const ir_template *t, call_i
                     if (!info->reduction_handle[r]) return err->status;
                     info->nreductions = r + 1;
                 }
-                if (tack_device_write(dev, info->reduction_handle[r], 0, &info->reduction_host[r],
+                if (tack_device_write(dev, info->reduction_handle[r], 0, info->reduction_host[r],
                                       sizeof(uint64_t), err))
                     return err->status;
                 a.data = info->reduction_handle[r];
@@ -264,13 +265,13 @@ static tack_status read_results(const ir_template *t, tack_device *dev, call_inf
     if (!out) return TACK_OK;
     out->n = 0;
     for (int r = 0; r < info->nreductions; r++)
-        if (tack_device_read(dev, info->reduction_handle[r], 0, &info->reduction_host[r],
+        if (tack_device_read(dev, info->reduction_handle[r], 0, info->reduction_host[r],
                              sizeof(uint64_t), err))
             return err->status;
     for (int i = 0; i < f->nreturns; i++) {
         int r = f->returns[i];
         tack_dtype dt = info->reduction_dtype[r];
-        const void *bits = &info->reduction_host[r];
+        const void *bits = info->reduction_host[r];
         out->dtype[i] = dt;
         switch (dt) {
         case TACK_F32: { float x; memcpy(&x, bits, sizeof x); out->value[i].f = x; break; }

@@ -188,7 +188,8 @@ typedef struct call_info {
     /* The reductions' one-element arrays (launch.c): host storage, and
      * on devices without host memory the device's handles. */
     int nreductions;
-    uint64_t reduction_host[IR_MAX_REDUCTIONS];
+    uint64_t reduction_host[IR_MAX_REDUCTIONS][2]; /* the value, then the
+                                                      CPU's turn word */
     void *reduction_handle[IR_MAX_REDUCTIONS];
     tack_dtype reduction_dtype[IR_MAX_REDUCTIONS];
 } call_info;
