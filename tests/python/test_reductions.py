@@ -328,3 +328,183 @@ def test_threads_at_once():
     assert not errors
     for t in range(4):
         assert got[t] == [want[t]] * 5
+
+
+# ---- refusals ----------------------------------------------------------------
+
+HERE = __file__
+
+
+def _refused(build, *words, marker):
+    from conftest import line_of
+    with pytest.raises(tack.CompileError) as e:
+        build()
+    for w in words:
+        assert w in str(e.value), str(e.value)
+    assert e.value.lineno == line_of(HERE, "#@" + marker)
+    return e.value
+
+
+def test_refuses_plain_write_of_a_scalar_from_before_the_loop():
+    def build():
+        @tack.kernel
+        def last(x):
+            s = 0.0
+            for i in range(x.shape[0]):
+                s = x[i]  #@plain-write
+            return s
+        last(np.ones(4, np.float32))
+    _refused(build, "kernel 'last'", "'s' is assigned before the parallel loop", "not a reduction",
+             marker="plain-write")
+
+
+def test_refuses_mixed_operators():
+    def build():
+        @tack.kernel
+        def mixed(x):
+            s = 0
+            for i in range(x.shape[0]):
+                s += x[i]
+                s = max(s, x[i])  #@mixed
+            return s
+        mixed(np.ones(4, np.int32))
+    _refused(build, "kernel 'mixed'", "reduction 's' is combined with 'max' here but with '+'",
+             marker="mixed")
+
+
+def test_refuses_reduction_plus_assignment():
+    def build():
+        @tack.kernel
+        def reset(x):
+            s = 0
+            for i in range(x.shape[0]):
+                s += 1
+                if x[i] > 2:
+                    s = 2  #@reset
+            return s
+        reset(np.ones(4, np.int32))
+    _refused(build, "'s' is assigned before the parallel loop", marker="reset")
+
+
+def test_refuses_reading_a_reduction_in_the_loop():
+    def build():
+        @tack.kernel
+        def peek(x, out):
+            s = 0.0
+            for i in range(x.shape[0]):
+                s += x[i]
+                out[i] = s  #@peek
+            return s
+        peek(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build, "'s' is a reduction", "known only after the parallel loop", marker="peek")
+
+
+def test_refuses_non_constant_initial_value():
+    def build():
+        @tack.kernel
+        def from_arg(x, a):
+            s = a  #@init
+            for i in range(x.shape[0]):
+                s += x[i]
+            return s
+        from_arg(np.ones(4, np.float32), 1.0)
+    _refused(build, "initial value of reduction 's' must be a constant", marker="init")
+
+
+def test_refuses_product_for_now():
+    def build():
+        @tack.kernel
+        def product(x):
+            p = 1.0
+            for i in range(x.shape[0]):
+                p *= x[i]  #@product
+            return p
+        product(np.ones(4, np.float32))
+    _refused(build, "'p *= v' as a reduction is not supported", marker="product")
+
+
+def test_refuses_effects_before_the_loop():
+    def build_store():
+        @tack.kernel
+        def store_first(x, out):
+            out[0] = 1.0  #@store
+            for i in range(x.shape[0]):
+                out[i] += x[i]
+        store_first(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build_store, "before the parallel loop a kernel may only assign scalars", marker="store")
+
+    def build_call():
+        @tack.kernel
+        def draws_first(x, out):
+            r = np.random.random()  #@draw
+            for i in range(x.shape[0]):
+                out[i] = x[i] * r
+        draws_first(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build_call, "without effects", marker="draw")
+
+
+def test_refuses_statements_after_the_loop():
+    def build():
+        @tack.kernel
+        def two_loops(x, out):
+            for i in range(x.shape[0]):
+                out[i] = x[i]
+            for i in range(x.shape[0]):  #@second
+                out[i] += x[i]
+        two_loops(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build, "one top-level loop", marker="second")
+
+    def build_return():
+        @tack.kernel
+        def returns_local(x):
+            t = 1.0
+            for i in range(x.shape[0]):
+                x[i] = t
+            return t  #@ret-local
+        returns_local(np.ones(4, np.float32))
+    _refused(build_return, "a kernel returns its reductions", marker="ret-local")
+
+
+def test_refuses_use_before_assignment():
+    def build():
+        @tack.kernel
+        def early(x, out):
+            a = b + 1.0  #@early
+            b = 2.0
+            for i in range(x.shape[0]):
+                out[i] = a
+        early(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build, "'b' is used before it is assigned", marker="early")
+
+
+# ---- CUDA: the reductions' atomics compile to PTX ---------------------------
+
+def test_cuda_ptx(device):
+    if not device.host_memory:
+        pytest.skip("a code check, once")
+    from test_cuda import check_ptx, NVRTC_MISSING
+    if NVRTC_MISSING is not None:
+        pytest.skip(f"NVRTC absent: {NVRTC_MISSING}")
+    for dt in (np.float32, np.float64):
+        check_ptx(total, np.ones(8, dt))
+        check_ptx(extremes, np.ones(8, dt))
+    check_ptx(int_total, np.ones(8, np.int32))
+    check_ptx(bits, np.ones(8, np.int64))
+    check_ptx(moments, np.ones(8, np.float64))
+
+
+def test_gpu_grid_stride_accumulates_in_registers(device):
+    if not device.host_memory:
+        pytest.skip("a code check, once")
+    # CUDA's grid-stride loop: the sum stays in a register across the work
+    # item's iterations and reaches memory in one atomic after the loop.
+    src = tack.cuda.source(total, np.ones(8, np.float32))
+    body = src[src.index("__global__"):]
+    loop_end = body.rindex("}\n    (void)tk_atomic_add_f32")
+    assert "tk_atomic" not in body[:loop_end]
+    assert body.count("tk_atomic_add_f32(") == 1
+    # Subtraction accumulates -(sum) and adds it; min starts from +inf.
+    src = tack.hip.source(countdown, np.ones(8, np.int32))
+    assert "tk_atomic_add_i64(&p1[" in src and "tk_atomic_sub" not in src
+    src = tack.cuda.source(extremes, np.ones(8, np.float64))
+    assert src.count("tk_atomic_min_f64(") == 2 and src.count("tk_atomic_max_f64(") == 2
