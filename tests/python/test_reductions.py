@@ -508,3 +508,17 @@ def test_gpu_grid_stride_accumulates_in_registers(device):
     assert "tk_atomic_add_i64(&p1[" in src and "tk_atomic_sub" not in src
     src = tack.cuda.source(extremes, np.ones(8, np.float64))
     assert src.count("tk_atomic_min_f64(") == 2 and src.count("tk_atomic_max_f64(") == 2
+
+
+def test_debug_mode_keeps_results():
+    x = np.arange(10, dtype=np.float64)
+    tack.set_debug(True)
+    try:
+        assert total(x) == 45.0
+        assert moments(x) == (45.0, 285.0, 10)
+        out = np.zeros(3, np.float32)
+        with pytest.raises(IndexError, match="'out'"):
+            half_scaled(x.astype(np.float32), 1.0, out)
+    finally:
+        tack.set_debug(False)
+    assert total(x) == 45.0

@@ -871,7 +871,8 @@ PyTypeObject ext_KernelType = {
     .tp_name = "tack.Kernel",
     .tp_basicsize = sizeof(ext_KernelObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "A compiled kernel: call it with the function's arguments.",
+    .tp_doc = "A compiled kernel: call it with the function's arguments; the call returns None, or\n"
+               "what the kernel returns after its parallel loop (its reductions, as Python scalars).",
     .tp_new = kernel_new,
     .tp_dealloc = kernel_dealloc,
     .tp_traverse = kernel_traverse,
