@@ -229,6 +229,7 @@ typedef struct ir_site {
  * the runtime fills with the initial value before the launch and reads
  * back after it; the loop updates it atomically. */
 #define IR_MAX_REDUCTIONS 8
+#define IR_MAX_STAGES 8 /* top-level loops in one kernel */
 typedef struct ir_reduction {
     int param;        /* the hidden array */
     ir_atomic_op op;  /* ATOM_ADD, SUB, MIN, MAX, AND, OR or XOR */

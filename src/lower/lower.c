@@ -333,6 +333,7 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         lower_reduction_read_error(L, vb, e);
         return NULL;
     }
+    if (vb && vb->kind == BIND_FINISHED) return lower_finished_reduction(L, vb, e);
     if (vb && vb->kind == BIND_TEMPLATE) {
         ERR(L, e->line, e->col, "'%s' is a template instance; use its attributes and methods",
             e->name);
@@ -1463,13 +1464,14 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
     /* Statements before the loop bind names (reductions.c); after it,
      * only a `return` of reductions. */
     L.prologue_limit = 1 << 30;
-    int at;
-    if (lower_statements_around(&L, &at)) goto fail;
-    const stmt *loop = d->body[at];
+    L.stage = L.reading_seg = in->stage;
+    const stmt *loop;
+    if (lower_statements_around(&L, &loop)) goto fail;
+    L.in_range = 1;
     if (lower_launch(&L, loop)) goto fail;
+    L.in_range = 0;
     L.launch_exit = -1;
     L.rng_state = -1;
-    if (at + 1 < d->nbody && lower_kernel_results(&L, d->body[d->nbody - 1])) goto fail;
     if (launch_exits(loop->body, loop->nbody, 0)) {
         ir_stmt *run = ir_stmt_new(f, IR_EVAL, loop->line, loop->col);
         ir_expr *x = ir_expr_new(f, IR_INLINE, loop->line, loop->col);

@@ -46,7 +46,9 @@ static int update_op(const stmt *s, const char *name, const char **op_text) {
 typedef struct prologue_name {
     const char *name;
     const stmt *at;   /* its assignment before the loop */
+    int seg;          /* the top-level loop it is assigned before */
     int op;           /* -1: not updated in the loop */
+    int loop;         /* the top-level loop that updates it */
     const char *op_text;
     const stmt *first_update;
 } prologue_name;
@@ -54,6 +56,7 @@ typedef struct prologue_name {
 typedef struct plan {
     prologue_name names[64];
     int n;
+    int loop; /* the top-level loop being scanned */
 } plan;
 
 static prologue_name *find(plan *p, const char *name) {
@@ -87,7 +90,13 @@ static int scan_target(lowerer *L, plan *p, const expr *t, const stmt *s) {
             "+=, -=, |=, &=, ^=, min or max (a product: sum logarithms)", pn->name);
         return -1;
     }
-    if (op < 0) return refuse_write(L, pn, s);
+    if (op < 0 || pn->seg > p->loop) return refuse_write(L, pn, s);
+    if (pn->op >= 0 && pn->loop != p->loop) {
+        ERR(L, s->line, s->col, "reduction '%s' is combined into by two top-level loops (lines "
+            "%d and %d); use one name per loop and add them", pn->name,
+            L->sc->src.first_line + pn->first_update->line - 1, L->sc->src.first_line + s->line - 1);
+        return -1;
+    }
     if (pn->op >= 0 && pn->op != op) {
         ERR(L, s->line, s->col, "reduction '%s' is combined with '%s' here but with '%s' at line "
             "%d; one reduction takes one operator", pn->name, text, pn->op_text,
@@ -96,6 +105,7 @@ static int scan_target(lowerer *L, plan *p, const expr *t, const stmt *s) {
     }
     if (pn->op < 0) {
         pn->op = op;
+        pn->loop = p->loop;
         pn->op_text = text;
         pn->first_update = s;
     }
@@ -232,72 +242,100 @@ static int make_reduction(lowerer *L, prologue_name *pn) {
     int id = f->nreductions;
     f->reductions[f->nreductions++] = r;
     binding *b = (binding *)scope_find(L->sc, pn->name);
-    b->kind = BIND_REDUCTION;
+    /* Reductions of earlier loops are finished: their values are read. */
+    b->kind = pn->loop < L->stage ? BIND_FINISHED : BIND_REDUCTION;
     b->index = id;
     b->line = s->line;
+    b->seg = pn->loop; /* FINISHED: readable in segments after its loop */
     return 0;
 }
 
-int lower_statements_around(lowerer *L, int *loop_at) {
+int lower_count_loops(const func_def *d) {
+    int n = 0;
+    for (int i = 0; i < d->nbody; i++) n += d->body[i]->kind == ST_FOR;
+    return n;
+}
+
+int lower_statements_around(lowerer *L, const stmt **loop_out) {
     const func_def *d = L->in->def;
-    int at = -1;
-    for (int i = 0; i < d->nbody && at < 0; i++)
-        if (d->body[i]->kind == ST_FOR) at = i;
-    if (at < 0) {
+    int loops[IR_MAX_STAGES], nloops = 0, last = -1;
+    for (int i = 0; i < d->nbody; i++) {
+        if (d->body[i]->kind != ST_FOR) continue;
+        if (nloops == IR_MAX_STAGES) {
+            ERR(L, d->body[i]->line, d->body[i]->col, "a kernel has at most %d top-level loops",
+                IR_MAX_STAGES);
+            return -1;
+        }
+        loops[nloops++] = i;
+        last = i;
+    }
+    if (!nloops) {
         ERR(L, d->nbody ? d->body[0]->line : d->line, d->nbody ? d->body[0]->col : d->col,
             "a kernel's body needs a 'for ... in range(...)' loop (the parallel launch)");
         return -1;
     }
-    *loop_at = at;
-    for (int i = at + 1; i < d->nbody; i++) {
+    if (L->stage >= nloops) {
+        ERR(L, d->line, d->col, "internal error: stage %d of a kernel with %d loops", L->stage, nloops);
+        return -1;
+    }
+    *loop_out = d->body[loops[L->stage]];
+    const stmt *ret = NULL;
+    for (int i = last + 1; i < d->nbody; i++) {
         const stmt *s = d->body[i];
-        if (s->kind == ST_RETURN && i == d->nbody - 1) break;
-        if (s->kind == ST_FOR)
-            ERR(L, s->line, s->col, "a kernel has one top-level loop (the parallel launch); "
-                "several in a row are not supported yet: use one kernel per loop");
-        else
-            ERR(L, s->line, s->col, "after the parallel loop a kernel may only 'return' its "
-                "reductions; move this statement inside the loop");
+        if (s->kind == ST_RETURN && i == d->nbody - 1) {
+            ret = s;
+            break;
+        }
+        ERR(L, s->line, s->col, "after the last parallel loop a kernel may only 'return' its "
+            "reductions; move this statement inside the loop");
         return -1;
     }
     plan p = {.n = 0};
-    for (int i = 0; i < at; i++) {
+    int seg = 0;
+    for (int i = 0; i < last; i++) {
         const stmt *s = d->body[i];
+        if (s->kind == ST_FOR) {
+            seg++;
+            continue;
+        }
         if (s->kind == ST_PASS) continue;
         if (s->kind == ST_RETURN) {
-            ERR(L, s->line, s->col, "'return' before the parallel loop: a kernel returns after "
-                "it (return s), or ends an iteration inside it");
+            ERR(L, s->line, s->col, "'return' before the last parallel loop: a kernel returns "
+                "after it (return s), or ends an iteration inside a loop");
             return -1;
         }
         if (s->kind != ST_ASSIGN || s->ntargets != 1 || s->targets[0]->kind != EX_NAME) {
-            ERR(L, s->line, s->col, "before the parallel loop a kernel may only assign scalars "
-                "(name = value, computed from arguments and constants); move this statement "
-                "inside the loop");
+            ERR(L, s->line, s->col, "around the parallel loops a kernel may only assign scalars "
+                "(name = value, computed from arguments, constants and finished reductions); "
+                "move this statement inside a loop");
             return -1;
         }
         const char *name = s->targets[0]->name;
         if (find(&p, name)) {
-            ERR(L, s->line, s->col, "'%s' is assigned twice before the parallel loop; assign it "
-                "once (or use another name)", name);
+            ERR(L, s->line, s->col, "'%s' is assigned twice outside the parallel loops; assign "
+                "it once (or use another name)", name);
             return -1;
         }
         if (p.n == (int)(sizeof p.names / sizeof p.names[0])) {
-            ERR(L, s->line, s->col, "too many names assigned before the parallel loop");
+            ERR(L, s->line, s->col, "too many names assigned outside the parallel loops");
             return -1;
         }
-        p.names[p.n++] = (prologue_name){.name = name, .at = s, .op = -1};
+        p.names[p.n++] = (prologue_name){.name = name, .at = s, .seg = seg, .op = -1, .loop = -1};
     }
-    const stmt *loop = d->body[at];
-    for (int i = 0; i < p.n; i++) {
-        const expr *t = loop->targets[0];
-        int hit = t->kind == EX_NAME ? !strcmp(t->name, p.names[i].name) : 0;
-        for (int k = 0; t->kind == EX_TUPLE && k < t->nitems; k++)
-            hit |= t->items[k]->kind == EX_NAME && !strcmp(t->items[k]->name, p.names[i].name);
-        if (hit) return refuse_write(L, &p.names[i], loop);
+    for (int k = 0; k < nloops; k++) {
+        const stmt *loop = d->body[loops[k]];
+        for (int i = 0; i < p.n; i++) {
+            const expr *t = loop->targets[0];
+            int hit = t->kind == EX_NAME ? !strcmp(t->name, p.names[i].name) : 0;
+            for (int m = 0; t->kind == EX_TUPLE && m < t->nitems; m++)
+                hit |= t->items[m]->kind == EX_NAME && !strcmp(t->items[m]->name, p.names[i].name);
+            if (hit) return refuse_write(L, &p.names[i], loop);
+        }
+        p.loop = k;
+        if (scan_loop(L, &p, loop->body, loop->nbody)) return -1;
     }
-    if (scan_loop(L, &p, loop->body, loop->nbody)) return -1;
-    /* Plain names first: a reduction's initial value may not read them,
-     * but each prologue name's binding must exist before any is lowered. */
+    /* Every name's binding first, then the reductions (in one order in
+     * every stage: their hidden parameters must agree). */
     for (int i = 0; i < p.n; i++) {
         binding *b = (binding *)scope_find(L->sc, p.names[i].name);
         if (!b || b->kind != BIND_LOCAL) {
@@ -308,34 +346,37 @@ int lower_statements_around(lowerer *L, int *loop_at) {
         if (p.names[i].op >= 0) continue;
         if (!pure_expr(L, p.names[i].at->value)) {
             if (!L->failed)
-                ERR(L, p.names[i].at->line, p.names[i].at->col, "before the parallel loop a "
+                ERR(L, p.names[i].at->line, p.names[i].at->col, "outside the parallel loops a "
                     "value must be computed from arguments and constants without effects (no "
                     "device function calls, random draws or atomics); move this statement "
-                    "inside the loop");
+                    "inside a loop");
             return -1;
         }
         b->kind = BIND_PROLOGUE;
         b->index = i;
+        b->seg = p.names[i].seg;
         b->value = p.names[i].at->value;
         b->line = p.names[i].at->line;
     }
     for (int i = 0; i < p.n; i++)
         if (p.names[i].op >= 0 && make_reduction(L, &p.names[i])) return -1;
-    return 0;
+    return ret ? lower_kernel_results(L, ret) : 0;
 }
 
 ir_expr *lower_prologue_value(lowerer *L, binding *b, const expr *at) {
-    if (b->busy || b->index >= L->prologue_limit) {
+    if (b->busy || b->index >= L->prologue_limit || b->seg > L->reading_seg) {
         ERR(L, at->line, at->col, "'%s' is used before it is assigned (line %d)", b->name,
             L->sc->src.first_line + b->line - 1);
         return NULL;
     }
-    int limit = L->prologue_limit;
+    int limit = L->prologue_limit, seg = L->reading_seg;
     const char *name = b->name;
     b->busy = 1;
     L->prologue_limit = b->index;
+    L->reading_seg = b->seg;
     ir_expr *v = lower_expr(L, b->value);
     L->prologue_limit = limit;
+    L->reading_seg = seg;
     /* Found again: lowering may have grown the scope's bindings. */
     ((binding *)scope_find(L->sc, name))->busy = 0;
     return v;
@@ -347,6 +388,31 @@ int lower_reduction_read_error(lowerer *L, const binding *b, const expr *at) {
         "but not read inside or before the loop", b->name, L->sc->src.first_line + b->line - 1,
         b->name, b->name, b->name);
     return -1;
+}
+
+ir_expr *lower_finished_reduction(lowerer *L, const binding *b, const expr *at) {
+    if (b->seg >= L->reading_seg) { /* read before its loop has run */
+        lower_reduction_read_error(L, b, at);
+        return NULL;
+    }
+    if (L->in_range) {
+        ERR(L, at->line, at->col, "the range of a parallel loop cannot depend on reduction '%s' "
+            "(the range is computed before any loop runs)", b->name);
+        return NULL;
+    }
+    const ir_reduction *r = &L->f->reductions[b->index];
+    ir_expr *x = ir_expr_new(L->f, IR_LOAD, at->line, at->col);
+    ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+    ir_expr *zero = ir_const_int(L->f, 0, IRT_WEAK_INT, at->line, at->col);
+    if (!x || !idx || !zero) {
+        lower_oom(L);
+        return NULL;
+    }
+    idx[0] = zero;
+    x->index = r->param;
+    x->args = idx;
+    x->nargs = 1;
+    return x;
 }
 
 int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding *bound) {
@@ -385,7 +451,7 @@ int lower_kernel_results(lowerer *L, const stmt *s) {
     for (int i = 0; i < n; i++) {
         const expr *item = v->kind == EX_TUPLE ? v->items[i] : v;
         const binding *b = item->kind == EX_NAME ? scope_find(L->sc, item->name) : NULL;
-        if (!b || b->kind != BIND_REDUCTION) {
+        if (!b || (b->kind != BIND_REDUCTION && b->kind != BIND_FINISHED)) {
             ERR(L, item->line, item->col, "a kernel returns its reductions (names assigned a "
                 "constant before the parallel loop and combined into inside it, such as "
                 "s = 0.0 ... s += x[i]); write the result into an output array passed as an "

@@ -16,7 +16,7 @@ static tack_status inspect_counted(tack_kernel *k, tack_device *dev, tack_inspec
     template_key tkey;
     ir_template *t;
     call_info info;
-    info.nreductions = 0;
+    info.nreductions = info.reductions_started = 0;
     variant *v;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
     if (launch_resolve(k, dev, args, nargs, kernel_debug(k), &tkey, &t, &info, &v, errors,

@@ -223,7 +223,8 @@ tack_status launch_add_hidden(const tack_kernel *k, const ir_template *t, call_i
                                  k->def->name);
         tack_dtype dt = reduction_dtype(f, red, info);
         info->reduction_dtype[r] = dt;
-        reduction_init(red, dt, &info->reduction_host[r][0]);
+        /* A later stage carries on from the earlier stages' values. */
+        if (!info->reductions_started) reduction_init(red, dt, &info->reduction_host[r][0]);
         info->reduction_host[r][1] = 0; /* the CPU's chunks combine in turn from 0 */
         int64_t one = 1;
         tack_arg a = tack_arg_array(info->reduction_host[r], dt, 1, &one, 1);
@@ -235,7 +236,8 @@ tack_status launch_add_hidden(const tack_kernel *k, const ir_template *t, call_i
                     if (!info->reduction_handle[r]) return err->status;
                     info->nreductions = r + 1;
                 }
-                if (tack_device_write(dev, info->reduction_handle[r], 0, info->reduction_host[r],
+                if (!info->reductions_started &&
+                    tack_device_write(dev, info->reduction_handle[r], 0, info->reduction_host[r],
                                       sizeof(uint64_t), err))
                     return err->status;
                 a.data = info->reduction_handle[r];
@@ -383,9 +385,17 @@ tack_status tack_kernel_call(tack_kernel *k, tack_device *dev, const tack_arg *a
         return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
     call_info info;
     info.nreductions = 0;
-    readers_enter(k);
-    tack_status st = launch_counted(k, dev, args, nargs, &info, results, err);
-    readers_exit(k);
+    info.reductions_started = 0;
+    tack_status st = TACK_OK;
+    /* A kernel's top-level loops run in order, the reductions' arrays
+     * carried from one to the next; the last one's give the results. */
+    for (int s = 0; s < k->nstages && st == TACK_OK; s++) {
+        tack_kernel *stage = s ? k->stages[s] : k;
+        readers_enter(stage);
+        st = launch_counted(stage, dev, args, nargs, &info, s == k->nstages - 1 ? results : NULL, err);
+        readers_exit(stage);
+        info.reductions_started = 1;
+    }
     launch_release_hidden(dev, &info);
     return st;
 }
@@ -448,7 +458,7 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     /* Same template (no vector width changed) and same variant key: run the
      * prepared variant; anything else takes the full path. */
     if (!simple_call(l->k, args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
-        l->tkey.tmpl.len || l->t->ir->nreductions)
+        l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1)
         return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     for (int i = 0; i < nargs; i++) {
         int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;
@@ -457,7 +467,7 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     call_info info;
     memcpy(info.args, args, nargs * sizeof *args);
     info.nargs = nargs;
-    info.nreductions = 0;
+    info.nreductions = info.reductions_started = 0;
     if (launch_add_hidden(l->k, l->t, &info, l->dev, 0, err)) return err->status;
     if (call_classify(l->k, l->dev, l->t, &info, &l->tkey, err)) return err->status;
     if (!variant_key_equal(&info.key, &l->v->key)) return tack_kernel_launch(l->k, l->dev, args, nargs, err);

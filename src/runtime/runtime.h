@@ -152,6 +152,12 @@ struct tack_kernel {
     struct tack_kernel *prev, *next; /* the registry of live kernels */
     int debug;      /* -1: as tack_get_debug(); 0/1: this kernel's own */
     int disk_cache; /* 0: this kernel stays out of the disk cache */
+    /* A kernel with several top-level loops: this one lowers loop `stage`
+     * (0 here), and stages[] the others, each a kernel of the same source
+     * whose owner is this one; a call launches them in order. */
+    int stage, nstages;
+    struct tack_kernel *stages[IR_MAX_STAGES];
+    struct tack_kernel *owner;
     /* tack_kernel_stats' counters (relaxed: read as a snapshot). */
     atomic_ullong n_launches, n_compiles, n_lowerings, compile_ns, launch_ns;
 };
@@ -159,6 +165,7 @@ struct tack_kernel {
 /* Whether k's launches are bounds-checked now: its own setting, or the
  * process's debug mode. */
 static inline int kernel_debug(const tack_kernel *k) {
+    if (k->owner) k = k->owner; /* a stage follows its kernel's setting */
     return k->debug >= 0 ? k->debug : tack_get_debug();
 }
 
@@ -192,6 +199,7 @@ typedef struct call_info {
                                                       CPU's turn word */
     void *reduction_handle[IR_MAX_REDUCTIONS];
     tack_dtype reduction_dtype[IR_MAX_REDUCTIONS];
+    int reductions_started; /* a later stage: the values carry on */
 } call_info;
 
 /* Walking a kernel's template or variant lists without its lock, or

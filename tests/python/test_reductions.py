@@ -431,7 +431,7 @@ def test_refuses_effects_before_the_loop():
             for i in range(x.shape[0]):
                 out[i] += x[i]
         store_first(np.ones(4, np.float32), np.zeros(4, np.float32))
-    _refused(build_store, "before the parallel loop a kernel may only assign scalars", marker="store")
+    _refused(build_store, "around the parallel loops a kernel may only assign scalars", marker="store")
 
     def build_call():
         @tack.kernel
@@ -446,13 +446,12 @@ def test_refuses_effects_before_the_loop():
 def test_refuses_statements_after_the_loop():
     def build():
         @tack.kernel
-        def two_loops(x, out):
+        def store_after(x, out):
             for i in range(x.shape[0]):
                 out[i] = x[i]
-            for i in range(x.shape[0]):  #@second
-                out[i] += x[i]
-        two_loops(np.ones(4, np.float32), np.zeros(4, np.float32))
-    _refused(build, "one top-level loop", marker="second")
+            out[0] = 1.0  #@after
+        store_after(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build, "after the last parallel loop a kernel may only 'return'", marker="after")
 
     def build_return():
         @tack.kernel
@@ -522,3 +521,105 @@ def test_debug_mode_keeps_results():
     finally:
         tack.set_debug(False)
     assert total(x) == 45.0
+
+
+# ---- several top-level loops: launched in order, reductions carried --------
+
+@tack.kernel
+def mean_and_var(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    mean = s / x.shape[0]
+    q = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - mean
+        q += d * d
+    return s, q
+
+
+@tack.kernel
+def normalize(x, out):
+    hi = -math.inf
+    for i in range(x.shape[0]):
+        hi = max(hi, x[i])
+    for j in range(x.shape[0]):
+        out[j] = x[j] / hi
+
+
+@tack.kernel
+def three_stages(x, out):
+    c = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            c += 1
+    for i in range(x.shape[0]):
+        out[i] = x[i] * c
+    t = 0
+    for i in range(x.shape[0]):
+        t += out[i]
+    return c, t
+
+
+def test_mean_and_variance_in_two_loops():
+    x = np.random.default_rng(4).standard_normal(100_000)
+    s, q = mean_and_var(x)
+    n = x.size
+    assert abs(s / n - x.mean()) <= 1e-12
+    assert abs(q / n - x.var()) <= 1e-9
+    # Empty: the initial values (the second loop's mean is nan, unused).
+    assert mean_and_var(np.zeros(0)) == (0.0, 0.0)
+
+
+def test_a_reduction_feeds_the_next_loop():
+    x = np.random.default_rng(6).random(5000).astype(np.float32) + 0.5
+    out = np.zeros_like(x)
+    assert normalize(x, out) is None
+    np.testing.assert_array_equal(out, x / x.max())
+
+
+def test_three_stages_in_order():
+    x = np.array([3, -1, 4, -1, 5, 9], np.int64)
+    out = np.zeros_like(x)
+    for _ in range(2):  # fresh each call
+        assert three_stages(x, out) == (4, int((x * 4).sum()))
+    np.testing.assert_array_equal(out, x * 4)
+
+
+def test_refuses_a_reduction_of_two_loops():
+    def build():
+        @tack.kernel
+        def twice(x):
+            s = 0
+            for i in range(x.shape[0]):
+                s += x[i]
+            for i in range(x.shape[0]):
+                s += x[i]  #@twice
+            return s
+        twice(np.ones(4, np.int32))
+    _refused(build, "reduction 's' is combined into by two top-level loops", marker="twice")
+
+
+def test_refuses_reading_a_reduction_before_its_loop_ends():
+    def build():
+        @tack.kernel
+        def early_mean(x, out):
+            s = 0.0
+            m = s * 2.0  #@mean-too-soon
+            for i in range(x.shape[0]):
+                s += x[i]
+            for i in range(x.shape[0]):
+                out[i] = m
+        early_mean(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build, "'s' is a reduction", marker="mean-too-soon")
+
+    def build_range():
+        @tack.kernel
+        def ranged(x, out):
+            c = 0
+            for i in range(x.shape[0]):
+                c += 1
+            for i in range(c):  #@ranged
+                out[i] = 1.0
+        ranged(np.ones(4, np.float32), np.zeros(4, np.float32))
+    _refused(build_range, "range of a parallel loop cannot depend on reduction 'c'", marker="ranged")
