@@ -623,3 +623,25 @@ def test_refuses_reading_a_reduction_before_its_loop_ends():
                 out[i] = 1.0
         ranged(np.ones(4, np.float32), np.zeros(4, np.float32))
     _refused(build_range, "range of a parallel loop cannot depend on reduction 'c'", marker="ranged")
+
+
+def test_refuses_floats_into_an_integer_reduction():
+    def build():
+        @tack.kernel
+        def truncating(x):
+            s = 0
+            for i in range(x.shape[0]):
+                s += x[i]  #@truncating
+            return s
+        truncating(np.array([1.5, 2.5], np.float32))
+    _refused(build, "reduction 's' is an integer (i64", "start it as a float (s = 0.0)",
+             marker="truncating")
+    # A small integer type wraps as NumPy's sum in that type does.
+    @tack.kernel
+    def small(x):
+        s = np.uint8(0)
+        for i in range(x.shape[0]):
+            s += x[i]
+        return s
+    x = np.array([200, 100], np.uint8)
+    assert small(x) == int(np.sum(x, dtype=np.uint8)) == 44
