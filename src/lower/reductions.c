@@ -16,7 +16,13 @@
  * Any other name assigned before the loop is a pure expression of the
  * arguments and constants: each use re-lowers its value in place (LLVM
  * hoists what does not change per iteration), so nothing runs before the
- * launch and nothing needs carrying into it. */
+ * launch and nothing needs carrying into it.
+ *
+ * Several top-level loops are stages: lower_input.stage picks the one
+ * this IR function launches (the runtime launches them in order).  Every
+ * stage has every reduction's hidden parameter, in one order; a
+ * reduction of an earlier loop is finished, and reading it (in a later
+ * loop, or in a name assigned after its loop) loads its array. */
 #include <string.h>
 
 #include "lower_internal.h"
