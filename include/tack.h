@@ -324,6 +324,26 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev,
                                const tack_arg *args, int nargs,
                                tack_error *err);
 
+/* What a kernel returns: `return s` or `return s, t` after its parallel
+ * loop, where s and t are reductions (docs/language.md).  Each value has
+ * its reduction's dtype: signed integers (and bool) in i, unsigned in u,
+ * floats in f (an f32 widened exactly). */
+#define TACK_MAX_RESULTS 8
+typedef struct tack_results {
+    int n; /* 0: the kernel returns nothing */
+    tack_dtype dtype[TACK_MAX_RESULTS];
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+    } value[TACK_MAX_RESULTS];
+} tack_results;
+
+/* tack_kernel_launch, filling *results (NULL: not wanted) with what the
+ * kernel returns. */
+tack_status tack_kernel_call(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                             tack_results *results, tack_error *err);
+
 /* A prepared launch, for a caller that launches one kernel in a loop: the
  * variant is resolved once; tack_launch_run re-checks the arguments (any
  * values, same types, shapes and layout as far as the variant depends on

@@ -318,6 +318,12 @@ static int clone_block(ir_func *to, ir_block *dst, const ir_block *src) {
     return 0;
 }
 
+int ir_reduction_of_param(const ir_func *f, int p) {
+    for (int r = 0; r < f->nreductions; r++)
+        if (f->reductions[r].param == p) return r;
+    return -1;
+}
+
 ir_func *ir_clone(const ir_func *f) {
     ir_func *c = ir_func_new();
     if (!c) return NULL;

@@ -223,6 +223,22 @@ typedef struct ir_site {
     int param;         /* the array: a parameter, or scratch array -1 - param */
 } ir_site;
 
+/* A reduction (lower/reductions.c): a scalar assigned a constant before
+ * the parallel loop and combined into by its iterations (s += v, s =
+ * min(s, v), ...).  It lives in a hidden one-element array parameter that
+ * the runtime fills with the initial value before the launch and reads
+ * back after it; the loop updates it atomically. */
+#define IR_MAX_REDUCTIONS 8
+#define IR_MAX_STAGES 8 /* top-level loops in one kernel */
+typedef struct ir_reduction {
+    int param;        /* the hidden array */
+    ir_atomic_op op;  /* ATOM_ADD, SUB, MIN, MAX, AND, OR or XOR */
+    ir_type type;     /* the initial value's: a dtype, or IRT_WEAK_INT /
+                         IRT_WEAK_FLOAT (i64 / the kernel's default float) */
+    int64_t i;        /* the initial value (integer types) */
+    double f;         /* the initial value (float types) */
+} ir_reduction;
+
 typedef struct ir_func {
     arena mem;
     ir_site *sites;    /* debug mode: the checked accesses */
@@ -255,6 +271,10 @@ typedef struct ir_func {
     int collective;
     int rng_seed;        /* the hidden u64 seed parameter of Numba-style
                             random draws (np.random.random()); -1 none */
+    int nreductions;
+    ir_reduction reductions[IR_MAX_REDUCTIONS];
+    int nreturns;        /* `return s[, t]` after the loop: reductions */
+    int returns[IR_MAX_REDUCTIONS];
     int loop_var;
     ir_expr *start, *stop, *step;
     int ninner;
@@ -280,6 +300,8 @@ int ir_local_add(ir_func *f, const char *name);          /* index or -1 */
  * template attributes and debug mode's hidden arrays.  Returns its index,
  * or -1 when there are TACK_MAX_PARAMS already or no memory. */
 int ir_param_add(ir_func *f);
+/* The reduction held in parameter p, or -1. */
+int ir_reduction_of_param(const ir_func *f, int p);
 int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
 /* Appends a scratch array (name copied); its index, or -1 (no memory, or
  * IR_MAX_SCRATCH already). */

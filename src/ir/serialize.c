@@ -326,6 +326,18 @@ void ir_serialize(const ir_func *f, ser_writer *w) {
     put_int(w, f->debug_extents);
     put_int(w, f->collective);
     put_int(w, f->rng_seed);
+    put_int(w, f->nreductions);
+    for (int i = 0; i < f->nreductions; i++) {
+        const ir_reduction *r = &f->reductions[i];
+        put_int(w, r->param);
+        put_int(w, r->op);
+        put_int(w, r->type);
+        ser_put_i64(w, r->i);
+        union { double d; int64_t b; } u = {r->f}; /* the bits: NaN and -0.0 too */
+        ser_put_i64(w, u.b);
+    }
+    put_int(w, f->nreturns);
+    for (int i = 0; i < f->nreturns; i++) put_int(w, f->returns[i]);
     put_int(w, f->nscratch);
     for (int i = 0; i < f->nscratch; i++) {
         const ir_scratch *a = &f->scratch[i];
@@ -582,6 +594,21 @@ static void read_func(reader *rd) {
     f->collective = ser_get_int(r, 0, 1);
     f->rng_seed = ser_get_int(r, -1, f->nparams - 1);
     if (f->rng_seed >= 0 && f->params[f->rng_seed].role != ROLE_SCALAR) ser_fail(r);
+    f->nreductions = ser_get_int(r, 0, IR_MAX_REDUCTIONS);
+    for (int i = 0; i < f->nreductions && !r->failed; i++) {
+        ir_reduction *x = &f->reductions[i];
+        x->param = ser_get_int(r, 0, f->nparams - 1);
+        x->op = (ir_atomic_op)ser_get_int(r, ATOM_ADD, ATOM_XOR);
+        x->type = get_type(rd);
+        x->i = ser_get_i64(r);
+        union { int64_t b; double d; } u = {ser_get_i64(r)};
+        x->f = u.d;
+        if (!r->failed && f->params[x->param].role != ROLE_ARRAY) ser_fail(r);
+    }
+    f->nreturns = ser_get_int(r, 0, IR_MAX_REDUCTIONS);
+    for (int i = 0; i < f->nreturns && !r->failed; i++)
+        f->returns[i] = ser_get_int(r, 0, f->nreductions ? f->nreductions - 1 : 0);
+    if (f->nreturns && !f->nreductions) ser_fail(r);
     int nscratch = ser_get_int(r, 0, IR_MAX_SCRATCH);
     for (int i = 0; i < nscratch && !r->failed; i++) {
         ir_scratch a = {0};

@@ -281,6 +281,13 @@ static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
     return none;
 }
 
+int lower_call_is_pure(lowerer *L, const expr *e) {
+    char path[256];
+    callee_kind k = classify(L, e->a, path, sizeof path).kind;
+    return k == CALLEE_CAST || k == CALLEE_INTRINSIC || k == CALLEE_CONST || k == CALLEE_LEN ||
+           k == CALLEE_SPECIAL || k == CALLEE_VECTOR;
+}
+
 /* ---- expressions ---- */
 
 
@@ -321,6 +328,12 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
     }
     const binding *vb = scope_find(L->sc, e->name);
     if (vb && vb->kind == BIND_VECTOR) return vec_read_local(L, vb, e);
+    if (vb && vb->kind == BIND_PROLOGUE) return lower_prologue_value(L, (binding *)vb, e);
+    if (vb && vb->kind == BIND_REDUCTION) {
+        lower_reduction_read_error(L, vb, e);
+        return NULL;
+    }
+    if (vb && vb->kind == BIND_FINISHED) return lower_finished_reduction(L, vb, e);
     if (vb && vb->kind == BIND_TEMPLATE) {
         ERR(L, e->line, e->col, "'%s' is a template instance; use its attributes and methods",
             e->name);
@@ -1036,6 +1049,10 @@ static int tuple_call(lowerer *L, const expr *e, char *path, size_t size) {
 static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     tack_name fn;
     char path[256];
+    if (s->ntargets == 1 && s->targets[0]->kind == EX_NAME) {
+        const binding *red = scope_find(L->sc, s->targets[0]->name);
+        if (red && red->kind == BIND_REDUCTION) return lower_reduction_update(L, b, s, red);
+    }
     if (s->ntargets == 1) {
         const expr *t = s->targets[0], *v = s->value;
         int rc = 1;
@@ -1154,6 +1171,8 @@ static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
         return -1;
     }
     if (t->kind == EX_NAME && check_assignable_name(L, t)) return -1;
+    const binding *red = t->kind == EX_NAME ? scope_find(L->sc, t->name) : NULL;
+    if (red && red->kind == BIND_REDUCTION) return lower_reduction_update(L, b, s, red);
     /* x[i] op= v reads x[i] with the same (pure) index expressions; an
      * array element gets the atomic form beside it (updates.c). */
     int element = t->kind == EX_SUBSCRIPT && scratch_of(L, t->a) < 0 &&
@@ -1206,8 +1225,9 @@ static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **st
  * say where results go instead. */
 static int lower_kernel_return_error(lowerer *L, const stmt *s) {
     if (s->value)
-        ERR(L, s->line, s->col, "kernels return nothing: write the result into an output array "
-            "passed as an argument (out[i] = value) instead of returning it");
+        ERR(L, s->line, s->col, "a kernel returns values only after its parallel loop (return s, "
+            "where s is a reduction such as s = 0.0 ... s += x[i]); inside the loop write the "
+            "result into an output array passed as an argument (out[i] = value)");
     else
         ERR(L, s->line, s->col, "'return' is not allowed in a kernel outside its parallel loop");
     return -1;
@@ -1440,28 +1460,21 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
             goto fail;
     }
     if (template_params(&L, &kernel_scope)) goto fail;
-    /* The body is one `for ... in range(...)`: the parallel launch.  A
-     * `return` beside it gets the message that says what to do instead. */
-    for (int i = 0; i < d->nbody; i++)
-        if (d->body[i]->kind == ST_RETURN) {
-            lower_kernel_return_error(&L, d->body[i]);
-            goto fail;
-        }
-    if (d->nbody != 1 || d->body[0]->kind != ST_FOR) {
-        const stmt *at = d->nbody ? d->body[d->nbody > 1 && d->body[0]->kind == ST_FOR ? 1 : 0]
-                                  : NULL;
-        ERR(&L, at ? at->line : d->line, at ? at->col : d->col,
-            "a kernel's body must be a single 'for ... in range(...)' loop (the parallel "
-            "launch); move other statements inside it");
-        goto fail;
-    }
     if (lower_declare_locals(&L, d->body, d->nbody)) goto fail;
-    if (lower_launch(&L, d->body[0])) goto fail;
+    /* Statements before the loop bind names (reductions.c); after it,
+     * only a `return` of reductions. */
+    L.prologue_limit = 1 << 30;
+    L.stage = L.reading_seg = in->stage;
+    const stmt *loop;
+    if (lower_statements_around(&L, &loop)) goto fail;
+    L.in_range = 1;
+    if (lower_launch(&L, loop)) goto fail;
+    L.in_range = 0;
     L.launch_exit = -1;
     L.rng_state = -1;
-    if (launch_exits(d->body[0]->body, d->body[0]->nbody, 0)) {
-        ir_stmt *run = ir_stmt_new(f, IR_EVAL, d->body[0]->line, d->body[0]->col);
-        ir_expr *x = ir_expr_new(f, IR_INLINE, d->body[0]->line, d->body[0]->col);
+    if (launch_exits(loop->body, loop->nbody, 0)) {
+        ir_stmt *run = ir_stmt_new(f, IR_EVAL, loop->line, loop->col);
+        ir_expr *x = ir_expr_new(f, IR_INLINE, loop->line, loop->col);
         ir_block *body = arena_alloc(&f->mem, sizeof *body);
         if (!run || !x || !body || ir_block_push(f, &f->body, run)) {
             oom(&L);
@@ -1471,8 +1484,8 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         x->index = -1;
         x->inline_id = L.launch_exit = f->ninlines++;
         run->value = x;
-        if (lower_block(&L, body, d->body[0]->body, d->body[0]->nbody)) goto fail;
-    } else if (lower_block(&L, &f->body, d->body[0]->body, d->body[0]->nbody)) {
+        if (lower_block(&L, body, loop->body, loop->nbody)) goto fail;
+    } else if (lower_block(&L, &f->body, loop->body, loop->nbody)) {
         goto fail;
     }
     if (vec_check_none_left(&L, &f->body)) goto fail;

@@ -20,7 +20,12 @@ typedef struct lower_input {
                                  shares this IR template) */
     tack_resolver resolver; /* NULL: only tack, math, numpy and builtins */
     void *resolver_ctx;
+    int stage; /* which top-level loop: a kernel with several is one IR
+                  function per loop, launched in order */
 } lower_input;
+
+/* The kernel's top-level loops (its stages). */
+int lower_count_loops(const func_def *d);
 
 tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err);
 

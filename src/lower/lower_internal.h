@@ -15,7 +15,10 @@
 
 typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR, BIND_TEMPLATE,
                          BIND_SCRATCH, /* index: an ir_func.scratch array */
-                         BIND_ROW      /* index: the array of a row (views.c) */ } bind_kind;
+                         BIND_ROW,     /* index: the array of a row (views.c) */
+                         BIND_REDUCTION, /* index: an ir_func.reductions entry */
+                         BIND_PROLOGUE, /* value: assigned before the loop */
+                         BIND_FINISHED /* index: a reduction of an earlier loop */ } bind_kind;
 
 /* A template instance as lowering sees it: per field, the hidden parameter
  * holding it (arrays and scalars) or the nested template. */
@@ -40,6 +43,11 @@ typedef struct binding {
     int row_scratch;   /* BIND_ROW: of a scratch array, not a parameter */
     int nprefix;       /* BIND_ROW: the locals holding the row's indices */
     int prefix[TACK_MAX_NDIM];
+    const expr *value; /* BIND_PROLOGUE: the value, lowered at each use */
+    int line;          /* BIND_REDUCTION, BIND_PROLOGUE: where it is assigned */
+    int busy;          /* BIND_PROLOGUE: its value is being lowered */
+    int seg;           /* BIND_PROLOGUE: the top-level loop it comes before;
+                          BIND_FINISHED: the loop that computes it */
 } binding;
 
 #define MAX_RESULTS 16
@@ -72,6 +80,12 @@ typedef struct lowerer {
     int launch_exit; /* the inline id a launch-level `return` or `continue`
                         leaves (the launch body is then an IR_INLINE); -1 */
     int rng_state;   /* the hidden random state's local (random.c); -1 */
+    int prologue_limit; /* names before the loop usable now: those of a
+                           lower order (reductions.c) */
+    int stage;       /* the top-level loop being lowered (in->stage) */
+    int reading_seg; /* names assigned before this loop are readable (and
+                        reductions of earlier loops) */
+    int in_range;    /* lowering a launch's range */
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
@@ -238,6 +252,22 @@ ir_expr *workgroup_value(lowerer *L, int which, const expr *e);
 int workgroup_barrier(lowerer *L, ir_block *b, const stmt *s);
 /* Once lowered: a collective kernel's launch and barriers. */
 int lower_check_collective(lowerer *L);
+
+/* reductions.c: statements before and after the parallel loop.
+ * lower_statements_around checks the kernel's body (names assigned
+ * before the loop, the loop at *loop_at, a final return) and binds the
+ * names from before it (reductions, or values lowered at each use). */
+int lower_statements_around(lowerer *L, const stmt **loop);
+/* A read of a reduction finished by an earlier loop. */
+ir_expr *lower_finished_reduction(lowerer *L, const binding *b, const expr *at);
+ir_expr *lower_prologue_value(lowerer *L, binding *b, const expr *at);
+int lower_reduction_read_error(lowerer *L, const binding *b, const expr *at);
+/* `s op= v` or `s = min(s, v)` on reduction `bound`. */
+int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding *bound);
+/* `return s[, t]` after the loop. */
+int lower_kernel_results(lowerer *L, const stmt *s);
+/* lower.c: whether call e is free of effects (a cast, a math function). */
+int lower_call_is_pure(lowerer *L, const expr *e);
 
 /* vectors.c: the atomic form for an array of vectors, per component. */
 int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,

@@ -242,6 +242,13 @@ static ir_type type_of(typer *T, ir_expr *e) {
         else if (ir_type_is_float(t) &&
                  (e->atomic == ATOM_AND || e->atomic == ATOM_OR || e->atomic == ATOM_XOR))
             TERR(T, e, "tack.atomic_%s() needs an integer array, not %s", op, ir_type_name(t));
+        else if (ir_reduction_of_param(T->f, e->index) >= 0 && !ir_type_is_float(t) &&
+                 ir_type_is_float(e->a->type))
+            /* Python's s would become a float; truncating each value would
+             * give a silently different number. */
+            TERR(T, e, "reduction '%s' is an integer (%s, from its integer start) but is "
+                 "combined with a float value here; start it as a float (%s = 0.0)", pname,
+                 ir_type_name(t), pname);
         break;
     }
     case IR_BINOP:

@@ -34,7 +34,8 @@ static tack_status generate_counted(tack_kernel *k, const char *target, const ta
     if (kernel_template(k, &tkey, args, &t, err)) return err->status;
     call_info info;
     if (template_expand(k, args, nargs, info.args, &info.nargs, err)) return err->status;
-    if (launch_add_seed(k, t, &info, err)) return err->status;
+    info.nreductions = info.reductions_started = 0;
+    if (launch_add_hidden(k, t, &info, NULL, 0, err)) return err->status;
     /* Debug mode's hidden arrays, as launch.c adds them; never read here. */
     static int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
     if (t->ir->debug_errors >= 0) {

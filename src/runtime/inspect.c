@@ -16,10 +16,11 @@ static tack_status inspect_counted(tack_kernel *k, tack_device *dev, tack_inspec
     template_key tkey;
     ir_template *t;
     call_info info;
+    info.nreductions = info.reductions_started = 0;
     variant *v;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
     if (launch_resolve(k, dev, args, nargs, kernel_debug(k), &tkey, &t, &info, &v, errors,
-                       extents, err))
+                       extents, 0, err))
         return err->status;
     (void)v; /* compiled if it was missing; the text is made from its IR */
     if (kind != TACK_INSPECT_IR && !dev->ops->inspect)

@@ -20,8 +20,34 @@ static char *dup_or_null(const char *s) {
     return p;
 }
 
+static tack_kernel *kernel_create(const char *source, const char *filename, int first_line,
+                                  tack_resolver resolver, void *resolver_ctx, int stage,
+                                  tack_error *err);
+
 tack_kernel *tack_kernel_create(const char *source, const char *filename, int first_line,
                                 tack_resolver resolver, void *resolver_ctx, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    tack_kernel *k = kernel_create(source, filename, first_line, resolver, resolver_ctx, 0, err);
+    if (!k) return NULL;
+    /* Several top-level loops: a kernel per further loop, lowered for it. */
+    int n = lower_count_loops(k->def);
+    k->nstages = 1;
+    for (int s = 1; s < n && s < IR_MAX_STAGES; s++) {
+        tack_kernel *st = kernel_create(source, filename, first_line, resolver, resolver_ctx, s, err);
+        if (!st) {
+            tack_kernel_free(k);
+            return NULL;
+        }
+        st->owner = k;
+        st->nstages = 1;
+        k->stages[k->nstages++] = st;
+    }
+    return k;
+}
+
+static tack_kernel *kernel_create(const char *source, const char *filename, int first_line,
+                                  tack_resolver resolver, void *resolver_ctx, int stage,
+                                  tack_error *err) {
     ERR_OR_SCRATCH(err);
     memset(err, 0, sizeof *err);
     if (!source) {
@@ -40,6 +66,7 @@ tack_kernel *tack_kernel_create(const char *source, const char *filename, int fi
     k->resolver_ctx = resolver_ctx;
     k->debug = -1;
     k->disk_cache = 1;
+    k->stage = stage;
     arena_init(&k->ast);
     pthread_mutex_init(&k->lock, NULL);
     pthread_mutex_init(&k->lower_lock, NULL);
@@ -83,6 +110,7 @@ static void free_dead(ir_template *dead_t, variant *dead_v) {
 
 void tack_kernel_free(tack_kernel *k) {
     if (!k) return;
+    for (int s = 1; s < k->nstages; s++) tack_kernel_free(k->stages[s]);
     fast_invalidate(); /* its entries, and a later kernel at its address */
     if (k->def) { /* registered only once parsed */
         pthread_mutex_lock(&registry_lock);
@@ -256,7 +284,8 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
         int lowered = !f;
         tack_status st = TACK_OK;
         if (!f) {
-            lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx};
+            lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx,
+                              k->stage};
             st = lower_kernel(&in, &f, err);
             if (st == TACK_OK && key->debug && pass_bounds_checks(f, err) != TACK_OK) {
                 ir_func_free(f);
@@ -300,7 +329,9 @@ void tack_kernel_set_debug(tack_kernel *k, int debug) {
     if (k) k->debug = debug < 0 ? -1 : debug != 0;
 }
 void tack_kernel_set_disk_cache(tack_kernel *k, int on) {
-    if (k) k->disk_cache = on != 0;
+    if (!k) return;
+    k->disk_cache = on != 0;
+    for (int s = 1; s < k->nstages; s++) k->stages[s]->disk_cache = on != 0;
 }
 int tack_kernel_debug(const tack_kernel *k) { return k ? kernel_debug(k) : tack_get_debug(); }
 

@@ -181,11 +181,72 @@ static tack_status run_debug_staged(const tack_kernel *k, const ir_template *t, 
     return st;
 }
 
-/* runtime.h: the seed of a kernel's Numba-style random draws. */
-tack_status launch_add_seed(const tack_kernel *k, const ir_template *t, call_info *info,
-                            tack_error *err) {
-    if (t->ir->rng_seed < 0) return TACK_OK;
-    if (info->nargs != t->ir->rng_seed || info->nargs >= MAX_ARGS)
+/* The dtype a reduction's array has: its initial value's, a weak float
+ * taking the kernel's default float (f64 when an array argument is f64). */
+static tack_dtype reduction_dtype(const ir_func *f, const ir_reduction *r, const call_info *info) {
+    if (r->type == IRT_WEAK_INT) return TACK_I64;
+    if (r->type != IRT_WEAK_FLOAT) return (tack_dtype)r->type;
+    for (int i = 0; i < info->nargs; i++)
+        if (info->args[i].kind == TACK_ARG_ARRAY && info->args[i].dtype == TACK_F64 &&
+            ir_reduction_of_param(f, i) < 0)
+            return TACK_F64;
+    return TACK_F32;
+}
+
+/* r's initial value as dtype t, in the first bytes of *out. */
+static void reduction_init(const ir_reduction *r, tack_dtype t, uint64_t *out) {
+    int fl = ir_type_is_float(r->type) || r->type == IRT_WEAK_FLOAT;
+    double f = fl ? r->f : r->type == TACK_U64 ? (double)(uint64_t)r->i : (double)r->i;
+    *out = 0;
+    if (t == TACK_F32) {
+        float x = (float)f;
+        memcpy(out, &x, sizeof x);
+    } else if (t == TACK_F64) {
+        memcpy(out, &f, sizeof f);
+    } else {
+        /* Integers keep their low bytes (little-endian hosts and devices),
+         * wrapping as NumPy's casts do. */
+        uint64_t v = (uint64_t)r->i;
+        memcpy(out, &v, (size_t)tack_dtype_size(t));
+    }
+}
+
+/* runtime.h: the reductions' arrays, then the random draws' seed. */
+tack_status launch_add_hidden(const tack_kernel *k, const ir_template *t, call_info *info,
+                              tack_device *dev, int stage, tack_error *err) {
+    const ir_func *f = t->ir;
+    for (int r = 0; r < f->nreductions; r++) {
+        const ir_reduction *red = &f->reductions[r];
+        if (info->nargs != red->param || info->nargs >= MAX_ARGS)
+            return runtime_error(err, TACK_ERR_INTERNAL, "internal error: kernel '%s': a "
+                                 "reduction's parameter is not where its arguments end",
+                                 k->def->name);
+        tack_dtype dt = reduction_dtype(f, red, info);
+        info->reduction_dtype[r] = dt;
+        /* A later stage carries on from the earlier stages' values. */
+        if (!info->reductions_started) reduction_init(red, dt, &info->reduction_host[r][0]);
+        info->reduction_host[r][1] = 0; /* the CPU's chunks combine in turn from 0 */
+        int64_t one = 1;
+        tack_arg a = tack_arg_array(info->reduction_host[r], dt, 1, &one, 1);
+        if (dev && !dev->caps.host_memory) {
+            a.device = dev;
+            if (stage) {
+                if (r >= info->nreductions) {
+                    info->reduction_handle[r] = tack_device_alloc(dev, sizeof(uint64_t), err);
+                    if (!info->reduction_handle[r]) return err->status;
+                    info->nreductions = r + 1;
+                }
+                if (!info->reductions_started &&
+                    tack_device_write(dev, info->reduction_handle[r], 0, info->reduction_host[r],
+                                      sizeof(uint64_t), err))
+                    return err->status;
+                a.data = info->reduction_handle[r];
+            }
+        }
+        info->args[info->nargs++] = a;
+    }
+    if (f->rng_seed < 0) return TACK_OK;
+    if (info->nargs != f->rng_seed || info->nargs >= MAX_ARGS)
         return runtime_error(err, TACK_ERR_INTERNAL, "internal error: kernel '%s': the random "
                              "seed's parameter is not where its arguments end", k->def->name);
     /* The top bit set keeps it a u64 argument (a smaller value would be
@@ -194,10 +255,48 @@ tack_status launch_add_seed(const tack_kernel *k, const ir_template *t, call_inf
     return TACK_OK;
 }
 
+void launch_release_hidden(tack_device *dev, call_info *info) {
+    for (int r = 0; r < info->nreductions; r++) tack_device_free_mem(dev, info->reduction_handle[r]);
+    info->nreductions = 0;
+}
+
+/* What the kernel returns, read back after its run. */
+static tack_status read_results(const ir_template *t, tack_device *dev, call_info *info,
+                                tack_results *out, tack_error *err) {
+    const ir_func *f = t->ir;
+    if (!out) return TACK_OK;
+    out->n = 0;
+    for (int r = 0; r < info->nreductions; r++)
+        if (tack_device_read(dev, info->reduction_handle[r], 0, info->reduction_host[r],
+                             sizeof(uint64_t), err))
+            return err->status;
+    for (int i = 0; i < f->nreturns; i++) {
+        int r = f->returns[i];
+        tack_dtype dt = info->reduction_dtype[r];
+        const void *bits = info->reduction_host[r];
+        out->dtype[i] = dt;
+        switch (dt) {
+        case TACK_F32: { float x; memcpy(&x, bits, sizeof x); out->value[i].f = x; break; }
+        case TACK_F64: memcpy(&out->value[i].f, bits, sizeof(double)); break;
+        case TACK_I8: { int8_t x; memcpy(&x, bits, 1); out->value[i].i = x; break; }
+        case TACK_I16: { int16_t x; memcpy(&x, bits, 2); out->value[i].i = x; break; }
+        case TACK_I32: { int32_t x; memcpy(&x, bits, 4); out->value[i].i = x; break; }
+        case TACK_U8: { uint8_t x; memcpy(&x, bits, 1); out->value[i].u = x; break; }
+        case TACK_U16: { uint16_t x; memcpy(&x, bits, 2); out->value[i].u = x; break; }
+        case TACK_U32: { uint32_t x; memcpy(&x, bits, 4); out->value[i].u = x; break; }
+        case TACK_U64: memcpy(&out->value[i].u, bits, 8); break;
+        default: memcpy(&out->value[i].i, bits, 8); break;
+        }
+    }
+    out->n = f->nreturns;
+    return TACK_OK;
+}
+
 /* runtime.h: classifies a call and finds (or compiles) its variant. */
 tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
-                           variant **vp, int64_t *errors, int64_t *extents, tack_error *err) {
+                           variant **vp, int64_t *errors, int64_t *extents, int stage,
+                           tack_error *err) {
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
     if (template_key_of(k, args, nargs, debug_mode, tkey, err)) return err->status;
@@ -205,7 +304,7 @@ tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *arg
     if (kernel_template(k, tkey, args, &t, err)) return err->status;
     *tp = t;
     if (template_expand(k, args, nargs, info->args, &info->nargs, err)) return err->status;
-    if (launch_add_seed(k, t, info, err)) return err->status;
+    if (launch_add_hidden(k, t, info, dev, stage, err)) return err->status;
     /* Debug mode: the errors record and the extents follow every argument. */
     int debug = t->ir->debug_errors >= 0;
     if (debug) {
@@ -239,8 +338,7 @@ tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *arg
 /* A launch, counted as a reader of k from its first look-up to the end of
  * its run, so what it found cannot be freed under it. */
 static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                                  tack_error *err) {
-    call_info info;
+                                  call_info *info, tack_results *results, tack_error *err) {
     ir_template *t;
     variant *v;
     /* Debug mode is read once: the signature and the template key must
@@ -253,40 +351,58 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     uint64_t epoch = fast_epoch();
     if (fast && (retire_pending(), t = fast_template(k, dev, &sig))) {
         static const template_key plain; /* no templates: nothing to copy */
-        memcpy(info.args, args, nargs * sizeof *args);
-        info.nargs = nargs;
-        if (launch_add_seed(k, t, &info, err)) return err->status;
-        if (call_classify(k, dev, t, &info, &plain, err)) return err->status;
-        if ((v = fast_variant(k, dev, &sig, info.key.disjoint))) {
+        memcpy(info->args, args, nargs * sizeof *args);
+        info->nargs = nargs;
+        if (launch_add_hidden(k, t, info, dev, 1, err)) return err->status;
+        if (call_classify(k, dev, t, info, &plain, err)) return err->status;
+        if ((v = fast_variant(k, dev, &sig, info->key.disjoint))) {
             atomic_fetch_add_explicit(&tack_counters.fast_path_hits, 1, memory_order_relaxed);
-            return run_variant(k, t, v, &info, dev, err);
+            if (run_variant(k, t, v, info, dev, err)) return err->status;
+            return read_results(t, dev, info, results, err);
         }
     }
     template_key tkey;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    if (launch_resolve(k, dev, args, nargs, debug, &tkey, &t, &info, &v, errors, extents, err))
+    if (launch_resolve(k, dev, args, nargs, debug, &tkey, &t, info, &v, errors, extents, 1, err))
         return err->status;
-    if (fast) fast_remember(k, dev, &sig, info.key.disjoint, t, v, epoch);
+    if (fast) fast_remember(k, dev, &sig, info->key.disjoint, t, v, epoch);
     if (t->ir->debug_errors >= 0 && !dev->caps.host_memory) {
-        if (run_debug_staged(k, t, v, &info, dev, errors, extents, err)) return err->status;
-    } else if (run_variant(k, t, v, &info, dev, err)) {
+        if (run_debug_staged(k, t, v, info, dev, errors, extents, err)) return err->status;
+    } else if (run_variant(k, t, v, info, dev, err)) {
         return err->status;
     }
     if (t->ir->debug_errors >= 0 && errors[DEBUG_ERR_FIRST] != INT64_MAX)
-        return report_bounds(k, t, &info, errors, err);
-    return TACK_OK;
+        return report_bounds(k, t, info, errors, err);
+    return read_results(t, dev, info, results, err);
+}
+
+tack_status tack_kernel_call(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                             tack_results *results, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    err->status = TACK_OK;
+    if (results) results->n = 0;
+    if (!k || !dev || (nargs && !args) || nargs < 0)
+        return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+    call_info info;
+    info.nreductions = 0;
+    info.reductions_started = 0;
+    tack_status st = TACK_OK;
+    /* A kernel's top-level loops run in order, the reductions' arrays
+     * carried from one to the next; the last one's give the results. */
+    for (int s = 0; s < k->nstages && st == TACK_OK; s++) {
+        tack_kernel *stage = s ? k->stages[s] : k;
+        readers_enter(stage);
+        st = launch_counted(stage, dev, args, nargs, &info, s == k->nstages - 1 ? results : NULL, err);
+        readers_exit(stage);
+        info.reductions_started = 1;
+    }
+    launch_release_hidden(dev, &info);
+    return st;
 }
 
 tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                                tack_error *err) {
-    ERR_OR_SCRATCH(err);
-    err->status = TACK_OK;
-    if (!k || !dev || (nargs && !args) || nargs < 0)
-        return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
-    readers_enter(k);
-    tack_status st = launch_counted(k, dev, args, nargs, err);
-    readers_exit(k);
-    return st;
+    return tack_kernel_call(k, dev, args, nargs, NULL, err);
 }
 
 /* ---- prepared launches ---- */
@@ -323,8 +439,9 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
     }
     call_info info;
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
+    info.nreductions = 0;
     if (launch_resolve(k, dev, args, nargs, kernel_debug(k), &l->tkey, &l->t, &info, &l->v, errors,
-                     extents, err)) {
+                     extents, 0, err)) {
         free(l);
         return NULL;
     }
@@ -341,7 +458,7 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     /* Same template (no vector width changed) and same variant key: run the
      * prepared variant; anything else takes the full path. */
     if (!simple_call(l->k, args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
-        l->tkey.tmpl.len)
+        l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1)
         return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     for (int i = 0; i < nargs; i++) {
         int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;
@@ -350,7 +467,8 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     call_info info;
     memcpy(info.args, args, nargs * sizeof *args);
     info.nargs = nargs;
-    if (launch_add_seed(l->k, l->t, &info, err)) return err->status;
+    info.nreductions = info.reductions_started = 0;
+    if (launch_add_hidden(l->k, l->t, &info, l->dev, 0, err)) return err->status;
     if (call_classify(l->k, l->dev, l->t, &info, &l->tkey, err)) return err->status;
     if (!variant_key_equal(&info.key, &l->v->key)) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     return run_variant(l->k, l->t, l->v, &info, l->dev, err);

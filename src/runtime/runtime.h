@@ -152,6 +152,12 @@ struct tack_kernel {
     struct tack_kernel *prev, *next; /* the registry of live kernels */
     int debug;      /* -1: as tack_get_debug(); 0/1: this kernel's own */
     int disk_cache; /* 0: this kernel stays out of the disk cache */
+    /* A kernel with several top-level loops: this one lowers loop `stage`
+     * (0 here), and stages[] the others, each a kernel of the same source
+     * whose owner is this one; a call launches them in order. */
+    int stage, nstages;
+    struct tack_kernel *stages[IR_MAX_STAGES];
+    struct tack_kernel *owner;
     /* tack_kernel_stats' counters (relaxed: read as a snapshot). */
     atomic_ullong n_launches, n_compiles, n_lowerings, compile_ns, launch_ns;
 };
@@ -159,6 +165,7 @@ struct tack_kernel {
 /* Whether k's launches are bounds-checked now: its own setting, or the
  * process's debug mode. */
 static inline int kernel_debug(const tack_kernel *k) {
+    if (k->owner) k = k->owner; /* a stage follows its kernel's setting */
     return k->debug >= 0 ? k->debug : tack_get_debug();
 }
 
@@ -185,6 +192,14 @@ typedef struct call_info {
     int nslots;
     uint64_t slots[MAX_ARGS];
     int64_t dims[MAX_ARGS][TACK_MAX_NDIM];
+    /* The reductions' one-element arrays (launch.c): host storage, and
+     * on devices without host memory the device's handles. */
+    int nreductions;
+    uint64_t reduction_host[IR_MAX_REDUCTIONS][2]; /* the value, then the
+                                                      CPU's turn word */
+    void *reduction_handle[IR_MAX_REDUCTIONS];
+    tack_dtype reduction_dtype[IR_MAX_REDUCTIONS];
+    int reductions_started; /* a later stage: the values carry on */
 } call_info;
 
 /* Walking a kernel's template or variant lists without its lock, or
@@ -312,7 +327,8 @@ void fast_invalidate(void);
  * TACK_MAX_NDIM).  The caller is counted as a reader of k. */
 tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
-                           variant **vp, int64_t *errors, int64_t *extents, tack_error *err);
+                           variant **vp, int64_t *errors, int64_t *extents, int stage,
+                           tack_error *err);
 
 /* launch_check.c: the launch's bounds checks for n > 0 outer iterations
  * over `range` (the range function's output).  launch_check_quick is the
@@ -363,10 +379,14 @@ tack_status runtime_error(tack_error *err, tack_status st, const char *fmt, ...)
 
 /* api.c: the next launch's seed for its random streams (tack_seed). */
 uint64_t runtime_next_seed(void);
-/* launch.c: a kernel that draws Numba-style random numbers takes the
- * launch's seed as the argument after its template's (before debug
- * mode's hidden arrays). */
-tack_status launch_add_seed(const tack_kernel *k, const ir_template *t, call_info *info,
-                            tack_error *err);
+/* launch.c: the hidden arguments after the template's (before debug
+ * mode's arrays): each reduction's one-element array, holding its initial
+ * value (in dev's memory when dev has no host memory; dev NULL: host
+ * storage; stage 0: host storage, for classifying only), then the seed of a kernel that draws
+ * Numba-style random numbers.  launch_release_hidden frees what it took
+ * (info->nreductions must start at 0). */
+tack_status launch_add_hidden(const tack_kernel *k, const ir_template *t, call_info *info,
+                              tack_device *dev, int stage, tack_error *err);
+void launch_release_hidden(tack_device *dev, call_info *info);
 
 #endif

@@ -73,7 +73,10 @@ tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir
     f->default_float = TACK_F32;
     for (int i = 0; i < f->nparams; i++) {
         f->params[i].type = info->key.type[i];
-        if (info->key.is_array[i] && info->key.type[i] == TACK_F64) f->default_float = TACK_F64;
+        /* A reduction's own array does not count: its type follows from
+         * the others (launch.c). */
+        if (info->key.is_array[i] && info->key.type[i] == TACK_F64 && ir_reduction_of_param(f, i) < 0)
+            f->default_float = TACK_F64;
     }
     f->disjoint = info->key.disjoint;
     tack_status st = run_passes(f, info, err);
@@ -112,7 +115,8 @@ void host_reacquire(void *state) {
 static void full_key(const tack_kernel *k, const ir_template *t, const call_info *info,
                      const tack_device *dev, ser_writer *w) {
     const variant_key *key = &info->key;
-    ser_put_str(w, "tack-variant-4"); /* 4: debug accesses keep their indices */
+    ser_put_str(w, "tack-variant-5"); /* 5: reductions' hidden arrays, stages */
+    ser_put_u32(w, (uint32_t)k->stage);
     ser_put_str(w, k->filename);
     ser_put_u32(w, (uint32_t)k->first_line);
     ser_put_str(w, k->source);

@@ -355,6 +355,42 @@ static void test_prepared_launch(void) {
     tack_kernel_free(k);
 }
 
+/* A kernel's reductions come back through tack_kernel_call: an i64 count
+ * and an f32 maximum (x's float type), fresh on each call. */
+static void test_reductions(void) {
+    tack_kernel *k = make("@tack.kernel\n"
+                          "def stats(x):\n"
+                          "    c = 0\n"
+                          "    m = -1e30\n"
+                          "    for i in range(x.shape[0]):\n"
+                          "        if x[i] > 1.5:\n"
+                          "            c += 1\n"
+                          "        m = max(m, x[i])\n"
+                          "    return c, m\n");
+    CHECK(k != NULL);
+    if (!k) return;
+    float x[5] = {1, 2, 3, 0.5f, 2.5f};
+    int64_t n5 = 5, n0 = 0;
+    tack_arg args[1] = {tack_arg_array(x, TACK_F32, 1, &n5, 0)};
+    tack_results r;
+    tack_error err;
+    for (int rep = 0; rep < 2; rep++) {
+        CHECK(tack_kernel_call(k, dev, args, 1, &r, &err) == TACK_OK);
+        CHECK(r.n == 2 && r.dtype[0] == TACK_I64 && r.value[0].i == 3);
+        CHECK(r.dtype[1] == TACK_F32 && r.value[1].f == 3.0);
+    }
+    args[0] = tack_arg_array(x, TACK_F32, 1, &n0, 0);
+    CHECK(tack_kernel_call(k, dev, args, 1, &r, &err) == TACK_OK);
+    CHECK(r.n == 2 && r.value[0].i == 0 && r.value[1].f == (double)-1e30f);
+    /* Without a place for results, and prepared: it still runs. */
+    args[0] = tack_arg_array(x, TACK_F32, 1, &n5, 0);
+    CHECK(tack_kernel_launch(k, dev, args, 1, &err) == TACK_OK);
+    tack_launch *l = tack_launch_prepare(k, dev, args, 1, &err);
+    CHECK(l != NULL && tack_launch_run(l, args, 1, &err) == TACK_OK);
+    tack_launch_free(l);
+    tack_kernel_free(k);
+}
+
 /* Records the chunks a pool hands out, without doing the work; bails out
  * if a launch splits into absurdly many (the chunk size overflowed). */
 typedef struct chunk_log {
@@ -477,6 +513,7 @@ int main(void) {
     test_errors();
     test_devices();
     test_prepared_launch();
+    test_reductions();
     test_resolver_shadows_defaults();
     return CHECK_DONE();
 }

@@ -539,7 +539,7 @@ def test_error_return_value_in_kernel():
         returns_inside(np.ones(4, np.float32), np.zeros(4, np.float32))
     err = compile_error(build_inside)
     assert "kernel 'returns_inside'" in str(err)
-    assert "kernels return nothing: write the result into an output array" in str(err)
+    assert "write the result into an output array passed as an argument" in str(err)
     assert err.lineno == here("return-inside")
 
     def build_after():
@@ -551,7 +551,7 @@ def test_error_return_value_in_kernel():
         returns_after(np.ones(4, np.float32), np.zeros(4, np.float32))
     err = compile_error(build_after)
     assert "kernel 'returns_after'" in str(err)
-    assert "kernels return nothing: write the result into an output array" in str(err)
+    assert "write the result into an output array passed as an argument" in str(err)
     assert err.lineno == here("return-after")
 
     # A bare return ends the iteration (issue 19: Warp's `if i >= n: return`).

@@ -298,6 +298,46 @@ int ext_bind_args(ext_KernelObject *kern, PyObject *const *args, Py_ssize_t narg
     return 0;
 }
 
+/* What a kernel returns: None, one Python scalar (int or float by the
+ * reduction's dtype), or a tuple of them. */
+static PyObject *result_value(const tack_results *r, int i)
+{
+    switch (r->dtype[i]) {
+    case TACK_F32:
+    case TACK_F64:
+        return PyFloat_FromDouble(r->value[i].f);
+    case TACK_U8:
+    case TACK_U16:
+    case TACK_U32:
+    case TACK_U64:
+        return PyLong_FromUnsignedLongLong(r->value[i].u);
+    case TACK_BOOL:
+        return PyBool_FromLong(r->value[i].i != 0);
+    default:
+        return PyLong_FromLongLong(r->value[i].i);
+    }
+}
+
+static PyObject *results_to_python(const tack_results *r)
+{
+    if (r->n == 0)
+        Py_RETURN_NONE;
+    if (r->n == 1)
+        return result_value(r, 0);
+    PyObject *t = PyTuple_New(r->n);
+    if (!t)
+        return NULL;
+    for (int i = 0; i < r->n; i++) {
+        PyObject *v = result_value(r, i);
+        if (!v) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
 /* Converts nparams arguments (in parameter order) and launches. */
 static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -318,12 +358,13 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
     err.message[0] = '\0';
     err.filename[0] = '\0';
     err.lineno = err.col = 0;
-    tack_status s = tack_kernel_launch(kern->k, d, targs, (int)nargs, &err);
+    tack_results results;
+    tack_status s = tack_kernel_call(kern->k, d, targs, (int)nargs, &results, &err);
     ext_release_args(&st);
     Py_DECREF(dev);
     if (s == TACK_OK) {
         Py_CLEAR(kern->resolve_error);
-        Py_RETURN_NONE;
+        return results_to_python(&results);
     }
     return ext_raise_kernel_error(kern, s, &err);
 }
@@ -830,7 +871,8 @@ PyTypeObject ext_KernelType = {
     .tp_name = "tack.Kernel",
     .tp_basicsize = sizeof(ext_KernelObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "A compiled kernel: call it with the function's arguments.",
+    .tp_doc = "A compiled kernel: call it with the function's arguments; the call returns None, or\n"
+               "what the kernel returns after its parallel loop (its reductions, as Python scalars).",
     .tp_new = kernel_new,
     .tp_dealloc = kernel_dealloc,
     .tp_traverse = kernel_traverse,

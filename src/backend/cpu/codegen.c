@@ -506,7 +506,10 @@ static LLVMValueRef emit_atomic(gen *g, const ir_expr *e) {
 /* The value that leaves an element unchanged under the family's operation. */
 static LLVMValueRef private_identity(gen *g, int family, ir_type t) {
     LLVMTypeRef lt = ty(g, t);
-    if (ir_type_is_float(t)) return LLVMConstReal(lt, -0.0); /* x + -0.0 == x, -0.0 too */
+    if (ir_type_is_float(t)) { /* x + -0.0 == x, -0.0 too; min and max: reductions only */
+        double inf = __builtin_inf();
+        return LLVMConstReal(lt, family == CPU_PRIVATE_MIN ? inf : family == CPU_PRIVATE_MAX ? -inf : -0.0);
+    }
     int sgn = ir_type_is_signed(t);
     switch (family) {
     case CPU_PRIVATE_AND: return LLVMConstAllOnes(lt);
@@ -529,7 +532,12 @@ static LLVMValueRef private_combine(gen *g, const ir_expr *e, LLVMValueRef old, 
     case ATOM_OR: return LLVMBuildOr(g->b, old, v, "");
     case ATOM_AND: return LLVMBuildAnd(g->b, old, v, "");
     case ATOM_XOR: return LLVMBuildXor(g->b, old, v, "");
-    default: { /* integer min and max */
+    default: { /* min and max: v replaces old when it is less (greater) */
+        if (fl) {
+            LLVMValueRef better = LLVMBuildFCmp(g->b, e->atomic == ATOM_MIN ? LLVMRealOLT : LLVMRealOGT,
+                                                v, old, "");
+            return LLVMBuildSelect(g->b, better, v, old, "");
+        }
         LLVMIntPredicate lt = sgn ? LLVMIntSLT : LLVMIntULT, gt = sgn ? LLVMIntSGT : LLVMIntUGT;
         LLVMValueRef better = LLVMBuildICmp(g->b, e->atomic == ATOM_MIN ? lt : gt, v, old, "");
         return LLVMBuildSelect(g->b, better, v, old, "");
@@ -586,15 +594,24 @@ static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
     const ir_func *f = g->f;
     /* Every copy first, while still in the entry block: static allocas. */
     for (int p = 0; p < f->nparams; p++)
-        if (g->priv[p].family)
+        if (g->priv[p].family) {
+            int reduction = ir_reduction_of_param(f, p) >= 0;
             g->priv[p].copy = LLVMBuildArrayAlloca(g->b, ty(g, f->params[p].type),
-                                                   LLVMConstInt(g->i64, CPU_PRIVATE_MAX_ELEMENTS, 0),
+                                                   LLVMConstInt(g->i64, reduction ? 1 : CPU_PRIVATE_MAX_ELEMENTS, 0),
                                                    "priv");
+        }
     for (int p = 0; p < f->nparams; p++) {
         struct private_copy *pc = &g->priv[p];
         if (!pc->family) continue;
         ir_type t = f->params[p].type;
         LLVMTypeRef et = ty(g, t);
+        if (ir_reduction_of_param(f, p) >= 0) {
+            /* One element, always used: every chunk takes its turn. */
+            pc->count = LLVMConstInt(g->i64, 1, 0);
+            pc->used = LLVMConstInt(g->i1, 1, 0);
+            LLVMBuildStore(g->b, private_identity(g, pc->family, t), pc->copy);
+            continue;
+        }
         LLVMValueRef count = LLVMConstInt(g->i64, 1, 0);
         for (int d = 0; d < f->params[p].index_ndim; d++) {
             LLVMValueRef at = LLVMConstInt(g->i64, (uint64_t)p * TACK_MAX_NDIM + d, 0);
@@ -618,11 +635,54 @@ static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
 
 /* After the chunk: each used copy's changed elements combined into the
  * array, one atomic each (other chunks combine theirs at the same time). */
-static void private_end(gen *g) {
+static LLVMValueRef c_call(gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);
+
+/* A reduction's partial, combined into its value in chunk order: the
+ * chunk starting at `lo` waits until the turn word (the u64 after the
+ * value, which the runtime zeroes) says lo, combines, and passes the turn
+ * to `hi`.  Chunks are handed out in increasing order and each runs to
+ * its end, so the wait always ends. */
+static void reduction_end(gen *g, int p, LLVMValueRef lo, LLVMValueRef hi) {
+    const struct private_copy *pc = &g->priv[p];
+    ir_type t = g->f->params[p].type;
+    LLVMTypeRef et = ty(g, t);
+    LLVMValueRef value = element_ptr(g, p, LLVMConstInt(g->i64, 0, 0));
+    LLVMValueRef one = LLVMConstInt(g->i64, 1, 0);
+    LLVMValueRef turn = LLVMBuildGEP2(g->b, g->i64,
+                                      LLVMBuildBitCast(g->b, value, LLVMPointerType(g->i64, 0), ""),
+                                      &one, 1, "turn");
+    LLVMBasicBlockRef wait = block(g, "turn_wait"), yield = block(g, "turn_yield"), go = block(g, "turn_go");
+    LLVMBuildBr(g->b, wait);
+    LLVMPositionBuilderAtEnd(g->b, wait);
+    LLVMValueRef now = LLVMBuildLoad2(g->b, g->i64, turn, "");
+    LLVMSetOrdering(now, LLVMAtomicOrderingAcquire);
+    LLVMSetAlignment(now, 8);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, now, lo, ""), go, yield);
+    LLVMPositionBuilderAtEnd(g->b, yield);
+    c_call(g, "sched_yield", g->i32, NULL, 0);
+    LLVMBuildBr(g->b, wait);
+    LLVMPositionBuilderAtEnd(g->b, go);
+    static const ir_atomic_op combine[] = {
+        [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
+        [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX};
+    ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p, .atomic = combine[pc->family]};
+    LLVMValueRef old = LLVMBuildLoad2(g->b, et, value, "");
+    LLVMValueRef part = LLVMBuildLoad2(g->b, et, pc->copy, "");
+    LLVMBuildStore(g->b, private_combine(g, &op, old, part), value);
+    LLVMValueRef pass = LLVMBuildStore(g->b, hi, turn);
+    LLVMSetOrdering(pass, LLVMAtomicOrderingRelease);
+    LLVMSetAlignment(pass, 8);
+}
+
+static void private_end(gen *g, LLVMValueRef lo, LLVMValueRef hi) {
     const ir_func *f = g->f;
     for (int p = 0; p < f->nparams; p++) {
         const struct private_copy *pc = &g->priv[p];
         if (!pc->family) continue;
+        if (ir_reduction_of_param(f, p) >= 0) {
+            reduction_end(g, p, lo, hi);
+            continue;
+        }
         ir_type t = f->params[p].type;
         LLVMTypeRef et = ty(g, t), bits = ir_type_is_float(t) ? (t == TACK_F32 ? g->i32 : g->i64) : et;
         LLVMBasicBlockRef merge = block(g, "priv_merge"), done = block(g, "priv_merged");
@@ -1223,7 +1283,7 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     private_begin(g, LLVMGetParam(fn, n + 6), work);
     counted_loop(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5), f->loop_var, start, step,
                  launch_body, &top);
-    private_end(g);
+    private_end(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5));
     LLVMBuildRetVoid(g->b);
     return fn;
 }

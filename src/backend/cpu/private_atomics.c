@@ -9,11 +9,15 @@
  * array once at its end: the same result (exactly, for integers; within
  * the order-dependence float atomics already have).  The code generator
  * decides per chunk at run time whether the array is small enough to pay
- * (codegen.c). */
+ * (codegen.c).
+ *
+ * A reduction's array (lower/reductions.c) always has a copy, float min
+ * and max included, and its chunks combine in chunk order (codegen.c),
+ * so a float reduction's result depends only on the thread count. */
 #include "cpu.h"
 
-static int family_of(const ir_expr *e) {
-    int fl = ir_type_is_float(e->type);
+static int family_of(const ir_func *f, const ir_expr *e) {
+    int fl = ir_type_is_float(e->type) && ir_reduction_of_param(f, e->index) < 0;
     switch (e->atomic) {
     case ATOM_ADD:
     case ATOM_SUB: return CPU_PRIVATE_ADD;
@@ -46,7 +50,7 @@ static void expr(finder *w, const ir_expr *e, int unused) {
     if (!e) return;
     if (e->kind == IR_LOAD) refuse(w, e->index);
     if (e->kind == IR_ATOMIC) {
-        if (unused) use(w, e->index, family_of(e));
+        if (unused) use(w, e->index, family_of(w->f, e));
         else refuse(w, e->index);
     }
     expr(w, e->a, 0);
@@ -77,11 +81,14 @@ int cpu_private_atomics(const ir_func *f, int *family) {
     expr(&w, f->stop, 0);
     expr(&w, f->step, 0);
     block(&w, &f->body);
+    /* Reductions' one-element copies are not counted against the cap. */
     int n = 0;
     for (int p = 0; p < f->nparams; p++) {
-        if (family[p] <= 0 || f->params[p].role != ROLE_ARRAY || n == CPU_PRIVATE_MAX_ARRAYS)
+        int reduction = ir_reduction_of_param(f, p) >= 0;
+        if (family[p] <= 0 || f->params[p].role != ROLE_ARRAY ||
+            (!reduction && n == CPU_PRIVATE_MAX_ARRAYS))
             family[p] = CPU_PRIVATE_NONE;
-        else
+        else if (!reduction)
             n++;
     }
     return n;

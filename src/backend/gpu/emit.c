@@ -92,6 +92,7 @@ typedef struct gen {
     arena strs; /* expression strings, freed at the end */
     int ntemps, nlabels, indent;
     int uses_f64, uses_atomics64;
+    int in_registers; /* reductions accumulate in r<param> (grid-stride loops) */
     int uses_f16, uses_f16_f64; /* the dialect's f16 helpers */
     inline_label *inlines;
     int ninlines, inlines_cap;
@@ -753,6 +754,32 @@ static const char *call(gen *g, const ir_expr *e) {
     return str(g, "%s(%s)", math_fn(g, e->fn, t), a[0]);
 }
 
+/* A reduction's update in a grid-stride loop: into the work item's
+ * register r<param>, combined into the array once after the loop. */
+static const char *register_update(gen *g, const ir_expr *e) {
+    ir_type t = g->f->params[e->index].type;
+    const char *v = ex(g, e->a);
+    line(g, "{ const %s cur = r%d, v = %s; r%d = %s; }", tn(g, t), e->index, v, e->index,
+         rmw_value(g, e->atomic, t));
+    return "0";
+}
+
+/* What leaves a reduction unchanged under its operator (subtraction
+ * accumulates -(sum) from it, then adds). */
+static const char *reduction_identity(gen *g, ir_atomic_op op, ir_type t) {
+    if (ir_type_is_float(t))
+        return float_lit(g, t, op == ATOM_MIN ? INFINITY : op == ATOM_MAX ? -INFINITY : -0.0);
+    int bits = ir_type_bits(t), sgn = ir_type_is_signed(t);
+    int64_t ones = bits == 64 ? -1 : (int64_t)((1ull << bits) - 1);
+    int64_t smax = (int64_t)((1ull << (bits - 1)) - 1);
+    switch (op) {
+    case ATOM_AND: return int_lit(g, t, sgn ? -1 : ones);
+    case ATOM_MIN: return int_lit(g, t, sgn ? smax : ones);
+    case ATOM_MAX: return int_lit(g, t, sgn ? -smax - 1 : 0);
+    default: return int_lit(g, t, 0);
+    }
+}
+
 static const char *atomic(gen *g, const ir_expr *e) {
     const ir_param *p = &g->f->params[e->index];
     ir_type t = p->type;
@@ -771,6 +798,7 @@ static const char *atomic(gen *g, const ir_expr *e) {
                            : "8- and 16-bit ones need an address as an integer");
         return "0";
     }
+    if (g->in_registers && ir_reduction_of_param(g->f, e->index) >= 0) return register_update(g, e);
     ir_expr *ops[3] = {e->args[0], e->a, e->b};
     const char *v[3];
     int n = e->atomic == ATOM_COMPARE_EXCHANGE ? 3 : 2;
@@ -1260,7 +1288,16 @@ static void entry(gen *g) {
         g->indent--;
         line(g, "}");
     } else {
-        /* Grid-stride loops: any trip count fits any grid. */
+        /* Grid-stride loops: any trip count fits any grid.  A reduction
+         * accumulates in a register over the work item's iterations, and
+         * goes to memory in one atomic after them. */
+        g->in_registers = 1;
+        for (int r = 0; r < f->nreductions; r++) {
+            int p = f->reductions[r].param;
+            ir_type t = f->params[p].type;
+            if (!concrete(t) || t == TACK_BOOL || t == TACK_F16) continue;
+            line(g, "%s r%d = %s;", tn(g, t), p, reduction_identity(g, f->reductions[r].op, t));
+        }
         for (int v = 0; v < nlev; v++) {
             line(g, "for (%s k%d = %s; k%d < %s; k%d += %s) {", L, v, d->global_id[nlev - 1 - v],
                  v, ext[v], v, d->global_size[nlev - 1 - v]);
@@ -1273,6 +1310,15 @@ static void entry(gen *g) {
         for (int v = 0; v < nlev; v++) {
             g->indent--;
             line(g, "}");
+        }
+        g->in_registers = 0;
+        for (int r = 0; r < f->nreductions; r++) {
+            ir_atomic_op op = f->reductions[r].op == ATOM_SUB ? ATOM_ADD : f->reductions[r].op;
+            int p = f->reductions[r].param;
+            ir_type t = f->params[p].type;
+            if (!concrete(t) || t == TACK_BOOL || t == TACK_F16) continue;
+            line(g, "(void)%s(&%s, r%d);", helper_atomic(g, op, t),
+                 element(g, p, int_lit(g, TACK_I64, 0)), p);
         }
     }
     sb_put(&g->body, "}\n");

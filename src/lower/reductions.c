@@ -1,0 +1,471 @@
+/* reductions.c - statements around the parallel loop.
+ *
+ *   s = 0.0                  before the loop: a scalar
+ *   n2 = x.shape[0] // 2     before the loop: a scalar
+ *   for i in range(n2):      the parallel launch
+ *       s += x[i] * a[i]
+ *   return s                 after it: the reductions' values
+ *
+ * A name assigned before the loop and updated inside it only as a
+ * reduction (s += v, s -= v, s |= v, s &= v, s ^= v, s = min(s, v),
+ * s = max(s, v)) lives in a hidden one-element array parameter: the
+ * runtime writes its (constant) initial value before the launch and reads
+ * it back after; each update is an atomic whose old value is unused (on
+ * the CPU a chunk-private partial, see backend/cpu/private_atomics.c).
+ *
+ * Any other name assigned before the loop is a pure expression of the
+ * arguments and constants: each use re-lowers its value in place (LLVM
+ * hoists what does not change per iteration), so nothing runs before the
+ * launch and nothing needs carrying into it.
+ *
+ * Several top-level loops are stages: lower_input.stage picks the one
+ * this IR function launches (the runtime launches them in order).  Every
+ * stage has every reduction's hidden parameter, in one order; a
+ * reduction of an earlier loop is finished, and reading it (in a later
+ * loop, or in a name assigned after its loop) loads its array. */
+#include <string.h>
+
+#include "lower_internal.h"
+
+/* The reduction operator an update statement is, or -1.  `*op_text`
+ * names it for messages. */
+static int update_op(const stmt *s, const char *name, const char **op_text) {
+    if (s->kind == ST_AUGASSIGN) {
+        static const struct { const char *t; ir_atomic_op op; } ops[] = {
+            {"+", ATOM_ADD}, {"-", ATOM_SUB}, {"|", ATOM_OR}, {"&", ATOM_AND}, {"^", ATOM_XOR}, {NULL, 0}};
+        *op_text = s->op;
+        for (int i = 0; ops[i].t; i++)
+            if (!strcmp(s->op, ops[i].t)) return ops[i].op;
+        return -1;
+    }
+    const expr *v = s->value;
+    if (s->kind == ST_ASSIGN && s->ntargets == 1 && v && v->kind == EX_CALL && v->a->kind == EX_NAME &&
+        (!strcmp(v->a->name, "min") || !strcmp(v->a->name, "max")) && v->nitems == 2 &&
+        v->items[0]->kind == EX_NAME && !strcmp(v->items[0]->name, name)) {
+        *op_text = v->a->name;
+        return !strcmp(v->a->name, "min") ? ATOM_MIN : ATOM_MAX;
+    }
+    *op_text = NULL;
+    return -1;
+}
+
+typedef struct prologue_name {
+    const char *name;
+    const stmt *at;   /* its assignment before the loop */
+    int seg;          /* the top-level loop it is assigned before */
+    int op;           /* -1: not updated in the loop */
+    int loop;         /* the top-level loop that updates it */
+    const char *op_text;
+    const stmt *first_update;
+} prologue_name;
+
+typedef struct plan {
+    prologue_name names[64];
+    int n;
+    int loop; /* the top-level loop being scanned */
+} plan;
+
+static prologue_name *find(plan *p, const char *name) {
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->names[i].name, name)) return &p->names[i];
+    return NULL;
+}
+
+static int refuse_write(lowerer *L, const prologue_name *pn, const stmt *s) {
+    ERR(L, s->line, s->col, "'%s' is assigned before the parallel loop (line %d) and assigned "
+        "again inside it here, which is not a reduction: the loop's iterations run in parallel, "
+        "so a scalar from before the loop may only be combined into (%s += v, -=, |=, &=, ^=, "
+        "%s = min(%s, v), %s = max(%s, v)); use a new name for a per-iteration value",
+        pn->name, L->sc->src.first_line + pn->at->line - 1, pn->name, pn->name, pn->name,
+        pn->name, pn->name);
+    return -1;
+}
+
+static int scan_target(lowerer *L, plan *p, const expr *t, const stmt *s) {
+    if (t->kind == EX_TUPLE) {
+        for (int i = 0; i < t->nitems; i++)
+            if (scan_target(L, p, t->items[i], s)) return -1;
+        return 0;
+    }
+    prologue_name *pn = t->kind == EX_NAME ? find(p, t->name) : NULL;
+    if (!pn) return 0;
+    const char *text;
+    int op = s->ntargets == 1 && s->targets[0] == t ? update_op(s, t->name, &text) : -1;
+    if (op < 0 && s->kind == ST_AUGASSIGN && !strcmp(s->op, "*")) {
+        ERR(L, s->line, s->col, "'%s *= v' as a reduction is not supported yet; combine with "
+            "+=, -=, |=, &=, ^=, min or max (a product: sum logarithms)", pn->name);
+        return -1;
+    }
+    if (op < 0 || pn->seg > p->loop) return refuse_write(L, pn, s);
+    if (pn->op >= 0 && pn->loop != p->loop) {
+        ERR(L, s->line, s->col, "reduction '%s' is combined into by two top-level loops (lines "
+            "%d and %d); use one name per loop and add them", pn->name,
+            L->sc->src.first_line + pn->first_update->line - 1, L->sc->src.first_line + s->line - 1);
+        return -1;
+    }
+    if (pn->op >= 0 && pn->op != op) {
+        ERR(L, s->line, s->col, "reduction '%s' is combined with '%s' here but with '%s' at line "
+            "%d; one reduction takes one operator", pn->name, text, pn->op_text,
+            L->sc->src.first_line + pn->first_update->line - 1);
+        return -1;
+    }
+    if (pn->op < 0) {
+        pn->op = op;
+        pn->loop = p->loop;
+        pn->op_text = text;
+        pn->first_update = s;
+    }
+    return 0;
+}
+
+/* Every assignment inside the loop to a name from before it. */
+static int scan_loop(lowerer *L, plan *p, stmt *const *body, int n) {
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        for (int t = 0; t < s->ntargets; t++)
+            if (scan_target(L, p, s->targets[t], s)) return -1;
+        if (scan_loop(L, p, s->body, s->nbody) || scan_loop(L, p, s->orelse, s->norelse)) return -1;
+    }
+    return 0;
+}
+
+/* Whether an expression before the loop is free of effects: no device
+ * function, random draw or atomic (it is evaluated at each use). */
+static int pure_expr(lowerer *L, const expr *e) {
+    if (!e) return 1;
+    if (e->kind == EX_CALL && !lower_call_is_pure(L, e)) return 0;
+    if (e->kind != EX_CALL && !pure_expr(L, e->a)) return 0;
+    if (!pure_expr(L, e->b) || !pure_expr(L, e->c)) return 0;
+    for (int i = 0; i < e->nitems; i++)
+        if (!pure_expr(L, e->items[i])) return 0;
+    return 1;
+}
+
+/* The constant an initial value folds to: a literal, a constant, a
+ * negation or a cast of one.  0, or -1 when it is not constant. */
+static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
+    if (!e) return -1;
+    if (e->kind == IR_CONST) {
+        *t = e->type;
+        *i = e->i;
+        *f = e->f;
+        return 0;
+    }
+    if (e->kind == IR_UNOP && (e->op == OP_NEG || e->op == OP_POS)) {
+        if (fold(e->a, t, i, f)) return -1;
+        if (e->op == OP_NEG) {
+            *i = (int64_t)(0 - (uint64_t)*i);
+            *f = -*f;
+        }
+        return *t == TACK_BOOL ? -1 : 0;
+    }
+    if (e->kind == IR_BINOP && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL ||
+                                e->op == OP_POW)) {
+        ir_type ta, tb;
+        int64_t ia, ib;
+        double fa, fb;
+        if (fold(e->a, &ta, &ia, &fa) || fold(e->b, &tb, &ib, &fb)) return -1;
+        /* Literal arithmetic of one kind only (2**62, 1 << 40 is not): a
+         * mixed one's type is inference's to decide. */
+        if (ta != tb || ta == TACK_BOOL) return -1;
+        *t = ta;
+        if (ir_type_is_float(ta) || ta == IRT_WEAK_FLOAT) {
+            *f = e->op == OP_ADD ? fa + fb : e->op == OP_SUB ? fa - fb : e->op == OP_MUL ? fa * fb
+                                                                                : __builtin_pow(fa, fb);
+            return 0;
+        }
+        uint64_t a = (uint64_t)ia, b = (uint64_t)ib, r = 1;
+        if (e->op == OP_POW) {
+            if (ib < 0 || ib > 63) return -1;
+            while (b--) r *= a;
+        } else {
+            r = e->op == OP_ADD ? a + b : e->op == OP_SUB ? a - b : a * b;
+        }
+        *i = (int64_t)r; /* wraps as the kernel's integers do */
+        return 0;
+    }
+    if (e->kind == IR_CAST) {
+        ir_type from;
+        if (fold(e->a, &from, i, f)) return -1;
+        int ffrom = ir_type_is_float(from), fto = ir_type_is_float(e->type);
+        if (ffrom && !fto) {
+            if (!(*f > -9.3e18 && *f < 9.3e18)) return -1; /* NaN, inf: no integer */
+            *i = (int64_t)*f;
+        }
+        if (!ffrom && fto) *f = ir_type_is_signed(from) || from == IRT_WEAK_INT ? (double)*i
+                                                                                   : (double)(uint64_t)*i;
+        *t = e->type;
+        return 0;
+    }
+    return -1;
+}
+
+static int make_reduction(lowerer *L, prologue_name *pn) {
+    ir_func *f = L->f;
+    const stmt *s = pn->at;
+    if (f->nreductions == IR_MAX_REDUCTIONS) {
+        ERR(L, s->line, s->col, "a kernel has at most %d reductions", IR_MAX_REDUCTIONS);
+        return -1;
+    }
+    ir_reduction r = {.op = (ir_atomic_op)pn->op};
+    ir_expr *init = lower_expr(L, s->value);
+    if (!init) return -1;
+    if (fold(init, &r.type, &r.i, &r.f)) {
+        ERR(L, s->value->line, s->value->col, "the initial value of reduction '%s' must be a "
+            "constant (a literal such as 0 or 0.0, -math.inf, a tack.constant, or a cast of one "
+            "such as np.float32(0))", pn->name);
+        return -1;
+    }
+    if (r.type == TACK_BOOL || r.type == TACK_F16) {
+        ERR(L, s->value->line, s->value->col, "reduction '%s' starts as a %s; reductions are "
+            "integers or floats (write %s)", pn->name, r.type == TACK_BOOL ? "bool" : "f16",
+            r.type == TACK_BOOL ? "0 or 1, and return bool(s) from Python" : "np.float32(...)");
+        return -1;
+    }
+    int float_init = ir_type_is_float(r.type) || r.type == IRT_WEAK_FLOAT;
+    if (float_init && (r.op == ATOM_OR || r.op == ATOM_AND || r.op == ATOM_XOR)) {
+        ERR(L, pn->first_update->line, pn->first_update->col, "reduction '%s' is a float, so it "
+            "cannot be combined with '%s=' (bitwise operators take integers)", pn->name, pn->op_text);
+        return -1;
+    }
+    int p = ir_param_add(f);
+    if (p < 0) {
+        ERR(L, s->line, s->col, "kernel '%s' has too many parameters for its reductions",
+            L->in->def->name);
+        return -1;
+    }
+    ir_param *prm = &f->params[p];
+    prm->name = arena_strdup(&f->mem, pn->name);
+    if (!prm->name) return lower_oom(L);
+    prm->role = ROLE_ARRAY;
+    prm->index_ndim = 1;
+    prm->written = 1;
+    prm->max_dim_read = -1;
+    prm->type = IRT_UNSET;
+    prm->line = s->line;
+    prm->col = s->col;
+    r.param = p;
+    int id = f->nreductions;
+    f->reductions[f->nreductions++] = r;
+    binding *b = (binding *)scope_find(L->sc, pn->name);
+    /* Reductions of earlier loops are finished: their values are read. */
+    b->kind = pn->loop < L->stage ? BIND_FINISHED : BIND_REDUCTION;
+    b->index = id;
+    b->line = s->line;
+    b->seg = pn->loop; /* FINISHED: readable in segments after its loop */
+    return 0;
+}
+
+int lower_count_loops(const func_def *d) {
+    int n = 0;
+    for (int i = 0; i < d->nbody; i++) n += d->body[i]->kind == ST_FOR;
+    return n;
+}
+
+int lower_statements_around(lowerer *L, const stmt **loop_out) {
+    const func_def *d = L->in->def;
+    int loops[IR_MAX_STAGES], nloops = 0, last = -1;
+    for (int i = 0; i < d->nbody; i++) {
+        if (d->body[i]->kind != ST_FOR) continue;
+        if (nloops == IR_MAX_STAGES) {
+            ERR(L, d->body[i]->line, d->body[i]->col, "a kernel has at most %d top-level loops",
+                IR_MAX_STAGES);
+            return -1;
+        }
+        loops[nloops++] = i;
+        last = i;
+    }
+    if (!nloops) {
+        ERR(L, d->nbody ? d->body[0]->line : d->line, d->nbody ? d->body[0]->col : d->col,
+            "a kernel's body needs a 'for ... in range(...)' loop (the parallel launch)");
+        return -1;
+    }
+    if (L->stage >= nloops) {
+        ERR(L, d->line, d->col, "internal error: stage %d of a kernel with %d loops", L->stage, nloops);
+        return -1;
+    }
+    *loop_out = d->body[loops[L->stage]];
+    const stmt *ret = NULL;
+    for (int i = last + 1; i < d->nbody; i++) {
+        const stmt *s = d->body[i];
+        if (s->kind == ST_RETURN && i == d->nbody - 1) {
+            ret = s;
+            break;
+        }
+        ERR(L, s->line, s->col, "after the last parallel loop a kernel may only 'return' its "
+            "reductions; move this statement inside the loop");
+        return -1;
+    }
+    plan p = {.n = 0};
+    int seg = 0;
+    for (int i = 0; i < last; i++) {
+        const stmt *s = d->body[i];
+        if (s->kind == ST_FOR) {
+            seg++;
+            continue;
+        }
+        if (s->kind == ST_PASS) continue;
+        if (s->kind == ST_RETURN) {
+            ERR(L, s->line, s->col, "'return' before the last parallel loop: a kernel returns "
+                "after it (return s), or ends an iteration inside a loop");
+            return -1;
+        }
+        if (s->kind != ST_ASSIGN || s->ntargets != 1 || s->targets[0]->kind != EX_NAME) {
+            ERR(L, s->line, s->col, "around the parallel loops a kernel may only assign scalars "
+                "(name = value, computed from arguments, constants and finished reductions); "
+                "move this statement inside a loop");
+            return -1;
+        }
+        const char *name = s->targets[0]->name;
+        if (find(&p, name)) {
+            ERR(L, s->line, s->col, "'%s' is assigned twice outside the parallel loops; assign "
+                "it once (or use another name)", name);
+            return -1;
+        }
+        if (p.n == (int)(sizeof p.names / sizeof p.names[0])) {
+            ERR(L, s->line, s->col, "too many names assigned outside the parallel loops");
+            return -1;
+        }
+        p.names[p.n++] = (prologue_name){.name = name, .at = s, .seg = seg, .op = -1, .loop = -1};
+    }
+    for (int k = 0; k < nloops; k++) {
+        const stmt *loop = d->body[loops[k]];
+        for (int i = 0; i < p.n; i++) {
+            const expr *t = loop->targets[0];
+            int hit = t->kind == EX_NAME ? !strcmp(t->name, p.names[i].name) : 0;
+            for (int m = 0; t->kind == EX_TUPLE && m < t->nitems; m++)
+                hit |= t->items[m]->kind == EX_NAME && !strcmp(t->items[m]->name, p.names[i].name);
+            if (hit) return refuse_write(L, &p.names[i], loop);
+        }
+        p.loop = k;
+        if (scan_loop(L, &p, loop->body, loop->nbody)) return -1;
+    }
+    /* Every name's binding first, then the reductions (in one order in
+     * every stage: their hidden parameters must agree). */
+    for (int i = 0; i < p.n; i++) {
+        binding *b = (binding *)scope_find(L->sc, p.names[i].name);
+        if (!b || b->kind != BIND_LOCAL) {
+            ERR(L, p.names[i].at->line, p.names[i].at->col, "'%s' cannot be assigned here",
+                p.names[i].name);
+            return -1;
+        }
+        if (p.names[i].op >= 0) continue;
+        if (!pure_expr(L, p.names[i].at->value)) {
+            if (!L->failed)
+                ERR(L, p.names[i].at->line, p.names[i].at->col, "outside the parallel loops a "
+                    "value must be computed from arguments and constants without effects (no "
+                    "device function calls, random draws or atomics); move this statement "
+                    "inside a loop");
+            return -1;
+        }
+        b->kind = BIND_PROLOGUE;
+        b->index = i;
+        b->seg = p.names[i].seg;
+        b->value = p.names[i].at->value;
+        b->line = p.names[i].at->line;
+    }
+    for (int i = 0; i < p.n; i++)
+        if (p.names[i].op >= 0 && make_reduction(L, &p.names[i])) return -1;
+    return ret ? lower_kernel_results(L, ret) : 0;
+}
+
+ir_expr *lower_prologue_value(lowerer *L, binding *b, const expr *at) {
+    if (b->busy || b->index >= L->prologue_limit || b->seg > L->reading_seg) {
+        ERR(L, at->line, at->col, "'%s' is used before it is assigned (line %d)", b->name,
+            L->sc->src.first_line + b->line - 1);
+        return NULL;
+    }
+    int limit = L->prologue_limit, seg = L->reading_seg;
+    const char *name = b->name;
+    b->busy = 1;
+    L->prologue_limit = b->index;
+    L->reading_seg = b->seg;
+    ir_expr *v = lower_expr(L, b->value);
+    L->prologue_limit = limit;
+    L->reading_seg = seg;
+    /* Found again: lowering may have grown the scope's bindings. */
+    ((binding *)scope_find(L->sc, name))->busy = 0;
+    return v;
+}
+
+int lower_reduction_read_error(lowerer *L, const binding *b, const expr *at) {
+    ERR(L, at->line, at->col, "'%s' is a reduction (line %d): its value is known only after the "
+        "parallel loop, so it can be combined into (%s += v, %s = min(%s, v)...) and returned, "
+        "but not read inside or before the loop", b->name, L->sc->src.first_line + b->line - 1,
+        b->name, b->name, b->name);
+    return -1;
+}
+
+ir_expr *lower_finished_reduction(lowerer *L, const binding *b, const expr *at) {
+    if (b->seg >= L->reading_seg) { /* read before its loop has run */
+        lower_reduction_read_error(L, b, at);
+        return NULL;
+    }
+    if (L->in_range) {
+        ERR(L, at->line, at->col, "the range of a parallel loop cannot depend on reduction '%s' "
+            "(the range is computed before any loop runs)", b->name);
+        return NULL;
+    }
+    const ir_reduction *r = &L->f->reductions[b->index];
+    ir_expr *x = ir_expr_new(L->f, IR_LOAD, at->line, at->col);
+    ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+    ir_expr *zero = ir_const_int(L->f, 0, IRT_WEAK_INT, at->line, at->col);
+    if (!x || !idx || !zero) {
+        lower_oom(L);
+        return NULL;
+    }
+    idx[0] = zero;
+    x->index = r->param;
+    x->args = idx;
+    x->nargs = 1;
+    return x;
+}
+
+int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding *bound) {
+    const ir_reduction *r = &L->f->reductions[bound->index];
+    const expr *value = s->kind == ST_AUGASSIGN ? s->value : s->value->items[1];
+    ir_expr *v = lower_expr(L, value);
+    if (!v) return -1;
+    if (vec_is(v)) {
+        ERR(L, value->line, value->col, "reduction '%s' is a scalar; combine one component "
+            "at a time", bound->name);
+        return -1;
+    }
+    ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
+    ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, s->line, s->col);
+    ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+    ir_expr *zero = ir_const_int(L->f, 0, IRT_WEAK_INT, s->line, s->col);
+    if (!eval || !x || !idx || !zero) return lower_oom(L);
+    idx[0] = zero;
+    x->index = r->param;
+    x->atomic = r->op;
+    x->args = idx;
+    x->nargs = 1;
+    x->a = v;
+    eval->value = x;
+    return ir_block_push(L->f, b, eval) ? lower_oom(L) : 0;
+}
+
+int lower_kernel_results(lowerer *L, const stmt *s) {
+    if (!s->value) return 0;
+    const expr *v = s->value;
+    int n = v->kind == EX_TUPLE ? v->nitems : 1;
+    if (n > IR_MAX_REDUCTIONS) {
+        ERR(L, v->line, v->col, "a kernel returns at most %d values", IR_MAX_REDUCTIONS);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const expr *item = v->kind == EX_TUPLE ? v->items[i] : v;
+        const binding *b = item->kind == EX_NAME ? scope_find(L->sc, item->name) : NULL;
+        if (!b || (b->kind != BIND_REDUCTION && b->kind != BIND_FINISHED)) {
+            ERR(L, item->line, item->col, "a kernel returns its reductions (names assigned a "
+                "constant before the parallel loop and combined into inside it, such as "
+                "s = 0.0 ... s += x[i]); write the result into an output array passed as an "
+                "argument (out[i] = value)");
+            return -1;
+        }
+        L->f->returns[i] = b->index;
+    }
+    L->f->nreturns = n;
+    return 0;
+}
