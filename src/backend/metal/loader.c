@@ -1,0 +1,94 @@
+/* loader.c - finds the Objective-C runtime, Metal and Foundation at run
+ * time and fills the table of typed senders (objc_api.h) once per
+ * process.  Opening them at run time keeps libtack free of any framework
+ * and lets the driver build on every platform. */
+#define _DEFAULT_SOURCE
+#include "objc_api.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LIBOBJC "/usr/lib/libobjc.A.dylib"
+#define FOUNDATION "/System/Library/Frameworks/Foundation.framework/Foundation"
+#define METAL "/System/Library/Frameworks/Metal.framework/Metal"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static metal_objc_api table;
+static const metal_objc_api *loaded;
+static const metal_objc_api *_Atomic override; /* a test's stand-in */
+static char error[512];
+
+/* dlsym into a function pointer without a data-to-function cast. */
+static int find(void *lib, const char *name, void *fn_out) {
+    void *p = dlsym(lib, name);
+    memcpy(fn_out, &p, sizeof p);
+    return p != NULL;
+}
+
+static void *open_lib(const char *path, const char *what) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        snprintf(error, sizeof error,
+                 "no Metal: %s (%s) could not be loaded; Metal needs macOS on a Mac with a "
+                 "Metal GPU (elsewhere tack.metal.source gives the MSL)",
+                 what, path);
+    return lib;
+}
+
+static void load(void) {
+    void *objc = open_lib(LIBOBJC, "the Objective-C runtime");
+    /* NSString lives in Foundation, which Metal does not load itself. */
+    void *foundation = objc ? open_lib(FOUNDATION, "Foundation") : NULL;
+    void *metal = foundation ? open_lib(METAL, "Metal.framework") : NULL;
+    if (!metal) return;
+    void *send = NULL, *send_stret = NULL;
+    const char *missing = NULL;
+    if (!find(objc, "objc_getClass", &table.get_class)) missing = "objc_getClass";
+    else if (!find(objc, "sel_registerName", &table.sel)) missing = "sel_registerName";
+    else if (!find(objc, "objc_autoreleasePoolPush", &table.pool_push))
+        missing = "objc_autoreleasePoolPush";
+    else if (!find(objc, "objc_autoreleasePoolPop", &table.pool_pop))
+        missing = "objc_autoreleasePoolPop";
+    else if (!(send = dlsym(objc, "objc_msgSend"))) missing = "objc_msgSend";
+    else if (!find(metal, "MTLCreateSystemDefaultDevice", &table.create_device))
+        missing = "MTLCreateSystemDefaultDevice";
+#if defined(__x86_64__)
+    /* x86-64 returns a struct of more than 16 bytes through memory, which
+     * objc_msgSend_stret handles; arm64 has no such variant. */
+    else if (!(send_stret = dlsym(objc, "objc_msgSend_stret"))) missing = "objc_msgSend_stret";
+#endif
+    if (missing) {
+        snprintf(error, sizeof error, "no Metal: %s has no %s", LIBOBJC, missing);
+        return; /* never dlclose: a half-filled table is never used */
+    }
+    if (!send_stret) send_stret = send;
+    /* objc_msgSend as each shape: the casts the runtime's documentation
+     * asks for (it is declared without a prototype for this reason). */
+    void **senders[] = {(void **)&table.id,          (void **)&table.v,
+                        (void **)&table.u64,         (void **)&table.cstr,
+                        (void **)&table.ptr,         (void **)&table.bool_i64,
+                        (void **)&table.id_cstr,     (void **)&table.id_id,
+                        (void **)&table.id_id_err,   (void **)&table.id_id_id_err,
+                        (void **)&table.id_u64_u64,  (void **)&table.v_bool,
+                        (void **)&table.v_id,        (void **)&table.v_id_u64_u64,
+                        (void **)&table.v_ptr_u64_u64, (void **)&table.v_size_size};
+    for (size_t i = 0; i < sizeof senders / sizeof senders[0]; i++)
+        memcpy(senders[i], &send, sizeof send);
+    memcpy(&table.size, &send_stret, sizeof send_stret);
+    loaded = &table;
+}
+
+void metal_objc_set_for_testing(const metal_objc_api *api) { override = api; }
+
+const metal_objc_api *metal_objc_load(const char **why) {
+    const metal_objc_api *fake = override;
+    if (fake) {
+        if (why) *why = NULL;
+        return fake;
+    }
+    pthread_once(&once, load);
+    if (why) *why = loaded ? NULL : error;
+    return loaded;
+}
