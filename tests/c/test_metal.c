@@ -702,6 +702,35 @@ static void test_runtime(void) {
     CHECK(fk.launches == 2 && tack_kernel_num_variants(k, dev) == 1);
     CHECK(count_kind(K_PIPELINE) == 1); /* one compile for both */
     CHECK(fk.bound[0] == (objc_id)x && fk.bound[1] == (objc_id)out && fk.pack[GPU_PACK_COUNT] == 1000);
+    /* The disk cache: a second device (its own empty variant cache) and a
+     * new kernel load the stored MSL and compile it again, without code
+     * generation. */
+    char *first_msl = fk.last_source ? strdup(fk.last_source) : NULL;
+    tack_stats before, after;
+    tack_get_stats(&before);
+    tack_device *dev2 = tack_device_create("metal", 0, &err);
+    tack_kernel *k2 = tack_kernel_create(SCALE, "scale.py", 1, NULL, NULL, &err);
+    CHECK(dev2 && k2);
+    if (dev2 && k2) {
+        void *x2 = tack_device_alloc(dev2, sizeof host, &err);
+        void *out2 = tack_device_alloc(dev2, sizeof host, &err);
+        tack_arg db[3] = {tack_arg_array(x2, TACK_F32, 1, shape, 0),
+                          tack_arg_array(out2, TACK_F32, 1, shape, 1), tack_arg_float(3.0)};
+        db[0].device = db[1].device = dev2;
+        free(fk.last_source);
+        fk.last_source = NULL;
+        CHECK(tack_kernel_launch(k2, dev2, db, 3, &err) == TACK_OK && fk.launches == 3);
+        tack_get_stats(&after);
+        CHECK(after.disk_hits == before.disk_hits + 1 && after.compiles == before.compiles);
+        CHECK(after.driver_source_builds == before.driver_source_builds + 1);
+        CHECK(first_msl && fk.last_source && !strcmp(first_msl, fk.last_source));
+        CHECK(fk.bound[0] == (objc_id)x2 && (uint64_t)fk.pack[GPU_PACK_SCALARS + 2] == f32_bits(3.0f));
+        tack_device_free_mem(dev2, x2);
+        tack_device_free_mem(dev2, out2);
+    }
+    free(first_msl);
+    tack_kernel_free(k2);
+    tack_device_free(dev2);
     /* f64 and debug mode: refused naming them, nothing sent. */
     static double hd[4];
     int64_t s4[1] = {4};
@@ -716,7 +745,7 @@ static void test_runtime(void) {
     printf("debug mode on Metal: %s\n", err.message);
     CHECK(strstr(err.message, "Metal") != NULL);
     tack_set_debug(0);
-    CHECK(fk.launches == 2);
+    CHECK(fk.launches == 3);
     tack_device_free_mem(dev, xd);
     tack_kernel_free(k);
 
@@ -730,7 +759,7 @@ static void test_runtime(void) {
         wa[0].device = wa[1].device = dev;
         tack_status st = tack_kernel_launch(k, dev, wa, 2, &err);
         if (st) fprintf(stderr, "block_sum: %s\n", err.message);
-        CHECK(st == TACK_OK && fk.launches == 3);
+        CHECK(st == TACK_OK && fk.launches == 4);
         CHECK(fk.group.width == 256 && fk.group.height == 1 && fk.grid.width == 512);
         CHECK(fk.last_source && strstr(fk.last_source, "threadgroup float") &&
               strstr(fk.last_source, "threadgroup_barrier(mem_flags::mem_threadgroup)"));
@@ -741,7 +770,7 @@ static void test_runtime(void) {
         CHECK(st == TACK_ERR_DEVICE &&
               strstr(err.message, "kernel 'block_sum' needs threadgroups of 256 threads") &&
               strstr(err.message, "allows 128"));
-        CHECK(fk.launches == 3);
+        CHECK(fk.launches == 4);
         fk.pipeline_threads = 1024;
         tack_kernel_free(k2);
     }
@@ -755,10 +784,18 @@ static void test_runtime(void) {
 
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
+    /* A private disk cache, for the artifact's round trip through it. */
+    char root[] = "/tmp/tack_test_metal_XXXXXX";
+    CHECK(mkdtemp(root) != NULL);
+    setenv("TACK_CACHE_DIR", root, 1);
+    setenv("TACK_CACHE", "write", 1);
     test_no_metal();
     test_grid();
     test_fake_runtime();
     test_runtime();
     fk_reset();
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    CHECK(system(cmd) == 0);
     return CHECK_DONE();
 }
