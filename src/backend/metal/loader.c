@@ -13,6 +13,7 @@
 #define LIBOBJC "/usr/lib/libobjc.A.dylib"
 #define FOUNDATION "/System/Library/Frameworks/Foundation.framework/Foundation"
 #define METAL "/System/Library/Frameworks/Metal.framework/Metal"
+#define COREGRAPHICS "/System/Library/Frameworks/CoreGraphics.framework/CoreGraphics"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static metal_objc_api table;
@@ -43,6 +44,11 @@ static void load(void) {
     void *foundation = objc ? open_lib(FOUNDATION, "Foundation") : NULL;
     void *metal = foundation ? open_lib(METAL, "Metal.framework") : NULL;
     if (!metal) return;
+    /* Macs with two GPUs pick the default one through CoreGraphics, and
+     * MTLCreateSystemDefaultDevice is reported to return nil in a process
+     * that never loaded it (a command-line Python); loading it costs
+     * nothing where it is not needed, and its absence is not an error. */
+    dlopen(COREGRAPHICS, RTLD_NOW | RTLD_LOCAL);
     void *send = NULL, *send_stret = NULL;
     const char *missing = NULL;
     if (!find(objc, "objc_getClass", &table.get_class)) missing = "objc_getClass";
