@@ -7,8 +7,11 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "backend/backend.h"
 
 #define LIBOBJC "/usr/lib/libobjc.A.dylib"
 #define FOUNDATION "/System/Library/Frameworks/Foundation.framework/Foundation"
@@ -20,13 +23,6 @@ static metal_objc_api table;
 static const metal_objc_api *loaded;
 static const metal_objc_api *_Atomic override; /* a test's stand-in */
 static char error[512];
-
-/* dlsym into a function pointer without a data-to-function cast. */
-static int find(void *lib, const char *name, void *fn_out) {
-    void *p = dlsym(lib, name);
-    memcpy(fn_out, &p, sizeof p);
-    return p != NULL;
-}
 
 static void *open_lib(const char *path, const char *what) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -49,39 +45,47 @@ static void load(void) {
      * that never loaded it (a command-line Python); loading it costs
      * nothing where it is not needed, and its absence is not an error. */
     dlopen(COREGRAPHICS, RTLD_NOW | RTLD_LOCAL);
-    void *send = NULL, *send_stret = NULL;
-    const char *missing = NULL;
-    if (!find(objc, "objc_getClass", &table.get_class)) missing = "objc_getClass";
-    else if (!find(objc, "sel_registerName", &table.sel)) missing = "sel_registerName";
-    else if (!find(objc, "objc_autoreleasePoolPush", &table.pool_push))
-        missing = "objc_autoreleasePoolPush";
-    else if (!find(objc, "objc_autoreleasePoolPop", &table.pool_pop))
-        missing = "objc_autoreleasePoolPop";
-    else if (!(send = dlsym(objc, "objc_msgSend"))) missing = "objc_msgSend";
-    else if (!find(metal, "MTLCreateSystemDefaultDevice", &table.create_device))
-        missing = "MTLCreateSystemDefaultDevice";
+    static const backend_symbol objc_syms[] = {
+#define S(field, name) {name, offsetof(metal_objc_api, field)}
+        S(get_class, "objc_getClass"),
+        S(sel, "sel_registerName"),
+        S(pool_push, "objc_autoreleasePoolPush"),
+        S(pool_pop, "objc_autoreleasePoolPop"),
+    };
+    static const backend_symbol metal_syms[] = {S(create_device, "MTLCreateSystemDefaultDevice")};
+#undef S
+    const char *where = LIBOBJC;
+    const char *missing = backend_fill_symbols(objc, &table, objc_syms,
+                                               sizeof objc_syms / sizeof objc_syms[0]);
+    void *send = dlsym(objc, "objc_msgSend"), *send_stret = NULL;
+    if (!missing && !send) missing = "objc_msgSend";
 #if defined(__x86_64__)
     /* x86-64 returns a struct of more than 16 bytes through memory, which
      * objc_msgSend_stret handles; arm64 has no such variant. */
-    else if (!(send_stret = dlsym(objc, "objc_msgSend_stret"))) missing = "objc_msgSend_stret";
+    if (!missing && !(send_stret = dlsym(objc, "objc_msgSend_stret"))) missing = "objc_msgSend_stret";
 #endif
+    if (!missing) {
+        where = METAL;
+        missing = backend_fill_symbols(metal, &table, metal_syms, 1);
+    }
     if (missing) {
-        snprintf(error, sizeof error, "no Metal: %s has no %s", LIBOBJC, missing);
+        snprintf(error, sizeof error, "no Metal: %s has no %s", where, missing);
         return; /* never dlclose: a half-filled table is never used */
     }
     if (!send_stret) send_stret = send;
     /* objc_msgSend as each shape: the casts the runtime's documentation
      * asks for (it is declared without a prototype for this reason). */
-    void **senders[] = {(void **)&table.id,          (void **)&table.v,
-                        (void **)&table.u64,         (void **)&table.cstr,
-                        (void **)&table.ptr,         (void **)&table.bool_i64,
-                        (void **)&table.id_cstr,     (void **)&table.id_id,
-                        (void **)&table.id_id_err,   (void **)&table.id_id_id_err,
-                        (void **)&table.id_u64_u64,  (void **)&table.v_bool,
-                        (void **)&table.v_id,        (void **)&table.v_id_u64_u64,
-                        (void **)&table.v_ptr_u64_u64, (void **)&table.v_size_size};
+    static const size_t senders[] = {
+        offsetof(metal_objc_api, id),           offsetof(metal_objc_api, v),
+        offsetof(metal_objc_api, u64),          offsetof(metal_objc_api, cstr),
+        offsetof(metal_objc_api, ptr),          offsetof(metal_objc_api, bool_i64),
+        offsetof(metal_objc_api, id_cstr),      offsetof(metal_objc_api, id_id),
+        offsetof(metal_objc_api, id_id_err),    offsetof(metal_objc_api, id_id_id_err),
+        offsetof(metal_objc_api, id_u64_u64),   offsetof(metal_objc_api, v_bool),
+        offsetof(metal_objc_api, v_id),         offsetof(metal_objc_api, v_id_u64_u64),
+        offsetof(metal_objc_api, v_ptr_u64_u64), offsetof(metal_objc_api, v_size_size)};
     for (size_t i = 0; i < sizeof senders / sizeof senders[0]; i++)
-        memcpy(senders[i], &send, sizeof send);
+        memcpy((char *)&table + senders[i], &send, sizeof send);
     memcpy(&table.size, &send_stret, sizeof send_stret);
     loaded = &table;
 }
