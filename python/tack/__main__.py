@@ -85,17 +85,12 @@ SETTINGS = [
     ("TACK_OCLOC", "Intel's ocloc on PATH (Level Zero's compiler, run as a child process)"),
 ]
 
-# Backends whose driver this build has no table for, with why.
-ABSENT = [
-    ("metal", "the Metal driver is built only on macOS; tack.metal.source gives the MSL here"),
-]
-
-
 def _devices():
     """(name, description or None, why not) for the CPU and each OpenCL,
-    CUDA, HIP and Level Zero device, and Metal's absence."""
+    CUDA, HIP, Level Zero and Metal device (Metal's driver loads only on
+    macOS; elsewhere its line says which library is missing)."""
     found = []
-    for backend in ("cpu", "opencl", "cuda", "hip", "level_zero"):
+    for backend in ("cpu", "opencl", "cuda", "hip", "level_zero", "metal"):
         for index in range(64):
             spec = backend if backend == "cpu" else "%s:%d" % (backend, index)
             try:
@@ -107,7 +102,6 @@ def _devices():
             found.append((dev.name, dev.description, None))
             if backend == "cpu":
                 break
-    found.extend((name, None, why) for name, why in ABSENT)
     return found
 
 

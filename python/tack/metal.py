@@ -1,5 +1,7 @@
-"""Metal (Apple GPUs) without a Mac: the Metal Shading Language of the
-variant a call would select.
+"""Metal (Apple GPUs): the Metal Shading Language of the variant a call
+would select, on any machine.  On macOS ``tack.device("metal")`` runs it
+(the driver opens Metal through the Objective-C runtime); elsewhere that
+raises RuntimeError naming the library that is missing.
 
 ``tack.metal.source(kernel, *args)`` gives the MSL a Metal device compiles
 (with fast math off).  Metal has no f64 and no 64-bit atomics: kernels that

@@ -10,7 +10,8 @@
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static const backend_ops *table[MAX_BACKENDS + 1] = {&backend_cpu, &backend_opencl,
                                                         &backend_cuda, &backend_hip,
-                                                        &backend_level_zero, NULL};
+                                                        &backend_level_zero, &backend_metal,
+                                                        NULL};
 
 const backend_ops *backend_at(int i) {
     pthread_mutex_lock(&table_lock);

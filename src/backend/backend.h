@@ -192,6 +192,7 @@ extern const backend_ops backend_opencl;
 extern const backend_ops backend_cuda;
 extern const backend_ops backend_hip;
 extern const backend_ops backend_level_zero;
+extern const backend_ops backend_metal;
 
 /* Code for a target named by a string, without a device (offline.c;
  * tack_kernel_generate): "cuda:sm_XX" is PTX from NVRTC, "hip:gfxNNN" an

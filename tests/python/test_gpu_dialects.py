@@ -514,3 +514,32 @@ def test_metal_refusals_name_the_cause():
             tack.metal.source(scale, np.zeros(4, np.float32), np.zeros(4, np.float32), 2.0)
     finally:
         tack.set_debug(False)
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS has the Objective-C runtime")
+def test_metal_device_off_macos_names_the_missing_library():
+    # The driver is built everywhere and opens libobjc and Metal.framework
+    # at run time: off macOS the device is refused, saying which is missing.
+    for spec in ("metal", "metal:0", "metal:1"):
+        with pytest.raises(RuntimeError) as e:
+            tack.device(spec)
+        msg = str(e.value)
+        assert msg.startswith('tack.device("%s"): no Metal: ' % ("metal:1" if spec == "metal:1" else "metal"))
+        assert ("the Objective-C runtime (/usr/lib/libobjc.A.dylib) could not be loaded; "
+                "Metal needs macOS") in msg
+    # The MSL is still made here, and is what the device would compile.
+    assert "kernel void tack_scale(" in tack.metal.source(
+        scale, np.zeros(4, np.float32), np.zeros(4, np.float32), 2.0)
+
+
+@pytest.mark.skipif(sys.platform != "darwin", reason="needs macOS with a Metal GPU")
+def test_metal_device_runs_a_kernel():  # pragma: no cover - run only on a Mac
+    dev = tack.device("metal")
+    assert "Metal" in dev.description
+    x = np.arange(1000, dtype=np.float32)
+    xa = tack.array(x, device=dev)
+    out = tack.zeros((1000,), device=dev)
+    scale(xa, out, 2.5)
+    np.testing.assert_array_equal(out.numpy(), x * np.float32(2.5))
+    with pytest.raises(TypeError, match="f64 but Metal has no fp64 support"):
+        scale(tack.array(np.zeros(4), device=dev), tack.zeros((4,), tack.f64, device=dev), 2.0)

@@ -1,0 +1,91 @@
+/* metal.c - backend_metal: the backend table.  A build checks that the
+ * launch range can be evaluated on the host, has the GPU emitter write MSL
+ * and has Metal compile it into a compute pipeline; a launch fills the
+ * scalar pack from the call and runs it. */
+#include "metal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/gpu/gpu.h"
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
+                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+    *out = NULL;
+    tack_status st = gpu_range_check(f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    char *source = NULL;
+    if ((st = gpu_emit(f, &gpu_dialect_metal, entry, &source, err))) return st;
+    uint64_t start = now_ns();
+    st = metal_code_from_source(b, f, source, strlen(source), entry, strlen(entry), out, err);
+    *compiler_ns += now_ns() - start;
+    free(source);
+    return st;
+}
+
+/* The MSL that build hands Metal (its compiled form is not ours to see). */
+static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
+                           tack_inspect_kind kind, char **text, tack_error *err) {
+    (void)b;
+    *text = NULL;
+    if (kind != TACK_INSPECT_LLVM)
+        return backend_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': Metal has only its source (MSL) as text (kind %d)",
+                             f->name, (int)kind);
+    tack_status st = gpu_range_check(f, err);
+    if (st) return st;
+    char entry[80];
+    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
+    return gpu_emit(f, &gpu_dialect_metal, entry, text, err);
+}
+
+static tack_status launch(backend *b, backend_code *c, const backend_call *call,
+                          tack_error *err) {
+    int64_t pack[GPU_PACK_MAX_WORDS];
+    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
+    return metal_launch_pack(b, c, call, pack, err);
+}
+
+static tack_status range(backend *b, backend_code *c, const backend_call *call,
+                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
+    (void)b;
+    return gpu_range_eval(c->f, call->slots, call->dims, out, err);
+}
+
+/* Every launch waits for its command buffer, and copies are the CPU's own
+ * (shared storage): nothing of this device's is ever in flight. */
+static tack_status synchronize(backend *b, tack_error *err) {
+    (void)b, (void)err;
+    return TACK_OK;
+}
+
+const backend_ops backend_metal = {
+    .name = "metal",
+    .open = metal_open,
+    .close = metal_close,
+    .caps = metal_caps,
+    .describe = metal_describe,
+    .cache_target = metal_cache_target,
+    .build = build,
+    .artifact = metal_artifact,
+    .load = metal_load,
+    .release = metal_release,
+    .range = range,
+    .launch = launch,
+    .inspect = inspect,
+    .mem_alloc = metal_mem_alloc,
+    .mem_free = metal_mem_free,
+    .mem_write = metal_mem_write,
+    .mem_read = metal_mem_read,
+    .synchronize = synchronize,
+};
