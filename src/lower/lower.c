@@ -983,8 +983,11 @@ int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, cons
         L->f->params[p].written = 1;
         if (vec_width_of(L, p)) return vec_store(L, b, p, idx, n, value, at);
         if (vec_is(value)) {
-            ERR(L, at->line, at->col, "'%s' is an array of scalars; store one component, or pass "
-                "an array of vectors", L->f->params[p].name);
+            char what[64];
+            vec_shape_name(value, what, sizeof what);
+            ERR(L, at->line, at->col, "'%s' is an array of scalars, not of the %s stored; store "
+                "one component, or pass an array of %s", L->f->params[p].name, what,
+                value->dim ? "matrices" : "vectors");
             return -1;
         }
         ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);

@@ -392,10 +392,14 @@ static int numpy_dims(const ext_ArrayObject *a, npy_intp *dims)
     return ndim;
 }
 
-static PyObject *numpy_view(ext_ArrayObject *a)
+/* A NumPy array over a's host memory; storage: with a matrix's components
+ * flat (the storage shape) rather than (rows, cols). */
+static PyObject *numpy_view_as(ext_ArrayObject *a, int storage)
 {
     npy_intp dims[NPY_MAXDIMS];
-    int ndim = numpy_dims(a, dims);
+    int ndim = storage ? ext_Array_STORAGE_NDIM(a) : numpy_dims(a, dims);
+    for (int i = 0; storage && i < ndim; i++)
+        dims[i] = (npy_intp)a->shape[i];
     PyObject *v = PyArray_SimpleNewFromData(ndim, dims,
                                             ext_dtype_to_typenum(a->dtype), a->data);
     if (!v)
@@ -405,6 +409,11 @@ static PyObject *numpy_view(ext_ArrayObject *a)
         return NULL;
     }
     return v;
+}
+
+static PyObject *numpy_view(ext_ArrayObject *a)
+{
+    return numpy_view_as(a, 0);
 }
 
 /* tack.array's copy of obj; steals want (the dtype asked for, or NULL). */
@@ -630,7 +639,7 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
         goto done;
     }
     if (ext_Array_on_host(dst)) {
-        view = numpy_view(dst);
+        view = numpy_view_as(dst, 1);
         if (!view || PyArray_CopyInto((PyArrayObject *)view, src) < 0)
             goto done;
     } else {
