@@ -69,6 +69,15 @@ def test_matrix_dtype_and_array_round_trip(n, dtype, device):
     np.testing.assert_array_equal(z.numpy(), np.ones((3, 2, n, n)))
 
 
+def test_matrix_dtypes_pickle_and_compare():
+    import pickle
+    for dt in MATS.values():
+        assert pickle.loads(pickle.dumps(dt)) is dt
+    assert tack.mat22f != tack.vec4f and tack.mat22f != tack.mat22d
+    assert len({tack.mat22f, tack.vec4f, tack.mat22f}) == 2
+    assert tack.array(np.zeros((2, 2, 2)), dtype="mat22d").dtype is tack.mat22d
+
+
 def test_matrix_array_needs_its_shape():
     with pytest.raises(ValueError, match=r"\(\.\.\., 3, 3\)"):
         tack.array(np.zeros((4, 9), np.float32), dtype=tack.mat33f)
@@ -318,18 +327,26 @@ def rotate(theta):
     return tack.mat22d(c, -s, s, c)
 
 
+@tack.func
+def trace_of(m):
+    return m[0, 0] + m[1, 1]
+
+
 @tack.kernel
-def rotations(theta, out):
+def rotations(theta, out, traces):
     for i in range(theta.shape[0]):
         r = rotate(theta[i])
         out[i] = r @ r.T
+        traces[i] = trace_of(r)
 
 
 def test_device_function_returns_a_matrix(device):
     theta = rand((8,), 17, np.float64)
     out = tack.zeros((8,), dtype=tack.mat22d, device=device)
-    rotations(tack.array(theta, device=device), out)
+    traces = tack.zeros((8,), dtype=tack.f64, device=device)
+    rotations(tack.array(theta, device=device), out, traces)
     close(out.numpy(), np.broadcast_to(np.eye(2), (8, 2, 2)), np.float64)
+    close(traces.numpy(), 2 * np.cos(theta), np.float64)
 
 
 def test_matrix_width_is_in_the_variant_key(device):
@@ -438,3 +455,46 @@ def test_matrix_kernel_ptx(device):
     check_ptx(mpm_update, F, C, 0.1)
     a = tack.zeros((4,), dtype=tack.mat44d)
     check_ptx(det_inv, a, tack.zeros((4,), dtype=tack.f64), tack.zeros((4,), dtype=tack.mat44d))
+
+
+# ---- more shapes and values ---------------------------------------------------------
+
+@tack.kernel
+def grid_of_matrices(g, out):
+    for i, j in tack.ndindex(g.shape[0], g.shape[1]):
+        m = g[i, j]
+        out[i, j] = tack.f64(abs(m) + tack.math.sqrt(abs(m)) * 0.5)
+        out[i, j][0, 1] = g[i, j][1, 0] + g[i][j][0, 0]
+
+
+def test_two_dimensional_array_of_matrices_and_math(device):
+    g_np = rand((3, 4, 3, 3), 18, np.float32)
+    out = tack.zeros((3, 4), dtype=tack.mat33d, device=device)
+    grid_of_matrices(mats(g_np, 3, np.float32, device), out)
+    a = np.abs(g_np)
+    want = (a + np.sqrt(a) * np.float32(0.5)).astype(np.float64)
+    want[:, :, 0, 1] = (g_np[:, :, 1, 0] + g_np[:, :, 0, 0]).astype(np.float64)
+    close(out.numpy(), want, np.float32)
+
+
+@tack.kernel
+def special_values(a, b, neg, prod):
+    for i in range(a.shape[0]):
+        neg[i] = -a[i]
+        prod[i] = a[i] @ b[i]
+
+
+def test_nan_inf_and_negative_zero(device):
+    a_np = np.zeros((3, 2, 2), np.float64)
+    a_np[1, 0, 0] = np.nan
+    a_np[2, 1, 1] = np.inf
+    b_np = np.ones((3, 2, 2), np.float64)
+    neg = tack.zeros((3,), dtype=tack.mat22d, device=device)
+    prod = tack.zeros((3,), dtype=tack.mat22d, device=device)
+    special_values(mats(a_np, 2, np.float64, device), mats(b_np, 2, np.float64, device), neg, prod)
+    got = neg.numpy()
+    assert np.signbit(got[0]).all() and (got[0] == 0).all()  # -0.0, as NumPy's -a
+    np.testing.assert_array_equal(got, -a_np)
+    with np.errstate(invalid="ignore"):
+        want = a_np @ b_np
+    np.testing.assert_array_equal(prod.numpy(), want)  # nan and inf rows as NumPy's
