@@ -514,7 +514,7 @@ static int check_target(parser *p, expr *e, int allow_tuple) {
 }
 
 static const char *const aug_ops[] = {"+=", "-=", "*=", "/=", "//=", "%=", "**=",
-                                      "&=", "|=", "^=", "<<=", ">>="};
+                                      "&=", "|=", "^=", "<<=", ">>=", "@="};
 
 static stmt *p_expr_stmt(parser *p) {
     token *start = cur(p);

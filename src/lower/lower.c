@@ -1187,6 +1187,14 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
 static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
     ir_op op = binop_of(s->op);
     const expr *t = s->targets[0];
+    if (!strcmp(s->op, "@")) {
+        /* m @= b: a matrix (or vector) local, m = m @ b. */
+        if (t->kind != EX_NAME || check_assignable_name(L, t)) {
+            if (!L->failed) ERR(L, t->line, t->col, "'@=' updates a matrix or vector local");
+            return -1;
+        }
+        return lower_assign_to(L, b, t, mat_matmul(L, lower_expr(L, t), lower_expr(L, s->value), s->value), s);
+    }
     if ((int)op < 0 || op >= OP_NEG) {
         ERR(L, s->line, s->col, "operator '%s=' is not supported", s->op);
         return -1;

@@ -498,3 +498,28 @@ def test_nan_inf_and_negative_zero(device):
     with np.errstate(invalid="ignore"):
         want = a_np @ b_np
     np.testing.assert_array_equal(prod.numpy(), want)  # nan and inf rows as NumPy's
+
+
+@tack.kernel
+def powers(a, out):
+    for i in range(a.shape[0]):
+        m = tack.identity(3)
+        for _ in range(3):
+            m @= a[i]
+        out[i] = m
+
+
+def test_matmul_update(device):
+    a_np = rand((5, 3, 3), 19, np.float32)
+    out = tack.zeros((5,), dtype=tack.mat33f, device=device)
+    powers(mats(a_np, 3, np.float32, device), out)
+    close(out.numpy(), a_np @ a_np @ a_np, np.float32, hard=True)
+
+
+def test_matmul_update_of_an_array_element_is_refused(device):
+    def k(a):
+        for i in range(a.shape[0]):
+            a[i] @= a[i]
+    e = compile_error(k, tack.zeros((2,), dtype=tack.mat22f, device=device))
+    assert "'@=' updates a matrix or vector local" in str(e)
+    assert e.lineno == k.__code__.co_firstlineno + 2
