@@ -225,12 +225,29 @@ typedef enum tack_arg_kind {
 
 typedef struct tack_struct tack_struct;
 
+/* tack_arg.vec_width of an array of rows x cols matrices (2-4 each), and
+ * what a vec_width means: components per element (the last storage
+ * dimension's extent) and a matrix's rows (0: a vector or a scalar). */
+#define TACK_MAT_WIDTH(rows, cols) (16 * (rows) + (cols))
+static inline int tack_width_components(int vec_width) {
+    return vec_width >= 16 ? (vec_width >> 4) * (vec_width & 15) : vec_width;
+}
+static inline int tack_width_rows(int vec_width) { return vec_width >= 16 ? vec_width >> 4 : 0; }
+/* A vec_width Tack accepts: 0, 2-4, or a 2x2, 3x3 or 4x4 matrix's. */
+static inline int tack_width_valid(int vec_width) {
+    return vec_width == 0 || (vec_width >= 2 && vec_width <= 4) || vec_width == TACK_MAT_WIDTH(2, 2) ||
+           vec_width == TACK_MAT_WIDTH(3, 3) || vec_width == TACK_MAT_WIDTH(4, 4);
+}
+
 typedef struct tack_arg {
     tack_arg_kind kind;
     tack_dtype dtype;        /* arrays: element (or vector component) type */
     int vec_width;           /* arrays of vectors (vec2f ... vec4i): 2-4,
                                 and the last of ndim dimensions is this
-                                width; 0 for arrays of scalars */
+                                width; arrays of matrices (mat22f ...):
+                                TACK_MAT_WIDTH(rows, cols), and the last
+                                dimension holds rows*cols components, row
+                                by row; 0 for arrays of scalars */
     int ndim;                /* arrays: dimensions of the storage */
     int is_texture;          /* a tack.Texture3D: 3-D, f32 or f64, sampled
                                 by tex.sample(u, v, w) */
@@ -307,7 +324,9 @@ tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim,
                         const int64_t *shape, int writable);
 /* An array of `width`-component vectors with logical shape shape[0..ndim):
  * the storage is C-contiguous with a trailing dimension of `width` (its
- * logical dimensions' strides may be changed as above). */
+ * logical dimensions' strides may be changed as above).  With width
+ * TACK_MAT_WIDTH(n, n) an array of n x n matrices, whose trailing dimension
+ * holds the n*n components row by row. */
 tack_arg tack_arg_vector_array(void *data, tack_dtype component, int width, int ndim,
                                const int64_t *shape, int writable);
 tack_arg tack_arg_int(int64_t v);

@@ -17,6 +17,7 @@ from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
+    mat22f, mat33f, mat44f, mat22d, mat33d, mat44d,
     array, asarray, copyto, empty, from_dlpack, zeros,
     device, get_default_device, set_default_device, get_num_threads, set_num_threads,
     constant, device_class, stats, get_debug, set_debug, synchronize, seed,
@@ -117,6 +118,31 @@ def ndindex(*extents):
     return _itertools.product(*(range(e) for e in extents))
 
 
+# Matrix functions: unrolled scalar code inside kernels, NumPy outside them.
+def identity(n, dtype=f32):
+    """The n x n identity matrix (n 2-4) of dtype tack.f32 or tack.f64."""
+    import numpy as np
+    return np.identity(n, dtype=dtype.numpy)
+
+
+def outer(u, v):
+    """The outer product of two vectors: a len(u) x len(v) matrix."""
+    import numpy as np
+    return np.outer(u, v)
+
+
+def determinant(m):
+    """The determinant of a square matrix."""
+    import numpy as np
+    return np.linalg.det(m)
+
+
+def inverse(m):
+    """The inverse of a square matrix (in kernels a singular one gives inf and nan)."""
+    import numpy as np
+    return np.linalg.inv(m)
+
+
 # tack.math.*: intrinsics inside kernels, Python's math outside them.
 math = _types.ModuleType("tack.math", "Math intrinsics (Python's math outside kernels).")
 math.__dict__.update({k: v for k, v in vars(_pymath).items() if not k.startswith("_")})
@@ -126,6 +152,8 @@ __all__ = [
     "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype",
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16",
     "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
+    "mat22f", "mat33f", "mat44f", "mat22d", "mat33d", "mat44d",
+    "identity", "outer", "determinant", "inverse",
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
     "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",

@@ -50,6 +50,12 @@ vec4d: dtype
 vec2i: dtype
 vec3i: dtype
 vec4i: dtype
+mat22f: dtype
+mat33f: dtype
+mat44f: dtype
+mat22d: dtype
+mat33d: dtype
+mat44d: dtype
 
 class Device:
     @property

@@ -34,7 +34,7 @@ static const char *const keywords[] = {
 
 static const char *const ops3[] = {"//=", "**=", "<<=", ">>="};
 static const char *const ops2[] = {"**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->",
-                                   "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ":="};
+                                   "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ":=", "@="};
 static const char ops1[] = "+-*/%@&|^~<>()[]{},:.;=";
 
 static int col_of(const lexer *lx, size_t pos) { return (int)(pos - lx->line_start) + 1; }

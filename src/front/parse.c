@@ -341,8 +341,6 @@ static expr *p_binary(parser *p, int level) {
         for (int k = 0; k < 5 && bin_ops[level][k]; k++)
             if (is_op(t, bin_ops[level][k])) op = bin_ops[level][k];
         if (!op) break;
-        if (!strcmp(op, "@"))
-            return perr(p, t, "the matrix multiplication operator '@' is not supported");
         advance(p);
         expr *right = p_binary(p, level + 1);
         if (!right) return NULL;
@@ -504,7 +502,11 @@ static int check_target(parser *p, expr *e, int allow_tuple) {
         for (int k = 0; k < e->nitems; k++)
             if (!check_target(p, e->items[k], 0)) return 0;
         return 1;
-    case EX_ATTR: perr(p, &pos, "cannot assign to attribute '%s'", e->name); return 0;
+    case EX_ATTR:
+        /* A vector's component (v.x = s); lowering checks the value. */
+        if (e->name[0] && strchr("xyzw", e->name[0]) && !e->name[1]) return 1;
+        perr(p, &pos, "cannot assign to attribute '%s'", e->name);
+        return 0;
     case EX_CALL: perr(p, &pos, "cannot assign to a function call"); return 0;
     case EX_INT: case EX_FLOAT: case EX_BOOL: perr(p, &pos, "cannot assign to a literal"); return 0;
     default: perr(p, &pos, "cannot assign to an expression"); return 0;
@@ -512,7 +514,7 @@ static int check_target(parser *p, expr *e, int allow_tuple) {
 }
 
 static const char *const aug_ops[] = {"+=", "-=", "*=", "/=", "//=", "%=", "**=",
-                                      "&=", "|=", "^=", "<<=", ">>="};
+                                      "&=", "|=", "^=", "<<=", ">>=", "@="};
 
 static stmt *p_expr_stmt(parser *p) {
     token *start = cur(p);

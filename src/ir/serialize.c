@@ -492,7 +492,8 @@ static void read_param(reader *rd, ir_param *p) {
     p->index_ndim = ser_get_int(r, 0, TACK_MAX_NDIM);
     p->max_dim_read = ser_get_int(r, -1, TACK_MAX_NDIM - 1);
     p->written = ser_get_int(r, 0, 1);
-    p->vec_width = ser_get_int(r, 0, 4);
+    p->vec_width = ser_get_int(r, 0, TACK_MAT_WIDTH(4, 4));
+    if (!tack_width_valid(p->vec_width)) ser_fail(r);
     p->sampled = ser_get_int(r, 0, 1);
     p->type = get_type(rd);
     p->line = ser_get_int(r, INT_MIN, INT_MAX);

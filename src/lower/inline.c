@@ -169,7 +169,7 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
     if (rc) return NULL;
     if (callee->result_width) {
         *nresults = 1;
-        return vec_from_locals(L, x, callee->results, callee->result_width, call);
+        return vec_from_locals(L, x, callee->results, callee->result_width, callee->result_rows, call);
     }
     if (callee->nresults > 0) x->index = callee->results[0];
     *results = callee->results;
@@ -211,11 +211,14 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
             if (sc->nresults < 0) {
                 sc->nresults = 1;
                 sc->result_width = value->nargs;
+                sc->result_rows = value->dim;
                 for (int k = 0; k < value->nargs; k++)
                     if ((sc->results[k] = lower_temp(L, "ret")) < 0) return -1;
-            } else if (sc->result_width != value->nargs) {
-                ERR(L, s->line, s->col, "'%s' returns a %d-component vector here but not elsewhere",
-                    sc->def->name, value->nargs);
+            } else if (sc->result_width != value->nargs || sc->result_rows != value->dim) {
+                char what[64];
+                vec_shape_name(value, what, sizeof what);
+                ERR(L, s->line, s->col, "'%s' returns a %s here but not elsewhere",
+                    sc->def->name, what);
                 return -1;
             }
             if (vec_eval(L, b, value)) return -1;

@@ -166,7 +166,7 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 
 /* What a callee or attribute path names. */
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
-                           CALLEE_ATOMIC, CALLEE_VECTOR,
+                           CALLEE_ATOMIC, CALLEE_VECTOR, CALLEE_MATRIX,
                            CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL } callee_kind;
 typedef struct callee {
     callee_kind kind;
@@ -174,7 +174,7 @@ typedef struct callee {
     ir_type cast_to;   /* CAST */
     ir_intrinsic fn;   /* INTRINSIC */
     ir_atomic_op atomic; /* ATOMIC */
-    int width;           /* VECTOR: components, of type cast_to */
+    int width;           /* VECTOR: components, of type cast_to; MATRIX: rows */
     double value;      /* CONST */
     int special;       /* SPECIAL: SP_* (builtins.c) */
 } callee;
@@ -218,6 +218,10 @@ static callee classify_path(const char *path) {
         c.kind = CALLEE_VECTOR;
         c.width = leaf[3] - '0';
         c.cast_to = leaf[4] == 'f' ? TACK_F32 : leaf[4] == 'd' ? TACK_F64 : TACK_I32;
+        return c;
+    }
+    if (is_tack && (c.which = mat_function(leaf, &c.width, &c.cast_to)) >= 0) {
+        c.kind = CALLEE_MATRIX;
         return c;
     }
     if (is_tack && !strncmp(leaf, "atomic_", 7))
@@ -525,6 +529,7 @@ static ir_expr *lower_subscript(lowerer *L, const expr *e) {
     }
     int scratch = scratch_of(L, e->a);
     if (scratch >= 0) return scratch_load(L, scratch, e);
+    if (mat_is_value_subscript(L, e)) return mat_subscript(L, e);
     int p, n;
     ir_expr **idx = lower_indices(L, e, &p, &n);
     if (!idx) return NULL;
@@ -599,6 +604,33 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     case CALLEE_VECTOR: {
         ir_expr **args = lower_args(L, e);
         return args ? vec_construct(L, c.cast_to, c.width, args, e->nitems, e) : NULL;
+    }
+    case CALLEE_MATRIX: {
+        if (c.which == MAT_IDENTITY) {
+            /* tack.identity(n[, dtype]): n a literal 2-4; f32 unless dtype
+             * is tack.f64 (or another float dtype's name). */
+            const expr *n = e->nitems ? e->items[0] : NULL;
+            if (e->nitems < 1 || e->nitems > 2 || n->kind != EX_INT || n->ival < 2 || n->ival > 4) {
+                ERR(L, e->line, e->col, "tack.identity(n, dtype) takes n, an integer literal 2-4, "
+                    "and optionally the dtype tack.f32 or tack.f64");
+                return NULL;
+            }
+            ir_type comp = TACK_F32;
+            if (e->nitems == 2) {
+                char dpath[256];
+                callee d = classify(L, e->items[1], dpath, sizeof dpath);
+                if (L->failed) return NULL;
+                if (d.kind != CALLEE_CAST || (d.cast_to != TACK_F32 && d.cast_to != TACK_F64)) {
+                    ERR(L, e->items[1]->line, e->items[1]->col, "tack.identity()'s dtype is "
+                        "tack.f32 or tack.f64");
+                    return NULL;
+                }
+                comp = d.cast_to;
+            }
+            return mat_identity(L, (int)n->ival, comp, e);
+        }
+        ir_expr **args = lower_args(L, e);
+        return args ? mat_call(L, c.which, c.width, c.cast_to, args, e->nitems, e) : NULL;
     }
     case CALLEE_CAST: {
         if (e->nitems != 1) {
@@ -759,6 +791,7 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
         if (!x) oom(L);
         return x;
     }
+    if (!path[0] && !strcmp(e->name, "T")) return mat_transpose(L, lower_expr(L, e->a), e);
     const char *comp = strchr("xyzw", e->name[0]);
     if (!path[0] && comp && e->name[0] && !e->name[1]) {
         ir_expr *v = lower_expr(L, e->a);
@@ -814,6 +847,7 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
         return x;
     }
     case EX_BINOP: {
+        if (!strcmp(e->op, "@")) return mat_matmul(L, lower_expr(L, e->a), lower_expr(L, e->b), e);
         ir_op op = binop_of(e->op);
         if ((int)op < 0) {
             ERR(L, e->line, e->col, "operator '%s' is not supported", e->op);
@@ -928,6 +962,11 @@ static int check_assignable_name(lowerer *L, const expr *t) {
 
 /* target = value, for one NAME or SUBSCRIPT target. */
 int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, const stmt *at) {
+    if (!value) return -1;
+    if (mat_target_kind(L, t)) {
+        int rc = mat_assign_component(L, b, t, value, at);
+        if (rc <= 0) return rc;
+    }
     if (t->kind == EX_NAME) {
         if (check_assignable_name(L, t)) return -1;
         binding *bound = (binding *)scope_find(L->sc, t->name);
@@ -957,8 +996,11 @@ int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, cons
         L->f->params[p].written = 1;
         if (vec_width_of(L, p)) return vec_store(L, b, p, idx, n, value, at);
         if (vec_is(value)) {
-            ERR(L, at->line, at->col, "'%s' is an array of scalars; store one component, or pass "
-                "an array of vectors", L->f->params[p].name);
+            char what[64];
+            vec_shape_name(value, what, sizeof what);
+            ERR(L, at->line, at->col, "'%s' is an array of scalars, not of the %s stored; store "
+                "one component, or pass an array of %s", L->f->params[p].name, what,
+                value->dim ? "matrices" : "vectors");
             return -1;
         }
         ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
@@ -1162,11 +1204,20 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
 static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
     ir_op op = binop_of(s->op);
     const expr *t = s->targets[0];
+    if (!strcmp(s->op, "@")) {
+        /* m @= b: a matrix (or vector) local, m = m @ b. */
+        if (t->kind != EX_NAME || check_assignable_name(L, t)) {
+            if (!L->failed) ERR(L, t->line, t->col, "'@=' updates a matrix or vector local");
+            return -1;
+        }
+        return lower_assign_to(L, b, t, mat_matmul(L, lower_expr(L, t), lower_expr(L, s->value), s->value), s);
+    }
     if ((int)op < 0 || op >= OP_NEG) {
         ERR(L, s->line, s->col, "operator '%s=' is not supported", s->op);
         return -1;
     }
-    if (t->kind != EX_NAME && t->kind != EX_SUBSCRIPT) {
+    int comp = mat_target_kind(L, t);
+    if (t->kind != EX_NAME && t->kind != EX_SUBSCRIPT && !comp) {
         ERR(L, t->line, t->col, "cannot assign to this expression");
         return -1;
     }
@@ -1174,8 +1225,9 @@ static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
     const binding *red = t->kind == EX_NAME ? scope_find(L->sc, t->name) : NULL;
     if (red && red->kind == BIND_REDUCTION) return lower_reduction_update(L, b, s, red);
     /* x[i] op= v reads x[i] with the same (pure) index expressions; an
-     * array element gets the atomic form beside it (updates.c). */
-    int element = t->kind == EX_SUBSCRIPT && scratch_of(L, t->a) < 0 &&
+     * array element (or its component) gets the atomic form beside it
+     * (updates.c); a local's component does not. */
+    int element = comp ? comp == 2 : t->kind == EX_SUBSCRIPT && scratch_of(L, t->a) < 0 &&
                   !(t->a->kind == EX_ATTR && !strcmp(t->a->name, "shape"));
     ir_stmt *choice = element ? update_choice(L, s) : NULL;
     if (element && !choice) return -1;

@@ -31,12 +31,16 @@ typedef struct tmpl_node {
     const char *field_path; /* "" or "inner": the attributes from there */
 } tmpl_node;
 
+/* Components of the largest vector or matrix value (mat44). */
+#define MAX_COMPONENTS 16
+
 typedef struct binding {
     const char *name;
     bind_kind kind;
     int index;         /* kernel parameter or local */
     int width;         /* BIND_VECTOR: components, in locals comps[] */
-    int comps[4];
+    int rows;          /* BIND_VECTOR: a matrix's rows (row-major comps), 0: a vector */
+    int comps[MAX_COMPONENTS];
     int holds_scalar;  /* BIND_LOCAL: a scalar was assigned to it */
     int owner;         /* inline_id of the scope it belongs to: names its locals */
     tmpl_node *tmpl;   /* BIND_TEMPLATE */
@@ -65,6 +69,7 @@ typedef struct scope {
     int results[MAX_RESULTS]; /* result locals, made by the first `return v` */
     int nresults;        /* -1 until a return is seen; 0: returns no value */
     int result_width;    /* returns a vector of this many components (results[]) */
+    int result_rows;     /* ... a matrix of this many rows; 0: a vector */
 } scope;
 
 typedef struct lowerer {
@@ -118,9 +123,16 @@ int lower_declare_locals(lowerer *L, stmt *const *body, int n);
 /* vectors.c: vector values, scalarized while lowering.  A vector value is
  * an IR_VECTOR: a setup block that computes its components into fresh
  * locals.  Consumers run the setup once, then read the components. */
-int vec_width_of(lowerer *L, int param);       /* 0 unless an array of vectors */
-int vec_is(const ir_expr *e);
+int vec_width_of(lowerer *L, int param);       /* components: 0 unless an array of vectors
+                                                  or matrices */
+int mat_rows_of(lowerer *L, int param);        /* an array of matrices: rows, else 0 */
+int vec_is(const ir_expr *e);                  /* a vector or a matrix value */
+/* "3-component vector", "2x2 matrix" */
+void vec_shape_name(const ir_expr *v, char *buf, size_t size);
+ir_expr *vec_new(lowerer *L, int width, const expr *at);       /* empty setup */
+ir_expr *mat_new(lowerer *L, int rows, int cols, const expr *at);
 ir_expr *vec_component(lowerer *L, const ir_expr *v, int k, const expr *at); /* v.x ... */
+ir_expr *vec_component_at(lowerer *L, const ir_expr *v, int k, const expr *at); /* any value */
 ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at);
 int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr *v, const stmt *at);
 ir_expr *vec_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
@@ -135,11 +147,43 @@ ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at);
 int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const stmt *at);
 /* A vector whose components are `locals` after evaluating `setup` (an
  * inlined call returning a vector). */
-ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, const expr *at);
+ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, int rows,
+                         const expr *at);
 /* Statements that run v's setup: `eval` it before reading components. */
 int vec_eval(lowerer *L, ir_block *b, ir_expr *v);
 /* A CompileError at the first vector value left where a scalar was needed. */
 int vec_check_none_left(lowerer *L, const ir_block *b);
+
+/* matrices.c: matrix values (tack.mat22f ... mat44d), IR_VECTOR values
+ * with dim = rows.  mat_call handles tack.mat*, tack.identity, outer,
+ * determinant, inverse (kind: MAT_*); mat_matmul a @ b. */
+enum { MAT_CONSTRUCT, MAT_IDENTITY, MAT_OUTER, MAT_DETERMINANT, MAT_INVERSE };
+int mat_function(const char *leaf, int *rows, ir_type *component); /* MAT_*, or -1 */
+ir_expr *mat_call(lowerer *L, int which, int rows, ir_type component, ir_expr **args, int n,
+                  const expr *call);
+ir_expr *mat_identity(lowerer *L, int n, ir_type component, const expr *at);
+/* The components first.. of v: a scalar (count 1) or a vector (a row). */
+ir_expr *mat_select(lowerer *L, ir_expr *v, int first, int count, const expr *at);
+/* Whether e is x[i...] of an array of vectors or matrices. */
+int mat_is_element_of(lowerer *L, const expr *e);
+/* An assignment target that is a component: 1 of a local (v.x, m[r, c],
+ * m[r]), 2 of an array element (x[i].x, x[i][r, c]), else 0. */
+int mat_target_kind(lowerer *L, const expr *t);
+/* Whether subscript e indexes a vector or matrix value (m[r, c],
+ * x[i][r, c], (a @ b)[0, 1]) rather than an array; mat_subscript lowers it. */
+int mat_is_value_subscript(lowerer *L, const expr *e);
+ir_expr *mat_subscript(lowerer *L, const expr *e);
+/* `x[i].x op= v`: the atomic form, one IR_ATOMIC on the component, into b. */
+int mat_component_update(lowerer *L, ir_block *b, const stmt *s, ir_atomic_op aop);
+ir_expr *mat_matmul(lowerer *L, ir_expr *a, ir_expr *b, const expr *at);
+ir_expr *mat_transpose(lowerer *L, ir_expr *m, const expr *at);
+/* m[r, c] / m[r] / v[k] with constant indices: the component numbers
+ * they name (k0, and count 1; or a row's), -1 after an error. */
+int mat_component_index(lowerer *L, const ir_expr *v, const expr *sub, int *first, int *count,
+                        int *stride);
+/* Component stores: `v.x = s`, `m[r, c] = s`, `m[r] = row`, `x[i].x = s`,
+ * `x[i][r, c] = s`.  Returns 1 when t is no such target. */
+int mat_assign_component(lowerer *L, ir_block *b, const expr *t, ir_expr *value, const stmt *at);
 
 /* textures.c: tex.sample(u, v, w) on a Texture3D parameter: trilinear
  * interpolation, normalized coordinates, clamp to edge. */

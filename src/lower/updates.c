@@ -51,6 +51,7 @@ int update_atomic_form(lowerer *L, ir_stmt *choice, const stmt *s, ir_op op) {
         choice->update = 2; /* no atomic form: refused unless private */
         return 0;
     }
+    if (mat_target_kind(L, s->targets[0]) == 2) return mat_component_update(L, &choice->orelse, s, aop);
     int p, n;
     ir_expr **idx = lower_indices(L, s->targets[0], &p, &n);
     ir_expr *v = idx ? lower_expr(L, s->value) : NULL;

@@ -9,7 +9,21 @@
 #include "lower_internal.h"
 
 int vec_width_of(lowerer *L, int param) {
-    return param >= 0 && param < L->f->nparams ? L->f->params[param].vec_width : 0;
+    return param >= 0 && param < L->f->nparams ? tack_width_components(L->f->params[param].vec_width) : 0;
+}
+
+int mat_rows_of(lowerer *L, int param) {
+    int w = param >= 0 && param < L->f->nparams ? L->f->params[param].vec_width : 0;
+    return tack_width_rows(w);
+}
+
+void vec_shape_name(const ir_expr *v, char *buf, size_t size) {
+    if (v->dim) snprintf(buf, size, "%dx%d matrix", v->dim, v->nargs / v->dim);
+    else snprintf(buf, size, "%d-component vector", v->nargs);
+}
+
+static int same_shape(const ir_expr *a, const ir_expr *b) {
+    return a->nargs == b->nargs && a->dim == b->dim;
 }
 
 int vec_is(const ir_expr *e) { return e && e->kind == IR_VECTOR; }
@@ -47,11 +61,12 @@ int vec_eval(lowerer *L, ir_block *b, ir_expr *v) {
 }
 
 /* A new vector value with `width` fresh component locals and an empty
- * setup, which the caller fills. */
-static ir_expr *vec_new(lowerer *L, int width, const expr *at) {
+ * setup, which the caller fills.  A matrix is the same with dim = rows
+ * (components row-major); mat_new sets it. */
+ir_expr *vec_new(lowerer *L, int width, const expr *at) {
     ir_expr *v = ir_expr_new(L->f, IR_VECTOR, at->line, at->col);
     ir_block *setup = arena_alloc(&L->f->mem, sizeof *setup);
-    ir_expr **comps = arena_alloc(&L->f->mem, 4 * sizeof *comps);
+    ir_expr **comps = arena_alloc(&L->f->mem, MAX_COMPONENTS * sizeof *comps);
     if (!v || !setup || !comps) {
         lower_oom(L);
         return NULL;
@@ -66,9 +81,24 @@ static ir_expr *vec_new(lowerer *L, int width, const expr *at) {
     return v;
 }
 
+ir_expr *mat_new(lowerer *L, int rows, int cols, const expr *at) {
+    ir_expr *m = vec_new(L, rows * cols, at);
+    if (m) m->dim = rows;
+    return m;
+}
+
 static int comp_local(const ir_expr *v, int k) { return v->args[k]->index; }
 
 ir_expr *vec_component(lowerer *L, const ir_expr *v, int k, const expr *at) {
+    if (v->dim) {
+        ERR(L, at->line, at->col, "'.%c' needs a vector; a matrix's components are m[row, col]",
+            "xyzw"[k]);
+        return NULL;
+    }
+    return vec_component_at(L, v, k, at);
+}
+
+ir_expr *vec_component_at(lowerer *L, const ir_expr *v, int k, const expr *at) {
     if (k >= v->nargs) {
         ERR(L, at->line, at->col, "component '%c' of a %d-component vector", "xyzw"[k], v->nargs);
         return NULL;
@@ -96,19 +126,25 @@ typedef ir_expr *(*component_fn)(lowerer *L, ir_expr **ops, int n, const expr *a
 /* Applies `make` component by component; scalar operands broadcast. */
 static ir_expr *vec_map(lowerer *L, ir_expr **ops, int n, const expr *at, component_fn make,
                         const void *ctx) {
-    int width = 0;
+    const ir_expr *shape = NULL;
     for (int i = 0; i < n; i++) {
         if (!ops[i]) return NULL;
         if (!vec_is(ops[i])) continue;
-        if (width && ops[i]->nargs != width) {
-            ERR(L, at->line, at->col, "vectors of %d and %d components cannot be combined", width,
-                ops[i]->nargs);
+        if (shape && !same_shape(shape, ops[i])) {
+            char a[64], b[64];
+            vec_shape_name(shape, a, sizeof a);
+            vec_shape_name(ops[i], b, sizeof b);
+            ERR(L, at->line, at->col, "a %s and a %s cannot be combined component by component%s",
+                a, b, shape->dim && !ops[i]->dim ? "; '@' multiplies a matrix by a vector" : "");
             return NULL;
         }
-        width = ops[i]->nargs;
+        shape = ops[i];
     }
+    if (!shape) return NULL;
+    int width = shape->nargs;
     ir_expr *out = vec_new(L, width, at);
     if (!out) return NULL;
+    out->dim = shape->dim;
     int scalar_tmp[8] = {0};
     if (n > 8) {
         ERR(L, at->line, at->col, "too many operands");
@@ -205,13 +241,14 @@ ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const exp
         ERR(L, at->line, at->col, "a condition must be a scalar, not a vector");
         return NULL;
     }
-    if (!vec_is(a) || !vec_is(b) || a->nargs != b->nargs) {
-        ERR(L, at->line, at->col, "both sides of a conditional expression must be vectors of "
-            "the same width");
+    if (!vec_is(a) || !vec_is(b) || !same_shape(a, b)) {
+        ERR(L, at->line, at->col, "both sides of a conditional expression must be vectors (or "
+            "matrices) of the same shape");
         return NULL;
     }
     /* Only the chosen side's setup runs. */
     ir_expr *out = vec_new(L, a->nargs, at);
+    if (out) out->dim = a->dim;
     ir_stmt *s = ir_stmt_new(L->f, IR_IF, at->line, at->col);
     if (!out || !s) {
         lower_oom(L);
@@ -289,6 +326,10 @@ static ir_expr *sqrt_of(lowerer *L, ir_expr *x, const expr *at) {
 ir_expr *vec_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args, int n,
                     const expr *at) {
     int want = !strcmp(name, "dot") ? 1 : 0;
+    if (self->dim) {
+        ERR(L, at->line, at->col, "%s() is a method of vectors, not of matrices", name);
+        return NULL;
+    }
     if (n != want) {
         ERR(L, at->line, at->col, "%s() takes %d argument%s, got %d", name, want,
             want == 1 ? "" : "s", n);
@@ -313,7 +354,7 @@ ir_expr *vec_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args,
     /* dot and length give a scalar: an inlined block with one result. */
     ir_expr *other = want ? args[0] : self;
     if (!other) return NULL;
-    if (!vec_is(other) || other->nargs != self->nargs) {
+    if (!vec_is(other) || !same_shape(other, self)) {
         ERR(L, at->line, at->col, "dot() needs a vector of %d components", self->nargs);
         return NULL;
     }
@@ -337,6 +378,7 @@ ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
     int width = vec_width_of(L, param);
     ir_expr *out = vec_new(L, width, at);
     if (!out) return NULL;
+    out->dim = mat_rows_of(L, param);
     int itmp[TACK_MAX_NDIM];
     for (int i = 0; i < n; i++)
         if ((itmp[i] = hoist_scalar(L, out->body, idx[i], at)) < 0) return NULL;
@@ -361,9 +403,12 @@ ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
 int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr *v, const stmt *at) {
     int width = vec_width_of(L, param);
     const expr where = {.line = at->line, .col = at->col};
-    if (!vec_is(v) || v->nargs != width) {
-        ERR(L, at->line, at->col, "'%s' holds %d-component vectors; assign a vector of that "
-            "width", L->f->params[param].name, width);
+    if (!vec_is(v) || v->nargs != width || v->dim != mat_rows_of(L, param)) {
+        char want[64];
+        ir_expr shape = {.nargs = width, .dim = mat_rows_of(L, param)};
+        vec_shape_name(&shape, want, sizeof want);
+        ERR(L, at->line, at->col, "'%s' holds %ss; assign a %s", L->f->params[param].name, want,
+            want);
         return -1;
     }
     int itmp[TACK_MAX_NDIM];
@@ -389,9 +434,12 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
                       ir_expr *v, const stmt *at) {
     int width = vec_width_of(L, param);
     const expr where = {.line = at->line, .col = at->col};
-    if (vec_is(v) && v->nargs != width) {
-        ERR(L, at->line, at->col, "'%s' holds %d-component vectors; update it with a vector of "
-            "that width", L->f->params[param].name, width);
+    if (vec_is(v) && (v->nargs != width || v->dim != mat_rows_of(L, param))) {
+        char want[64];
+        ir_expr shape = {.nargs = width, .dim = mat_rows_of(L, param)};
+        vec_shape_name(&shape, want, sizeof want);
+        ERR(L, at->line, at->col, "'%s' holds %ss; update it with a %s or a scalar",
+            L->f->params[param].name, want, want);
         return -1;
     }
     int itmp[TACK_MAX_NDIM], scalar = -1;
@@ -418,8 +466,10 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
     return 0;
 }
 
-ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, const expr *at) {
+ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, int rows,
+                         const expr *at) {
     ir_expr *out = vec_new(L, width, at);
+    if (out) out->dim = rows;
     ir_stmt *s = ir_stmt_new(L->f, IR_EVAL, at->line, at->col);
     if (!out || !s) {
         lower_oom(L);
@@ -435,6 +485,7 @@ ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int widt
 ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at) {
     ir_expr *out = vec_new(L, b->width, at);
     if (!out) return NULL;
+    out->dim = b->rows;
     for (int k = 0; k < b->width; k++)
         if (lower_set_local(L, out->body, comp_local(out, k), lower_read_local(L, b->comps[k], at), at)) return NULL;
     return out;
@@ -453,14 +504,22 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
          * bound while the caller's scope is current). */
         b->kind = BIND_VECTOR;
         b->width = v->nargs;
+        b->rows = v->dim;
         for (int k = 0; k < v->nargs; k++) {
             char name[256];
-            snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], b->owner);
+            if (v->dim)
+                snprintf(name, sizeof name, "%s.%d%d@%d", b->name, k / (v->nargs / v->dim),
+                         k % (v->nargs / v->dim), b->owner);
+            else
+                snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], b->owner);
             if ((b->comps[k] = ir_local_add(L->f, name)) < 0) return lower_oom(L);
         }
-    } else if (b->width != v->nargs) {
-        ERR(L, at->line, at->col, "'%s' holds %d-component vectors, not %d", b->name, b->width,
-            v->nargs);
+    } else if (b->width != v->nargs || b->rows != v->dim) {
+        char have[64], got[64];
+        ir_expr shape = {.nargs = b->width, .dim = b->rows};
+        vec_shape_name(&shape, have, sizeof have);
+        vec_shape_name(v, got, sizeof got);
+        ERR(L, at->line, at->col, "'%s' holds %ss, not a %s", b->name, have, got);
         return -1;
     }
     if (vec_eval(L, blk, v)) return -1;
@@ -505,8 +564,10 @@ int vec_check_none_left(lowerer *L, const ir_block *b) {
     /* Report in the source the leftover came from. */
     const ir_source *s = &L->f->sources[v->src];
     src_info where = {s->text, s->filename, s->first_line, s->name, s->is_function};
+    char what[64];
+    vec_shape_name(v, what, sizeof what);
     if (!L->failed++)
-        src_error(&where, v->line, v->col, L->err,
-                  "a %d-component vector cannot be used here; a scalar is needed", v->nargs);
+        src_error(&where, v->line, v->col, L->err, "a %s cannot be used here; a scalar is needed",
+                  what);
     return -1;
 }

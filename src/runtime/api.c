@@ -47,7 +47,7 @@ tack_arg tack_arg_vector_array(void *data, tack_dtype component, int width, int 
                                const int64_t *shape, int writable) {
     int64_t storage[TACK_MAX_NDIM + 1];
     for (int d = 0; d < ndim && d < TACK_MAX_NDIM; d++) storage[d] = shape[d];
-    storage[ndim < TACK_MAX_NDIM ? ndim : TACK_MAX_NDIM] = width;
+    storage[ndim < TACK_MAX_NDIM ? ndim : TACK_MAX_NDIM] = tack_width_components(width);
     tack_arg a = tack_arg_array(data, component, ndim + 1, storage, writable);
     a.vec_width = width;
     return a;

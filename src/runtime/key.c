@@ -228,12 +228,13 @@ static tack_status check_array(const tack_kernel *k, const tack_device *dev, con
     /* An array of vectors stores its components as a last dimension. */
     int logical = a->ndim;
     if (a->vec_width) {
-        if (a->vec_width < 2 || a->vec_width > 4 || a->ndim < 2 ||
-            a->shape[a->ndim - 1] != a->vec_width)
+        int comps = tack_width_components(a->vec_width);
+        if (!tack_width_valid(a->vec_width) || a->ndim < 2 || a->shape[a->ndim - 1] != comps)
             return runtime_error(err, TACK_ERR_VALUE,
-                                 "kernel '%s': parameter '%s': an array of %d-component vectors "
+                                 "kernel '%s': parameter '%s': an array of %d-component %s "
                                  "needs a last storage dimension of %d",
-                                 kname(k), pn, a->vec_width, a->vec_width);
+                                 kname(k), pn, comps, tack_width_rows(a->vec_width) ? "matrices"
+                                 : "vectors", comps);
         logical--;
         if (a->dtype == TACK_F16)
             return runtime_error(err, TACK_ERR_TYPE,

@@ -20,7 +20,7 @@
 #define MAX_DEPTH 8
 
 /* Checked before lowering, which sizes its vector scalarization by it. */
-static int vec_width_ok(int w) { return w == 0 || (w >= 2 && w <= 4); }
+static int vec_width_ok(int w) { return tack_width_valid(w); }
 
 typedef struct encoder {
     tmpl_sig *sig;
@@ -143,7 +143,7 @@ tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int narg
         if (a->kind == TACK_ARG_ARRAY && !vec_width_ok(a->vec_width))
             return runtime_error(err, TACK_ERR_VALUE,
                                  "kernel '%s': parameter '%s': vector width %d (vectors have 2 to 4 "
-                                 "components)", tack_kernel_name(k),
+                                 "components; matrices are 2x2, 3x3 or 4x4)", tack_kernel_name(k),
                                  tack_kernel_param_name(k, i), a->vec_width);
         if (a->kind == TACK_ARG_ARRAY && a->vec_width > 0) key->vec[i] = (uint8_t)a->vec_width;
         if (a->kind != TACK_ARG_STRUCT) continue;

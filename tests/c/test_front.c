@@ -385,7 +385,7 @@ static const bad_case bad[] = {
     {"def f(a):\n    a.b = 1\n", 2, "cannot assign to attribute"},
     {"def f(a):\n    a + 1 = 2\n", 2, "cannot assign to an expression"},
     {"def f(a):\n    a, b += 1\n", 2, "augmented assignment to a tuple"},
-    {"def f(a):\n    x = a @ a\n", 2, "'@'"},
+    {"def f(a):\n    a.T = a\n", 2, "cannot assign to attribute 'T'"},
     {"def f(a):\n    x = (y := 1)\n", 2, "assignment expressions"},
     {"def f(a):\n    x = *a\n", 2, "starred"},
     {"def f(a):\n    x = (i for i in a)\n", 2, "generator expressions"},

@@ -1,7 +1,7 @@
 """One conformance suite for the GPU dialects without their GPUs: every
 kernel test_cuda.py compiles (every dtype, conversions, math, f16, control
 flow and device functions, vectors, ndindex, atomics of every op and dtype,
-template classes, textures, debug mode) also becomes, for each other
+template classes, textures, debug mode; and matrices) also becomes, for each other
 dialect, what its vendor's offline compiler accepts:
 
 - HIP: an AMDGPU code object from hipRTC for gfx90a and for gfx1030 (an ELF
@@ -35,6 +35,7 @@ from test_cuda import (ALL, INTS, Field, Pair, arith, atomics_float, atomics_int
                        convert, farith, fill2, fill3, gather, half_round, histogram, ivec,
                        np_of, sample_points, scale, shade, stencil, steps, transcendental,
                        use_field, use_pair)
+from test_matrices import component_stores, det_inv, element_writes, mpm_update
 from test_workgroups import block_scan, block_sum, tiled_matmul
 from test_workgroups import stencil as shared_stencil
 
@@ -79,6 +80,18 @@ def _cases():
         out.append((f"shade_{vt}", shade, (tack.zeros((32,), dtype=dt), tack.zeros((32,), dtype=dt),
                                            tack.zeros((1,), dtype=dt), z(32, s),
                                            tack.zeros((32,), dtype=dt)), False))
+    for mt in ("mat22f", "mat22d"):
+        dt = getattr(tack, mt)
+        out.append((f"mpm_{mt}", mpm_update, (tack.zeros((8,), dtype=dt), tack.zeros((8,), dtype=dt),
+                                              0.1), False))
+    out.append(("det_inv_mat44d", det_inv, (tack.zeros((4,), dtype=tack.mat44d), z(4),
+                                            tack.zeros((4,), dtype=tack.mat44d)), False))
+    out.append(("matrix_elements", element_writes,
+                (z(4, np.float32), tack.zeros((4,), dtype=tack.mat33f),
+                 tack.zeros((4,), dtype=tack.vec3f), tack.zeros((4,), dtype=tack.mat22f)), False))
+    out.append(("component_stores", component_stores,
+                (z(4, np.float32), tack.zeros((4,), dtype=tack.vec3f),
+                 tack.zeros((1,), dtype=tack.vec2f), tack.zeros((4,), dtype=tack.vec3f)), False))
     out.append(("ivec", ivec, (tack.zeros((8,), dtype=tack.vec3i),
                                tack.zeros((8,), dtype=tack.vec3i)), False))
     out.append(("fill2", fill2, (z((13, 11), np.int32), 7), False))

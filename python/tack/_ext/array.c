@@ -236,7 +236,7 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
         return NULL;
     }
     size_t csize = tack_dtype_size(dtype);
-    size_t itemsize = csize * (size_t)(vec_width ? vec_width : 1);
+    size_t itemsize = csize * (size_t)(vec_width ? tack_width_components(vec_width) : 1);
     size_t size = 1;
     int too_big = 0;
     for (int i = 0; i < ndim; i++) {
@@ -299,9 +299,9 @@ static void set_layout(ext_ArrayObject *a, tack_dtype dtype, int vec_width, int 
     a->size = (Py_ssize_t)size;
     a->nbytes = (Py_ssize_t)nbytes;
     if (vec_width) {
-        a->shape[ndim] = vec_width;
+        a->shape[ndim] = tack_width_components(vec_width);
         a->strides[ndim] = (int64_t)csize;
-        a->py_shape[ndim] = vec_width;
+        a->py_shape[ndim] = tack_width_components(vec_width);
         a->py_strides[ndim] = (Py_ssize_t)csize;
     }
     int64_t stride = (int64_t)itemsize;
@@ -324,7 +324,7 @@ ext_ArrayObject *ext_Array_wrap(PyObject *device, void *data, tack_dtype dtype, 
         return NULL;
     }
     size_t csize = tack_dtype_size(dtype);
-    size_t itemsize = csize * (size_t)(vec_width ? vec_width : 1);
+    size_t itemsize = csize * (size_t)(vec_width ? tack_width_components(vec_width) : 1);
     size_t size = 1;
     for (int i = 0; i < ndim; i++)
         size *= (size_t)shape[i]; /* the producer's allocation holds it */
@@ -376,11 +376,29 @@ PyObject *ext_zeros(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 /* A NumPy array viewing a's storage (writable), keeping a alive. */
-static PyObject *numpy_view(ext_ArrayObject *a)
+/* The NumPy shape of a's data: the storage shape, with a matrix's
+ * components as (rows, cols). */
+static int numpy_dims(const ext_ArrayObject *a, npy_intp *dims)
 {
-    npy_intp dims[TACK_MAX_NDIM];
     int ndim = ext_Array_STORAGE_NDIM(a);
     for (int i = 0; i < ndim; i++)
+        dims[i] = (npy_intp)a->shape[i];
+    int rows = tack_width_rows(a->vec_width);
+    if (rows) {
+        dims[ndim - 1] = rows;
+        dims[ndim] = tack_width_components(a->vec_width) / rows;
+        ndim++;
+    }
+    return ndim;
+}
+
+/* A NumPy array over a's host memory; storage: with a matrix's components
+ * flat (the storage shape) rather than (rows, cols). */
+static PyObject *numpy_view_as(ext_ArrayObject *a, int storage)
+{
+    npy_intp dims[NPY_MAXDIMS];
+    int ndim = storage ? ext_Array_STORAGE_NDIM(a) : numpy_dims(a, dims);
+    for (int i = 0; storage && i < ndim; i++)
         dims[i] = (npy_intp)a->shape[i];
     PyObject *v = PyArray_SimpleNewFromData(ndim, dims,
                                             ext_dtype_to_typenum(a->dtype), a->data);
@@ -391,6 +409,11 @@ static PyObject *numpy_view(ext_ArrayObject *a)
         return NULL;
     }
     return v;
+}
+
+static PyObject *numpy_view(ext_ArrayObject *a)
+{
+    return numpy_view_as(a, 0);
 }
 
 /* tack.array's copy of obj; steals want (the dtype asked for, or NULL). */
@@ -435,9 +458,35 @@ static PyObject *copy_new(PyObject *obj, PyArray_Descr *want, int width, PyObjec
         return NULL;
     }
     int ndim = PyArray_NDIM(src);
+    if (tack_width_rows(width)) {
+        /* Matrices: data of shape (..., rows, cols), stored flat per element. */
+        int rows = tack_width_rows(width), cols = tack_width_components(width) / rows;
+        if (ndim < 2 || PyArray_DIM(src, ndim - 2) != rows || PyArray_DIM(src, ndim - 1) != cols) {
+            PyObject *ss = PyObject_GetAttrString((PyObject *)src, "shape");
+            if (ss)
+                PyErr_Format(PyExc_ValueError,
+                             "tack.array(): an array of %R needs data of shape "
+                             "(..., %d, %d), got shape %S",
+                             ext_vec_dtype_object((tack_dtype)t, width), rows, cols, ss);
+            Py_XDECREF(ss);
+            Py_DECREF(src);
+            return NULL;
+        }
+        npy_intp dims[NPY_MAXDIMS];
+        for (int i = 0; i < ndim - 2; i++)
+            dims[i] = PyArray_DIM(src, i);
+        dims[ndim - 2] = rows * cols;
+        PyArray_Dims flat = {dims, ndim - 1};
+        PyArrayObject *f = (PyArrayObject *)PyArray_Newshape(src, &flat, NPY_CORDER);
+        Py_DECREF(src);
+        if (!f)
+            return NULL;
+        src = f;
+        ndim--;
+    }
     if (width) {
         /* Components along the last dimension: shape (..., width). */
-        if (ndim == 0 || PyArray_DIM(src, ndim - 1) != width) {
+        if (ndim == 0 || PyArray_DIM(src, ndim - 1) != tack_width_components(width)) {
             PyObject *ss = PyObject_GetAttrString((PyObject *)src, "shape");
             if (ss)
                 PyErr_Format(PyExc_ValueError,
@@ -552,6 +601,22 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
     PyArrayObject *src = (PyArrayObject *)PyArray_FromAny(src_obj, NULL, 0, 0, 0, NULL);
     if (!src)
         return NULL;
+    int rows = tack_width_rows(dst->vec_width);
+    if (rows && PyArray_NDIM(src) == dst->ndim + 2 &&
+        PyArray_DIM(src, dst->ndim) == rows &&
+        PyArray_DIM(src, dst->ndim + 1) == tack_width_components(dst->vec_width) / rows) {
+        /* Matrices of shape (..., rows, cols): as the storage's flat rows. */
+        npy_intp dims[NPY_MAXDIMS];
+        for (int i = 0; i < dst->ndim; i++)
+            dims[i] = PyArray_DIM(src, i);
+        dims[dst->ndim] = tack_width_components(dst->vec_width);
+        PyArray_Dims flat = {dims, dst->ndim + 1};
+        PyArrayObject *f = (PyArrayObject *)PyArray_Newshape(src, &flat, NPY_ANYORDER);
+        Py_DECREF(src);
+        if (!f)
+            return NULL;
+        src = f;
+    }
     PyObject *r = NULL;
     PyArray_Descr *dst_descr = NULL;
     PyObject *view = NULL;
@@ -574,7 +639,7 @@ PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
         goto done;
     }
     if (ext_Array_on_host(dst)) {
-        view = numpy_view(dst);
+        view = numpy_view_as(dst, 1);
         if (!view || PyArray_CopyInto((PyArrayObject *)view, src) < 0)
             goto done;
     } else {
@@ -679,10 +744,8 @@ PyObject *ext_Array_numpy(PyObject *self, PyObject *unused)
             PyArray_CLEARFLAGS((PyArrayObject *)v, NPY_ARRAY_WRITEABLE);
         return v;
     }
-    npy_intp dims[TACK_MAX_NDIM];
-    int ndim = ext_Array_STORAGE_NDIM(a);
-    for (int i = 0; i < ndim; i++)
-        dims[i] = (npy_intp)a->shape[i];
+    npy_intp dims[NPY_MAXDIMS];
+    int ndim = numpy_dims(a, dims);
     PyObject *r = PyArray_SimpleNew(ndim, dims, ext_dtype_to_typenum(a->dtype));
     if (r && ext_Array_read(a, PyArray_DATA((PyArrayObject *)r)) < 0)
         Py_CLEAR(r);

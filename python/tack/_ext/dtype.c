@@ -25,6 +25,18 @@ static const char *const vec_names[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS] = {
 };
 static PyObject *vec_objects[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS];
 
+/* Matrix dtypes: 2x2, 3x3, 4x4 of f32 'f' or f64 'd'; width is
+ * TACK_MAT_WIDTH(n, n) (tack_arg.vec_width), storage n*n components. */
+#define NUM_MAT_COMPONENTS 2
+#define NUM_MAT_SIZES 3
+static const char *const mat_names[NUM_MAT_COMPONENTS][NUM_MAT_SIZES] = {
+    {"mat22f", "mat33f", "mat44f"},
+    {"mat22d", "mat33d", "mat44d"},
+};
+static PyObject *mat_objects[NUM_MAT_COMPONENTS][NUM_MAT_SIZES];
+
+static const char *width_name(tack_dtype t, int width);
+
 static int vec_component_index(tack_dtype t)
 {
     for (int c = 0; c < NUM_VEC_COMPONENTS; c++)
@@ -42,6 +54,15 @@ PyObject *ext_vec_dtype_object(tack_dtype t, int width)
 {
     if (width == 0)
         return dtype_objects[t];
+    int rows = tack_width_rows(width);
+    if (rows) {
+        if (!tack_width_valid(width) || (t != TACK_F32 && t != TACK_F64)) {
+            PyErr_Format(PyExc_TypeError, "there is no matrix dtype of %s components",
+                         tack_dtype_name(t));
+            return NULL;
+        }
+        return mat_objects[t == TACK_F64][rows - 2];
+    }
     int c = vec_component_index(t);
     if (c < 0 || width < EXT_VEC_MIN || width > EXT_VEC_MAX) {
         PyErr_Format(PyExc_TypeError,
@@ -56,8 +77,17 @@ PyObject *ext_vec_dtype_object(tack_dtype t, int width)
 static const char *dtype_py_name(const ext_DTypeObject *d)
 {
     if (d->width)
-        return vec_names[vec_component_index(d->t)][d->width - EXT_VEC_MIN];
+        return width_name(d->t, d->width);
     return py_names[d->t];
+}
+
+/* "vec3f", "mat33d": a vector or matrix dtype's name. */
+static const char *width_name(tack_dtype t, int width)
+{
+    int rows = tack_width_rows(width);
+    if (rows)
+        return mat_names[t == TACK_F64][rows - 2];
+    return vec_names[vec_component_index(t)][width - EXT_VEC_MIN];
 }
 
 /* .name and str(): "f32", "bool", "vec3f". */
@@ -183,6 +213,13 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
                 }
             }
         }
+        for (int c = 0; c < NUM_MAT_COMPONENTS; c++)
+            for (int n = 0; n < NUM_MAT_SIZES; n++)
+                if (strcmp(s, mat_names[c][n]) == 0) {
+                    *out = c ? TACK_F64 : TACK_F32;
+                    *width = TACK_MAT_WIDTH(n + 2, n + 2);
+                    return 0;
+                }
     }
     /* NumPy's spellings: np.float32, np.dtype('i8'), "float64", float, ... */
     PyArray_Descr *descr = NULL;
@@ -200,7 +237,8 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
         PyErr_Format(PyExc_TypeError,
                      "%U is not a Tack dtype (bool_, i8, i16, i32, i64, u8, u16, "
                      "u32, u64, f32, f64, f16%s)", r,
-                     vectors ? ", vec2f-vec4f, vec2d-vec4d, vec2i-vec4i" : "");
+                     vectors ? ", vec2f-vec4f, vec2d-vec4d, vec2i-vec4i, mat22f-mat44f, "
+                     "mat22d-mat44d" : "");
         Py_DECREF(r);
     }
     return -1;
@@ -213,8 +251,8 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
         return -1;
     if (width) {
         PyErr_Format(PyExc_TypeError,
-                     "tack.%s is a vector dtype; a scalar dtype is needed here",
-                     vec_names[vec_component_index(*out)][width - EXT_VEC_MIN]);
+                     "tack.%s is a %s dtype; a scalar dtype is needed here",
+                     width_name(*out, width), tack_width_rows(width) ? "matrix" : "vector");
         return -1;
     }
     return 0;
@@ -262,8 +300,13 @@ static PyObject *vec_call(ext_DTypeObject *d, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(args);
+    int rows = tack_width_rows(d->width), comps = tack_width_components(d->width);
     PyObject *seq;
-    if (n == d->width)
+    if (rows && n == 0) { /* tack.mat33f(): zeros, as in kernels */
+        npy_intp dims[2] = {rows, comps / rows};
+        return PyArray_ZEROS(2, dims, ext_dtype_to_typenum(d->t), 0);
+    }
+    if (n == comps || (rows && n == rows))
         seq = args;
     else if (n == 1)
         seq = PyTuple_GET_ITEM(args, 0);
@@ -278,11 +321,27 @@ static PyObject *vec_call(ext_DTypeObject *d, PyObject *args, PyObject *kwargs)
                                   NPY_ARRAY_DEFAULT, NULL);
     if (!r)
         return NULL;
-    if (PyArray_NDIM((PyArrayObject *)r) == 1 &&
+    if (!rows && PyArray_NDIM((PyArrayObject *)r) == 1 &&
         PyArray_DIM((PyArrayObject *)r, 0) == d->width)
         return r;
+    if (rows && PyArray_SIZE((PyArrayObject *)r) == comps &&
+        (PyArray_NDIM((PyArrayObject *)r) == 1 ||
+         (PyArray_NDIM((PyArrayObject *)r) == 2 && PyArray_DIM((PyArrayObject *)r, 0) == rows))) {
+        /* Row by row: 9 scalars, 3 rows, or a 3x3 nested sequence. */
+        npy_intp dims[2] = {rows, comps / rows};
+        PyArray_Dims shape = {dims, 2};
+        PyObject *m = PyArray_Newshape((PyArrayObject *)r, &shape, NPY_CORDER);
+        Py_DECREF(r);
+        return m;
+    }
     Py_DECREF(r);
 bad:
+    if (rows) {
+        PyErr_Format(PyExc_TypeError,
+                     "tack.%s() takes no values (zeros), %d components row by row, %d rows, "
+                     "or one %dx%d nested sequence", name, comps, rows, rows, comps / rows);
+        return NULL;
+    }
     PyErr_Format(PyExc_TypeError,
                  "tack.%s() takes %d components, or one sequence of %d", name,
                  d->width, d->width);
@@ -314,14 +373,15 @@ static PyObject *dtype_get_itemsize(PyObject *self, void *closure)
 {
     (void)closure;
     ext_DTypeObject *d = (ext_DTypeObject *)self;
-    return PyLong_FromSize_t(tack_dtype_size(d->t) * (size_t)(d->width ? d->width : 1));
+    return PyLong_FromSize_t(tack_dtype_size(d->t) *
+                             (size_t)(d->width ? tack_width_components(d->width) : 1));
 }
 
 static PyObject *dtype_get_width(PyObject *self, void *closure)
 {
     (void)closure;
     ext_DTypeObject *d = (ext_DTypeObject *)self;
-    return PyLong_FromLong(d->width ? d->width : 1);
+    return PyLong_FromLong(d->width ? tack_width_components(d->width) : 1);
 }
 
 static PyObject *dtype_get_component(PyObject *self, void *closure)
@@ -337,8 +397,11 @@ static PyObject *dtype_get_numpy(PyObject *self, void *closure)
     PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_to_typenum(d->t));
     if (!descr || !d->width)
         return (PyObject *)descr;
-    /* np.dtype((np.float32, (3,))) */
-    PyObject *spec = Py_BuildValue("(N(i))", (PyObject *)descr, d->width);
+    /* np.dtype((np.float32, (3,))), matrices (3, 3) */
+    int rows = tack_width_rows(d->width);
+    PyObject *spec = rows ? Py_BuildValue("(N(ii))", (PyObject *)descr, rows,
+                                          tack_width_components(d->width) / rows)
+                          : Py_BuildValue("(N(i))", (PyObject *)descr, d->width);
     if (!spec)
         return NULL;
     PyArray_Descr *sub = NULL;
@@ -359,7 +422,8 @@ static PyGetSetDef dtype_getset[] = {
     {"itemsize", dtype_get_itemsize, NULL,
      "Bytes per element (for vectors: width * component size).", NULL},
     {"width", dtype_get_width, NULL,
-     "Components per element: 2-4 for vector dtypes, 1 for scalar dtypes.", NULL},
+     "Components per element: 2-4 for vector dtypes, rows*cols for matrix dtypes, 1 for "
+     "scalar dtypes.", NULL},
     {"component", dtype_get_component, NULL,
      "The scalar component dtype: tack.f32 for tack.vec3f; itself for scalar dtypes.",
      NULL},
@@ -417,6 +481,18 @@ int ext_dtype_init(PyObject *module)
             d->width = w + EXT_VEC_MIN;
             vec_objects[c][w] = (PyObject *)d; /* the module table keeps this ref */
             if (PyModule_AddObjectRef(module, vec_names[c][w], (PyObject *)d) < 0)
+                return -1;
+        }
+    }
+    for (int c = 0; c < NUM_MAT_COMPONENTS; c++) {
+        for (int n = 0; n < NUM_MAT_SIZES; n++) {
+            ext_DTypeObject *d = PyObject_New(ext_DTypeObject, &ext_DType_Type);
+            if (!d)
+                return -1;
+            d->t = c ? TACK_F64 : TACK_F32;
+            d->width = TACK_MAT_WIDTH(n + 2, n + 2);
+            mat_objects[c][n] = (PyObject *)d; /* the module table keeps this ref */
+            if (PyModule_AddObjectRef(module, mat_names[c][n], (PyObject *)d) < 0)
                 return -1;
         }
     }
