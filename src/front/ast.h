@@ -54,6 +54,12 @@ tack_status src_error(const src_info *src, int line, int col, tack_error *err,
 tack_status lex_source(const src_info *src, arena *a, token **out_tokens,
                        int *out_count, tack_error *err);
 
+/* The value of TOK_STRING token t (strlit.c): Python's escapes decoded to
+ * UTF-8 in a = arena copy ending in a NUL (*len excludes it; the text may
+ * hold NULs).  f-strings and bytes are compile errors. */
+tack_status lex_string_value(const src_info *src, const token *t, arena *a, char **out,
+                             size_t *len, tack_error *err);
+
 /* ---- AST -------------------------------------------------------------- */
 
 typedef enum expr_kind {
@@ -66,7 +72,9 @@ typedef enum expr_kind {
     EX_CALL,     /* func(args...) */
     EX_ATTR,     /* value.attr */
     EX_SUBSCRIPT,/* value[items...] (a[i, j] has two items) */
-    EX_TUPLE     /* (a, b) - only as an assignment target or return value */
+    EX_TUPLE,    /* (a, b) - only as an assignment target or return value */
+    EX_STR       /* a string literal (adjacent ones joined), escapes decoded:
+                    str, len; only print() takes one */
 } expr_kind;
 
 typedef struct expr expr;
@@ -85,6 +93,13 @@ struct expr {
                             SUBSCRIPT indices, TUPLE elements */
     int nitems;
     const char **ops;    /* COMPARE: nitems-1 operators ("<", "==", "is not"...) */
+    const char *str;     /* STR: the text, UTF-8 (may hold NULs: see len) */
+    size_t len;          /* STR */
+    /* CALL: keyword arguments, parsed only for print() (sep=, end=, ...);
+     * every other call refuses them in the parser. */
+    const char **kw_names;
+    expr **kw_values;
+    int nkw;
 };
 
 typedef enum stmt_kind {

@@ -194,8 +194,22 @@ static expr *p_atom(parser *p) {
         e->fval = t->fval;
         advance(p);
         return e;
-    case TOK_STRING:
-        return perr(p, t, "string literals are not supported in kernels");
+    case TOK_STRING: { /* adjacent literals are one: 'a' 'b' is 'ab' */
+        if (!(e = new_expr(p, EX_STR, t))) return NULL;
+        e->str = "";
+        for (; cur(p)->kind == TOK_STRING; advance(p)) {
+            char *v;
+            size_t n;
+            if (lex_string_value(&p->src, cur(p), p->a, &v, &n, p->err)) return NULL;
+            char *joined = arena_alloc(p->a, e->len + n + 1);
+            if (!joined) return nomem(p);
+            memcpy(joined, e->str, e->len);
+            memcpy(joined + e->len, v, n + 1);
+            e->str = joined;
+            e->len += n;
+        }
+        return e;
+    }
     case TOK_KEYWORD:
         if (is_kw(t, "True") || is_kw(t, "False")) {
             if (!(e = new_expr(p, EX_BOOL, t))) return NULL;
@@ -228,13 +242,28 @@ static expr *p_call(parser *p, expr *callee) {
     e->line = callee->line;
     e->col = callee->col;
     e->a = callee;
-    int cap = 0;
+    int cap = 0, kcap = 0, kvcap = 0;
     while (!is_op(cur(p), ")")) {
         token *t = cur(p);
         if (is_op(t, "*") || is_op(t, "**"))
             return perr(p, t, "starred arguments are not supported in kernels");
-        if (t->kind == TOK_NAME && is_op(peek(p, 1), "="))
-            return perr(p, t, "keyword arguments are not supported");
+        if (t->kind == TOK_NAME && is_op(peek(p, 1), "=")) {
+            /* print(..., sep=' ', end='\n') only: lower/print.c reads them. */
+            if (callee->kind != EX_NAME || strcmp(callee->name, "print"))
+                return perr(p, t, "keyword arguments are not supported");
+            advance(p);
+            advance(p);
+            expr *v = p_test(p);
+            if (!v) return NULL;
+            int nk = e->nkw;
+            PUSH(p, e->kw_names, nk, kcap, t->text, NULL);
+            PUSH(p, e->kw_values, e->nkw, kvcap, v, NULL);
+            if (!is_op(cur(p), ",")) break;
+            advance(p);
+            continue;
+        }
+        if (e->nkw)
+            return perr(p, t, "positional argument follows keyword argument");
         expr *arg = p_test(p);
         if (!arg) return NULL;
         if (is_kw(cur(p), "for"))

@@ -239,6 +239,9 @@ int workgroup_barrier(lowerer *L, ir_block *b, const stmt *s);
 /* Once lowered: a collective kernel's launch and barriers. */
 int lower_check_collective(lowerer *L);
 
+/* print.c: print(...) as a statement, appended to b. */
+int lower_print(lowerer *L, ir_block *b, const expr *call);
+
 /* vectors.c: the atomic form for an array of vectors, per component. */
 int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,
                       ir_expr *v, const stmt *at);

@@ -30,6 +30,7 @@ static void dump(const expr *e, char *b, size_t cap) {
     case EX_INT: snprintf(o, cap, "%llu", (unsigned long long)e->ival); return;
     case EX_FLOAT: snprintf(o, cap, "%g", e->fval); return;
     case EX_BOOL: snprintf(o, cap, "%s", e->bval ? "True" : "False"); return;
+    case EX_STR: snprintf(o, cap, "'%s'", e->str); return;
     case EX_BINOP: case EX_UNARY: case EX_BOOLOP:
         snprintf(o, cap, "(%s", e->op);
         if (e->kind == EX_BOOLOP) {
@@ -360,8 +361,15 @@ static const bad_case bad[] = {
     {"def f(a):\n    g(a, x=1)\n", 2, "keyword arguments are not supported"},
     {"def f(a):\n    while a:\n        pass\n    else:\n        pass\n", 4, "while ... else"},
     {"def f(a):\n    for i in a:\n        pass\n    else:\n        pass\n", 4, "for ... else"},
-    {"def f(a):\n    x = 'str'\n", 2, "string literals are not supported in kernels"},
-    {"def f(a):\n    x = 1\n    'not a docstring'\n", 3, "string literals are not supported"},
+    /* Strings parse (print() takes them; lowering refuses them elsewhere),
+     * but not f-strings, bytes or named escapes. */
+    {"def f(a):\n    print(f'{a}')\n", 2, "f-strings are not supported in kernels"},
+    {"def f(a):\n    print('x', F\"{a}\")\n", 2, "f-strings are not supported in kernels"},
+    {"def f(a):\n    print(b'abc')\n", 2, "bytes literals are not supported"},
+    {"def f(a):\n    print('\\N{DASH}')\n", 2, "\\N{...} escapes are not supported"},
+    {"def f(a):\n    print('\\x4')\n", 2, "invalid \\x escape"},
+    {"def f(a):\n    print(a, sep=' ', a)\n", 2, "positional argument follows keyword"},
+    {"def f(a):\n    g(a, sep=1)\n", 2, "keyword arguments are not supported"},
     {"def f(a):\n    import math\n", 2, "'import' statements"},
     {"def f(a):\n    from math import sin\n", 2, "'import' statements"},
     {"def f(a):\n    class C: pass\n", 2, "class definitions"},

@@ -83,6 +83,10 @@ struct gpu_dialect {
      * language has none (such kernels are refused). */
     const char *shared_qual;
     const char *barrier;
+    /* print(): the language's printf ("printf"; NULL where it has none,
+     * and print() is refused) and its conversions of a 64-bit signed and
+     * unsigned integer ("%ld" for OpenCL's long, "%lld" for CUDA's). */
+    const char *printf_fn, *print_i64, *print_u64;
     /* What a language without parts of C needs (MSL); NULL or 0 in the
      * others, which keep C's spelling. */
     const char *title;       /* its devices in refusals: "Metal"; set only by

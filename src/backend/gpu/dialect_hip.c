@@ -114,4 +114,7 @@ const gpu_dialect gpu_dialect_hip = {
     /* Workgroups: LDS arrays and s_barrier, as CUDA spells them. */
     .shared_qual = "__shared__ ",
     .barrier = "__syncthreads()",
+    .printf_fn = "printf", /* HIP's device printf */
+    .print_i64 = "%lld",
+    .print_u64 = "%llu",
 };
