@@ -177,7 +177,8 @@ tack_status backend_error(tack_error *err, tack_status st, const char *fmt, ...)
  * given the value widened to 64 bits; f32 "%.9g%s" and f64 "%.17g%s",
  * given the value (NaN's sign cleared) and ".0" when it is integral with
  * a magnitude under backend_print_integral_bound(t), else "". */
-char *backend_print_format(const ir_stmt *s, const char *int_conv, const char *uint_conv);
+char *backend_print_format(const ir_stmt *s, const char *int_conv, const char *uint_conv,
+                           const char *f64_conv); /* NULL: "%.17g%s" */
 double backend_print_integral_bound(ir_type t);
 
 int backend_register(const backend_ops *ops);

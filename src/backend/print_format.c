@@ -13,10 +13,12 @@
 
 double backend_print_integral_bound(ir_type t) { return t == TACK_F32 ? 1e9 : 1e17; }
 
-char *backend_print_format(const ir_stmt *s, const char *int_conv, const char *uint_conv) {
+char *backend_print_format(const ir_stmt *s, const char *int_conv, const char *uint_conv,
+                           const char *f64_conv) {
+    if (!f64_conv) f64_conv = "%.17g%s";
     size_t cap = 16;
     for (int i = 0; i <= s->nindices; i++) cap += 2 * strlen(s->texts[i]) + 16;
-    cap += (size_t)s->nindices * (strlen(int_conv) + strlen(uint_conv));
+    cap += (size_t)s->nindices * (strlen(int_conv) + strlen(uint_conv) + strlen(f64_conv));
     char *out = malloc(cap), *o = out;
     if (!out) return NULL;
     for (int i = 0; i <= s->nindices; i++) {
@@ -28,7 +30,7 @@ char *backend_print_format(const ir_stmt *s, const char *int_conv, const char *u
         ir_type t = s->indices[i]->type;
         const char *conv = t == TACK_BOOL ? "%s"
                            : t == TACK_F32 ? "%.9g%s"
-                           : t == TACK_F64 ? "%.17g%s"
+                           : t == TACK_F64 ? f64_conv
                            : ir_type_is_signed(t) ? int_conv
                                                   : uint_conv;
         size_t n = strlen(conv);

@@ -1018,7 +1018,7 @@ static void ensure_open_block(gen *g) {
  * (stdio locks the stream for each call); the launch flushes stdout
  * (backend_cpu.c).  backend_print_format says what each value is given. */
 static void emit_print(gen *g, const ir_stmt *s) {
-    char *fmt = backend_print_format(s, "%lld", "%llu");
+    char *fmt = backend_print_format(s, "%lld", "%llu", NULL);
     LLVMValueRef *args = malloc((2 * (size_t)s->nindices + 1) * sizeof *args);
     if (!fmt || !args) {
         free(fmt);

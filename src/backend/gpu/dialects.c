@@ -104,6 +104,11 @@ const gpu_dialect gpu_dialect_opencl = {
     .printf_fn = "printf", /* OpenCL C 1.2 */
     .print_i64 = "%ld",
     .print_u64 = "%lu",
+    .print_f64 = "%.17lg%s",
+    /* Clang (PoCL's, Intel's) warns that C gives %lg's l no effect. */
+    .print_f64_before = "#pragma clang diagnostic push\n"
+                        "#pragma clang diagnostic ignored \"-Wformat\"",
+    .print_f64_after = "#pragma clang diagnostic pop",
 };
 
 const gpu_dialect gpu_dialect_cuda = {

@@ -1062,7 +1062,7 @@ static void print_statement(gen *g, const ir_stmt *s) {
                 g->d->title ? g->d->title : g->d->name);
         return;
     }
-    char *fmt = backend_print_format(s, g->d->print_i64, g->d->print_u64);
+    char *fmt = backend_print_format(s, g->d->print_i64, g->d->print_u64, g->d->print_f64);
     if (!fmt) {
         nomem(g);
         return;
@@ -1099,7 +1099,12 @@ static void print_statement(gen *g, const ir_stmt *s) {
         nomem(g);
         return;
     }
+    int quiet = 0;
+    for (int i = 0; i < s->nindices; i++) quiet |= s->indices[i]->type == TACK_F64;
+    quiet = quiet && g->d->print_f64_before;
+    if (quiet) sb_put(&g->body, "%s\n", g->d->print_f64_before);
     line(g, "%s);", call.s);
+    if (quiet) sb_put(&g->body, "%s\n", g->d->print_f64_after);
     free(call.s);
 }
 
