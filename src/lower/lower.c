@@ -557,6 +557,11 @@ static int is_vector_method(lowerer *L, const expr *callee) {
 
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
+    if (e->nkw && classify(L, e->a, path, sizeof path).kind != CALLEE_PRINT) {
+        /* Only print()'s: the parser passed them for any callee named print. */
+        ERR(L, e->line, e->col, "keyword arguments are not supported");
+        return NULL;
+    }
     if (e->a->kind == EX_ATTR) {
         tmpl_node *node;
         int field;

@@ -385,3 +385,34 @@ def test_hip_source_calls_printf_and_metal_refuses():
     with pytest.raises(tack.CompileError) as info:
         tack.metal.source(kern, x)
     assert "print() needs printf, which Metal kernels do not have" in str(info.value)
+
+
+def test_a_device_function_named_print_is_called_not_printed(tmp_path, capfd):
+    src = textwrap.dedent("""\
+        import tack
+
+        @tack.func
+        def print(out, i):
+            out[i] = 7
+
+        @tack.kernel
+        def calls_it(out):
+            for i in range(out.shape[0]):
+                print(out, i)
+
+        @tack.kernel
+        def with_keyword(out):
+            for i in range(out.shape[0]):
+                print(out, i=i)
+        """)
+    path = tmp_path / "shadow_mod.py"
+    path.write_text(src)
+    ns = {}
+    exec(compile(src, str(path), "exec"), ns)
+    out = np.zeros(3, np.int32)
+    ns["calls_it"](out)
+    assert out.tolist() == [7, 7, 7]
+    assert lines_of(capfd) == []
+    with pytest.raises(tack.CompileError, match="keyword arguments are not supported") as info:
+        ns["with_keyword"](out)
+    assert info.value.lineno == 15
