@@ -59,6 +59,18 @@ tack_status lex_source(const src_info *src, arena *a, token **out_tokens,
  * hold NULs).  f-strings and bytes are compile errors. */
 tack_status lex_string_value(const src_info *src, const token *t, arena *a, char **out,
                              size_t *len, tack_error *err);
+/* A string token's form: its prefixes, and where its body (between the
+ * quotes) starts in the token's text and how long it is. */
+typedef struct lex_string_form {
+    int raw, bytes, f;
+    size_t body, len;
+} lex_string_form;
+int lex_string_shape(const char *text, lex_string_form *out);
+/* Decodes n bytes of string body at s (raw: no escapes) into o, which has
+ * room for n + 1; the decoded length, or -1 with *bad the escape's letter
+ * (report it with lex_escape_error). */
+long lex_unescape(const char *s, size_t n, int raw, char *o, char *bad);
+tack_status lex_escape_error(const src_info *src, const token *t, char bad, tack_error *err);
 
 /* ---- AST -------------------------------------------------------------- */
 
@@ -73,8 +85,11 @@ typedef enum expr_kind {
     EX_ATTR,     /* value.attr */
     EX_SUBSCRIPT,/* value[items...] (a[i, j] has two items) */
     EX_TUPLE,    /* (a, b) - only as an assignment target or return value */
-    EX_STR       /* a string literal (adjacent ones joined), escapes decoded:
+    EX_STR,      /* a string literal (adjacent ones joined), escapes decoded:
                     str, len; only print() takes one */
+    EX_FSTRING   /* an f-string (with any literals joined to it): items are
+                    its parts in order, EX_STR texts and the values of its
+                    {expressions}; only print() takes one */
 } expr_kind;
 
 typedef struct expr expr;

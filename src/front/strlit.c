@@ -1,6 +1,7 @@
 /* strlit.c - the value of a string literal token: prefix and quotes
- * removed, Python's escapes decoded to UTF-8.  Kernels take strings only
- * as print()'s arguments, so this is all the front end does with them. */
+ * removed, Python's escapes decoded to UTF-8 (for an f-string, parse.c
+ * decodes its literal pieces here).  Kernels take strings only as
+ * print()'s arguments, so this is all the front end does with them. */
 #include "ast.h"
 
 #include <stdio.h>
@@ -45,41 +46,31 @@ static long hex_value(const char *s, int digits) {
     return v;
 }
 
-tack_status lex_string_value(const src_info *src, const token *t, arena *a, char **out,
-                             size_t *len, tack_error *err) {
-    const char *s = t->text;
-    int raw = 0;
+int lex_string_shape(const char *text, lex_string_form *out) {
+    const char *s = text;
+    memset(out, 0, sizeof *out);
     while (*s != '"' && *s != '\'') {
         char c = (char)(*s | 0x20);
-        if (c == 'f')
-            return src_error(src, t->line, t->col, err,
-                             "f-strings are not supported in kernels: give print() the text and "
-                             "the values as separate arguments, print('x =', x)");
-        if (c == 'b')
-            return src_error(src, t->line, t->col, err,
-                             "bytes literals are not supported in kernels");
-        if (c == 'r') raw = 1;
+        out->raw |= c == 'r';
+        out->bytes |= c == 'b';
+        out->f |= c == 'f';
         s++;
     }
     char q = *s;
-    int quotes = s[1] == q && s[2] == q && s[3] ? 3 : 1;
-    size_t body = strlen(s) - 2 * (size_t)quotes;
-    if (quotes == 1 && s[1] == q) body = 0; /* '' */
-    s += quotes;
-    /* Decoding never grows the text: an escape is at least as long as the
-     * UTF-8 it stands for. */
-    char *o = arena_alloc(a, body + 1);
-    if (!o) {
-        err->status = TACK_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory while parsing");
-        return TACK_ERR_NOMEM;
-    }
+    size_t quotes = s[1] == q && s[2] == q && s[3] ? 3 : 1;
+    size_t len = strlen(s);
+    out->body = (size_t)(s - text) + quotes;
+    out->len = len >= 2 * quotes ? len - 2 * quotes : 0;
+    return 0;
+}
+
+long lex_unescape(const char *s, size_t body, int raw, char *o, char *bad) {
     size_t n = 0;
     for (size_t i = 0; i < body;) {
         char c = s[i];
         if (c == '\r') { /* a newline in a triple-quoted string is '\n' */
             o[n++] = '\n';
-            i += s[i + 1] == '\n' ? 2 : 1;
+            i += i + 1 < body && s[i + 1] == '\n' ? 2 : 1;
             continue;
         }
         if (c != '\\' || raw) {
@@ -88,11 +79,11 @@ tack_status lex_string_value(const src_info *src, const token *t, arena *a, char
             if (c == '\\' && i < body) o[n++] = s[i++]; /* r'\'' keeps both */
             continue;
         }
-        char e = s[i + 1];
+        char e = i + 1 < body ? s[i + 1] : 0;
         i += 2;
         switch (e) {
         case '\n': break; /* a continued line */
-        case '\r': if (s[i] == '\n') i++; break;
+        case '\r': if (i < body && s[i] == '\n') i++; break;
         case '\\': o[n++] = '\\'; break;
         case '\'': o[n++] = '\''; break;
         case '"': o[n++] = '"'; break;
@@ -106,16 +97,16 @@ tack_status lex_string_value(const src_info *src, const token *t, arena *a, char
         case 'x': case 'u': case 'U': {
             int digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
             long cp = i + (size_t)digits <= body ? hex_value(s + i, digits) : -1;
-            if (cp < 0 || put_utf8(o, &n, (unsigned long)cp))
-                return src_error(src, t->line, t->col, err,
-                                 "invalid \\%c escape in a string literal", e);
+            if (cp < 0 || put_utf8(o, &n, (unsigned long)cp)) {
+                *bad = e;
+                return -1;
+            }
             i += (size_t)digits;
             break;
         }
         case 'N':
-            return src_error(src, t->line, t->col, err,
-                             "\\N{...} escapes are not supported in kernels; write the "
-                             "character itself");
+            *bad = 'N';
+            return -1;
         default:
             if (e >= '0' && e <= '7') { /* up to three octal digits */
                 unsigned cp = (unsigned)(e - '0');
@@ -129,7 +120,37 @@ tack_status lex_string_value(const src_info *src, const token *t, arena *a, char
         }
     }
     o[n] = 0;
+    return (long)n;
+}
+
+tack_status lex_escape_error(const src_info *src, const token *t, char bad, tack_error *err) {
+    if (bad == 'N')
+        return src_error(src, t->line, t->col, err,
+                         "\\N{...} escapes are not supported in kernels; write the character "
+                         "itself");
+    return src_error(src, t->line, t->col, err, "invalid \\%c escape in a string literal", bad);
+}
+
+tack_status lex_string_value(const src_info *src, const token *t, arena *a, char **out,
+                             size_t *len, tack_error *err) {
+    lex_string_form form;
+    lex_string_shape(t->text, &form);
+    if (form.f) /* parse.c splits those into parts */
+        return src_error(src, t->line, t->col, err, "an f-string where a plain string is needed");
+    if (form.bytes)
+        return src_error(src, t->line, t->col, err, "bytes literals are not supported in kernels");
+    /* Decoding never grows the text: an escape is at least as long as the
+     * UTF-8 it stands for. */
+    char *o = arena_alloc(a, form.len + 1);
+    if (!o) {
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory while parsing");
+        return TACK_ERR_NOMEM;
+    }
+    char bad = 0;
+    long n = lex_unescape(t->text + form.body, form.len, form.raw, o, &bad);
+    if (n < 0) return lex_escape_error(src, t, bad, err);
     *out = o;
-    *len = n;
+    *len = (size_t)n;
     return TACK_OK;
 }

@@ -903,6 +903,7 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
         ERR(L, e->line, e->col, "tuples can only be unpacked in an assignment");
         return NULL;
     case EX_STR:
+    case EX_FSTRING:
         ERR(L, e->line, e->col, "strings are only printed in kernels: print('text', x)");
         return NULL;
     }

@@ -5,7 +5,8 @@
  * separators become fixed texts; each scalar value becomes a slot between
  * two texts, formatted by its type once inference has typed it (the
  * backends: cpu/codegen.c, gpu/emit.c); a vector is printed as the tuple
- * of its components, "(x, y, z)".  Every value is evaluated first, left to
+ * of its components, "(x, y, z)"; an f-string's parts are items joined
+ * without `sep` (f"x = {x}").  Every value is evaluated first, left to
  * right, into a temporary, so a vector's setup and the effects of calls
  * run in Python's order before anything is printed. */
 #include <string.h>
@@ -91,6 +92,32 @@ static ir_expr *hoisted(lowerer *L, ir_block *b, ir_expr *v, const expr *at) {
     return lower_read_local(L, t, at);
 }
 
+/* One item: a text, or a value evaluated into b (a vector as a tuple). */
+static int add_item(line_builder *B, ir_block *b, const expr *a) {
+    lowerer *L = B->L;
+    if (a->kind == EX_STR) return add_text(B, a->str, a->len);
+    const char *why = not_printable(L, a);
+    if (why) {
+        ERR(L, a->line, a->col, "print() cannot print '%s', %s: print its elements "
+            "(%s[i]) instead", a->name, why, a->name);
+        return -1;
+    }
+    ir_expr *v = lower_expr(L, a);
+    if (!v) return -1;
+    if (!vec_is(v)) {
+        ir_expr *x = hoisted(L, b, v, a);
+        return !x || add_value(B, x) ? -1 : 0;
+    }
+    /* A vector: its components as a tuple, "(x, y, z)". */
+    if (vec_eval(L, b, v) || add_text(B, "(", 1)) return -1;
+    for (int k = 0; k < v->nargs; k++) {
+        if (k && add_text(B, ", ", 2)) return -1;
+        ir_expr *x = lower_read_local(L, v->args[k]->index, a);
+        if (!x || add_value(B, x)) return -1;
+    }
+    return add_text(B, ")", 1);
+}
+
 int lower_print(lowerer *L, ir_block *b, const expr *call) {
     const char *sep = " ", *end = "\n";
     size_t sep_len = 1, end_len = 1;
@@ -128,31 +155,12 @@ int lower_print(lowerer *L, ir_block *b, const expr *call) {
     for (int i = 0; i < call->nitems; i++) {
         const expr *a = call->items[i];
         if (i && add_text(&B, sep, sep_len)) return -1;
-        if (a->kind == EX_STR) {
-            if (add_text(&B, a->str, a->len)) return -1;
+        if (a->kind != EX_FSTRING) {
+            if (add_item(&B, b, a)) return -1;
             continue;
         }
-        const char *why = not_printable(L, a);
-        if (why) {
-            ERR(L, a->line, a->col, "print() cannot print '%s', %s: print its elements "
-                "(%s[i]) instead", a->name, why, a->name);
-            return -1;
-        }
-        ir_expr *v = lower_expr(L, a);
-        if (!v) return -1;
-        if (!vec_is(v)) {
-            ir_expr *x = hoisted(L, b, v, a);
-            if (!x || add_value(&B, x)) return -1;
-            continue;
-        }
-        /* A vector: its components as a tuple, "(x, y, z)". */
-        if (vec_eval(L, b, v) || add_text(&B, "(", 1)) return -1;
-        for (int k = 0; k < v->nargs; k++) {
-            if (k && add_text(&B, ", ", 2)) return -1;
-            ir_expr *x = lower_read_local(L, v->args[k]->index, a);
-            if (!x || add_value(&B, x)) return -1;
-        }
-        if (add_text(&B, ")", 1)) return -1;
+        for (int k = 0; k < a->nitems; k++) /* f"x = {x}": its texts and values */
+            if (add_item(&B, b, a->items[k])) return -1;
     }
     if (add_text(&B, end, end_len)) return -1;
     if (!B.texts && !(B.texts = arena_alloc(&L->f->mem, sizeof *B.texts))) return lower_oom(L);

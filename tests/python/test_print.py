@@ -338,7 +338,8 @@ def test_printing_an_array_is_refused():
     ("print(x[i], color='red')", "unexpected keyword argument 'color'"),
     ("y = print(x[i])", "print() gives no value"),
     ("y = 'text'", "strings are only printed"),
-    ("print(f'{x[i]}')", "f-strings are not supported"),
+    ("print(f'{x[i]:3}')", "f-string format specifications"),
+    ("y = f'{i}'", "strings are only printed"),
     ("print('%d' % i)", "strings are only printed"),
     ("print('a\\0b')", "cannot print a NUL character"),
 ])
@@ -416,3 +417,59 @@ def test_a_device_function_named_print_is_called_not_printed(tmp_path, capfd):
     with pytest.raises(tack.CompileError, match="keyword arguments are not supported") as info:
         ns["with_keyword"](out)
     assert info.value.lineno == 15
+
+
+# ---- f-strings ------------------------------------------------------------------
+
+@tack.kernel
+def show_fstrings(x, v):
+    for i in range(x.shape[0]):
+        print(f"x[{i}] = {x[i]}", f"{i=}", f"{x[i] * 2 = }", f"{{braces}} {v[i]}!", "plain",
+              sep=" | ")
+        print(f"""two
+{i +
+ 1} lines""", rf"raw\t{i}", f"\t{i}\\ 100%")
+
+
+def test_fstrings(capfd, device):
+    x = np.array([1.5, -2.0], np.float32)
+    v = tack.empty((2,), dtype=tack.vec2f, device=device)
+    tack.copyto(v, np.array([[1, 2], [3, 0.1]], np.float32))
+    show_fstrings(x, v)
+    got = lines_of(capfd)
+    expected = []
+    for i in range(2):
+        expected.append(f"x[{i}] = {py_float(x[i], 32)} | i={i} | x[i] * 2 = "
+                        f"{py_float(x[i] * 2, 32)} | {{braces}} "
+                        f"({py_float(v.numpy()[i][0], 32)}, {py_float(v.numpy()[i][1], 32)})! | plain")
+        expected.append("two")
+        expected.append(f"{i + 1} lines raw\\t{i} \t{i}\\ 100%")
+    # Each print's lines stay together: compare the iterations' blocks.
+    assert sorted(got) == sorted(expected)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("f'{x[i]:.3f}'", "f-string format specifications"),
+    ("f'{x[i]!r}'", "conversions ('!...')"),
+    ("f'{x}'", "print() cannot print 'x', an array"),
+])
+def test_fstring_refusals(tmp_path, text, message):
+    src = textwrap.dedent("""\
+        import tack
+
+        @tack.kernel
+        def refused(x, out):
+            for i in range(x.shape[0]):
+                out[i] = x[i]
+                print(%s)
+        """) % text
+    path = tmp_path / "refused_f.py"
+    path.write_text(src)
+
+    def build():
+        ns = {}
+        exec(compile(src, str(path), "exec"), ns)
+        ns["refused"](np.zeros(2, np.float32), np.zeros(2, np.float32))
+    err = _compile_error(build)
+    assert message in str(err), str(err)
+    assert err.lineno == 7, str(err)
