@@ -363,6 +363,13 @@ typedef struct tack_results {
 tack_status tack_kernel_call(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                              tack_results *results, tack_error *err);
 
+/* print() in a kernel writes to C's stdout, which every launch of a
+ * printing kernel flushes before it returns.  A host with its own buffered
+ * output (Python's sys.stdout) sets a hook, called on the launching thread
+ * before each such launch, that writes that output out first, so lines
+ * keep the order they were printed in.  NULL (the default): none. */
+void tack_set_before_print(void (*hook)(void));
+
 /* A prepared launch, for a caller that launches one kernel in a loop: the
  * variant is resolved once; tack_launch_run re-checks the arguments (any
  * values, same types, shapes and layout as far as the variant depends on

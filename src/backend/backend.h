@@ -183,6 +183,16 @@ const char *backend_fill_symbols(void *lib, void *table, const backend_symbol *s
  * backend registers its table and is then a device spec like the others;
  * nothing under src/runtime changes.  -1: the name is taken or the table
  * is full. */
+/* print() (print_format.c): the printf format of IR_PRINT statement s,
+ * malloc'd (NULL: no memory).  Per value: bool "%s" (given "True" or
+ * "False"); signed integers int_conv and unsigned ones uint_conv, each
+ * given the value widened to 64 bits; f32 "%.9g%s" and f64 "%.17g%s",
+ * given the value (NaN's sign cleared) and ".0" when it is integral with
+ * a magnitude under backend_print_integral_bound(t), else "". */
+char *backend_print_format(const ir_stmt *s, const char *int_conv, const char *uint_conv,
+                           const char *f64_conv); /* NULL: "%.17g%s" */
+double backend_print_integral_bound(ir_type t);
+
 int backend_register(const backend_ops *ops);
 const backend_ops *backend_find(const char *name, size_t len);
 const backend_ops *backend_at(int i); /* NULL past the last */

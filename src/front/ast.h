@@ -54,6 +54,24 @@ tack_status src_error(const src_info *src, int line, int col, tack_error *err,
 tack_status lex_source(const src_info *src, arena *a, token **out_tokens,
                        int *out_count, tack_error *err);
 
+/* The value of TOK_STRING token t (strlit.c): Python's escapes decoded to
+ * UTF-8 in a = arena copy ending in a NUL (*len excludes it; the text may
+ * hold NULs).  f-strings and bytes are compile errors. */
+tack_status lex_string_value(const src_info *src, const token *t, arena *a, char **out,
+                             size_t *len, tack_error *err);
+/* A string token's form: its prefixes, and where its body (between the
+ * quotes) starts in the token's text and how long it is. */
+typedef struct lex_string_form {
+    int raw, bytes, f;
+    size_t body, len;
+} lex_string_form;
+int lex_string_shape(const char *text, lex_string_form *out);
+/* Decodes n bytes of string body at s (raw: no escapes) into o, which has
+ * room for n + 1; the decoded length, or -1 with *bad the escape's letter
+ * (report it with lex_escape_error). */
+long lex_unescape(const char *s, size_t n, int raw, char *o, char *bad);
+tack_status lex_escape_error(const src_info *src, const token *t, char bad, tack_error *err);
+
 /* ---- AST -------------------------------------------------------------- */
 
 typedef enum expr_kind {
@@ -66,7 +84,12 @@ typedef enum expr_kind {
     EX_CALL,     /* func(args...) */
     EX_ATTR,     /* value.attr */
     EX_SUBSCRIPT,/* value[items...] (a[i, j] has two items) */
-    EX_TUPLE     /* (a, b) - only as an assignment target or return value */
+    EX_TUPLE,    /* (a, b) - only as an assignment target or return value */
+    EX_STR,      /* a string literal (adjacent ones joined), escapes decoded:
+                    str, len; only print() takes one */
+    EX_FSTRING   /* an f-string (with any literals joined to it): items are
+                    its parts in order, EX_STR texts and the values of its
+                    {expressions}; only print() takes one */
 } expr_kind;
 
 typedef struct expr expr;
@@ -85,6 +108,13 @@ struct expr {
                             SUBSCRIPT indices, TUPLE elements */
     int nitems;
     const char **ops;    /* COMPARE: nitems-1 operators ("<", "==", "is not"...) */
+    const char *str;     /* STR: the text, UTF-8 (may hold NULs: see len) */
+    size_t len;          /* STR */
+    /* CALL: keyword arguments, parsed only for print() (sep=, end=, ...);
+     * every other call refuses them in the parser. */
+    const char **kw_names;
+    expr **kw_values;
+    int nkw;
 };
 
 typedef enum stmt_kind {

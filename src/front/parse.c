@@ -172,6 +172,193 @@ static expr *p_paren(parser *p) {
     return expect_op(p, ")") ? tup : NULL;
 }
 
+/* ---- string literals and f-strings ------------------------------------ */
+
+/* Adjacent literals are one ('a' f'{x}' 'b'): its parts so far. */
+typedef struct str_parts {
+    expr **items;        /* texts (EX_STR) and values, in order */
+    int n, cap;
+    char *text;          /* the text after the last value */
+    size_t len, cap_text;
+    const token *at;     /* where the literal starts */
+} str_parts;
+
+static int parts_text(parser *p, str_parts *sp, const char *s, size_t n) {
+    if (sp->len + n + 1 > sp->cap_text) {
+        size_t cap = sp->cap_text ? sp->cap_text : 32;
+        while (cap < sp->len + n + 1) cap *= 2;
+        char *t = arena_grow(p->a, sp->text, sp->len, cap, 1);
+        if (!t) return nomem(p), -1;
+        sp->text = t;
+        sp->cap_text = cap;
+    }
+    memcpy(sp->text + sp->len, s, n);
+    sp->len += n;
+    sp->text[sp->len] = 0;
+    return 0;
+}
+
+/* The pending text as an EX_STR node (an empty string when there is none). */
+static expr *parts_take_text(parser *p, str_parts *sp) {
+    expr *e = new_expr(p, EX_STR, sp->at);
+    if (!e) return NULL;
+    e->str = sp->text ? sp->text : "";
+    e->len = sp->len;
+    sp->text = NULL;
+    sp->len = sp->cap_text = 0;
+    return e;
+}
+
+static int parts_value(parser *p, str_parts *sp, expr *v) {
+    if (sp->len) {
+        expr *t = parts_take_text(p, sp);
+        if (!t) return -1;
+        PUSH(p, sp->items, sp->n, sp->cap, t, -1);
+    }
+    PUSH(p, sp->items, sp->n, sp->cap, v, -1);
+    return 0;
+}
+
+/* Byte offset of token t in the source text. */
+static size_t source_offset(const parser *p, const token *t) {
+    const char *s = p->src.text;
+    size_t off = 0;
+    for (int line = 1; line < t->line && s[off]; off++)
+        if (s[off] == '\n') line++;
+    return off + (size_t)(t->col - 1);
+}
+
+/* The expression of an f-string's {...}, source bytes (open, close): it is
+ * lexed and parsed from a copy of the source with everything else blanked
+ * and the braces made parentheses, so its tokens keep their lines and
+ * columns for messages. */
+static expr *fstring_expr(parser *p, const token *at, size_t open, size_t close) {
+    const char *text = p->src.text;
+    size_t n = strlen(text);
+    char *blank = arena_alloc(p->a, n + 1);
+    if (!blank) return nomem(p);
+    for (size_t i = 0; i < n; i++)
+        blank[i] = (i > open && i < close) || text[i] == '\n' || text[i] == '\r' ? text[i] : ' ';
+    blank[open] = '(';
+    blank[close] = ')';
+    blank[n] = 0;
+    parser q = *p;
+    q.src.text = blank;
+    tack_error lex_err;
+    if (lex_source(&q.src, q.a, &q.t, &q.n, &lex_err)) {
+        if (lex_err.status == TACK_ERR_NOMEM) return nomem(p);
+        return perr(p, at, "invalid expression in an f-string's {...}");
+    }
+    q.src.text = text; /* messages show the line as written */
+    q.i = 0;
+    if (cur(&q)->kind == TOK_INDENT) advance(&q);
+    expr *e = p_test(&q);
+    if (!e) return NULL;
+    if (cur(&q)->kind != TOK_NEWLINE && cur(&q)->kind != TOK_EOF)
+        return unexpected(&q, cur(&q), "expected the end of the f-string's {expression}");
+    return e;
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* The decoded text of a literal piece of an f-string. */
+static int fstring_literal(parser *p, const token *t, str_parts *sp, const char *s, size_t n,
+                           int raw) {
+    char *o = arena_alloc(p->a, n + 1);
+    if (!o) return nomem(p), -1;
+    char bad = 0;
+    long len = lex_unescape(s, n, raw, o, &bad);
+    if (len < 0) return lex_escape_error(&p->src, t, bad, p->err), -1;
+    return parts_text(p, sp, o, (size_t)len);
+}
+
+/* The parts of f-string token t: {{ and }} are braces; {expr} a value, and
+ * {expr=} the expression's text and its value, as Python's. */
+static int fstring_parts(parser *p, const token *t, const lex_string_form *form, str_parts *sp) {
+    const char *b = t->text + form->body;
+    size_t body = form->len, base = source_offset(p, t) + form->body, seg = 0;
+    for (size_t i = 0; i <= body;) {
+        if (i < body && b[i] != '{' && b[i] != '}') {
+            i++;
+            continue;
+        }
+        if (fstring_literal(p, t, sp, b + seg, i - seg, form->raw)) return -1;
+        if (i == body) break;
+        char c = b[i];
+        if (i + 1 < body && b[i + 1] == c) { /* {{ or }} */
+            if (parts_text(p, sp, &c, 1)) return -1;
+            seg = i += 2;
+            continue;
+        }
+        if (c == '}') return perr(p, t, "single '}' is not allowed in an f-string"), -1;
+        size_t j = i + 1;
+        int depth = 0;
+        char quote = 0;
+        for (; j < body; j++) {
+            char d = b[j];
+            if (quote) {
+                if (d == quote) quote = 0;
+            } else if (d == '\'' || d == '"') {
+                quote = d;
+            } else if (d == '(' || d == '[' || d == '{') {
+                depth++;
+            } else if (depth && (d == ')' || d == ']' || d == '}')) {
+                depth--;
+            } else if (!depth && (d == '}' || d == ':' || (d == '!' && b[j + 1] != '='))) {
+                break;
+            }
+        }
+        if (j >= body) return perr(p, t, "f-string: expecting '}'"), -1;
+        if (b[j] != '}')
+            return perr(p, t, "f-string format specifications and conversions ('%c...') are "
+                        "not supported in kernels: print the value itself", b[j]), -1;
+        size_t end = j, k = j;
+        while (k > i + 1 && is_blank(b[k - 1])) k--;
+        if (k > i + 1 && b[k - 1] == '=' && !(k > i + 2 && strchr("=!<>", b[k - 2]))) {
+            if (parts_text(p, sp, b + i + 1, j - i - 1)) return -1; /* "x = " */
+            end = k - 1;
+        }
+        size_t first = i + 1;
+        while (first < end && is_blank(b[first])) first++;
+        if (first == end) return perr(p, t, "f-string: empty expression not allowed"), -1;
+        expr *v = fstring_expr(p, t, base + i, base + end);
+        if (!v || parts_value(p, sp, v)) return -1;
+        seg = i = j + 1;
+    }
+    return 0;
+}
+
+/* One or more adjacent string literals: EX_STR, or EX_FSTRING when one of
+ * them is an f-string with values. */
+static expr *p_strings(parser *p) {
+    str_parts sp = {.at = cur(p)};
+    for (; cur(p)->kind == TOK_STRING; advance(p)) {
+        token *t = cur(p);
+        lex_string_form form;
+        lex_string_shape(t->text, &form);
+        if (form.bytes) return perr(p, t, "bytes literals are not supported in kernels");
+        if (form.f) {
+            if (fstring_parts(p, t, &form, &sp)) return NULL;
+            continue;
+        }
+        char *v;
+        size_t n;
+        if (lex_string_value(&p->src, t, p->a, &v, &n, p->err)) return NULL;
+        if (parts_text(p, &sp, v, n)) return NULL;
+    }
+    if (!sp.n) return parts_take_text(p, &sp);
+    if (sp.len) {
+        expr *t = parts_take_text(p, &sp);
+        if (!t) return NULL;
+        PUSH(p, sp.items, sp.n, sp.cap, t, NULL);
+    }
+    expr *e = new_expr(p, EX_FSTRING, sp.at);
+    if (!e) return NULL;
+    e->items = sp.items;
+    e->nitems = sp.n;
+    return e;
+}
+
 static expr *p_atom(parser *p) {
     token *t = cur(p);
     expr *e;
@@ -195,7 +382,7 @@ static expr *p_atom(parser *p) {
         advance(p);
         return e;
     case TOK_STRING:
-        return perr(p, t, "string literals are not supported in kernels");
+        return p_strings(p);
     case TOK_KEYWORD:
         if (is_kw(t, "True") || is_kw(t, "False")) {
             if (!(e = new_expr(p, EX_BOOL, t))) return NULL;
@@ -228,13 +415,28 @@ static expr *p_call(parser *p, expr *callee) {
     e->line = callee->line;
     e->col = callee->col;
     e->a = callee;
-    int cap = 0;
+    int cap = 0, kcap = 0, kvcap = 0;
     while (!is_op(cur(p), ")")) {
         token *t = cur(p);
         if (is_op(t, "*") || is_op(t, "**"))
             return perr(p, t, "starred arguments are not supported in kernels");
-        if (t->kind == TOK_NAME && is_op(peek(p, 1), "="))
-            return perr(p, t, "keyword arguments are not supported");
+        if (t->kind == TOK_NAME && is_op(peek(p, 1), "=")) {
+            /* print(..., sep=' ', end='\n') only: lower/print.c reads them. */
+            if (callee->kind != EX_NAME || strcmp(callee->name, "print"))
+                return perr(p, t, "keyword arguments are not supported");
+            advance(p);
+            advance(p);
+            expr *v = p_test(p);
+            if (!v) return NULL;
+            int nk = e->nkw;
+            PUSH(p, e->kw_names, nk, kcap, t->text, NULL);
+            PUSH(p, e->kw_values, e->nkw, kvcap, v, NULL);
+            if (!is_op(cur(p), ",")) break;
+            advance(p);
+            continue;
+        }
+        if (e->nkw)
+            return perr(p, t, "positional argument follows keyword argument");
         expr *arg = p_test(p);
         if (!arg) return NULL;
         if (is_kw(cur(p), "for"))

@@ -306,6 +306,12 @@ static ir_stmt *clone_stmt(ir_func *to, const ir_stmt *s) {
     if (s->stop && !(c->stop = clone_expr(to, s->stop))) ok = 0;
     if (s->step && !(c->step = clone_expr(to, s->step))) ok = 0;
     c->indices = clone_exprs(to, s->indices, s->nindices, &ok);
+    if (s->texts) { /* a variant may outlive nothing it points into */
+        c->texts = arena_alloc(&to->mem, (s->nindices + 1) * sizeof *c->texts);
+        if (!c->texts) ok = 0;
+        for (int i = 0; ok && i <= s->nindices; i++)
+            if (!(c->texts[i] = arena_strdup(&to->mem, s->texts[i]))) ok = 0;
+    }
     if (clone_block(to, &c->body, &s->body) || clone_block(to, &c->orelse, &s->orelse))
         ok = 0;
     return ok ? c : NULL;

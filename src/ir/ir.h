@@ -127,7 +127,10 @@ typedef enum ir_stmt_kind {
                       the index values `indices` (locals' reads); records it
                       in the errors parameter (see passes/bounds.c) */
     IR_SSTORE,  /* scratch array `index` [indices...] = value */
-    IR_BARRIER  /* every lane of the workgroup waits here (tack.barrier()) */
+    IR_BARRIER, /* every lane of the workgroup waits here (tack.barrier()) */
+    IR_PRINT    /* print(): texts[0] indices[0] texts[1] ... texts[n] as one
+                   line of output (lower/print.c); the values are any
+                   scalars, formatted by their type (see docs/language.md) */
 } ir_stmt_kind;
 
 typedef struct ir_stmt ir_stmt;
@@ -150,6 +153,8 @@ struct ir_stmt {
      * the plain load and store and orelse the atomic form (empty when op
      * has none); lower_kernel keeps one (updates.c).  Never serialized. */
     int update;
+    /* PRINT: nindices + 1 texts around the values, NUL-free. */
+    const char **texts;
 };
 
 /* How the body uses a parameter; a call must match. */

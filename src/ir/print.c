@@ -173,6 +173,20 @@ static void stmt(out *o, const ir_func *f, const ir_stmt *s, int depth) {
     case IR_EXIT: put(o, "return from inline#%d\n", s->index); break;
     case IR_BOUNDS_FAIL: put(o, "bounds_fail(site %d)\n", s->index); break;
     case IR_BARRIER: put(o, "barrier()\n"); break;
+    case IR_PRINT: /* print("text", value, "text", ...) with texts quoted */
+        put(o, "print(");
+        for (int i = 0; i <= s->nindices; i++) {
+            put(o, "%s\"", i ? ", " : "");
+            for (const char *c = s->texts[i]; *c; c++)
+                put(o, *c == '\n' ? "\\n" : *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+            put(o, "\"");
+            if (i < s->nindices) {
+                put(o, ", ");
+                expr(o, f, s->indices[i]);
+            }
+        }
+        put(o, ")\n");
+        break;
     case IR_CONTINUE: put(o, "continue\n"); break;
     }
 }

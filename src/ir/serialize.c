@@ -12,7 +12,7 @@
 
 /* The last value of each enum a reader accepts. */
 #define EXPR_KIND_LAST IR_SLOAD
-#define STMT_KIND_LAST IR_BARRIER
+#define STMT_KIND_LAST IR_PRINT
 #define OP_LAST OP_NE
 #define ROLE_LAST ROLE_TEMPLATE
 
@@ -248,6 +248,8 @@ static void write_stmt(ser_writer *w, const ir_stmt *s) {
     write_expr(w, s->step);
     write_block(w, &s->body);
     write_block(w, &s->orelse);
+    put_int(w, s->texts ? s->nindices + 1 : 0);
+    for (int i = 0; s->texts && i <= s->nindices; i++) ser_put_str(w, s->texts[i]);
 }
 
 static void write_block(ser_writer *w, const ir_block *b) {
@@ -467,6 +469,11 @@ static ir_stmt *read_stmt(reader *rd) {
     s->step = read_expr(rd);
     read_block(rd, &s->body);
     read_block(rd, &s->orelse);
+    int ntexts = ser_get_int(r, 0, INT_MAX);
+    if (ntexts != (s->kind == IR_PRINT ? s->nindices + 1 : 0)) ser_fail(r);
+    if (ntexts && !r->failed && (s->texts = alloc(rd, (size_t)ntexts * sizeof *s->texts)))
+        for (int i = 0; i < ntexts && !r->failed; i++)
+            s->texts[i] = ser_get_str_arena(r, &rd->f->mem);
     if (s->kind == IR_STORE && (s->nindices < 1 || s->nindices > TACK_MAX_NDIM)) ser_fail(r);
     return r->failed ? NULL : s;
 }

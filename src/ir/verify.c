@@ -84,7 +84,7 @@ static int stmt_children(const ir_stmt *s) {
     case IR_STORE: case IR_SSTORE: return C_VALUE | C_ARGS;
     case IR_IF: case IR_WHILE: return C_VALUE | C_BODY | C_ORELSE;
     case IR_FOR: return C_RANGE | C_BODY;
-    case IR_BOUNDS_FAIL: return C_ARGS;
+    case IR_BOUNDS_FAIL: case IR_PRINT: return C_ARGS;
     default: return 0;
     }
 }
@@ -294,6 +294,15 @@ static void stmt(verifier *v, const ir_stmt *s) {
         index_list(v, s->indices, s->nindices, s->line);
         expr(v, s->value);
         if (s->value) scratch_access(v, s->index, s->value->type, s->line);
+        break;
+    case IR_PRINT:
+        if (!s->texts) {
+            fail(v, s->line, "print without its texts");
+            break;
+        }
+        for (int i = 0; i < s->nindices; i++) expr(v, s->indices[i]);
+        for (int i = 0; i <= s->nindices; i++)
+            if (!s->texts[i]) fail(v, s->line, "print without its texts");
         break;
     case IR_BARRIER:
         if (!v->f->collective) fail(v, s->line, "a barrier in a kernel not marked collective");

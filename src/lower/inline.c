@@ -90,6 +90,10 @@ static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_d
 
 static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
                             const int **results, int *nresults) {
+    if (call->nkw) { /* the parser let them through for a function named print */
+        ERR(L, call->line, call->col, "keyword arguments are not supported");
+        return NULL;
+    }
     const char *name = call->a->kind == EX_NAME || call->a->kind == EX_ATTR ? call->a->name : "?";
     *results = NULL;
     *nresults = 0;

@@ -20,7 +20,8 @@ int lower_oom(lowerer *L) {
 /* ---- names ---- */
 
 static const char *const builtin_names[] = {"range", "abs", "min", "max", "int", "float",
-                                            "bool", "round", "len", "pow", "divmod", NULL};
+                                            "bool", "round", "len", "pow", "divmod", "print",
+                                            NULL};
 
 int lower_default_resolve(const char *name, tack_name *out) {
     memset(out, 0, sizeof *out);
@@ -167,7 +168,8 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 /* What a callee or attribute path names. */
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_ATOMIC, CALLEE_VECTOR, CALLEE_MATRIX,
-                           CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL } callee_kind;
+                           CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL,
+                           CALLEE_PRINT } callee_kind;
 typedef struct callee {
     callee_kind kind;
     int which;         /* WORKGROUP: WG_* */
@@ -253,6 +255,7 @@ static callee classify_builtin(const char *name) {
     else if (!strcmp(name, "abs")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_ABS;
     else if (!strcmp(name, "min")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_MIN;
     else if (!strcmp(name, "max")) c.kind = CALLEE_INTRINSIC, c.fn = INTR_MAX;
+    else if (!strcmp(name, "print")) c.kind = CALLEE_PRINT;
     else if ((c.special = lower_builtin_special(name))) c.kind = CALLEE_SPECIAL;
     return c;
 }
@@ -572,6 +575,11 @@ static int is_vector_method(lowerer *L, const expr *callee) {
 
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
+    if (e->nkw && classify(L, e->a, path, sizeof path).kind != CALLEE_PRINT) {
+        /* Only print()'s: the parser passed them for any callee named print. */
+        ERR(L, e->line, e->col, "keyword arguments are not supported");
+        return NULL;
+    }
     if (e->a->kind == EX_ATTR) {
         tmpl_node *node;
         int field;
@@ -735,6 +743,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         return NULL;
     case CALLEE_SPECIAL:
         return lower_special_call(L, e, c.special, path);
+    case CALLEE_PRINT:
+        ERR(L, e->line, e->col, "print() gives no value; call it as a statement of its own");
+        return NULL;
     case CALLEE_NONE:
         break;
     }
@@ -937,6 +948,10 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
         return lower_subscript(L, e);
     case EX_TUPLE:
         ERR(L, e->line, e->col, "tuples can only be unpacked in an assignment");
+        return NULL;
+    case EX_STR:
+    case EX_FSTRING:
+        ERR(L, e->line, e->col, "strings are only printed in kernels: print('text', x)");
         return NULL;
     }
     ERR(L, e->line, e->col, "unsupported expression");
@@ -1315,7 +1330,9 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
             callee c = classify(L, s->value->a, path, sizeof path);
             if (c.kind == CALLEE_WORKGROUP && c.which == WG_BARRIER)
                 return workgroup_barrier(L, b, s);
+            if (c.kind == CALLEE_PRINT) return lower_print(L, b, s->value);
         }
+        if (s->value->kind == EX_STR) return 0; /* a string as a comment, as in Python */
         /* A call for its effects (a device function storing to an array). */
         ir_stmt *x = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
         if (!x) return oom(L);

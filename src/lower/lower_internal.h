@@ -312,6 +312,8 @@ int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding
 int lower_kernel_results(lowerer *L, const stmt *s);
 /* lower.c: whether call e is free of effects (a cast, a math function). */
 int lower_call_is_pure(lowerer *L, const expr *e);
+/* print.c: print(...) as a statement, appended to b. */
+int lower_print(lowerer *L, ir_block *b, const expr *call);
 
 /* vectors.c: the atomic form for an array of vectors, per component. */
 int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,

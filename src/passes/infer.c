@@ -323,6 +323,7 @@ static void scan_block(typer *T, ir_block *b) {
             type_of(T, s->value);
             break;
         case IR_BOUNDS_FAIL:
+        case IR_PRINT:
             for (int k = 0; k < s->nindices; k++) type_of(T, s->indices[k]);
             break;
         case IR_FOR:
@@ -533,6 +534,9 @@ static void fix_block(typer *T, ir_block *b) {
             break;
         case IR_BOUNDS_FAIL:
             for (int k = 0; k < s->nindices; k++) s->indices[k] = fix(T, s->indices[k], TACK_I64);
+            break;
+        case IR_PRINT: /* each value keeps its own type */
+            for (int k = 0; k < s->nindices; k++) s->indices[k] = fix(T, s->indices[k], IRT_UNSET);
             break;
         default:
             break;

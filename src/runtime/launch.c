@@ -1,11 +1,20 @@
 /* launch.c - tack_kernel_launch: classify the arguments, find or compile
  * the variant, and run it on the device's backend. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "runtime.h"
+
+/* tack_set_before_print's hook: the host's own buffered output is written
+ * out before a kernel prints, so lines keep their order. */
+static void (*_Atomic before_print)(void);
+
+void tack_set_before_print(void (*hook)(void)) {
+    atomic_store_explicit(&before_print, hook, memory_order_release);
+}
 
 /* IndexError for the first failed access of a debug launch: the kernel,
  * file:line, the array, the index per dimension and the extents. */
@@ -144,7 +153,12 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
      * timed only while someone asked (tack_set_launch_timing). */
     int timed = atomic_load_explicit(&launch_timing, memory_order_relaxed) > 0;
     uint64_t start = timed ? runtime_clock_ns() : 0;
+    if (v->prints) {
+        void (*hook)(void) = atomic_load_explicit(&before_print, memory_order_acquire);
+        if (hook) hook();
+    }
     tack_status st = dev->ops->launch(dev->b, v->code, &call, err);
+    if (v->prints) fflush(stdout); /* the kernel's lines, before the call returns */
     uint64_t took = timed ? runtime_clock_ns() - start : 0;
     if (locked) pthread_mutex_unlock(&v->dispatch_lock);
     run_plan_end(v, n, &plan);

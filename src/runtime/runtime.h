@@ -91,6 +91,7 @@ typedef struct variant {
                                      workgroups (IR_WORKGROUP lanes) */
     int64_t shared_bytes;         /* its tack.shared arrays, per workgroup */
     int has_textures;
+    int prints;                   /* print(): stdout is flushed after each launch */
     int nwritten;
     uint8_t written_arrays[MAX_ARGS]; /* parameters the code may store to */
     int natomic;

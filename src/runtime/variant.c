@@ -262,6 +262,7 @@ static void scan_block(variant *v, const ir_func *f, const ir_block *b) {
     for (int i = 0; i < b->n; i++) {
         const ir_stmt *s = b->stmts[i];
         if (s->kind == IR_STORE) note_access(v, f, s->index, 0);
+        if (s->kind == IR_PRINT) v->prints = 1;
         scan_expr(v, f, s->value);
         scan_expr(v, f, s->start);
         scan_expr(v, f, s->stop);

@@ -30,6 +30,14 @@ static void dump(const expr *e, char *b, size_t cap) {
     case EX_INT: snprintf(o, cap, "%llu", (unsigned long long)e->ival); return;
     case EX_FLOAT: snprintf(o, cap, "%g", e->fval); return;
     case EX_BOOL: snprintf(o, cap, "%s", e->bval ? "True" : "False"); return;
+    case EX_STR: snprintf(o, cap, "'%s'", e->str); return;
+    case EX_FSTRING:
+        snprintf(o, cap, "(f");
+        for (int i = 0; i < e->nitems; i++) {
+            strncat(b, " ", cap - 1);
+            dump(e->items[i], b, cap + n);
+        }
+        break;
     case EX_BINOP: case EX_UNARY: case EX_BOOLOP:
         snprintf(o, cap, "(%s", e->op);
         if (e->kind == EX_BOOLOP) {
@@ -225,6 +233,12 @@ static void test_precedence(void) {
     CHECK(expr_is("1.5e3", "1500"));
     CHECK(expr_is("f()", "(call f)"));
     CHECK(expr_is("a, b", "(tuple a b)"));
+    /* Strings: adjacent literals join, escapes decode; an f-string's parts. */
+    CHECK(expr_is("'a' \"b\" '''c'''", "'abc'"));
+    CHECK(expr_is("'t\\x41\\u00e9\\101\\q' r'\\n'", "'tA\xc3\xa9" "A\\q\\n'"));
+    CHECK(expr_is("f'{a}'", "(f a)"));
+    CHECK(expr_is("'<' f'{{{a + 1}}} {b=}' '>'", "(f '<{' (+ a 1) '} b=' b '>')"));
+    CHECK(expr_is("f'{(a, b)[0]!=c}'", "(f (cmp (sub (tuple a b) 0) != c))"));
     CHECK(expr_is("(a, b)", "(tuple a b)"));
     CHECK(expr_is("a[(b, c)]", "(sub a (tuple b c))"));
 }
@@ -360,8 +374,22 @@ static const bad_case bad[] = {
     {"def f(a):\n    g(a, x=1)\n", 2, "keyword arguments are not supported"},
     {"def f(a):\n    while a:\n        pass\n    else:\n        pass\n", 4, "while ... else"},
     {"def f(a):\n    for i in a:\n        pass\n    else:\n        pass\n", 4, "for ... else"},
-    {"def f(a):\n    x = 'str'\n", 2, "string literals are not supported in kernels"},
-    {"def f(a):\n    x = 1\n    'not a docstring'\n", 3, "string literals are not supported"},
+    /* Strings parse (print() takes them; lowering refuses them elsewhere),
+     * f-strings too without format specifications; not bytes or named
+     * escapes. */
+    {"def f(a):\n    print(f'{a:.3f}')\n", 2, "f-string format specifications"},
+    {"def f(a):\n    print('x', F\"{a!r}\")\n", 2, "conversions ('!...')"},
+    {"def f(a):\n    print(f'{ }')\n", 2, "f-string: empty expression"},
+    {"def f(a):\n    print(f'a}')\n", 2, "single '}' is not allowed"},
+    {"def f(a):\n    print(f'{a')\n", 2, "f-string: expecting '}'"},
+    {"def f(a):\n    print(f'{a b}')\n", 2, "expected ')'"},
+    {"def f(a):\n    print(f'{a)}')\n", 2, "invalid expression in an f-string"},
+    {"def f(a):\n    print(f'{a]}')\n", 2, "invalid expression in an f-string"},
+    {"def f(a):\n    print(b'abc')\n", 2, "bytes literals are not supported"},
+    {"def f(a):\n    print('\\N{DASH}')\n", 2, "\\N{...} escapes are not supported"},
+    {"def f(a):\n    print('\\x4')\n", 2, "invalid \\x escape"},
+    {"def f(a):\n    print(a, sep=' ', a)\n", 2, "positional argument follows keyword"},
+    {"def f(a):\n    g(a, sep=1)\n", 2, "keyword arguments are not supported"},
     {"def f(a):\n    import math\n", 2, "'import' statements"},
     {"def f(a):\n    from math import sin\n", 2, "'import' statements"},
     {"def f(a):\n    class C: pass\n", 2, "class definitions"},

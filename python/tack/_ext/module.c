@@ -338,6 +338,24 @@ static void compile_end(void *state)
         PyEval_RestoreThread((PyThreadState *)state);
 }
 
+/* Before a kernel prints: what Python has buffered for sys.stdout goes
+ * out first, so that its lines and the kernel's keep their order.  A
+ * failing flush is not the launch's error. */
+static void flush_python_stdout(void)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *out = PySys_GetObject("stdout"); /* borrowed */
+    if (out && out != Py_None) {
+        PyObject *r = PyObject_CallMethod(out, "flush", NULL);
+        Py_XDECREF(r);
+        PyErr_Clear();
+    }
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(g);
+}
+
 static int install_logger(void)
 {
     PyObject *logging = PyImport_ImportModule("logging");
@@ -349,6 +367,7 @@ static int install_logger(void)
         return -1;
     tack_set_log_handler(log_to_python, NULL);
     tack_set_compile_hooks(compile_begin, compile_end);
+    tack_set_before_print(flush_python_stdout);
     return 0;
 }
 

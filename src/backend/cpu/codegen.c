@@ -6,6 +6,7 @@
  * INT_MIN / -1, oversized shifts, out-of-range float->int) is guarded to
  * give NumPy's answer. */
 #include "cpu.h"
+#include "backend/backend.h"
 #include "passes/passes.h"
 
 #include <llvm-c/Analysis.h>
@@ -99,6 +100,7 @@ typedef struct gen {
         LLVMValueRef used;   /* i1: this chunk updates the copy */
         LLVMValueRef count;  /* i64: the array's elements */
     } *priv;
+    int nomem;              /* an allocation of ours failed (print formats) */
 } gen;
 
 static LLVMTypeRef ty(gen *g, ir_type t) {
@@ -1072,6 +1074,52 @@ static void ensure_open_block(gen *g) {
         LLVMPositionBuilderAtEnd(g->b, block(g, "dead"));
 }
 
+/* print(): one printf call per statement, so that a line comes out whole
+ * (stdio locks the stream for each call); the launch flushes stdout
+ * (backend_cpu.c).  backend_print_format says what each value is given. */
+static void emit_print(gen *g, const ir_stmt *s) {
+    char *fmt = backend_print_format(s, "%lld", "%llu", NULL);
+    LLVMValueRef *args = malloc((2 * (size_t)s->nindices + 1) * sizeof *args);
+    if (!fmt || !args) {
+        free(fmt);
+        free(args);
+        g->nomem = 1;
+        return;
+    }
+    int na = 0;
+    args[na++] = LLVMBuildGlobalStringPtr(g->b, fmt, "print.format");
+    for (int i = 0; i < s->nindices; i++) {
+        ir_type t = s->indices[i]->type;
+        LLVMValueRef v = emit(g, s->indices[i]);
+        if (t == TACK_BOOL) {
+            args[na++] = LLVMBuildSelect(g->b, v, LLVMBuildGlobalStringPtr(g->b, "True", ""),
+                                         LLVMBuildGlobalStringPtr(g->b, "False", ""), "");
+        } else if (ir_type_is_float(t)) {
+            LLVMValueRef mag = intrinsic(g, "llvm.fabs", t, &v, 1);
+            LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, v, v, "");
+            LLVMValueRef shown = LLVMBuildSelect(g->b, nan, mag, v, "");
+            args[na++] = t == TACK_F32 ? LLVMBuildFPExt(g->b, shown, g->f64, "") : shown;
+            LLVMValueRef whole = LLVMBuildFCmp(g->b, LLVMRealOEQ, v,
+                                               intrinsic(g, "llvm.trunc", t, &v, 1), "");
+            LLVMValueRef small = LLVMBuildFCmp(
+                g->b, LLVMRealOLT, mag,
+                LLVMConstReal(ty(g, t), backend_print_integral_bound(t)), "");
+            args[na++] = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, whole, small, ""),
+                                         LLVMBuildGlobalStringPtr(g->b, ".0", ""),
+                                         LLVMBuildGlobalStringPtr(g->b, "", ""), "");
+        } else {
+            args[na++] = convert(g, v, t, ir_type_is_signed(t) ? TACK_I64 : TACK_U64);
+        }
+    }
+    LLVMTypeRef i8p = LLVMPointerType(g->i8, 0);
+    LLVMTypeRef ft = LLVMFunctionType(g->i32, &i8p, 1, 1);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "printf");
+    if (!fn) fn = LLVMAddFunction(g->mod, "printf", ft);
+    LLVMBuildCall2(g->b, ft, fn, args, na, "");
+    free(fmt);
+    free(args);
+}
+
 static void emit_stmt(gen *g, const ir_stmt *s) {
     ensure_open_block(g);
     switch (s->kind) {
@@ -1140,6 +1188,9 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
         break;
     }
     case IR_BARRIER: /* never here: collective kernels are refused (codegen) */
+        break;
+    case IR_PRINT:
+        emit_print(g, s);
         break;
     case IR_EXIT:
         for (int i = g->ninlines - 1; i >= 0; i--)
@@ -1419,6 +1470,10 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     LLVMValueRef impl = build_impl(&g, impl_name);
     build_entry(&g, impl, out->entry_symbol);
     build_range(&g, out->range_symbol);
+    if (g.nomem) {
+        st = llvm_fail(err, f, "out of memory", NULL);
+        goto done;
+    }
 
     char *msg = NULL;
     if (LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &msg)) {

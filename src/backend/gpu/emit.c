@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/gpu/dialect.h"
 #include "front/ast.h"
 #include "passes/passes.h"
@@ -1081,6 +1082,60 @@ static void bounds_fail(gen *g, const ir_stmt *s) {
     line(g, "}");
 }
 
+/* print(): one printf call per statement (backend_print_format says what
+ * each value is given), its format a C string literal. */
+static void print_statement(gen *g, const ir_stmt *s) {
+    if (!g->d->printf_fn) {
+        fail_at(g, s->src, s->line, s->col, "print() needs printf, which %s kernels do not have",
+                g->d->title ? g->d->title : g->d->name);
+        return;
+    }
+    char *fmt = backend_print_format(s, g->d->print_i64, g->d->print_u64, g->d->print_f64);
+    if (!fmt) {
+        nomem(g);
+        return;
+    }
+    sbuf call = {0};
+    sb_put(&call, "%s(\"", g->d->printf_fn);
+    for (const unsigned char *c = (const unsigned char *)fmt; *c; c++) {
+        if (*c == '\\' || *c == '"' || *c == '?') sb_put(&call, "\\%c", *c); /* ? : no trigraphs */
+        else if (*c < 0x20 || *c >= 0x7f) sb_put(&call, "\\%03o", *c); /* three digits: never more */
+        else sb_put(&call, "%c", *c);
+    }
+    sb_put(&call, "\"");
+    free(fmt);
+    for (int i = 0; i < s->nindices; i++) {
+        const ir_expr *e = s->indices[i];
+        ir_type t = e->type;
+        const char *v = ex(g, e);
+        if (t == TACK_BOOL) {
+            sb_put(&call, ", (%s) ? \"True\" : \"False\"", v);
+        } else if (ir_type_is_float(t)) {
+            int prec = t == TACK_F64;
+            v = once(g, t, v);
+            const char *fabs_fn = g->d->math[INTR_FABS][prec], *trunc_fn = g->d->math[INTR_TRUNC][prec];
+            /* NaN without its sign; ".0" after an integral value %g shows bare. */
+            sb_put(&call, ", (%s != %s) ? %s(%s) : %s", v, v, fabs_fn, v, v);
+            sb_put(&call, ", (%s(%s) < %s && %s == %s(%s)) ? \".0\" : \"\"", fabs_fn, v,
+                   prec ? "1e17" : "1e9f", v, trunc_fn, v);
+        } else {
+            sb_put(&call, ", (%s)(%s)", tn(g, ir_type_is_signed(t) ? TACK_I64 : TACK_U64), v);
+        }
+    }
+    if (call.failed) {
+        free(call.s);
+        nomem(g);
+        return;
+    }
+    int quiet = 0;
+    for (int i = 0; i < s->nindices; i++) quiet |= s->indices[i]->type == TACK_F64;
+    quiet = quiet && g->d->print_f64_before;
+    if (quiet) sb_put(&g->body, "%s\n", g->d->print_f64_before);
+    line(g, "%s);", call.s);
+    if (quiet) sb_put(&g->body, "%s\n", g->d->print_f64_after);
+    free(call.s);
+}
+
 static void statement(gen *g, const ir_stmt *s) {
     if (g->failed) return;
     switch (s->kind) {
@@ -1188,6 +1243,9 @@ static void statement(gen *g, const ir_stmt *s) {
     case IR_BARRIER:
         if (!g->d->barrier) break;
         line(g, "%s;", g->d->barrier);
+        return;
+    case IR_PRINT:
+        print_statement(g, s);
         return;
     }
     fail_at(g, s->src, s->line, s->col, "a statement of kind %d", (int)s->kind);
