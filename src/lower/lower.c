@@ -111,7 +111,15 @@ int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack
         memset(out, 0, sizeof *out);
         return -1;
     }
-    if (out->kind < TACK_NAME_MODULE || out->kind > TACK_NAME_FUNC) {
+    /* A table's numbers are its meaning: an answer without them is none. */
+    if (out->kind == TACK_NAME_TABLE &&
+        (out->table_ndim < 1 || out->table_ndim > 2 || out->table_shape[0] < 1 ||
+         (out->table_ndim == 2 && out->table_shape[1] < 1) ||
+         !out->table_ints == !out->table_floats)) {
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    if ((out->kind < TACK_NAME_MODULE || out->kind > TACK_NAME_FUNC) && out->kind != TACK_NAME_TABLE) {
         memset(out, 0, sizeof *out); /* a kind this library does not know */
         return -1;
     }
@@ -355,6 +363,10 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         if (!x) oom(L);
         return x;
     }
+    case TACK_NAME_TABLE:
+        ERR(L, e->line, e->col, "'%s' is a table of numbers; index it (%s[k]), iterate over it "
+            "or take its len()", e->name, e->name);
+        return NULL;
     case TACK_NAME_MODULE:
         ERR(L, e->line, e->col, "'%s' is a module, not a value", e->name);
         return NULL;
@@ -1476,6 +1488,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         goto fail;
     }
     if (vec_check_none_left(&L, &f->body)) goto fail;
+    if (scratch_fill_tables(&L)) goto fail;
     if (lower_random_streams(&L)) goto fail;
     if (lower_resolve_updates(&L)) goto fail;
     if (lower_check_collective(&L)) goto fail;

@@ -72,6 +72,16 @@ typedef struct lowerer {
     int launch_exit; /* the inline id a launch-level `return` or `continue`
                         leaves (the launch body is then an IR_INLINE); -1 */
     int rng_state;   /* the hidden random state's local (random.c); -1 */
+    /* Module-level tables read so far (scratch.c): the scratch array each
+     * fills, per resolver context and name, and the stores that fill them,
+     * put before the launch body's own statements once it is lowered. */
+    struct {
+        void *ctx;
+        const char *name;
+        int id;
+    } tables[IR_MAX_SCRATCH];
+    int ntables;
+    ir_block table_stores;
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
@@ -193,7 +203,13 @@ int lower_resolve_updates(lowerer *L);
 /* scratch.c: `a = tack.local(shape, dtype)` / `tack.shared(...)` (s is
  * the assignment; dtype already classified), and uses of such a name. */
 int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype);
-int scratch_of(lowerer *L, const expr *arr); /* its scratch index, or -1 */
+/* Its scratch index, or -1; a name bound outside to a table of numbers
+ * (TACK_NAME_TABLE) is the scratch array holding it. */
+int scratch_of(lowerer *L, const expr *arr);
+/* Whether scratch array `id` holds a module-level table (read only). */
+int scratch_is_table(const lowerer *L, int id);
+/* Once lowered: the tables' stores, before the launch body's statements. */
+int scratch_fill_tables(lowerer *L);
 ir_expr *scratch_load(lowerer *L, int id, const expr *sub);
 ir_expr *scratch_load_at(lowerer *L, int id, ir_expr **idx, int n, const expr *at);
 int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,
