@@ -170,7 +170,7 @@ typedef enum tack_name_kind {
 } tack_name_kind;
 
 /* The most numbers a TACK_NAME_TABLE may hold; a larger one is refused. */
-#define TACK_MAX_TABLE_ELEMENTS 4096
+#define TACK_MAX_TABLE_ELEMENTS 1024
 
 typedef struct tack_name {
     tack_name_kind kind;

@@ -183,11 +183,8 @@ int scratch_of(lowerer *L, const expr *arr) {
     if (b) return b->kind == BIND_SCRATCH ? b->index : -1;
     /* Not the function's own name: a module-level table? */
     tack_name n;
-    if (lower_resolve_name(L->in->resolver, L->sc->resolver_ctx, arr->name, &n) ||
-        n.kind != TACK_NAME_TABLE)
-        return -1;
-    if (ir_record_resolution(L->f, L->f->cur_src, arr->name, &n)) return lower_oom(L);
-    return table_scratch(L, arr, &n);
+    if (lower_resolve(L, arr, &n)) return -1; /* it said why (a list, a ragged tuple...) */
+    return n.kind == TACK_NAME_TABLE ? table_scratch(L, arr, &n) : -1;
 }
 
 int scratch_is_table(const lowerer *L, int id) {
