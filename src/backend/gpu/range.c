@@ -4,8 +4,11 @@
  * expressions (start, stop, step, the ndindex extents) are interpreted here
  * from the call's scalar slots and dims, with the CPU backend's semantics
  * (cpu/codegen.c): wrapping integers, Python's // and %, NumPy's shifts and
- * zero divisors, saturating float->int.  What needs the device (array
- * elements, atomics, inlined bodies) is refused by gpu_range_check.
+ * zero divisors, saturating float->int.  An array element (`range(n[0])`)
+ * is read from the device when the call's range is evaluated, so every
+ * call sees the array's current value; its index is checked against the
+ * array first.  What needs the device's code (atomics, inlined bodies,
+ * locals) is refused by gpu_range_check.
  *
  * Floats are computed in their own precision with the host's IEEE
  * arithmetic (x86-64 and AArch64 evaluate float as float). */
@@ -31,8 +34,10 @@ typedef struct interp {
     const ir_func *f;
     const uint64_t *slots;
     const int64_t (*dims)[TACK_MAX_NDIM];
+    const gpu_device_read *rd;
     tack_error *err;
     int failed;
+    int reported; /* err holds the cause (a read or an index): keep it */
 } interp;
 
 static tack_status refuse(const ir_func *f, const ir_expr *e, tack_error *err, const char *what) {
@@ -53,12 +58,21 @@ static int extent_read(const ir_func *f, const ir_expr *e) {
            e->args[0]->i < (int64_t)f->nparams * TACK_MAX_NDIM;
 }
 
+/* Is `e` a read of an element of an array argument, at one flat index
+ * (resolve_dims' offset), which the host can fetch from the device? */
+static int element_read(const ir_func *f, const ir_expr *e) {
+    return e->kind == IR_LOAD && e->index >= 0 && e->index < f->nparams && e->nargs == 1 &&
+           e->index != f->debug_errors && f->params[e->index].role == ROLE_ARRAY &&
+           !f->params[e->index].sampled;
+}
+
 static tack_status check(const ir_func *f, const ir_expr *e, tack_error *err) {
     if (!e) return TACK_OK;
     switch (e->kind) {
     case IR_LOAD:
         if (extent_read(f, e)) return TACK_OK;
-        return refuse(f, e, err, "array elements");
+        if (!element_read(f, e)) return refuse(f, e, err, "this array access");
+        break;
     case IR_ATOMIC: return refuse(f, e, err, "atomics");
     case IR_INLINE: return refuse(f, e, err, "device function calls");
     case IR_LOCAL: return refuse(f, e, err, "local variables");
@@ -280,6 +294,74 @@ static val int_binop(ir_op op, ir_type t, val a, val b) {
 
 static val eval(interp *I, const ir_expr *e);
 
+/* The flat offsets array p's elements take: [0, span).  A strided array's
+ * element strides are its hidden parameters "name.strides[d]" (resolve.c),
+ * never negative in device memory; a vector's components follow. */
+static int64_t element_span(const interp *I, int p) {
+    const ir_func *f = I->f;
+    const ir_param *a = &f->params[p];
+    const int64_t *d = I->dims[p];
+    for (int k = 0; k < TACK_MAX_NDIM; k++)
+        if (d[k] <= 0) return 0;
+    char first[200];
+    snprintf(first, sizeof first, "%s.strides[0]", a->name);
+    for (int q = 0; q < f->nparams; q++) {
+        if (!f->params[q].name || strcmp(f->params[q].name, first)) continue;
+        int count = stride_param_count(a);
+        uint64_t last = 0; /* the largest offset, wrapping never: extents fit memory */
+        for (int k = 0; k < count && q + k < f->nparams; k++)
+            last += (uint64_t)(d[k] - 1) * I->slots[q + k];
+        if (a->vec_width) last += (uint64_t)(a->vec_width - 1);
+        return (int64_t)(last + 1);
+    }
+    int64_t n = 1;
+    for (int k = 0; k < TACK_MAX_NDIM; k++) n *= d[k];
+    return n;
+}
+
+/* An array element the range reads, fetched from the device now. */
+static val read_element(interp *I, const ir_expr *e) {
+    const ir_func *f = I->f;
+    const ir_param *a = &f->params[e->index];
+    int64_t at = sval(convert(eval(I, e->args[0]), TACK_I64));
+    if (I->failed) return mk_int(TACK_I64, 0);
+    int64_t span = element_span(I, e->index);
+    if (at < 0 || at >= span) {
+        const ir_source *s = e->src >= 0 && e->src < f->nsources ? &f->sources[e->src] : NULL;
+        src_info where = {s ? s->text : f->source, s ? s->filename : f->filename,
+                          s ? s->first_line : f->first_line, f->name, s ? s->is_function : 0};
+        src_error(&where, e->line, e->col, I->err,
+                  "the parallel loop's range reads element %lld of '%s', which has %lld",
+                  (long long)at, a->name, (long long)span);
+        I->err->status = TACK_ERR_INDEX;
+        I->failed = I->reported = 1;
+        return mk_int(TACK_I64, 0);
+    }
+    if (!I->rd || !I->rd->read) {
+        refuse(f, e, I->err, "array elements on this device");
+        I->failed = I->reported = 1;
+        return mk_int(TACK_I64, 0);
+    }
+    ir_type t = a->type;
+    size_t size = t == TACK_BOOL ? 1 : (size_t)ir_type_bits(t) / 8;
+    unsigned char bytes[8] = {0};
+    const void *handle = (const void *)(uintptr_t)I->slots[e->index];
+    if (size < 1 || size > 8 ||
+        I->rd->read(I->rd->b, handle, (size_t)at * size, bytes, size, I->err)) {
+        if (size < 1 || size > 8) I->failed = 1;
+        else I->failed = I->reported = 1;
+        return mk_int(TACK_I64, 0);
+    }
+    uint64_t bits = 0;
+    memcpy(&bits, bytes, size); /* devices and hosts here are little-endian */
+    val v = {t, 0, 0, 0};
+    if (t == TACK_F32) memcpy(&v.f32, bytes, 4);
+    else if (t == TACK_F64) memcpy(&v.f64, bytes, 8);
+    else if (t == TACK_F16) v = mk_float(TACK_F32, half_to_float((uint16_t)bits));
+    else v = mk_int(t, t == TACK_BOOL ? bits != 0 : bits);
+    return convert(v, e->type);
+}
+
 /* gcd / lcm as the CPU: Euclid on the magnitudes in t's width. */
 static val gcd_lcm(val a, val b, ir_type t, int lcm) {
     int sgn = ir_type_is_signed(t);
@@ -417,6 +499,7 @@ static val eval(interp *I, const ir_expr *e) {
             int64_t at = e->args[0]->i;
             return mk_int(TACK_I64, (uint64_t)I->dims[at / TACK_MAX_NDIM][at % TACK_MAX_NDIM]);
         }
+        if (element_read(I->f, e)) return read_element(I, e);
         break;
     case IR_BINOP: {
         val a = eval(I, e->a), b = eval(I, e->b);
@@ -470,9 +553,10 @@ static val eval(interp *I, const ir_expr *e) {
 }
 
 tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
-                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t out[5], tack_error *err) {
+                           const int64_t (*dims)[TACK_MAX_NDIM], const gpu_device_read *rd,
+                           int64_t out[5], tack_error *err) {
     if (gpu_range_check(f, err)) return err->status;
-    interp I = {f, slots, dims, err, 0};
+    interp I = {f, slots, dims, rd, err, 0, 0};
     const ir_expr *v[5] = {f->start, f->stop, f->step, f->inner_stop[0], f->inner_stop[1]};
     for (int i = 0; i < 5; i++) {
         if (i >= 3 && i - 3 >= f->ninner) {
@@ -482,6 +566,7 @@ tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
         val r = convert(eval(&I, v[i]), TACK_I64);
         out[i] = (int64_t)r.u;
     }
+    if (I.reported) return err->status ? err->status : TACK_ERR_INTERNAL;
     if (I.failed) {
         err->status = TACK_ERR_INTERNAL;
         snprintf(err->message, sizeof err->message,
