@@ -63,8 +63,10 @@ int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index
     return 0;
 }
 
-src_info lower_source_info(const lowerer *L, int src) {
-    const ir_source *s = &L->f->sources[src];
+src_info lower_source_info(const ir_func *f, int src) {
+    if (src < 0 || src >= f->nsources)
+        return (src_info){f->source, f->filename, f->first_line, f->name, 0};
+    const ir_source *s = &f->sources[src];
     return (src_info){s->text, s->filename, s->first_line, s->name, s->is_function};
 }
 

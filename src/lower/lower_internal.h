@@ -97,9 +97,6 @@ int lower_resolve(lowerer *L, const expr *at, tack_name *out);
 const binding *scope_find(const scope *s, const char *name);
 int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index);
 
-/* Where source `src` of the function being lowered is, for an error at an
- * IR node made from it (an inlined function's, or the kernel's). */
-src_info lower_source_info(const lowerer *L, int src);
 
 /* A fresh local with a name no user code can spell. */
 int lower_temp(lowerer *L, const char *what);

@@ -113,12 +113,13 @@ int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type 
     }
     /* Zeroed where the line runs, as Python makes a new array there. */
     int k = lower_temp(L, "zero");
+    if (k < 0) return -1;
+    const expr where = {.line = s->line, .col = s->col};
     ir_stmt *loop = ir_stmt_new(L->f, IR_FOR, s->line, s->col);
     ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, s->line, s->col);
     ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
-    ir_expr *at = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
-    if (k < 0 || !loop || !st || !idx || !at) return lower_oom(L);
-    at->index = k;
+    ir_expr *at = lower_read_local(L, k, &where);
+    if (!loop || !st || !idx || !at) return lower_oom(L);
     idx[0] = at;
     loop->index = k;
     loop->start = ir_const_int(L->f, 0, IRT_WEAK_INT, s->line, s->col);

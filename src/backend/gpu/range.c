@@ -18,6 +18,7 @@
 
 #include "backend/gpu/gpu.h"
 #include "front/ast.h"
+#include "lower/lower.h"
 #include "passes/passes.h"
 #include "util/half.h"
 
@@ -41,9 +42,7 @@ typedef struct interp {
 } interp;
 
 static tack_status refuse(const ir_func *f, const ir_expr *e, tack_error *err, const char *what) {
-    const ir_source *s = e->src >= 0 && e->src < f->nsources ? &f->sources[e->src] : NULL;
-    src_info where = {s ? s->text : f->source, s ? s->filename : f->filename,
-                      s ? s->first_line : f->first_line, f->name, s ? s->is_function : 0};
+    src_info where = lower_source_info(f, e->src);
     return src_error(&where, e->line, e->col, err,
                      "a GPU launch evaluates the parallel loop's range before it starts, so the "
                      "range cannot use %s",
@@ -327,9 +326,7 @@ static val read_element(interp *I, const ir_expr *e) {
     if (I->failed) return mk_int(TACK_I64, 0);
     int64_t span = element_span(I, e->index);
     if (at < 0 || at >= span) {
-        const ir_source *s = e->src >= 0 && e->src < f->nsources ? &f->sources[e->src] : NULL;
-        src_info where = {s ? s->text : f->source, s ? s->filename : f->filename,
-                          s ? s->first_line : f->first_line, f->name, s ? s->is_function : 0};
+        src_info where = lower_source_info(f, e->src);
         src_error(&where, e->line, e->col, I->err,
                   "the parallel loop's range reads element %lld of '%s', which has %lld",
                   (long long)at, a->name, (long long)span);
