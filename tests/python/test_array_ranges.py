@@ -153,3 +153,28 @@ def test_device_array_changed_in_place_and_by_a_kernel(device):
     set_length(n, 8)  # written on the device, read back for the next range
     first_n(n, out)
     np.testing.assert_array_equal(out.numpy(), expected_first(8))
+
+
+@pytest.fixture
+def debug():
+    before = tack.get_debug()
+    tack.set_debug(True)
+    yield
+    tack.set_debug(before)
+
+
+@pytest.mark.parametrize("dt", INTS)
+def test_debug_mode_reads_and_checks_the_elements(device, debug, dt):
+    n = np.array([0, 2, 6], dt)
+    out = np.zeros(8, np.int64)
+    between(n, out)
+    e = np.zeros(8, np.int64)
+    e[2:6] = np.arange(2, 6) * 10
+    np.testing.assert_array_equal(out, e)
+    out[:] = 0
+    with pytest.raises(IndexError) as err:
+        past_the_end(np.array([1, 2, 3], dt), out)
+    line = open(__file__).read().splitlines().index("    for i in range(n[5]):") + 1
+    msg = str(err.value)
+    assert "'n'" in msg and "(3,)" in msg and f"test_array_ranges.py:{line}" in msg, msg
+    np.testing.assert_array_equal(out, np.zeros(8))

@@ -14,6 +14,7 @@
  * arithmetic (x86-64 and AArch64 evaluate float as float). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/gpu/gpu.h"
@@ -39,6 +40,7 @@ typedef struct interp {
     tack_error *err;
     int failed;
     int reported; /* err holds the cause (a read or an index): keep it */
+    val *locals;  /* debug mode's guards assign locals (f->nlocals) */
 } interp;
 
 static tack_status refuse(const ir_func *f, const ir_expr *e, tack_error *err, const char *what) {
@@ -65,6 +67,40 @@ static int element_read(const ir_func *f, const ir_expr *e) {
            !f->params[e->index].sampled;
 }
 
+/* Is `e` debug mode's guard around an element read (bounds.c): indices
+ * assigned to locals, then `if` they are inside: the read, else 0 and an
+ * IR_BOUNDS_FAIL?  Its statements are interpreted here too. */
+static int debug_guard(const ir_func *f, const ir_expr *e) {
+    if (e->kind != IR_INLINE || f->debug_errors < 0 || !e->body || e->index < 0 || !e->body->n)
+        return 0;
+    const ir_stmt *last = e->body->stmts[e->body->n - 1];
+    if (last->kind != IR_IF || !last->orelse.n ||
+        last->orelse.stmts[last->orelse.n - 1]->kind != IR_BOUNDS_FAIL)
+        return 0;
+    for (int i = 0; i + 1 < e->body->n; i++)
+        if (e->body->stmts[i]->kind != IR_ASSIGN) return 0;
+    const ir_block *arms[2] = {&last->body, &last->orelse};
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < arms[a]->n; i++)
+            if (arms[a]->stmts[i]->kind != IR_ASSIGN && arms[a]->stmts[i]->kind != IR_BOUNDS_FAIL)
+                return 0;
+    return 1;
+}
+
+static tack_status check(const ir_func *f, const ir_expr *e, tack_error *err);
+
+static tack_status check_guard(const ir_func *f, const ir_block *b, tack_error *err) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (check(f, s->value, err) || check_guard(f, &s->body, err) ||
+            check_guard(f, &s->orelse, err))
+            return err->status;
+        for (int k = 0; k < s->nindices; k++)
+            if (check(f, s->indices[k], err)) return err->status;
+    }
+    return TACK_OK;
+}
+
 static tack_status check(const ir_func *f, const ir_expr *e, tack_error *err) {
     if (!e) return TACK_OK;
     switch (e->kind) {
@@ -73,8 +109,13 @@ static tack_status check(const ir_func *f, const ir_expr *e, tack_error *err) {
         if (!element_read(f, e)) return refuse(f, e, err, "this array access");
         break;
     case IR_ATOMIC: return refuse(f, e, err, "atomics");
-    case IR_INLINE: return refuse(f, e, err, "device function calls");
-    case IR_LOCAL: return refuse(f, e, err, "local variables");
+    case IR_INLINE:
+        if (debug_guard(f, e)) return check_guard(f, e->body, err);
+        return refuse(f, e, err, "device function calls");
+    case IR_LOCAL:
+        if (f->debug_errors >= 0 && !strncmp(f->locals[e->index].name, "$chk", 4))
+            return TACK_OK; /* a guard's own (bounds.c names them) */
+        return refuse(f, e, err, "local variables");
     case IR_VECTOR: return refuse(f, e, err, "vectors");
     case IR_PARAM:
         if (f->params[e->index].role != ROLE_SCALAR) return refuse(f, e, err, "this parameter");
@@ -359,6 +400,41 @@ static val read_element(interp *I, const ir_expr *e) {
     return convert(v, e->type);
 }
 
+/* Runs a debug guard's statements; a failed check is an IndexError at
+ * the access, before anything runs. */
+static void exec_block(interp *I, const ir_block *b) {
+    for (int i = 0; i < b->n && !I->failed; i++) {
+        const ir_stmt *s = b->stmts[i];
+        switch (s->kind) {
+        case IR_ASSIGN: I->locals[s->index] = eval(I, s->value); break;
+        case IR_IF:
+            exec_block(I, convert(eval(I, s->value), TACK_BOOL).u ? &s->body : &s->orelse);
+            break;
+        case IR_BOUNDS_FAIL: {
+            const ir_site *site = &I->f->sites[s->index];
+            const ir_param *a = &I->f->params[site->param];
+            char at[200] = "", shape[200] = "";
+            for (int k = 0; k < s->nindices && !I->failed; k++) {
+                size_t n = strlen(at), m = strlen(shape);
+                snprintf(at + n, sizeof at - n, "%s%lld", k ? ", " : "",
+                         (long long)sval(convert(eval(I, s->indices[k]), TACK_I64)));
+                snprintf(shape + m, sizeof shape - m, "%s%lld", k ? ", " : "",
+                         (long long)I->dims[site->param][k]);
+            }
+            src_info where = lower_source_info(I->f, site->src);
+            src_error(&where, site->line, site->col, I->err,
+                      "the parallel loop's range reads index (%s%s) of '%s', out of bounds "
+                      "for its shape (%s%s)", at, s->nindices == 1 ? "," : "", a->name, shape,
+                      s->nindices == 1 ? "," : "");
+            I->err->status = TACK_ERR_INDEX;
+            I->failed = I->reported = 1;
+            break;
+        }
+        default: I->failed = 1; break;
+        }
+    }
+}
+
 /* gcd / lcm as the CPU: Euclid on the magnitudes in t's width. */
 static val gcd_lcm(val a, val b, ir_type t, int lcm) {
     int sgn = ir_type_is_signed(t);
@@ -498,6 +574,15 @@ static val eval(interp *I, const ir_expr *e) {
         }
         if (element_read(I->f, e)) return read_element(I, e);
         break;
+    case IR_LOCAL:
+        if (I->locals) return I->locals[e->index];
+        break;
+    case IR_INLINE:
+        if (I->locals && debug_guard(I->f, e)) {
+            exec_block(I, e->body);
+            return I->locals[e->index];
+        }
+        break;
     case IR_BINOP: {
         val a = eval(I, e->a), b = eval(I, e->b);
         ir_type t = e->a->type;
@@ -553,7 +638,19 @@ tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
                            const int64_t (*dims)[TACK_MAX_NDIM], const gpu_device_read *rd,
                            int64_t out[5], tack_error *err) {
     if (gpu_range_check(f, err)) return err->status;
-    interp I = {f, slots, dims, rd, err, 0, 0};
+    interp I = {f, slots, dims, rd, err, 0, 0, NULL};
+    val local_room[64];
+    val *heap = NULL;
+    if (f->debug_errors >= 0 && f->nlocals > 0) { /* the guards' locals */
+        I.locals = f->nlocals <= 64 ? local_room : (heap = calloc(f->nlocals, sizeof *heap));
+        if (!I.locals) {
+            err->status = TACK_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message,
+                     "out of memory evaluating the launch range of '%s'", f->name);
+            return TACK_ERR_NOMEM;
+        }
+        memset(I.locals, 0, f->nlocals * sizeof *I.locals);
+    }
     const ir_expr *v[5] = {f->start, f->stop, f->step, f->inner_stop[0], f->inner_stop[1]};
     for (int i = 0; i < 5; i++) {
         if (i >= 3 && i - 3 >= f->ninner) {
@@ -563,6 +660,7 @@ tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
         val r = convert(eval(&I, v[i]), TACK_I64);
         out[i] = (int64_t)r.u;
     }
+    free(heap);
     if (I.reported) return err->status ? err->status : TACK_ERR_INTERNAL;
     if (I.failed) {
         err->status = TACK_ERR_INTERNAL;
