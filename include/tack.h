@@ -160,10 +160,17 @@ typedef enum tack_name_kind {
                               says what it is and how to fix it, e.g. "a
                               plain Python function, which kernels cannot
                               call: decorate it with @tack.func" */
-    TACK_NAME_UNDEFINED    /* defined nowhere, builtins included: for a
+    TACK_NAME_UNDEFINED,   /* defined nowhere, builtins included: for a
                               host that does the whole lookup, as Python's
                               does (closure, globals, builtins) */
+    TACK_NAME_TABLE        /* a table of numbers (Python: a module-level
+                              tuple, nested for 2-D), inlined by value:
+                              table_ndim, table_shape, and table_ints or
+                              table_floats */
 } tack_name_kind;
+
+/* The most numbers a TACK_NAME_TABLE may hold; a larger one is refused. */
+#define TACK_MAX_TABLE_ELEMENTS 1024
 
 typedef struct tack_name {
     tack_name_kind kind;
@@ -175,6 +182,13 @@ typedef struct tack_name {
     const char *filename; /* FUNC: file of the source */
     int first_line;       /* FUNC: line of the source's first line */
     void *func_ctx;       /* FUNC: resolver context for names inside it */
+    /* TABLE: 1 or 2 dimensions, each at least 1, and the numbers in row
+     * order: integers (i64) in table_ints, or, when any is a float, all of
+     * them in table_floats (the other pointer NULL). */
+    int table_ndim;
+    int64_t table_shape[2];
+    const int64_t *table_ints;
+    const double *table_floats;
 } tack_name;
 
 /* Looks up `name` as seen from the code that owns `ctx`.  Returns 0 and

@@ -141,6 +141,9 @@ typedef struct backend_ops {
     void (*mem_free)(backend *b, void *handle);
     tack_status (*mem_write)(backend *b, void *handle, size_t offset, const void *src, size_t n,
                              tack_error *err);
+    /* mem_read returns once the bytes have arrived, after the work queued
+     * before it: a GPU range reads its array elements (`range(n[0])`)
+     * through it on every evaluation (gpu.h's gpu_device_read). */
     tack_status (*mem_read)(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err);
     /* Waits until all work queued on the device has finished, the

@@ -154,12 +154,30 @@ int ir_name_digest(const tack_name *n, char out[65]) {
                        n->kind == TACK_NAME_FUNC ? n->first_line : 0);
     size_t hl = len > 0 && (size_t)len < sizeof head ? (size_t)len : 0;
     size_t fl = strlen(file) + 1, tl = strlen(text); /* the file's NUL separates it */
-    char *print = malloc(hl + fl + tl + 1);
+    /* A table: its shape, then its numbers' bytes (floats' bit patterns,
+     * so -0.0 and NaN are told apart as constants are). */
+    int64_t tshape[3] = {0, 0, 0};
+    size_t tn = 0;
+    const void *tvalues = NULL;
+    if (n->kind == TACK_NAME_TABLE) {
+        tshape[0] = n->table_ndim;
+        tshape[1] = n->table_shape[0];
+        tshape[2] = n->table_ndim == 2 ? n->table_shape[1] : 1;
+        tn = (size_t)(tshape[1] * tshape[2]) * 8;
+        tvalues = n->table_ints ? (const void *)n->table_ints : (const void *)n->table_floats;
+        tshape[0] += n->table_ints ? 0 : 16; /* ints and floats of equal bits differ */
+    }
+    size_t tl2 = tvalues ? sizeof tshape + tn : 0;
+    char *print = malloc(hl + fl + tl + tl2 + 1);
     if (!print) return -1;
     memcpy(print, head, hl);
     memcpy(print + hl, file, fl);
     memcpy(print + hl + fl, text, tl);
-    sha256_hex(print, hl + fl + tl, out);
+    if (tl2) {
+        memcpy(print + hl + fl + tl, tshape, sizeof tshape);
+        memcpy(print + hl + fl + tl + sizeof tshape, tvalues, tn);
+    }
+    sha256_hex(print, hl + fl + tl + tl2, out);
     free(print);
     return 0;
 }

@@ -64,8 +64,10 @@ int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index
     return 0;
 }
 
-src_info lower_source_info(const lowerer *L, int src) {
-    const ir_source *s = &L->f->sources[src];
+src_info lower_source_info(const ir_func *f, int src) {
+    if (src < 0 || src >= f->nsources)
+        return (src_info){f->source, f->filename, f->first_line, f->name, 0};
+    const ir_source *s = &f->sources[src];
     return (src_info){s->text, s->filename, s->first_line, s->name, s->is_function};
 }
 
@@ -112,7 +114,15 @@ int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack
         memset(out, 0, sizeof *out);
         return -1;
     }
-    if (out->kind < TACK_NAME_MODULE || out->kind > TACK_NAME_FUNC) {
+    /* A table's numbers are its meaning: an answer without them is none. */
+    if (out->kind == TACK_NAME_TABLE &&
+        (out->table_ndim < 1 || out->table_ndim > 2 || out->table_shape[0] < 1 ||
+         (out->table_ndim == 2 && out->table_shape[1] < 1) ||
+         !out->table_ints == !out->table_floats)) {
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    if ((out->kind < TACK_NAME_MODULE || out->kind > TACK_NAME_FUNC) && out->kind != TACK_NAME_TABLE) {
         memset(out, 0, sizeof *out); /* a kind this library does not know */
         return -1;
     }
@@ -375,6 +385,10 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         if (!x) oom(L);
         return x;
     }
+    case TACK_NAME_TABLE:
+        ERR(L, e->line, e->col, "'%s' is a table of numbers; index it (%s[k]), iterate over it "
+            "or take its len()", e->name, e->name);
+        return NULL;
     case TACK_NAME_MODULE:
         ERR(L, e->line, e->col, "'%s' is a module, not a value", e->name);
         return NULL;
@@ -1558,6 +1572,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         goto fail;
     }
     if (vec_check_none_left(&L, &f->body)) goto fail;
+    if (scratch_fill_tables(&L)) goto fail;
     if (lower_random_streams(&L)) goto fail;
     if (lower_resolve_updates(&L)) goto fail;
     if (lower_check_collective(&L)) goto fail;

@@ -39,4 +39,9 @@ int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack
  * (and np) and Python's builtins. */
 int lower_default_resolve(const char *name, tack_name *out);
 
+/* Where source `src` of f is (an inlined function's, or the kernel's when
+ * src is none of f's), for an error at an IR node made from it: lowering,
+ * the passes and the GPU range evaluation report through it. */
+src_info lower_source_info(const ir_func *f, int src);
+
 #endif

@@ -91,6 +91,16 @@ typedef struct lowerer {
     int reading_seg; /* names assigned before this loop are readable (and
                         reductions of earlier loops) */
     int in_range;    /* lowering a launch's range */
+    /* Module-level tables read so far (scratch.c): the scratch array each
+     * fills, per resolver context and name, and the stores that fill them,
+     * put before the launch body's own statements once it is lowered. */
+    struct {
+        void *ctx;
+        const char *name;
+        int id;
+    } tables[IR_MAX_SCRATCH];
+    int ntables;
+    ir_block table_stores;
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
@@ -106,9 +116,6 @@ int lower_resolve(lowerer *L, const expr *at, tack_name *out);
 const binding *scope_find(const scope *s, const char *name);
 int scope_bind(lowerer *L, scope *s, const char *name, bind_kind kind, int index);
 
-/* Where source `src` of the function being lowered is, for an error at an
- * IR node made from it (an inlined function's, or the kernel's). */
-src_info lower_source_info(const lowerer *L, int src);
 
 /* A fresh local with a name no user code can spell. */
 int lower_temp(lowerer *L, const char *what);
@@ -251,7 +258,13 @@ int lower_resolve_updates(lowerer *L);
 /* scratch.c: `a = tack.local(shape, dtype)` / `tack.shared(...)` (s is
  * the assignment; dtype already classified), and uses of such a name. */
 int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype);
-int scratch_of(lowerer *L, const expr *arr); /* its scratch index, or -1 */
+/* Its scratch index, or -1; a name bound outside to a table of numbers
+ * (TACK_NAME_TABLE) is the scratch array holding it. */
+int scratch_of(lowerer *L, const expr *arr);
+/* Whether scratch array `id` holds a module-level table (read only). */
+int scratch_is_table(const lowerer *L, int id);
+/* Once lowered: the tables' stores, before the launch body's statements. */
+int scratch_fill_tables(lowerer *L);
 ir_expr *scratch_load(lowerer *L, int id, const expr *sub);
 ir_expr *scratch_load_at(lowerer *L, int id, ir_expr **idx, int n, const expr *at);
 int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,

@@ -9,7 +9,13 @@
  * dimensions) and the dtype a scalar one (f32 when left out), so both are
  * part of the source and need no key.  The name is then indexed like an
  * array with exactly as many indices as dimensions: IR_SLOAD and
- * IR_SSTORE, which resolve_dims turns into row-major offsets. */
+ * IR_SSTORE, which resolve_dims turns into row-major offsets.
+ *
+ * A module-level table (`DIRS = ((1, 0), (0, 1))`, which the host answers
+ * as TACK_NAME_TABLE) is such an array too: one per table and scope,
+ * filled with its numbers at the start of every launch iteration, and
+ * read only.  Its values are in the name's digest, so the disk cache
+ * keys them as it keys constants. */
 #include <stdio.h>
 #include <string.h>
 
@@ -107,12 +113,13 @@ int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type 
     }
     /* Zeroed where the line runs, as Python makes a new array there. */
     int k = lower_temp(L, "zero");
+    if (k < 0) return -1;
+    const expr where = {.line = s->line, .col = s->col};
     ir_stmt *loop = ir_stmt_new(L->f, IR_FOR, s->line, s->col);
     ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, s->line, s->col);
     ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
-    ir_expr *at = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
-    if (k < 0 || !loop || !st || !idx || !at) return lower_oom(L);
-    at->index = k;
+    ir_expr *at = lower_read_local(L, k, &where);
+    if (!loop || !st || !idx || !at) return lower_oom(L);
     idx[0] = at;
     loop->index = k;
     loop->start = ir_const_int(L->f, 0, IRT_WEAK_INT, s->line, s->col);
@@ -128,12 +135,76 @@ int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type 
     return 0;
 }
 
+/* The scratch array holding the table `n` names (made on its first read
+ * in this scope); -1 after an error. */
+static int table_scratch(lowerer *L, const expr *at, const tack_name *n) {
+    for (int i = 0; i < L->ntables; i++)
+        if (L->tables[i].ctx == L->sc->resolver_ctx && !strcmp(L->tables[i].name, at->name))
+            return L->tables[i].id;
+    int64_t rows = n->table_shape[0], cols = n->table_ndim == 2 ? n->table_shape[1] : 1;
+    if (rows > TACK_MAX_TABLE_ELEMENTS || cols > TACK_MAX_TABLE_ELEMENTS / rows) {
+        ERR(L, at->line, at->col, "'%s' is a table of more than %d numbers; kernels inline "
+            "tables, so pass a larger one as an array argument", at->name, TACK_MAX_TABLE_ELEMENTS);
+        return -1;
+    }
+    /* Integers make an i64 table, floats the kernel's float type (settled
+     * by inference, as for a float literal): as a tuple written inside. */
+    ir_scratch a = {.name = at->name, .ndim = n->table_ndim, .dims = {rows, cols},
+                    .type = n->table_ints ? TACK_I64 : IRT_WEAK_FLOAT};
+    int id = ir_scratch_add(L->f, &a);
+    if (id < 0 || L->ntables >= IR_MAX_SCRATCH) {
+        ERR(L, at->line, at->col, "a kernel has at most %d arrays and tuples of its own",
+            IR_MAX_SCRATCH);
+        return -1;
+    }
+    for (int64_t i = 0; i < rows * cols; i++) {
+        ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, at->line, at->col);
+        ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+        if (!st || !idx) return lower_oom(L);
+        idx[0] = ir_const_int(L->f, i, IRT_WEAK_INT, at->line, at->col);
+        st->value = n->table_ints ? ir_const_int(L->f, n->table_ints[i], IRT_WEAK_INT, at->line, at->col)
+                                  : ir_const_float(L->f, n->table_floats[i], IRT_WEAK_FLOAT, at->line,
+                                                   at->col);
+        st->index = id;
+        st->indices = idx;
+        st->nindices = 1; /* row-major offset, as a tuple written inside */
+        if (!idx[0] || !st->value || ir_block_push(L->f, &L->table_stores, st)) return lower_oom(L);
+    }
+    L->tables[L->ntables].ctx = L->sc->resolver_ctx;
+    L->tables[L->ntables].name = at->name;
+    L->tables[L->ntables++].id = id;
+    return id;
+}
+
 int scratch_of(lowerer *L, const expr *arr) {
     if (arr->kind == EX_SUBSCRIPT) return scratch_of(L, arr->a); /* t[k][j] */
     if (arr->kind != EX_NAME) return -1;
     const binding *b = scope_find(L->sc, arr->name);
     if (b && b->kind == BIND_ROW && b->row_scratch) return b->index;
-    return b && b->kind == BIND_SCRATCH ? b->index : -1;
+    if (b) return b->kind == BIND_SCRATCH ? b->index : -1;
+    /* Not the function's own name: a module-level table? */
+    tack_name n;
+    if (lower_resolve(L, arr, &n)) return -1; /* it said why (a list, a ragged tuple...) */
+    return n.kind == TACK_NAME_TABLE ? table_scratch(L, arr, &n) : -1;
+}
+
+int scratch_is_table(const lowerer *L, int id) {
+    for (int i = 0; i < L->ntables; i++)
+        if (L->tables[i].id == id) return 1;
+    return 0;
+}
+
+int scratch_fill_tables(lowerer *L) {
+    ir_func *f = L->f;
+    if (!L->table_stores.n) return 0;
+    int n = L->table_stores.n + f->body.n;
+    ir_stmt **v = arena_alloc(&f->mem, n * sizeof *v);
+    if (!v) return lower_oom(L);
+    memcpy(v, L->table_stores.stmts, L->table_stores.n * sizeof *v);
+    memcpy(v + L->table_stores.n, f->body.stmts, f->body.n * sizeof *v);
+    f->body.stmts = v;
+    f->body.n = f->body.cap = n;
+    return 0;
 }
 
 /* The indices of `a[items...]` (after a row's), exactly one per dimension. */
@@ -177,6 +248,11 @@ ir_expr *scratch_load(lowerer *L, int id, const expr *sub) {
 
 int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,
                   const stmt *at) {
+    if (scratch_is_table(L, id)) {
+        ERR(L, at->line, at->col, "'%s' is a module-level table, which kernels only read",
+            L->f->scratch[id].name);
+        return -1;
+    }
     if (vec_is(value)) {
         ERR(L, at->line, at->col, "'%s' holds scalars; store one component",
             L->f->scratch[id].name);

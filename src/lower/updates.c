@@ -262,7 +262,7 @@ static int choose(lowerer *L, const scan *w, ir_block *b) {
             /* Reported in the source the update came from. */
             const char *name = L->f->params[p].name;
             if (!L->failed++) {
-                src_info where = lower_source_info(L, s->src);
+                src_info where = lower_source_info(L->f, s->src);
                 src_error(&where, s->line, s->col, L->err,
                           "this update of '%s' may hit an element another iteration also "
                           "updates (its index is not this iteration's own), and the operator "

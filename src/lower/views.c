@@ -24,8 +24,9 @@ static int base_of(lowerer *L, const expr *e, view *v) {
     v->param = v->scratch = -1;
     if (e->kind == EX_NAME) {
         const binding *b = scope_find(L->sc, e->name);
-        if (b && b->kind == BIND_SCRATCH) {
-            v->scratch = b->index;
+        int id = !b || b->kind == BIND_SCRATCH ? scratch_of(L, e) : -1; /* a table too */
+        if (id >= 0) {
+            v->scratch = id;
             return 1;
         }
     }

@@ -157,7 +157,7 @@ static int walk_block(walk *w, const ir_block *b) {
         const ir_stmt *s = b->stmts[i];
         if (s->kind == IR_BARRIER && (w->under || w->exited)) {
             lowerer *L = w->L;
-            src_info where = lower_source_info(L, s->src);
+            src_info where = lower_source_info(L->f, s->src);
             if (!L->failed++)
                 src_error(&where, s->line, s->col, L->err,
                           "some lanes of a workgroup may not reach this tack.barrier() (%s): "

@@ -6,6 +6,7 @@
  * expected type down into weak subexpressions and inserting casts where
  * operands differ.  The promotion rules are NumPy's (docs/language.md). */
 #include "passes.h"
+#include "lower/lower.h"
 #include "util/half.h"
 
 #include <stdio.h>
@@ -21,16 +22,10 @@ typedef struct typer {
     uint8_t *loop_var;  /* per local: a range() or ndindex loop variable */
 } typer;
 
-/* Where node `e` came from: the kernel's source or an inlined function's. */
-static src_info source_of(const ir_func *f, int src) {
-    const ir_source *s = &f->sources[src];
-    return (src_info){s->text, s->filename, s->first_line, s->name, s->is_function};
-}
-
 #define TERR(T, e, ...)                                                         \
     do {                                                                        \
         if (!(T)->failed++) {                                                   \
-            src_info where_ = source_of((T)->f, (e)->src);                      \
+            src_info where_ = lower_source_info((T)->f, (e)->src);                      \
             src_error(&where_, (e)->line, (e)->col, (T)->err, __VA_ARGS__);     \
         }                                                                       \
     } while (0)

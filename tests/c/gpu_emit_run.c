@@ -80,7 +80,7 @@ static int run_gpu(const gl_case *c, void **data, int64_t *errors) {
     cl_kernel kern = NULL;
     cl_mem bufs[TACK_MAX_PARAMS] = {0};
     if (gpu_emit(f, &gpu_dialect_opencl, "tk_entry", &src, &err) ||
-        gpu_pack_fill(f, slots, (const int64_t(*)[TACK_MAX_NDIM])dims, pack, &err)) {
+        gpu_pack_fill(f, slots, (const int64_t(*)[TACK_MAX_NDIM])dims, NULL, pack, &err)) {
         fprintf(stderr, "%s: %s\n", c->name, err.message);
         failures++;
         goto done;

@@ -498,6 +498,62 @@ static void test_resolver_shadows_defaults(void) {
     }
 }
 
+/* A C host's table (TACK_NAME_TABLE): 2-D integers and 1-D floats,
+ * inlined; a malformed answer (no numbers) is no answer. */
+static const int64_t dirs[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+static const double weights[3] = {0.5, -0.25, 2.0};
+
+static int table_resolver(void *ctx, const char *name, tack_name *out) {
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    if (!strcmp(name, "DIRS")) {
+        out->kind = TACK_NAME_TABLE;
+        out->table_ndim = 2;
+        out->table_shape[0] = 4;
+        out->table_shape[1] = 2;
+        out->table_ints = &dirs[0][0];
+    } else if (!strcmp(name, "W")) {
+        out->kind = TACK_NAME_TABLE;
+        out->table_ndim = 1;
+        out->table_shape[0] = 3;
+        out->table_floats = weights;
+    } else if (!strcmp(name, "BROKEN")) {
+        out->kind = TACK_NAME_TABLE; /* neither ints nor floats */
+        out->table_ndim = 1;
+        out->table_shape[0] = 3;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static void test_tables(void) {
+    const char *src = "def tables(x, out):\n    for i in range(x.shape[0]):\n"
+                      "        s = 0.0\n        for d in DIRS:\n            s += d[0] * d[0] * 10 + d[1] * d[1] * d[1] * 3 + d[1]\n"
+                      "        out[i] = x[i] * W[i % len(W)] + s + len(DIRS)\n";
+    tack_error err;
+    tack_kernel *k = tack_kernel_create(src, "tables.py", 1, table_resolver, NULL, &err);
+    CHECK(k != NULL);
+    if (k) {
+        double x[6] = {1, 2, 3, 4, 5, 6}, out[6] = {0};
+        int64_t n = 6;
+        tack_arg args[2] = {tack_arg_array(x, TACK_F64, 1, &n, 0), tack_arg_array(out, TACK_F64, 1, &n, 1)};
+        CHECK(launch(k, args, 2, &err) == TACK_OK);
+        for (int i = 0; i < 6; i++) CHECK(out[i] == x[i] * weights[i % 3] + 20.0 + 4); /* 10 + 10 + 3 + 1 - 3 - 1 */
+        tack_kernel_free(k);
+    }
+    k = tack_kernel_create("def broken(out):\n    for i in range(out.shape[0]):\n        out[i] = BROKEN[0]\n",
+                           "broken.py", 1, table_resolver, NULL, &err);
+    CHECK(k != NULL);
+    if (k) {
+        double out[2] = {0};
+        int64_t n = 2;
+        tack_arg args[1] = {tack_arg_array(out, TACK_F64, 1, &n, 1)};
+        CHECK(launch(k, args, 1, &err) == TACK_ERR_COMPILE && strstr(err.message, "'BROKEN'"));
+        tack_kernel_free(k);
+    }
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -515,5 +571,6 @@ int main(void) {
     test_prepared_launch();
     test_reductions();
     test_resolver_shadows_defaults();
+    test_tables();
     return CHECK_DONE();
 }

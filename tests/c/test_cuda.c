@@ -200,14 +200,23 @@ static void test_generate_errors(void) {
               strstr(err.message, "undeclared"));
     }
     tack_kernel_free(k);
-    /* A range the host cannot evaluate is refused, naming the line. */
-    k = tack_kernel_create("def refused(x):\n    for i in range(x[0]):\n        x[i] = 1\n",
-                           "refused.py", 1, NULL, NULL, &err);
+    /* An array element in the range is read from the device at launch, so
+     * the kernel builds; a range the host cannot evaluate (an atomic) is
+     * refused, naming the line. */
     static int32_t ibuf[8];
     int64_t ishape[1] = {8};
     tack_arg ia[1] = {tack_arg_array(ibuf, TACK_I32, 1, ishape, 1)};
+    k = tack_kernel_create("def element(x):\n    for i in range(x[0]):\n        x[i] = 1\n",
+                           "element.py", 1, NULL, NULL, &err);
+    text = NULL;
+    CHECK(k && tack_kernel_generate(k, "cuda-source", ia, 1, &text, &err) == TACK_OK && text);
+    free(text);
+    tack_kernel_free(k);
+    k = tack_kernel_create("def refused(x):\n    for i in range(tack.atomic_add(x, 0, 1)):\n"
+                           "        x[i] = 1\n", "refused.py", 1, NULL, NULL, &err);
     CHECK(k && tack_kernel_generate(k, "cuda-source", ia, 1, &text, &err) == TACK_ERR_COMPILE);
-    CHECK(strstr(err.message, "refused") != NULL);
+    CHECK(strstr(err.message, "refused") != NULL && strstr(err.message, "atomics") != NULL &&
+          strstr(err.message, ":2:") != NULL);
     tack_kernel_free(k);
 }
 

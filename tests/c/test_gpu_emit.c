@@ -111,7 +111,7 @@ static void check_pack(const char *text, const tack_arg *args, int nargs, const 
         return;
     }
     int64_t pack[GPU_PACK_SCALARS + TACK_MAX_PARAMS];
-    tack_status st = gpu_pack_fill(f, slots, (const int64_t(*)[TACK_MAX_NDIM])dims, pack, &err);
+    tack_status st = gpu_pack_fill(f, slots, (const int64_t(*)[TACK_MAX_NDIM])dims, NULL, pack, &err);
     CHECK(st == want_status);
     if (st == TACK_OK && want_status == TACK_OK) {
         for (int i = 0; i < 5; i++) {
@@ -188,8 +188,20 @@ static void test_packs(void) {
     }
 }
 
-/* A range that reads an array element cannot be evaluated on the host. */
-static void test_refused(void) {
+/* A stand-in for a backend's mem_read: handles here are host pointers. */
+static int reads;
+static tack_status host_read(struct backend *b, const void *handle, size_t offset, void *dst,
+                             size_t n, tack_error *err) {
+    (void)b;
+    (void)err;
+    reads++;
+    memcpy(dst, (const char *)handle + offset, n);
+    return TACK_OK;
+}
+
+/* A range that reads array elements: fetched through the device read at
+ * each evaluation (none: refused, naming the line), the index checked. */
+static void test_element_ranges(void) {
     static int32_t buf[8];
     int64_t shape[1] = {8};
     tack_arg a[1] = {tack_arg_array(buf, TACK_I32, 1, shape, 1)};
@@ -198,16 +210,39 @@ static void test_refused(void) {
     arena ast;
     arena_init(&ast);
     tack_error err;
-    ir_func *f = gl_variant("def refused(x):\n    for i in range(x[0]):\n        x[i] = 1\n", &ast,
+    ir_func *f = gl_variant("def elem(x):\n    for i in range(x[1], x[2]):\n        x[i] = 1\n", &ast,
                             a, 1, 0, slots, dims, &err);
     CHECK(f != NULL);
     if (f) {
-        CHECK(gpu_range_check(f, &err) == TACK_ERR_COMPILE);
-        CHECK(strstr(err.message, "refused") != NULL);
-        CHECK(strstr(err.message, ":2:") != NULL);
+        slots[0] = (uint64_t)(uintptr_t)buf;
+        const int64_t(*d)[TACK_MAX_NDIM] = (const int64_t(*)[TACK_MAX_NDIM])dims;
+        CHECK(gpu_range_check(f, &err) == TACK_OK);
         int64_t pack[GPU_PACK_SCALARS + 1];
-        CHECK(gpu_pack_fill(f, slots, (const int64_t(*)[TACK_MAX_NDIM])dims, pack, &err) ==
-              TACK_ERR_COMPILE);
+        CHECK(gpu_pack_fill(f, slots, d, NULL, pack, &err) == TACK_ERR_COMPILE);
+        CHECK(strstr(err.message, "elem") != NULL && strstr(err.message, ":2:") != NULL);
+        gpu_device_read rd = {host_read, NULL};
+        buf[1] = 2;
+        buf[2] = 7;
+        reads = 0;
+        CHECK(gpu_pack_fill(f, slots, d, &rd, pack, &err) == TACK_OK);
+        CHECK(pack[GPU_PACK_START] == 2 && pack[GPU_PACK_COUNT] == 5 && reads == 2);
+        buf[2] = 3; /* read again on every evaluation */
+        CHECK(gpu_pack_fill(f, slots, d, &rd, pack, &err) == TACK_OK && pack[GPU_PACK_COUNT] == 1);
+        buf[2] = -4; /* an empty range, as Python's */
+        CHECK(gpu_pack_fill(f, slots, d, &rd, pack, &err) == TACK_OK && pack[GPU_PACK_COUNT] == 0);
+        dims[0][0] = 2; /* x[2] is now past the end: refused before any read */
+        reads = 0;
+        CHECK(gpu_pack_fill(f, slots, d, &rd, pack, &err) == TACK_ERR_INDEX && reads == 1);
+        CHECK(strstr(err.message, "element 2 of 'x', which has 2") != NULL);
+        ir_func_free(f);
+    }
+    /* What needs the device's code stays refused at build time. */
+    f = gl_variant("def refused(x):\n    for i in range(tack.atomic_add(x, 0, 1)):\n        x[i] = 1\n",
+                   &ast, a, 1, 0, slots, dims, &err);
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(gpu_range_check(f, &err) == TACK_ERR_COMPILE);
+        CHECK(strstr(err.message, "refused") != NULL && strstr(err.message, "atomics") != NULL);
         ir_func_free(f);
     }
     arena_free(&ast);
@@ -220,6 +255,6 @@ int main(void) {
     int n = gl_cases(cases, 128);
     for (int i = 0; i < n; i++) emit_case(&cases[i]);
     test_packs();
-    test_refused();
+    test_element_ranges();
     return CHECK_DONE();
 }

@@ -485,9 +485,19 @@ def data_range(n, out):
         out[i] = 1
 
 
-def test_range_reading_an_array_is_a_compile_error():
-    with pytest.raises(tack.CompileError, match="data_range"):
-        tack.cuda.source(data_range, np.zeros(1, np.int32), np.zeros(4, np.int32))
+@tack.kernel
+def atomic_range(n, out):
+    for i in range(tack.atomic_add(n, 0, 1)):
+        out[i] = 1
+
+
+def test_range_reading_an_array_element_builds_and_atomics_do_not():
+    # the element is read from the device when each call's range is evaluated
+    src = tack.cuda.source(data_range, np.zeros(1, np.int32), np.zeros(4, np.int32))
+    assert "__global__" in src
+    with pytest.raises(tack.CompileError, match="atomic_range") as e:
+        tack.cuda.source(atomic_range, np.zeros(1, np.int32), np.zeros(4, np.int32))
+    assert "atomics" in str(e.value)
 
 
 @needs_nvrtc

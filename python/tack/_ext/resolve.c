@@ -4,8 +4,10 @@
  * A name in kernel source is looked up as Python would from the kernel
  * function: its closure cells, then its globals, then builtins.  What it
  * finds is described to the library as a tack_name: modules by name,
- * numbers by value, builtins by their own name, device functions
- * (@tack.func or another tack.Kernel) by their source and a context for
+ * numbers by value, tuples of numbers as tables (their values; a list or
+ * a tuple of anything else is OTHER, saying why), builtins by their own
+ * name, device functions (@tack.func or another tack.Kernel) by their
+ * source and a context for
  * the names inside them; anything else found as OTHER (with what it is and
  * the fix), and a name found nowhere as UNDEFINED.  Never UNBOUND: that
  * would let the library's own builtins stand in for a user's `max`.  Texts handed out are owned by the kernel (its
@@ -255,6 +257,130 @@ static int describe_method(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     return describe_func(ctx, v, out);
 }
 
+/* One number of a table: an integer (bools too) into *i, or a float into
+ * *f and *is_float set; -1 (no exception) when x is neither or an integer
+ * beyond 64 bits (*too_big set). */
+static int table_number(PyObject *x, int64_t *i, double *f, int *is_float, int *too_big)
+{
+    *is_float = 0;
+    if (PyArray_IsScalar(x, Bool)) {
+        int t = PyObject_IsTrue(x);
+        *i = t > 0;
+        PyErr_Clear();
+        return t < 0 ? -1 : 0;
+    }
+    if (PyLong_Check(x) || PyArray_IsScalar(x, Integer)) {
+        PyObject *n = PyNumber_Index(x);
+        int overflow = 0;
+        long long v = n ? PyLong_AsLongLongAndOverflow(n, &overflow) : -1;
+        Py_XDECREF(n);
+        if (!n || overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            *too_big = n != NULL;
+            return -1;
+        }
+        *i = v;
+        return 0;
+    }
+    if (PyFloat_Check(x) || PyArray_IsScalar(x, Floating)) {
+        *f = PyFloat_AsDouble(x);
+        if (*f == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        *is_float = 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* A module-level tuple of numbers (nested: 2-D) as a table: fills out,
+ * its numbers kept alive by home, and returns NULL; or returns why v is no
+ * table, a new str (NULL with an exception on failure: see *failed).
+ * Lists are refused: the kernel reads a table once, when it compiles, and
+ * a list can change afterwards without the name being rebound. */
+static PyObject *table_of(ext_ctx_home *home, PyObject *v, tack_name *out, int *failed)
+{
+    *failed = 0;
+    if (PyList_Check(v))
+        return PyUnicode_FromString("a list, which can change after the kernel has compiled; "
+                                    "kernels read a module-level table once, so make it a tuple");
+    Py_ssize_t rows = PyTuple_GET_SIZE(v), cols = 1;
+    if (rows == 0)
+        return PyUnicode_FromString("an empty tuple, which kernels cannot use as a table");
+    int nested = PyTuple_Check(PyTuple_GET_ITEM(v, 0)) || PyList_Check(PyTuple_GET_ITEM(v, 0));
+    if (nested)
+        cols = PySequence_Size(PyTuple_GET_ITEM(v, 0));
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        PyObject *row = PyTuple_GET_ITEM(v, r);
+        int is_row = PyTuple_Check(row) || PyList_Check(row);
+        if (is_row != nested || (nested && (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != cols ||
+                                            cols == 0)))
+            return PyUnicode_FromFormat(
+                "a tuple whose rows are not all tuples of one length (row %zd), which kernels "
+                "cannot use as a table: a table is a tuple of numbers, or a tuple of equally "
+                "long tuples of numbers", r);
+    }
+    if (rows > TACK_MAX_TABLE_ELEMENTS || cols > TACK_MAX_TABLE_ELEMENTS / rows)
+        return PyUnicode_FromFormat("a table of %zd numbers, more than the %d kernels inline: "
+                                    "pass it as an array argument", rows * cols,
+                                    TACK_MAX_TABLE_ELEMENTS);
+    Py_ssize_t n = rows * cols;
+    PyObject *ints = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *floats = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (!ints || !floats) {
+        Py_XDECREF(ints);
+        Py_XDECREF(floats);
+        *failed = 1;
+        return NULL;
+    }
+    int64_t *iv = (int64_t *)PyBytes_AS_STRING(ints);
+    double *fv = (double *)PyBytes_AS_STRING(floats);
+    int any_float = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *x = nested ? PyTuple_GET_ITEM(PyTuple_GET_ITEM(v, k / cols), k % cols)
+                             : PyTuple_GET_ITEM(v, k);
+        int is_float = 0, too_big = 0;
+        if (table_number(x, &iv[k], &fv[k], &is_float, &too_big) < 0) {
+            Py_DECREF(ints);
+            Py_DECREF(floats);
+            PyObject *at = nested ? PyUnicode_FromFormat("[%zd][%zd]", k / cols, k % cols)
+                                  : PyUnicode_FromFormat("[%zd]", k);
+            PyObject *why = !at ? NULL
+                          : too_big ? PyUnicode_FromFormat("a tuple holding an integer that does "
+                                                           "not fit in 64 bits (at %U), which "
+                                                           "kernels cannot inline", at)
+                                    : PyUnicode_FromFormat("a tuple holding a %s (at %U); kernels "
+                                                           "use tuples of numbers (int, float, "
+                                                           "bool) as tables",
+                                                           Py_TYPE(x)->tp_name, at);
+            Py_XDECREF(at);
+            *failed = why == NULL;
+            return why;
+        }
+        if (is_float)
+            any_float = 1;
+        else
+            fv[k] = (double)iv[k];
+    }
+    /* Any float makes every number a float, as NumPy's array() would. */
+    PyObject *kept = any_float ? floats : ints;
+    int rc = (home->keep || (home->keep = PyList_New(0))) ? PyList_Append(home->keep, kept) : -1;
+    Py_DECREF(ints);
+    Py_DECREF(floats);
+    if (rc < 0) {
+        *failed = 1;
+        return NULL;
+    }
+    out->kind = TACK_NAME_TABLE;
+    out->table_ndim = nested ? 2 : 1;
+    out->table_shape[0] = rows;
+    out->table_shape[1] = nested ? cols : 0;
+    out->table_ints = any_float ? NULL : iv;
+    out->table_floats = any_float ? fv : NULL;
+    return NULL;
+}
+
 /* Fills out for v; 0, or -1 (maybe with an exception) when v has no
  * meaning in a kernel. */
 static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
@@ -308,6 +434,14 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
         out->kind = TACK_NAME_FLOAT;
         out->f = f;
         return 0;
+    }
+    if (PyTuple_Check(v) || PyList_Check(v)) {
+        int failed;
+        PyObject *why = table_of(ctx->home, v, out, &failed);
+        if (!why && !failed)
+            return 0;
+        Py_XDECREF(why); /* other_text asks again, for the message */
+        return -1;
     }
     PyObject *func = NULL;
     if (ext_Kernel_Check(v)) {
@@ -380,6 +514,12 @@ static const char *other_text(ext_resolver_ctx *ctx, PyObject *key, PyObject *v)
         text = PyUnicode_FromFormat("a plain Python function (%S), which kernels cannot call: "
                                     "decorate it with @tack.func%U",
                                     where ? where : key, rename);
+    } else if (PyTuple_Check(v) || PyList_Check(v)) {
+        tack_name unused;
+        int failed;
+        PyObject *why = table_of(ctx->home, v, &unused, &failed);
+        text = why ? PyUnicode_FromFormat("%U%U", why, rename_only) : NULL;
+        Py_XDECREF(why);
     } else if (PyLong_Check(v) || PyArray_IsScalar(v, Integer)) {
         text = PyUnicode_FromFormat("an integer that does not fit in 64 bits, which kernels "
                                     "cannot inline%U", rename_only);

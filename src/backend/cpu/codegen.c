@@ -1371,6 +1371,9 @@ static void build_range(gen *g, const char *name) {
     LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 3, 0));
     g->fn = fn;
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
+    /* Debug mode guards an element the range reads (range(n[0])) with
+     * locals of its own: this function's, not the chunk function's. */
+    if (f->debug_errors >= 0) alloc_locals(g);
     for (int i = 0; i < f->nparams; i++)
         g->params[i] = load_slot(g, LLVMGetParam(fn, 0), i);
     g->dims = LLVMGetParam(fn, 1);

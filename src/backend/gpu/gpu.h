@@ -29,6 +29,7 @@
 #ifndef TACK_GPU_H
 #define TACK_GPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ir/ir.h"
@@ -78,18 +79,32 @@ int gpu_hardware_texture(const ir_func *f, int p, const gpu_dialect *d);
 tack_status gpu_check_support(const ir_func *f, int fp64, int atomics64, const char *who,
                               const char *atomics64_word, tack_error *err);
 
+/* How the host reads an array element the range uses (`range(n[0])`):
+ * the backend's mem_read, which copies n bytes at `offset` of the buffer
+ * whose handle a slot holds and returns when they have arrived. */
+struct backend;
+typedef struct gpu_device_read {
+    tack_status (*read)(struct backend *b, const void *handle, size_t offset, void *dst, size_t n,
+                        tack_error *err);
+    struct backend *b;
+} gpu_device_read;
+
 /* range.c: evaluates the launch range on the host from the call's scalar
- * slots and dims: out = {start, stop, step, inner0, inner1}.  Launch
- * ranges that read array elements cannot be evaluated on the host:
- * gpu_range_check tells at build time, naming the kernel. */
+ * slots and dims: out = {start, stop, step, inner0, inner1}; array
+ * elements through rd (NULL: refused), each index checked against its
+ * array.  What needs the device's code (atomics, device functions, locals)
+ * cannot be evaluated on the host: gpu_range_check tells at build time,
+ * naming the kernel. */
 tack_status gpu_range_check(const ir_func *f, tack_error *err);
 tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
-                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t out[5], tack_error *err);
+                           const int64_t (*dims)[TACK_MAX_NDIM], const gpu_device_read *rd,
+                           int64_t out[5], tack_error *err);
 
 /* pack.c: fills a call's pack (gpu_pack_words(f) words); the range's trip
  * count is computed here.  Fails on a zero step, naming the kernel. */
 tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
-                          const int64_t (*dims)[TACK_MAX_NDIM], int64_t *pack, tack_error *err);
+                          const int64_t (*dims)[TACK_MAX_NDIM], const gpu_device_read *rd,
+                          int64_t *pack, tack_error *err);
 /* The same from a range the runtime already evaluated (the warm path);
  * pack holds GPU_PACK_MAX_WORDS, and IR with more parameters is refused. */
 tack_status gpu_pack_from_range(const ir_func *f, const int64_t range[5], const uint64_t *slots,

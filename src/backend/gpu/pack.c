@@ -63,9 +63,10 @@ tack_status gpu_pack_from_range(const ir_func *f, const int64_t range[5], const 
 }
 
 tack_status gpu_pack_fill(const ir_func *f, const uint64_t *slots,
-                          const int64_t (*dims)[TACK_MAX_NDIM], int64_t *pack, tack_error *err) {
+                          const int64_t (*dims)[TACK_MAX_NDIM], const gpu_device_read *rd,
+                          int64_t *pack, tack_error *err) {
     int64_t r[5];
-    if (gpu_range_eval(f, slots, dims, r, err)) return err->status;
+    if (gpu_range_eval(f, slots, dims, rd, r, err)) return err->status;
     if (r[2] == 0) {
         err->status = TACK_ERR_VALUE;
         snprintf(err->message, sizeof err->message,

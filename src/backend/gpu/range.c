@@ -4,17 +4,22 @@
  * expressions (start, stop, step, the ndindex extents) are interpreted here
  * from the call's scalar slots and dims, with the CPU backend's semantics
  * (cpu/codegen.c): wrapping integers, Python's // and %, NumPy's shifts and
- * zero divisors, saturating float->int.  What needs the device (array
- * elements, atomics, inlined bodies) is refused by gpu_range_check.
+ * zero divisors, saturating float->int.  An array element (`range(n[0])`)
+ * is read from the device when the call's range is evaluated, so every
+ * call sees the array's current value; its index is checked against the
+ * array first.  What needs the device's code (atomics, inlined bodies,
+ * locals) is refused by gpu_range_check.
  *
  * Floats are computed in their own precision with the host's IEEE
  * arithmetic (x86-64 and AArch64 evaluate float as float). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/gpu/gpu.h"
 #include "front/ast.h"
+#include "lower/lower.h"
 #include "passes/passes.h"
 #include "util/half.h"
 
@@ -31,14 +36,15 @@ typedef struct interp {
     const ir_func *f;
     const uint64_t *slots;
     const int64_t (*dims)[TACK_MAX_NDIM];
+    const gpu_device_read *rd;
     tack_error *err;
     int failed;
+    int reported; /* err holds the cause (a read or an index): keep it */
+    val *locals;  /* debug mode's guards assign locals (f->nlocals) */
 } interp;
 
 static tack_status refuse(const ir_func *f, const ir_expr *e, tack_error *err, const char *what) {
-    const ir_source *s = e->src >= 0 && e->src < f->nsources ? &f->sources[e->src] : NULL;
-    src_info where = {s ? s->text : f->source, s ? s->filename : f->filename,
-                      s ? s->first_line : f->first_line, f->name, s ? s->is_function : 0};
+    src_info where = lower_source_info(f, e->src);
     return src_error(&where, e->line, e->col, err,
                      "a GPU launch evaluates the parallel loop's range before it starts, so the "
                      "range cannot use %s",
@@ -53,15 +59,63 @@ static int extent_read(const ir_func *f, const ir_expr *e) {
            e->args[0]->i < (int64_t)f->nparams * TACK_MAX_NDIM;
 }
 
+/* Is `e` a read of an element of an array argument, at one flat index
+ * (resolve_dims' offset), which the host can fetch from the device? */
+static int element_read(const ir_func *f, const ir_expr *e) {
+    return e->kind == IR_LOAD && e->index >= 0 && e->index < f->nparams && e->nargs == 1 &&
+           e->index != f->debug_errors && f->params[e->index].role == ROLE_ARRAY &&
+           !f->params[e->index].sampled;
+}
+
+/* Is `e` debug mode's guard around an element read (bounds.c): indices
+ * assigned to locals, then `if` they are inside: the read, else 0 and an
+ * IR_BOUNDS_FAIL?  Its statements are interpreted here too. */
+static int debug_guard(const ir_func *f, const ir_expr *e) {
+    if (e->kind != IR_INLINE || f->debug_errors < 0 || !e->body || e->index < 0 || !e->body->n)
+        return 0;
+    const ir_stmt *last = e->body->stmts[e->body->n - 1];
+    if (last->kind != IR_IF || !last->orelse.n ||
+        last->orelse.stmts[last->orelse.n - 1]->kind != IR_BOUNDS_FAIL)
+        return 0;
+    for (int i = 0; i + 1 < e->body->n; i++)
+        if (e->body->stmts[i]->kind != IR_ASSIGN) return 0;
+    const ir_block *arms[2] = {&last->body, &last->orelse};
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < arms[a]->n; i++)
+            if (arms[a]->stmts[i]->kind != IR_ASSIGN && arms[a]->stmts[i]->kind != IR_BOUNDS_FAIL)
+                return 0;
+    return 1;
+}
+
+static tack_status check(const ir_func *f, const ir_expr *e, tack_error *err);
+
+static tack_status check_guard(const ir_func *f, const ir_block *b, tack_error *err) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (check(f, s->value, err) || check_guard(f, &s->body, err) ||
+            check_guard(f, &s->orelse, err))
+            return err->status;
+        for (int k = 0; k < s->nindices; k++)
+            if (check(f, s->indices[k], err)) return err->status;
+    }
+    return TACK_OK;
+}
+
 static tack_status check(const ir_func *f, const ir_expr *e, tack_error *err) {
     if (!e) return TACK_OK;
     switch (e->kind) {
     case IR_LOAD:
         if (extent_read(f, e)) return TACK_OK;
-        return refuse(f, e, err, "array elements");
+        if (!element_read(f, e)) return refuse(f, e, err, "this array access");
+        break;
     case IR_ATOMIC: return refuse(f, e, err, "atomics");
-    case IR_INLINE: return refuse(f, e, err, "device function calls");
-    case IR_LOCAL: return refuse(f, e, err, "local variables");
+    case IR_INLINE:
+        if (debug_guard(f, e)) return check_guard(f, e->body, err);
+        return refuse(f, e, err, "device function calls");
+    case IR_LOCAL:
+        if (f->debug_errors >= 0 && !strncmp(f->locals[e->index].name, "$chk", 4))
+            return TACK_OK; /* a guard's own (bounds.c names them) */
+        return refuse(f, e, err, "local variables");
     case IR_VECTOR: return refuse(f, e, err, "vectors");
     case IR_PARAM:
         if (f->params[e->index].role != ROLE_SCALAR) return refuse(f, e, err, "this parameter");
@@ -280,6 +334,107 @@ static val int_binop(ir_op op, ir_type t, val a, val b) {
 
 static val eval(interp *I, const ir_expr *e);
 
+/* The flat offsets array p's elements take: [0, span).  A strided array's
+ * element strides are its hidden parameters "name.strides[d]" (resolve.c),
+ * never negative in device memory; a vector's components follow. */
+static int64_t element_span(const interp *I, int p) {
+    const ir_func *f = I->f;
+    const ir_param *a = &f->params[p];
+    const int64_t *d = I->dims[p];
+    for (int k = 0; k < TACK_MAX_NDIM; k++)
+        if (d[k] <= 0) return 0;
+    char first[200];
+    snprintf(first, sizeof first, "%s.strides[0]", a->name);
+    for (int q = 0; q < f->nparams; q++) {
+        if (!f->params[q].name || strcmp(f->params[q].name, first)) continue;
+        int count = stride_param_count(a);
+        uint64_t last = 0; /* the largest offset, wrapping never: extents fit memory */
+        for (int k = 0; k < count && q + k < f->nparams; k++)
+            last += (uint64_t)(d[k] - 1) * I->slots[q + k];
+        if (a->vec_width) last += (uint64_t)(a->vec_width - 1);
+        return (int64_t)(last + 1);
+    }
+    int64_t n = 1;
+    for (int k = 0; k < TACK_MAX_NDIM; k++) n *= d[k];
+    return n;
+}
+
+/* An array element the range reads, fetched from the device now. */
+static val read_element(interp *I, const ir_expr *e) {
+    const ir_func *f = I->f;
+    const ir_param *a = &f->params[e->index];
+    int64_t at = sval(convert(eval(I, e->args[0]), TACK_I64));
+    if (I->failed) return mk_int(TACK_I64, 0);
+    int64_t span = element_span(I, e->index);
+    if (at < 0 || at >= span) {
+        src_info where = lower_source_info(f, e->src);
+        src_error(&where, e->line, e->col, I->err,
+                  "the parallel loop's range reads element %lld of '%s', which has %lld",
+                  (long long)at, a->name, (long long)span);
+        I->err->status = TACK_ERR_INDEX;
+        I->failed = I->reported = 1;
+        return mk_int(TACK_I64, 0);
+    }
+    if (!I->rd || !I->rd->read) {
+        refuse(f, e, I->err, "array elements on this device");
+        I->failed = I->reported = 1;
+        return mk_int(TACK_I64, 0);
+    }
+    ir_type t = a->type;
+    size_t size = t == TACK_BOOL ? 1 : (size_t)ir_type_bits(t) / 8;
+    unsigned char bytes[8] = {0};
+    const void *handle = (const void *)(uintptr_t)I->slots[e->index];
+    if (size < 1 || size > 8 ||
+        I->rd->read(I->rd->b, handle, (size_t)at * size, bytes, size, I->err)) {
+        if (size < 1 || size > 8) I->failed = 1;
+        else I->failed = I->reported = 1;
+        return mk_int(TACK_I64, 0);
+    }
+    uint64_t bits = 0;
+    memcpy(&bits, bytes, size); /* devices and hosts here are little-endian */
+    val v = {t, 0, 0, 0};
+    if (t == TACK_F32) memcpy(&v.f32, bytes, 4);
+    else if (t == TACK_F64) memcpy(&v.f64, bytes, 8);
+    else if (t == TACK_F16) v = mk_float(TACK_F32, half_to_float((uint16_t)bits));
+    else v = mk_int(t, t == TACK_BOOL ? bits != 0 : bits);
+    return convert(v, e->type);
+}
+
+/* Runs a debug guard's statements; a failed check is an IndexError at
+ * the access, before anything runs. */
+static void exec_block(interp *I, const ir_block *b) {
+    for (int i = 0; i < b->n && !I->failed; i++) {
+        const ir_stmt *s = b->stmts[i];
+        switch (s->kind) {
+        case IR_ASSIGN: I->locals[s->index] = eval(I, s->value); break;
+        case IR_IF:
+            exec_block(I, convert(eval(I, s->value), TACK_BOOL).u ? &s->body : &s->orelse);
+            break;
+        case IR_BOUNDS_FAIL: {
+            const ir_site *site = &I->f->sites[s->index];
+            const ir_param *a = &I->f->params[site->param];
+            char at[200] = "", shape[200] = "";
+            for (int k = 0; k < s->nindices && !I->failed; k++) {
+                size_t n = strlen(at), m = strlen(shape);
+                snprintf(at + n, sizeof at - n, "%s%lld", k ? ", " : "",
+                         (long long)sval(convert(eval(I, s->indices[k]), TACK_I64)));
+                snprintf(shape + m, sizeof shape - m, "%s%lld", k ? ", " : "",
+                         (long long)I->dims[site->param][k]);
+            }
+            src_info where = lower_source_info(I->f, site->src);
+            src_error(&where, site->line, site->col, I->err,
+                      "the parallel loop's range reads index (%s%s) of '%s', out of bounds "
+                      "for its shape (%s%s)", at, s->nindices == 1 ? "," : "", a->name, shape,
+                      s->nindices == 1 ? "," : "");
+            I->err->status = TACK_ERR_INDEX;
+            I->failed = I->reported = 1;
+            break;
+        }
+        default: I->failed = 1; break;
+        }
+    }
+}
+
 /* gcd / lcm as the CPU: Euclid on the magnitudes in t's width. */
 static val gcd_lcm(val a, val b, ir_type t, int lcm) {
     int sgn = ir_type_is_signed(t);
@@ -417,6 +572,16 @@ static val eval(interp *I, const ir_expr *e) {
             int64_t at = e->args[0]->i;
             return mk_int(TACK_I64, (uint64_t)I->dims[at / TACK_MAX_NDIM][at % TACK_MAX_NDIM]);
         }
+        if (element_read(I->f, e)) return read_element(I, e);
+        break;
+    case IR_LOCAL:
+        if (I->locals) return I->locals[e->index];
+        break;
+    case IR_INLINE:
+        if (I->locals && debug_guard(I->f, e)) {
+            exec_block(I, e->body);
+            return I->locals[e->index];
+        }
         break;
     case IR_BINOP: {
         val a = eval(I, e->a), b = eval(I, e->b);
@@ -470,9 +635,22 @@ static val eval(interp *I, const ir_expr *e) {
 }
 
 tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
-                           const int64_t (*dims)[TACK_MAX_NDIM], int64_t out[5], tack_error *err) {
+                           const int64_t (*dims)[TACK_MAX_NDIM], const gpu_device_read *rd,
+                           int64_t out[5], tack_error *err) {
     if (gpu_range_check(f, err)) return err->status;
-    interp I = {f, slots, dims, err, 0};
+    interp I = {f, slots, dims, rd, err, 0, 0, NULL};
+    val local_room[64];
+    val *heap = NULL;
+    if (f->debug_errors >= 0 && f->nlocals > 0) { /* the guards' locals */
+        I.locals = f->nlocals <= 64 ? local_room : (heap = calloc(f->nlocals, sizeof *heap));
+        if (!I.locals) {
+            err->status = TACK_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message,
+                     "out of memory evaluating the launch range of '%s'", f->name);
+            return TACK_ERR_NOMEM;
+        }
+        memset(I.locals, 0, f->nlocals * sizeof *I.locals);
+    }
     const ir_expr *v[5] = {f->start, f->stop, f->step, f->inner_stop[0], f->inner_stop[1]};
     for (int i = 0; i < 5; i++) {
         if (i >= 3 && i - 3 >= f->ninner) {
@@ -482,6 +660,8 @@ tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
         val r = convert(eval(&I, v[i]), TACK_I64);
         out[i] = (int64_t)r.u;
     }
+    free(heap);
+    if (I.reported) return err->status ? err->status : TACK_ERR_INTERNAL;
     if (I.failed) {
         err->status = TACK_ERR_INTERNAL;
         snprintf(err->message, sizeof err->message,

@@ -83,8 +83,8 @@ static tack_status launch(backend *b, backend_code *c, const backend_call *call,
 
 static tack_status range(backend *b, backend_code *c, const backend_call *call,
                          int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    (void)b;
-    return gpu_range_eval(c->f, call->slots, call->dims, out, err);
+    gpu_device_read rd = {l0_mem_read, b}; /* array elements: range(n[0]) */
+    return gpu_range_eval(c->f, call->slots, call->dims, &rd, out, err);
 }
 
 /* Every append waits for its work (a synchronous list): nothing is left
