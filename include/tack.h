@@ -335,6 +335,25 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
 tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err);
 void tack_launch_free(tack_launch *l);
 
+/* Compiles, without running anything, the variants that these calls on
+ * `dev` would select, together: on OpenCL one program holds all the new
+ * ones (one driver build, as a user of OpenCL puts many kernels in one
+ * source); elsewhere each is compiled as its first launch would.  Each
+ * variant is kept and stored in the disk cache under the key its launch
+ * uses, so the calls' later launches (in this process or another) find
+ * it.  Every call is classified first: a call a launch would refuse
+ * (wrong arity, types, shapes) compiles nothing and is returned.  A
+ * variant that fails to compile does not stop the others.  Returns the
+ * first failure in call order (*failed its index, -1 when none; failed
+ * may be NULL), or TACK_OK. */
+typedef struct tack_precompile_call {
+    tack_kernel *kernel;
+    const tack_arg *args;
+    int nargs;
+} tack_precompile_call;
+tack_status tack_precompile(tack_device *dev, const tack_precompile_call *calls, int n,
+                            int *failed, tack_error *err);
+
 /* ---- offline code generation ----------------------------------------- */
 
 /* The code of the variant `args` select, as text for `target`, without a

@@ -19,7 +19,7 @@ from ._tack import (  # noqa: F401
     vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     array, asarray, copyto, empty, from_dlpack, zeros,
     device, get_default_device, set_default_device, get_num_threads, set_num_threads,
-    constant, device_class, stats, get_debug, set_debug, synchronize, seed,
+    constant, device_class, stats, get_debug, set_debug, synchronize, seed, precompile,
     __version__,
 )
 
@@ -129,7 +129,7 @@ __all__ = [
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
     "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",
-    "get_debug", "set_debug", "synchronize", "timer", "seed",
+    "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint",
 ]

@@ -194,10 +194,10 @@ tack_status launch_add_seed(const tack_kernel *k, const ir_template *t, call_inf
     return TACK_OK;
 }
 
-/* runtime.h: classifies a call and finds (or compiles) its variant. */
-tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                           int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
-                           variant **vp, int64_t *errors, int64_t *extents, tack_error *err) {
+/* runtime.h: classifies a call: its template and variant key. */
+tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                            int64_t *errors, int64_t *extents, tack_error *err) {
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
     if (template_key_of(k, args, nargs, debug_mode, tkey, err)) return err->status;
@@ -224,6 +224,16 @@ tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *arg
     if (debug)
         for (int p = 0; p < info->nargs; p++)
             for (int d = 0; d < TACK_MAX_NDIM; d++) extents[p * TACK_MAX_NDIM + d] = info->dims[p][d];
+    return TACK_OK;
+}
+
+/* runtime.h: classifies a call and finds (or compiles) its variant. */
+tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                           int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                           variant **vp, int64_t *errors, int64_t *extents, tack_error *err) {
+    if (launch_classify(k, dev, args, nargs, debug_mode, tkey, tp, info, errors, extents, err))
+        return err->status;
+    ir_template *t = *tp;
     kernel_slot *s = variant_slot(k, dev);
     if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
     variant *v = variant_find(k, s, &info->key);

@@ -8,6 +8,7 @@
  *   variant.c  the per-device, per-kernel variant cache; compiling a miss
  *   writer.c   disk entries whose artifact is slow to make, on a thread
  *   launch.c   tack_kernel_launch: key -> variant -> range -> thread pool
+ *   precompile.c  tack_precompile: several calls' variants compiled together
  *   launch_check.c  the launch's bounds checks, once per dispatch
  *   generate.c tack_kernel_generate: a call's variant as text for a target
  *   inspect.c  tack_kernel_inspect: a device's variant as text (IR, LLVM, asm)
@@ -258,6 +259,20 @@ kernel_slot *variant_slot(tack_kernel *k, tack_device *dev); /* NULL: out of mem
 variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key);
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
                             kernel_slot *s, variant **out, tack_error *err);
+/* Several misses compiled together (tack_precompile): each job is found,
+ * loaded from the disk cache, or built, and published; jobs for one
+ * variant share it.  A backend with build_many builds all of a device's
+ * at once.  Each job gets its variant (v) or its error (err, with v NULL);
+ * returns the first failure's status in job order, or TACK_OK. */
+typedef struct compile_job {
+    tack_kernel *k;
+    const ir_template *t;
+    const call_info *info;
+    kernel_slot *s;
+    variant *v;
+    tack_error err;
+} compile_job;
+tack_status variant_compile_many(compile_job *jobs, int n);
 void variant_free(variant *v); /* its code too */
 /* A call's post-pass IR: t's IR cloned, typed by the call's key, through
  * the passes (each verified).  What variant_compile hands the backend, and
@@ -313,6 +328,11 @@ void fast_invalidate(void);
 tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
                            variant **vp, int64_t *errors, int64_t *extents, tack_error *err);
+/* Its first half: the call's template and classification, nothing found
+ * or compiled yet (precompile.c gathers several before compiling). */
+tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                            int64_t *errors, int64_t *extents, tack_error *err);
 
 /* launch_check.c: the launch's bounds checks for n > 0 outer iterations
  * over `range` (the range function's output).  launch_check_quick is the

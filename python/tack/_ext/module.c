@@ -281,6 +281,15 @@ static PyMethodDef module_methods[] = {
      "set_debug(on)\n--\n\nTurns bounds-checked kernels on or off (True or False, or 1 or 0)."},
     {"get_debug", ext_get_debug, METH_NOARGS,
      "get_debug()\n--\n\nWhether debug (bounds-checked) mode is on."},
+    {"precompile", (PyCFunction)(void (*)(void))ext_precompile, METH_VARARGS | METH_KEYWORDS,
+     "precompile(calls, device=None)\n--\n\n"
+     "Compiles the variants that calls would select, without running them:\n"
+     "calls is a list of (kernel, args) or (kernel, args, kwargs).  The new\n"
+     "variants of one device are built together (on OpenCL, one program for\n"
+     "all); each is kept and stored in the disk cache as its first call would\n"
+     "store it.  device: where they run (None: as each call picks it).  A call\n"
+     "a launch would refuse raises before anything is compiled; a kernel that\n"
+     "fails to compile raises its error after the others are compiled."},
     {"_generate", (PyCFunction)(void (*)(void))ext_generate, METH_FASTCALL,
      "_generate(kernel, target, args, binary=False)\n--\n\n"
      "The code of the variant args select for target: text (\"cuda:sm_90\",\n"
