@@ -466,6 +466,9 @@ typedef struct tack_stats {
     /* Variants loaded from the disk cache as a driver's binary (OpenCL),
      * and those the driver rebuilt from the entry's source instead. */
     uint64_t driver_binary_loads, driver_source_builds;
+    /* Programs an OpenCL driver built from source: one per compiled
+     * variant, or one per tack_precompile batch of new variants. */
+    uint64_t driver_program_builds;
 } tack_stats;
 void tack_get_stats(tack_stats *out);
 

@@ -163,10 +163,11 @@ typedef struct backend_ops {
 } backend_ops;
 
 /* Process-wide counts backends keep for tack.stats(): variants whose
- * cached artifact loaded as the driver's binary, and those the driver had
- * to rebuild from the artifact's source (shared.c). */
+ * cached artifact loaded as the driver's binary, those the driver had to
+ * rebuild from the artifact's source, and programs a driver built from
+ * source (OpenCL: one per variant, or one per precompiled batch) (shared.c). */
 typedef struct backend_counters {
-    _Atomic unsigned long long binary_loads, source_builds;
+    _Atomic unsigned long long binary_loads, source_builds, program_builds;
 } backend_counters;
 extern backend_counters backend_stats;
 

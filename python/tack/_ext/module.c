@@ -87,7 +87,7 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
     PyObject *kernels = kernel_stats_dict();
     if (!kernels)
         return NULL;
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:N}",
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:N}",
                          "compiles", (unsigned long long)s.compiles,
                          "lowerings", (unsigned long long)s.lowerings,
                          "launches", (unsigned long long)s.launches,
@@ -101,6 +101,7 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
                          "compile_ms", s.compile_ns * 1e-6, "llvm_ms", s.llvm_ns * 1e-6,
                          "driver_binary_loads", (unsigned long long)s.driver_binary_loads,
                          "driver_source_builds", (unsigned long long)s.driver_source_builds,
+                         "driver_program_builds", (unsigned long long)s.driver_program_builds,
                          "kernels", kernels);
 }
 

@@ -79,6 +79,7 @@ static tack_status build_program(backend *b, const char *kernel_name, const char
         cl->ReleaseProgram(p);
         return st;
     }
+    atomic_fetch_add(&backend_stats.program_builds, 1);
     *program = p;
     return TACK_OK;
 }
