@@ -209,6 +209,12 @@ const char *tack_kernel_param_name(const tack_kernel *k, int index);
  * TACK_CACHE says. */
 void tack_kernel_set_debug(tack_kernel *k, int debug);
 void tack_kernel_set_disk_cache(tack_kernel *k, int on);
+/* Waits until every disk-cache entry still being made is written.  A
+ * backend whose entries are slow to make (OpenCL: the driver compiles a
+ * program again to hand out its binary) makes them on a thread of its own
+ * once compiles pause; exit waits for them too, but a host that tears
+ * drivers down before exit (Python's finalization) calls this first. */
+void tack_disk_cache_flush(void);
 /* Whether this kernel's next launch is bounds-checked. */
 int tack_kernel_debug(const tack_kernel *k);
 

@@ -3,6 +3,7 @@
 The work is done by the C extension ``tack._tack`` (a client of libtack's C
 API); this file only re-exports it and adds decorator sugar.
 """
+import atexit as _atexit
 import builtins as _builtins
 import itertools as _itertools
 import math as _pymath
@@ -22,6 +23,10 @@ from ._tack import (  # noqa: F401
     constant, device_class, stats, get_debug, set_debug, synchronize, seed, precompile,
     __version__,
 )
+
+# Disk-cache entries still being made (OpenCL binaries) are written before
+# the interpreter's finalization frees what drivers hold.
+_atexit.register(_tack._disk_cache_flush)
 
 # Lanes in a workgroup (tack.shared, tack.barrier(), tack.local_index()).
 WORKGROUP = 256

@@ -144,7 +144,16 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
      * timed only while someone asked (tack_set_launch_timing). */
     int timed = atomic_load_explicit(&launch_timing, memory_order_relaxed) > 0;
     uint64_t start = timed ? runtime_clock_ns() : 0;
+    /* A variant's first launch may compile too (PoCL builds the kernel's
+     * work-group function then): the disk writer waits for it as for a
+     * compile. */
+    int first = !atomic_load_explicit(&v->launched, memory_order_relaxed);
+    if (first) writer_compile_begin();
     tack_status st = dev->ops->launch(dev->b, v->code, &call, err);
+    if (first) {
+        atomic_store_explicit(&v->launched, 1, memory_order_relaxed);
+        writer_compile_end();
+    }
     uint64_t took = timed ? runtime_clock_ns() - start : 0;
     if (locked) pthread_mutex_unlock(&v->dispatch_lock);
     run_plan_end(v, n, &plan);

@@ -106,6 +106,7 @@ typedef struct variant {
      * costs one sample. */
     atomic_ullong run_ps;
     atomic_uint runs;
+    atomic_int launched; /* it has run once (writer.c waits for the first) */
     struct variant *_Atomic next;
     struct variant *dead_next; /* retirement's private list */
 } variant;
@@ -290,12 +291,18 @@ void variant_payload(ser_writer *w, const void *art, size_t artlen, const void *
 
 /* writer.c: stores a variant's entry (key, kernel name, serialized IR:
  * copied) from a backend's artifact snapshot (owned from here on) on the
- * writer thread, off the compiling call's path.  writer_flush waits until
- * every queued entry is stored (it runs at exit too). */
+ * writer thread, off the compiling call's path, once compiles pause.
+ * writer_flush waits until every queued entry is stored (it runs at exit
+ * too). */
 typedef struct disk_cache disk_cache;
 void writer_store(disk_cache *dc, const backend_ops *ops, void *snapshot, const void *key,
                   size_t keylen, const char *name, const void *ir, size_t irlen);
 void writer_flush(void);
+/* Around every compile, and a variant's first launch (a driver may
+ * compile then): the writer thread waits until none has run for a moment
+ * (writer.c). */
+void writer_compile_begin(void);
+void writer_compile_end(void);
 
 /* fastpath.c: the dispatch fast path.  A call's signature (read straight
  * off its arguments) names its variant key, so a call whose signature was

@@ -417,6 +417,7 @@ tack_status variant_compile_many(compile_job *jobs, int n) {
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     uint64_t compiler_ns = 0;
+    writer_compile_begin();
     void *hook_state = host_release();
     for (int i = 0; i < n; i++)
         if (qs[i].todo && variant_post_pass_ir(jobs[i].t, jobs[i].info, &qs[i].f, &jobs[i].err))
@@ -433,6 +434,7 @@ tack_status variant_compile_many(compile_job *jobs, int n) {
         ser_writer_free(&q->key);
     }
     host_reacquire(hook_state);
+    writer_compile_end();
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     uint64_t took = (uint64_t)((end.tv_sec - start.tv_sec) * 1000000000ll + (end.tv_nsec - start.tv_nsec));

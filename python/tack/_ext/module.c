@@ -194,6 +194,16 @@ static PyObject *ext_constant(PyObject *self, PyObject *v)
     return Py_NewRef(v);
 }
 
+static PyObject *ext_disk_cache_flush(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    tack_disk_cache_flush();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"device", (PyCFunction)(void (*)(void))ext_device_fn, METH_VARARGS | METH_KEYWORDS,
      "device(spec='cpu', num_threads=None)\n--\n\n"
@@ -291,6 +301,10 @@ static PyMethodDef module_methods[] = {
      "store it.  device: where they run (None: as each call picks it).  A call\n"
      "a launch would refuse raises before anything is compiled; a kernel that\n"
      "fails to compile raises its error after the others are compiled."},
+    {"_disk_cache_flush", ext_disk_cache_flush, METH_NOARGS,
+     "_disk_cache_flush()\n--\n\n"
+     "Waits until the disk-cache entries being made are written (run at exit,\n"
+     "before the interpreter tears anything down)."},
     {"_generate", (PyCFunction)(void (*)(void))ext_generate, METH_FASTCALL,
      "_generate(kernel, target, args, binary=False)\n--\n\n"
      "The code of the variant args select for target: text (\"cuda:sm_90\",\n"
