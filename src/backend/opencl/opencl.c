@@ -37,8 +37,12 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     return st;
 }
 
+/* Kernels in one program at most (PoCL: about 30 KB of binary each). */
+#define PROGRAM_KERNELS 32
+
 /* Each variant's OpenCL C (helpers guarded, so the texts concatenate),
- * then one program for those that got this far. */
+ * then one program for those that got this far (or one per
+ * PROGRAM_KERNELS of them). */
 static void build_many(backend *b, int n, const ir_func *const *fs,
                        const char *const *symbol_bases, backend_code **outs,
                        uint64_t *compiler_ns, tack_error *errs) {
@@ -69,7 +73,12 @@ static void build_many(backend *b, int n, const ir_func *const *fs,
             at[m++] = i;
         }
         uint64_t start = now_ns();
-        if (m) opencl_code_many(b, m, okf, oks, oke, okc, oker);
+        /* Programs of at most PROGRAM_KERNELS: each kernel's disk entry
+         * holds its whole program's binary, so this bounds an entry. */
+        for (int j = 0; j < m; j += PROGRAM_KERNELS) {
+            int c = m - j < PROGRAM_KERNELS ? m - j : PROGRAM_KERNELS;
+            opencl_code_many(b, c, okf + j, oks + j, oke + j, okc + j, oker + j);
+        }
         *compiler_ns += now_ns() - start;
         for (int j = 0; j < m; j++) {
             outs[at[j]] = okc[j];
