@@ -126,6 +126,7 @@ static void after_fork_child(void) {
     pthread_cond_init(&idle, NULL);
     head = tail = NULL;
     busy = started = flushing = 0;
+    atomic_store(&compiling, 0); /* only the forking thread lives on */
 }
 
 static void at_exit(void) { writer_flush(); }
