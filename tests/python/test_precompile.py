@@ -318,3 +318,42 @@ def test_batch_entries_are_hit_by_a_fresh_process(tmp_path, spec):
     env["TACK_CACHE"] = "off"
     third = run("single")
     assert third["compiles"] == 8 and third["results"] == first["results"]
+
+
+PAUSE_CHILD = '''
+import json, os, sys, time
+import numpy as np
+import tack
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels_mod as m
+dev = tack.device("opencl")
+x = tack.array(np.arange(8, dtype=np.float32), device=dev)
+out = tack.zeros((8,), device=dev)
+m.k_floor_mod(x, out, 3.0)
+
+def entries():
+    return sorted(f for d, _, fs in os.walk(os.environ["TACK_CACHE_DIR"]) for f in fs
+                  if len(f) == 64)
+
+time.sleep(3)  # a pause in compiling: the writer thread stores the binary now
+print(json.dumps({"paused": entries()}))
+'''
+
+
+def test_opencl_entries_are_written_when_compiling_pauses(tmp_path):
+    """The writer thread makes OpenCL entries once compiles pause, not only
+    at exit: after a pause the variant's entry is on disk (beside its IR
+    template's), and exit adds nothing."""
+    device_or_skip("opencl")
+    (tmp_path / "kernels_mod.py").write_text(textwrap.dedent(KERNELS_MOD))
+    (tmp_path / "child.py").write_text(PAUSE_CHILD)
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TACK_")}
+    env.update(TACK_CACHE="write", TACK_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1")
+    p = subprocess.run([sys.executable, str(tmp_path / "child.py")], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    paused = json.loads(p.stdout.strip().splitlines()[-1])["paused"]
+    at_exit = sorted(f for d, _, fs in os.walk(cache) for f in fs if len(f) == 64)
+    assert len(paused) == 2 and paused == at_exit
