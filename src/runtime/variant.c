@@ -301,7 +301,6 @@ typedef struct job_state {
     disk_cache *dc;
     int dup_of;    /* >= 0: the same variant as that earlier job */
     int todo;      /* still to build */
-    uint64_t compiler_ns;
 } job_state;
 
 /* A job's first step, with the host's lock held: found already, the same
