@@ -176,6 +176,18 @@ extern backend_counters backend_stats;
 tack_status backend_error(tack_error *err, tack_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A driver library's entry point, for the loaders that dlopen one: its
+ * name and where its pointer goes in the backend's function table. */
+typedef struct backend_symbol {
+    const char *name;
+    size_t offset;
+} backend_symbol;
+
+/* shared.c: fills table from lib with dlsym; the first missing symbol's
+ * name (the table is then only partly filled, and must not be used), or
+ * NULL. */
+const char *backend_fill_symbols(void *lib, void *table, const backend_symbol *syms, size_t n);
+
 /* The backends: this build's, then any registered (backend.c).  A new
  * backend registers its table and is then a device spec like the others;
  * nothing under src/runtime changes.  -1: the name is taken or the table

@@ -4,6 +4,7 @@
  * dependency; NVRTC and the driver are separate, so PTX can be made on a
  * machine with the toolkit and no GPU. */
 #define _DEFAULT_SOURCE /* dirent's d_name listing, strdup */
+#include "backend/backend.h"
 #include "cuda_api.h"
 
 #include <dirent.h>
@@ -12,23 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct sym {
-    const char *name;
-    size_t offset;
-} sym;
-
-/* Fills a table from lib; the first missing symbol's name, or NULL. */
-static const char *fill(void *lib, void *table, const sym *syms, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        /* POSIX guarantees dlsym's void * converts to a function pointer;
-         * memcpy stores it without reading one type through another. */
-        void *p = dlsym(lib, syms[i].name);
-        memcpy((char *)table + syms[i].offset, &p, sizeof p);
-        if (!p) return syms[i].name;
-    }
-    return NULL;
-}
 
 /* ---- the driver ------------------------------------------------------- */
 
@@ -49,7 +33,7 @@ static void load_driver(void) {
     }
     /* The _v2 names are the 64-bit entry points cuda.h maps the plain
      * names to; the plain ones are kept for old binaries. */
-    static const sym syms[] = {
+    static const backend_symbol syms[] = {
 #define S(field, name) {name, offsetof(cuda_driver_api, field)}
         S(Init, "cuInit"),
         S(DriverGetVersion, "cuDriverGetVersion"),
@@ -83,7 +67,7 @@ static void load_driver(void) {
         S(TexObjectDestroy, "cuTexObjectDestroy"),
 #undef S
     };
-    const char *missing = fill(lib, &driver, syms, sizeof syms / sizeof syms[0]);
+    const char *missing = backend_fill_symbols(lib, &driver, syms, sizeof syms / sizeof syms[0]);
     if (missing) {
         snprintf(driver_error, sizeof driver_error,
                  "the CUDA driver (libcuda.so.1) has no %s: it is too old (install a newer "
@@ -187,14 +171,14 @@ static void load_nvrtc(void) {
                  "e.g. pip install nvidia-cuda-nvrtc-cu12, and set TACK_NVRTC to the library)");
         return;
     }
-    static const sym syms[] = {
+    static const backend_symbol syms[] = {
 #define S(field) {"nvrtc" #field, offsetof(cuda_nvrtc_api, field)}
         S(GetErrorString), S(Version),       S(CreateProgram),     S(DestroyProgram),
         S(CompileProgram), S(GetPTXSize),    S(GetPTX),            S(GetProgramLogSize),
         S(GetProgramLog),
 #undef S
     };
-    const char *missing = fill(lib, &nvrtc, syms, sizeof syms / sizeof syms[0]);
+    const char *missing = backend_fill_symbols(lib, &nvrtc, syms, sizeof syms / sizeof syms[0]);
     if (missing) {
         snprintf(nvrtc_error, sizeof nvrtc_error, "NVRTC at %s has no %s", nvrtc_where, missing);
         nvrtc_where[0] = 0;

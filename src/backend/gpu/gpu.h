@@ -53,7 +53,7 @@ static inline int gpu_pack_words(const ir_func *f) { return GPU_PACK_SCALARS + f
 typedef struct gpu_dialect gpu_dialect;
 extern const gpu_dialect gpu_dialect_opencl;
 extern const gpu_dialect gpu_dialect_cuda;
-extern const gpu_dialect gpu_dialect_hip;   /* dialect_hip.c */
+const gpu_dialect *gpu_dialect_hip(void); /* dialect_hip.c: CUDA's, with HIP's differences */
 extern const gpu_dialect gpu_dialect_metal; /* dialect_metal.c */
 /* Level Zero's: OpenCL C whose items stride over the range, as its driver
  * launches a grid sized to the device (level_zero/launch.c), not one that

@@ -123,7 +123,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
              b->arch, b->driver_version, b->cu_count);
     /* Everything the code object and its loading depend on: the ISA with
      * its features, the runtime, hipRTC and its options. */
-    const char *opts = gpu_dialect_hip.build_options;
+    const char *opts = gpu_dialect_hip()->build_options;
     size_t len = strlen(b->name) + strlen(b->arch) + strlen(opts) + 200;
     b->target = malloc(len);
     if (!b->target) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");

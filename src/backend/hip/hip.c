@@ -27,7 +27,7 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     char *source = NULL;
     void *object = NULL;
     size_t len = 0;
-    st = gpu_emit(f, &gpu_dialect_hip, entry, &source, err);
+    st = gpu_emit(f, gpu_dialect_hip(), entry, &source, err);
     uint64_t start = now_ns();
     if (!st) st = hip_compile(f->name, source, b->arch, &object, &len, err);
     if (!st) st = hip_code_from_object(b, f, object, len, entry, strlen(entry), out, err);
@@ -51,7 +51,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
     if (st) return st;
     char entry[80];
     snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    return gpu_emit(f, &gpu_dialect_hip, entry, text, err);
+    return gpu_emit(f, gpu_dialect_hip(), entry, text, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,

@@ -96,7 +96,7 @@ tack_status hip_compile(const char *kernel_name, const char *source, const char 
                              kernel_name, hip_rtc_version(), arch, known);
     char arch_opt[300], opts[256];
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
-    snprintf(opts, sizeof opts, "%s", gpu_dialect_hip.build_options);
+    snprintf(opts, sizeof opts, "%s", gpu_dialect_hip()->build_options);
     const char *argv[17];
     int argc = 0;
     for (char *tok = strtok(opts, " "); tok && argc < 15; tok = strtok(NULL, " ")) argv[argc++] = tok;

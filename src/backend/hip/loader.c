@@ -3,6 +3,7 @@
  * process, and names HIP's error codes.  Opening them at run time keeps
  * libtack free of any ROCm dependency. */
 #define _DEFAULT_SOURCE
+#include "backend/backend.h"
 #include "hip_api.h"
 
 #include <dlfcn.h>
@@ -10,21 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct sym {
-    const char *name;
-    size_t offset;
-} sym;
-
-/* Fills a table from lib; the first missing symbol's name, or NULL. */
-static const char *fill(void *lib, void *table, const sym *syms, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        void *p = dlsym(lib, syms[i].name);
-        memcpy((char *)table + syms[i].offset, &p, sizeof p);
-        if (!p) return syms[i].name;
-    }
-    return NULL;
-}
 
 /* The runtime library: ROCm 6 and 5 by their versioned names (Debian
  * installs only those without the -dev package), then the bare one. */
@@ -58,7 +44,7 @@ static void load_runtime(void) {
                  "runtime, e.g. Debian's libamdhip64-5)");
         return;
     }
-    static const sym syms[] = {
+    static const backend_symbol syms[] = {
 #define S(field, name) {name, offsetof(hip_runtime_api, field)}
         S(Init, "hipInit"),
         S(DriverGetVersion, "hipDriverGetVersion"),
@@ -85,7 +71,7 @@ static void load_runtime(void) {
         S(MemcpyDtoHAsync, "hipMemcpyDtoHAsync"),
 #undef S
     };
-    const char *missing = fill(lib, &runtime, syms, sizeof syms / sizeof syms[0]);
+    const char *missing = backend_fill_symbols(lib, &runtime, syms, sizeof syms / sizeof syms[0]);
     if (missing) {
         snprintf(runtime_error, sizeof runtime_error,
                  "the HIP runtime (libamdhip64) has no %s: it is too old (ROCm 5 or newer is "
@@ -163,14 +149,14 @@ static void load_rtc(void) {
                  "libhiprtc-builtins5, or set TACK_HIPRTC to the library)");
         return;
     }
-    static const sym syms[] = {
+    static const backend_symbol syms[] = {
 #define S(field) {"hiprtc" #field, offsetof(hip_rtc_api, field)}
         S(GetErrorString), S(Version),    S(CreateProgram),     S(DestroyProgram),
         S(CompileProgram), S(GetCodeSize), S(GetCode),          S(GetProgramLogSize),
         S(GetProgramLog),
 #undef S
     };
-    const char *missing = fill(lib, &rtc, syms, sizeof syms / sizeof syms[0]);
+    const char *missing = backend_fill_symbols(lib, &rtc, syms, sizeof syms / sizeof syms[0]);
     if (missing) {
         snprintf(rtc_error, sizeof rtc_error, "hipRTC at %s has no %s", rtc_where, missing);
         rtc_where[0] = 0;

@@ -26,7 +26,7 @@ tack_status hip_generate(const char *target, const ir_func *f, const char *entry
     *out = NULL;
     *len = 0;
     char *source = NULL;
-    tack_status st = gpu_emit(f, &gpu_dialect_hip, entry, &source, err);
+    tack_status st = gpu_emit(f, gpu_dialect_hip(), entry, &source, err);
     if (st || !strcmp(target, "hip-source")) {
         *out = source;
         *len = source ? strlen(source) : 0;

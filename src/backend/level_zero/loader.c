@@ -3,6 +3,7 @@
  * codes.  Opening it at run time keeps libtack free of any Level Zero
  * dependency. */
 #define _DEFAULT_SOURCE
+#include "backend/backend.h"
 #include "ze_api.h"
 
 #include <dlfcn.h>
@@ -39,10 +40,7 @@ static void load(void) {
                      "e.g. intel-level-zero-gpu)");
         return;
     }
-    static const struct {
-        const char *name;
-        size_t offset;
-    } syms[] = {
+    static const backend_symbol syms[] = {
 #define S(field) {"ze" #field, offsetof(ze_api, field)}
         S(Init), S(DriverGet), S(DriverGetProperties), S(DeviceGet), S(DeviceGetProperties),
         S(DeviceGetComputeProperties), S(DeviceGetModuleProperties), S(DeviceGetMemoryProperties),
@@ -53,14 +51,10 @@ static void load(void) {
         S(KernelSetArgumentValue), S(MemAllocDevice), S(MemFree),
 #undef S
     };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        void *p = dlsym(lib, syms[i].name);
-        if (!p) {
-            snprintf(error, sizeof error, "the Level Zero loader has no %s: it is too old",
-                     syms[i].name);
-            return; /* never dlclose: a half-filled table is never used */
-        }
-        memcpy((char *)&table + syms[i].offset, &p, sizeof p);
+    const char *missing = backend_fill_symbols(lib, &table, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(error, sizeof error, "the Level Zero loader has no %s: it is too old", missing);
+        return; /* never dlclose: a half-filled table is never used */
     }
     loaded = &table;
 }

@@ -2,6 +2,7 @@
  * table (cl_api.h) once per process, and names OpenCL's error codes.
  * Opening the library at run time keeps libtack free of any OpenCL
  * dependency: where none is installed, only this backend is unavailable. */
+#include "backend/backend.h"
 #include "cl_api.h"
 
 #include <dlfcn.h>
@@ -30,10 +31,7 @@ static void load(void) {
         return;
     }
     /* Never dlclose: handles from the driver live as long as the process. */
-    struct {
-        const char *name;
-        size_t offset;
-    } syms[] = {
+    static const backend_symbol syms[] = {
 #define SYM(n) {"cl" #n, offsetof(opencl_api, n)}
         SYM(GetPlatformIDs),     SYM(GetPlatformInfo),      SYM(GetDeviceIDs),
         SYM(GetDeviceInfo),      SYM(CreateContext),        SYM(ReleaseContext),
@@ -46,17 +44,12 @@ static void load(void) {
         SYM(EnqueueNDRangeKernel), SYM(Finish),
 #undef SYM
     };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        /* POSIX guarantees dlsym's void * converts to a function pointer;
-         * memcpy stores it without reading one type through another. */
-        void *p = dlsym(lib, syms[i].name);
-        memcpy((char *)&api + syms[i].offset, &p, sizeof p);
-        if (!p) {
-            snprintf(load_error, sizeof load_error,
-                     "the OpenCL library has no %s (it is older than OpenCL 1.2; " INSTALL_HINT ")",
-                     syms[i].name);
-            return;
-        }
+    const char *missing = backend_fill_symbols(lib, &api, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(load_error, sizeof load_error,
+                 "the OpenCL library has no %s (it is older than OpenCL 1.2; " INSTALL_HINT ")",
+                 missing);
+        return;
     }
     loaded = &api;
 }
