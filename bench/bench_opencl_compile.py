@@ -13,13 +13,20 @@ POCL_KERNEL_CACHE=0, PYOPENCL_NO_CACHE=1) except the one a line is about:
                    the process's whole run to exit (the program binaries
                    are fetched on Tack's writer thread and written by exit)
   tack warm        a second process reading what `writing` stored
+  tack batch cold  tack.precompile of the 20 calls first (one OpenCL
+                   program for all), then the 20 calls; TACK_CACHE=off
+  tack batch writing  the same, TACK_CACHE=write into an empty directory
+  tack batch warm  a second process calling one at a time, reading what
+                   `batch writing` stored
   pyopencl 1 prog  the same 20 kernels' OpenCL C (Tack's, from
                    inspect_llvm) in one program: one build, 20 launches
   pyopencl 20 prog one program per kernel, as Tack builds them
 
 PoCL pays a fixed cost per program build (it parses its whole OpenCL C
 header each time), so `1 prog` is the floor a per-kernel compiler cannot
-reach; targets: tack cold within 1.5x of it, tack writing within 2x.
+reach; targets: tack cold within 1.5x of it, tack writing within 2x.  The
+batch lines are the way to build many kernels as one program, as `1 prog`
+does: their ratios are against it.
 Configurations run in turn, 3 rounds, each keeping its best (the machine is
 shared).  Ratios are tack/peer (below 1.00x: Tack is faster).
 """
@@ -64,6 +71,9 @@ x = tack.array(np.arange(1000, dtype=np.float32), device=dev)
 out = tack.zeros((1000,), device=dev)
 xh = np.arange(1000, dtype=np.float32)
 t = time.perf_counter()
+if {batch}:
+    tack.precompile([(getattr(kernels, f"k{{k}}"), (x, out, 2.0)) for k in range({n})],
+                    device=dev)
 for k in range({n}):
     getattr(kernels, f"k{{k}}")(x, out, 2.0)
 calls = time.perf_counter() - t
@@ -72,7 +82,8 @@ want = xh * np.float32(2.0) + np.float32(c) * np.roll(xh, -k)
 ok = bool(np.array_equal(out.numpy(), want))
 s = tack.stats()
 print(json.dumps({{"calls": calls, "ok": ok, "compiles": s["compiles"],
-                  "binary_loads": s["driver_binary_loads"], "disk_hits": s["disk_hits"]}}))
+                  "binary_loads": s["driver_binary_loads"], "disk_hits": s["disk_hits"],
+                  "programs": s["driver_program_builds"]}}))
 """
 
 SOURCES = """
@@ -154,6 +165,7 @@ def main():
 
     best = {}
     checks = []
+    batch_checks = []
     work = tempfile.mkdtemp(prefix="tack_bench_oclc_")
     try:
         for rnd in range(int(os.environ.get("BENCH_ROUNDS", "3"))):
@@ -164,7 +176,7 @@ def main():
             with open(os.path.join(d, "kernels.py"), "w") as f:
                 f.write(KERNELS.format(defs="".join(DEF.format(k=k, c=consts[k])
                                                     for k in range(N))))
-            code = TACK_RUN.format(dir=d, n=N, consts=consts)
+            code = TACK_RUN.format(dir=d, n=N, consts=consts, batch=False)
             res = {}
             res["tack cold"] = run(code, base)
             cache = os.path.join(d, "cache")
@@ -172,6 +184,17 @@ def main():
             res["tack writing"] = run(code, wenv)
             res["tack warm"] = run(code, wenv)
             checks.append(res["tack warm"])
+            # The batch in kernels of its own (a new module: new sources).
+            bd = os.path.join(d, "batch")
+            os.makedirs(bd)
+            shutil.copy(os.path.join(d, "kernels.py"), bd)
+            bcode = TACK_RUN.format(dir=bd, n=N, consts=consts, batch=True)
+            res["tack batch cold"] = run(bcode, base)
+            benv = dict(base, TACK_CACHE="write", TACK_CACHE_DIR=os.path.join(bd, "cache"))
+            res["tack batch writing"] = run(bcode, benv)
+            res["tack batch warm"] = run(TACK_RUN.format(dir=bd, n=N, consts=consts, batch=False),
+                                         benv)
+            batch_checks.append((res["tack batch cold"], res["tack batch warm"]))
             for r in res.values():
                 if not r["ok"]:
                     print("tack gave wrong results")
@@ -209,6 +232,23 @@ def main():
            [("tack cold", cold, None)],
            note=f"[{w['disk_hits']} disk hits, {w['binary_loads']} binary loads, "
                 f"{w['compiles']} compiles]")
+    bc = best[("tack batch cold", "calls")]
+    one = [("pyopencl 1 prog", floor, cl_why)]
+    R.line(f"opencl {N} new kernels batch cold", bc, one, "<= 1.5x pyopencl 1 prog",
+           floor is not None and bc <= 1.5 * floor,
+           note=f"[tack.precompile then the calls, TACK_CACHE=off; "
+                f"{batch_checks[-1][0]['programs']} program builds]")
+    bw = best[("tack batch writing", "calls")]
+    R.line(f"opencl {N} new kernels batch writing", bw, one, "<= 2x pyopencl 1 prog",
+           floor is not None and bw <= 2 * floor, note="[TACK_CACHE=write, empty directory]")
+    R.line(f"opencl {N} kernels batch writing, process", best[("tack batch writing", "wall")],
+           [("tack batch cold process", best[("tack batch cold", "wall")], None)],
+           note="[whole process to exit, binaries written]")
+    bwarm = batch_checks[-1][1]
+    R.line(f"opencl {N} kernels batch warm (disk), single calls",
+           best[("tack batch warm", "calls")], [("tack batch cold", bc, None)],
+           note=f"[{bwarm['disk_hits']} disk hits, {bwarm['binary_loads']} binary loads, "
+                f"{bwarm['compiles']} compiles]")
     R.summary()
     print(f"bench_opencl_compile took {time.perf_counter() - t0:.0f} s")
 

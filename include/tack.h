@@ -223,6 +223,12 @@ const char *tack_kernel_param_name(const tack_kernel *k, int index);
  * TACK_CACHE says. */
 void tack_kernel_set_debug(tack_kernel *k, int debug);
 void tack_kernel_set_disk_cache(tack_kernel *k, int on);
+/* Waits until every disk-cache entry still being made is written.  A
+ * backend whose entries are slow to make (OpenCL: the driver compiles a
+ * program again to hand out its binary) makes them on a thread of its own
+ * once compiles pause; exit waits for them too, but a host that tears
+ * drivers down before exit (Python's finalization) calls this first. */
+void tack_disk_cache_flush(void);
 /* Whether this kernel's next launch is bounds-checked. */
 int tack_kernel_debug(const tack_kernel *k);
 
@@ -395,6 +401,25 @@ tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_ar
 tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err);
 void tack_launch_free(tack_launch *l);
 
+/* Compiles, without running anything, the variants that these calls on
+ * `dev` would select, together: on OpenCL one program holds all the new
+ * ones (one driver build, as a user of OpenCL puts many kernels in one
+ * source); elsewhere each is compiled as its first launch would.  Each
+ * variant is kept and stored in the disk cache under the key its launch
+ * uses, so the calls' later launches (in this process or another) find
+ * it.  Every call is classified first: a call a launch would refuse
+ * (wrong arity, types, shapes) compiles nothing and is returned.  A
+ * variant that fails to compile does not stop the others.  Returns the
+ * first failure in call order (*failed its index, -1 when none; failed
+ * may be NULL), or TACK_OK. */
+typedef struct tack_precompile_call {
+    tack_kernel *kernel;
+    const tack_arg *args;
+    int nargs;
+} tack_precompile_call;
+tack_status tack_precompile(tack_device *dev, const tack_precompile_call *calls, int n,
+                            int *failed, tack_error *err);
+
 /* ---- offline code generation ----------------------------------------- */
 
 /* The code of the variant `args` select, as text for `target`, without a
@@ -507,6 +532,9 @@ typedef struct tack_stats {
     /* Variants loaded from the disk cache as a driver's binary (OpenCL),
      * and those the driver rebuilt from the entry's source instead. */
     uint64_t driver_binary_loads, driver_source_builds;
+    /* Programs an OpenCL driver built from source: one per compiled
+     * variant, or one per tack_precompile batch of new variants. */
+    uint64_t driver_program_builds;
 } tack_stats;
 void tack_get_stats(tack_stats *out);
 

@@ -3,6 +3,7 @@
 The work is done by the C extension ``tack._tack`` (a client of libtack's C
 API); this file only re-exports it and adds decorator sugar.
 """
+import atexit as _atexit
 import builtins as _builtins
 import itertools as _itertools
 import math as _pymath
@@ -20,9 +21,13 @@ from ._tack import (  # noqa: F401
     mat22f, mat33f, mat44f, mat22d, mat33d, mat44d,
     array, asarray, copyto, empty, from_dlpack, zeros,
     device, get_default_device, set_default_device, get_num_threads, set_num_threads,
-    constant, device_class, stats, get_debug, set_debug, synchronize, seed,
+    constant, device_class, stats, get_debug, set_debug, synchronize, seed, precompile,
     __version__,
 )
+
+# Disk-cache entries still being made (OpenCL binaries) are written before
+# the interpreter's finalization frees what drivers hold.
+_atexit.register(_tack._disk_cache_flush)
 
 # Lanes in a workgroup (tack.shared, tack.barrier(), tack.local_index()).
 WORKGROUP = 256
@@ -157,7 +162,7 @@ __all__ = [
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
     "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",
-    "get_debug", "set_debug", "synchronize", "timer", "seed",
+    "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint",
 ]

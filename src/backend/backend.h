@@ -100,6 +100,14 @@ typedef struct backend_ops {
      * *compiler_ns, for tack.stats(). */
     tack_status (*build)(backend *b, const ir_func *f, const char *symbol_base,
                          backend_code **out, uint64_t *compiler_ns, tack_error *err);
+    /* Optional: several variants' code at once, as build makes each, for
+     * a backend whose compiler costs much per invocation (an OpenCL
+     * driver: one program holds them all).  outs[i] is NULL and errs[i]
+     * set where variant i failed; the others are built.  NULL: the
+     * runtime calls build for each (tack_precompile). */
+    void (*build_many)(backend *b, int n, const ir_func *const *fs,
+                       const char *const *symbol_bases, backend_code **outs,
+                       uint64_t *compiler_ns, tack_error *errs);
     /* Appends the code's bytes for the disk cache; -1 if it has none. */
     int (*artifact)(backend *b, const backend_code *c, ser_writer *w);
     /* Optional, for a backend whose artifact is slow to make (an OpenCL
@@ -158,10 +166,11 @@ typedef struct backend_ops {
 } backend_ops;
 
 /* Process-wide counts backends keep for tack.stats(): variants whose
- * cached artifact loaded as the driver's binary, and those the driver had
- * to rebuild from the artifact's source (shared.c). */
+ * cached artifact loaded as the driver's binary, those the driver had to
+ * rebuild from the artifact's source, and programs a driver built from
+ * source (OpenCL: one per variant, or one per precompiled batch) (shared.c). */
 typedef struct backend_counters {
-    _Atomic unsigned long long binary_loads, source_builds;
+    _Atomic unsigned long long binary_loads, source_builds, program_builds;
 } backend_counters;
 extern backend_counters backend_stats;
 

@@ -157,7 +157,16 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
         void (*hook)(void) = atomic_load_explicit(&before_print, memory_order_acquire);
         if (hook) hook();
     }
+    /* A variant's first launch may compile too (PoCL builds the kernel's
+     * work-group function then): the disk writer waits for it as for a
+     * compile. */
+    int first = !atomic_load_explicit(&v->launched, memory_order_relaxed);
+    if (first) writer_compile_begin();
     tack_status st = dev->ops->launch(dev->b, v->code, &call, err);
+    if (first) {
+        atomic_store_explicit(&v->launched, 1, memory_order_relaxed);
+        writer_compile_end();
+    }
     if (v->prints) fflush(stdout); /* the kernel's lines, before the call returns */
     uint64_t took = timed ? runtime_clock_ns() - start : 0;
     if (locked) pthread_mutex_unlock(&v->dispatch_lock);
@@ -306,11 +315,10 @@ static tack_status read_results(const ir_template *t, tack_device *dev, call_inf
     return TACK_OK;
 }
 
-/* runtime.h: classifies a call and finds (or compiles) its variant. */
-tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                           int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
-                           variant **vp, int64_t *errors, int64_t *extents, int stage,
-                           tack_error *err) {
+/* runtime.h: classifies a call: its template and variant key. */
+tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                            int64_t *errors, int64_t *extents, int stage, tack_error *err) {
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
     if (template_key_of(k, args, nargs, debug_mode, tkey, err)) return err->status;
@@ -337,6 +345,18 @@ tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *arg
     if (debug)
         for (int p = 0; p < info->nargs; p++)
             for (int d = 0; d < TACK_MAX_NDIM; d++) extents[p * TACK_MAX_NDIM + d] = info->dims[p][d];
+    return TACK_OK;
+}
+
+/* runtime.h: classifies a call and finds (or compiles) its variant. */
+tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                           int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                           variant **vp, int64_t *errors, int64_t *extents, int stage,
+                           tack_error *err) {
+    if (launch_classify(k, dev, args, nargs, debug_mode, tkey, tp, info, errors, extents, stage,
+                        err))
+        return err->status;
+    ir_template *t = *tp;
     kernel_slot *s = variant_slot(k, dev);
     if (!s) return runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
     variant *v = variant_find(k, s, &info->key);

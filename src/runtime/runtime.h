@@ -8,6 +8,7 @@
  *   variant.c  the per-device, per-kernel variant cache; compiling a miss
  *   writer.c   disk entries whose artifact is slow to make, on a thread
  *   launch.c   tack_kernel_launch: key -> variant -> range -> thread pool
+ *   precompile.c  tack_precompile: several calls' variants compiled together
  *   launch_check.c  the launch's bounds checks, once per dispatch
  *   generate.c tack_kernel_generate: a call's variant as text for a target
  *   inspect.c  tack_kernel_inspect: a device's variant as text (IR, LLVM, asm)
@@ -106,6 +107,7 @@ typedef struct variant {
      * costs one sample. */
     atomic_ullong run_ps;
     atomic_uint runs;
+    atomic_int launched; /* it has run once (writer.c waits for the first) */
     struct variant *_Atomic next;
     struct variant *dead_next; /* retirement's private list */
 } variant;
@@ -274,6 +276,20 @@ kernel_slot *variant_slot(tack_kernel *k, tack_device *dev); /* NULL: out of mem
 variant *variant_find(tack_kernel *k, kernel_slot *s, const variant_key *key);
 tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
                             kernel_slot *s, variant **out, tack_error *err);
+/* Several misses compiled together (tack_precompile): each job is found,
+ * loaded from the disk cache, or built, and published; jobs for one
+ * variant share it.  A backend with build_many builds all of a device's
+ * at once.  Each job gets its variant (v) or its error (err, with v NULL);
+ * returns the first failure's status in job order, or TACK_OK. */
+typedef struct compile_job {
+    tack_kernel *k;
+    const ir_template *t;
+    const call_info *info;
+    kernel_slot *s;
+    variant *v;
+    tack_error err;
+} compile_job;
+tack_status variant_compile_many(compile_job *jobs, int n);
 void variant_free(variant *v); /* its code too */
 /* A call's post-pass IR: t's IR cloned, typed by the call's key, through
  * the passes (each verified).  What variant_compile hands the backend, and
@@ -291,12 +307,18 @@ void variant_payload(ser_writer *w, const void *art, size_t artlen, const void *
 
 /* writer.c: stores a variant's entry (key, kernel name, serialized IR:
  * copied) from a backend's artifact snapshot (owned from here on) on the
- * writer thread, off the compiling call's path.  writer_flush waits until
- * every queued entry is stored (it runs at exit too). */
+ * writer thread, off the compiling call's path, once compiles pause.
+ * writer_flush waits until every queued entry is stored (it runs at exit
+ * too). */
 typedef struct disk_cache disk_cache;
 void writer_store(disk_cache *dc, const backend_ops *ops, void *snapshot, const void *key,
                   size_t keylen, const char *name, const void *ir, size_t irlen);
 void writer_flush(void);
+/* Around every compile, and a variant's first launch (a driver may
+ * compile then): the writer thread waits until none has run for a moment
+ * (writer.c). */
+void writer_compile_begin(void);
+void writer_compile_end(void);
 
 /* fastpath.c: the dispatch fast path.  A call's signature (read straight
  * off its arguments) names its variant key, so a call whose signature was
@@ -330,6 +352,11 @@ tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *arg
                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
                            variant **vp, int64_t *errors, int64_t *extents, int stage,
                            tack_error *err);
+/* Its first half: the call's template and classification, nothing found
+ * or compiled yet (precompile.c gathers several before compiling). */
+tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
+                            int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
+                            int64_t *errors, int64_t *extents, int stage, tack_error *err);
 
 /* launch_check.c: the launch's bounds checks for n > 0 outer iterations
  * over `range` (the range function's output).  launch_check_quick is the

@@ -32,6 +32,7 @@ void tack_get_stats(tack_stats *out) {
     out->llvm_ns = atomic_load(&tack_counters.llvm_ns);
     out->driver_binary_loads = atomic_load(&backend_stats.binary_loads);
     out->driver_source_builds = atomic_load(&backend_stats.source_builds);
+    out->driver_program_builds = atomic_load(&backend_stats.program_builds);
     disk_cache *dc = disk_cache_current();
     if (dc) {
         disk_cache_counts c = disk_cache_counters(dc);

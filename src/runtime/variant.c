@@ -296,63 +296,186 @@ static void analyze(variant *v, const ir_func *f) {
                                (int64_t)tack_dtype_size((tack_dtype)f->scratch[i].type);
 }
 
-tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
-                            kernel_slot *s, variant **out, tack_error *err) {
-    *out = NULL;
-    tack_device *dev = atomic_load(&s->dev);
+/* What compiling one job holds between its steps. */
+typedef struct job_state {
+    tack_device *dev;
+    variant *v; /* not published yet */
+    ser_writer key;
+    char symbol_base[65];
+    ir_func *f;    /* post-pass IR */
+    disk_cache *dc;
+    int dup_of;    /* >= 0: the same variant as that earlier job */
+    int todo;      /* still to build */
+} job_state;
+
+/* A job's first step, with the host's lock held: found already, the same
+ * as an earlier job, loaded from the disk cache (published), or to build. */
+static void job_prepare(compile_job *jobs, job_state *qs, int i) {
+    compile_job *j = &jobs[i];
+    job_state *q = &qs[i];
+    const variant_key *vk = &j->info->key;
+    q->dup_of = -1;
+    for (int e = 0; e < i; e++)
+        if (jobs[e].s == j->s && variant_key_equal(&jobs[e].info->key, vk)) {
+            q->dup_of = e;
+            return;
+        }
+    if ((j->v = variant_find(j->k, j->s, vk))) return;
+    tack_device *dev = q->dev = atomic_load(&j->s->dev);
     variant *v = calloc(1, sizeof *v);
-    ser_writer key = {0};
-    if (dev) full_key(k, t, info, dev, &key);
-    if (!v || !dev || key.failed) {
+    if (dev) full_key(j->k, j->t, j->info, dev, &q->key);
+    if (!v || !dev || q->key.failed) {
         free(v);
-        ser_writer_free(&key);
-        return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'", t->ir->name);
+        ser_writer_free(&q->key);
+        runtime_error(&j->err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'",
+                      j->t->ir->name);
+        return;
     }
     pthread_mutex_init(&v->dispatch_lock, NULL);
-    v->key = info->key;
+    v->key = *vk;
     v->ops = dev->ops;
     v->b = dev->b;
-    char symbol_base[65];
-    sha256_hex(key.data, key.len, symbol_base);
-    symbol_base[32] = 0;
+    sha256_hex(q->key.data, q->key.len, q->symbol_base);
+    q->symbol_base[32] = 0;
     /* Only backends that name their target store code; the others keep the
      * IR level alone. */
-    disk_cache *dc = k->disk_cache && dev->ops->cache_target(dev->b) ? disk_cache_get() : NULL;
+    q->dc = j->k->disk_cache && dev->ops->cache_target(dev->b) ? disk_cache_get() : NULL;
     ir_func *loaded = NULL;
-    if (dc && load_from_disk(dc, &key, dev, v, &loaded) == 0) {
+    if (q->dc && load_from_disk(q->dc, &q->key, dev, v, &loaded) == 0) {
         analyze(v, loaded);
         ir_func_free(loaded);
-        ser_writer_free(&key);
-        *out = publish(k, s, v);
-        return TACK_OK;
+        ser_writer_free(&q->key);
+        j->v = publish(j->k, j->s, v);
+        return;
     }
+    q->v = v;
+    q->todo = 1;
+}
+
+/* Builds the jobs still to build: together where the device's backend
+ * builds several at once (and there are several), else one by one. */
+static void jobs_build(compile_job *jobs, job_state *qs, int n, uint64_t *compiler_ns) {
+    int m = 0;
+    for (int i = 0; i < n; i++) m += qs[i].todo;
+    int first = 0;
+    while (first < n && !qs[first].todo) first++;
+    tack_device *dev = first < n ? qs[first].dev : NULL;
+    const ir_func **fs = NULL;
+    const char **bases = NULL;
+    backend_code **outs = NULL;
+    tack_error *errs = NULL;
+    int *at = NULL;
+    if (m >= 2 && dev->ops->build_many) {
+        fs = malloc((size_t)m * sizeof *fs);
+        bases = malloc((size_t)m * sizeof *bases);
+        outs = malloc((size_t)m * sizeof *outs);
+        errs = malloc((size_t)m * sizeof *errs);
+        at = malloc((size_t)m * sizeof *at);
+    }
+    if (at && outs && errs && bases && fs) {
+        int c = 0;
+        for (int i = 0; i < n; i++)
+            if (qs[i].todo && qs[i].dev == dev) {
+                fs[c] = qs[i].f;
+                bases[c] = qs[i].symbol_base;
+                at[c++] = i;
+            }
+        dev->ops->build_many(dev->b, c, fs, bases, outs, compiler_ns, errs);
+        for (int e = 0; e < c; e++) {
+            job_state *q = &qs[at[e]];
+            q->todo = 0;
+            if ((q->v->code = outs[e])) continue;
+            jobs[at[e]].err = errs[e];
+            if (!jobs[at[e]].err.status) jobs[at[e]].err.status = TACK_ERR_INTERNAL;
+        }
+    }
+    free(fs);
+    free(bases);
+    free(outs);
+    free(errs);
+    free(at);
+    /* One by one: the others (another device's, or no batch build). */
+    for (int i = 0; i < n; i++) {
+        job_state *q = &qs[i];
+        if (!q->todo) continue;
+        q->todo = 0;
+        q->dev->ops->build(q->dev->b, q->f, q->symbol_base, &q->v->code, compiler_ns,
+                           &jobs[i].err);
+    }
+}
+
+tack_status variant_compile_many(compile_job *jobs, int n) {
+    for (int i = 0; i < n; i++) {
+        jobs[i].v = NULL;
+        jobs[i].err.status = TACK_OK;
+    }
+    job_state *qs = calloc(n > 0 ? (size_t)n : 1, sizeof *qs);
+    if (!qs) {
+        for (int i = 0; i < n; i++)
+            runtime_error(&jobs[i].err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'",
+                          jobs[i].t->ir->name);
+        return n ? TACK_ERR_NOMEM : TACK_OK;
+    }
+    for (int i = 0; i < n; i++) job_prepare(jobs, qs, i);
 
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     uint64_t compiler_ns = 0;
+    writer_compile_begin();
     void *hook_state = host_release();
-    ir_func *f = NULL;
-    tack_status st = variant_post_pass_ir(t, info, &f, err);
-    if (!st) st = dev->ops->build(dev->b, f, symbol_base, &v->code, &compiler_ns, err);
-    if (!st) analyze(v, f);
-    if (!st && dc) payload_store(dc, &key, f, dev, v->code);
-    ir_func_free(f);
-    ser_writer_free(&key);
-    host_reacquire(hook_state);
-    if (st) {
-        variant_free(v);
-        return st;
+    for (int i = 0; i < n; i++)
+        if (qs[i].todo && variant_post_pass_ir(jobs[i].t, jobs[i].info, &qs[i].f, &jobs[i].err))
+            qs[i].todo = 0;
+    jobs_build(jobs, qs, n, &compiler_ns);
+    for (int i = 0; i < n; i++) {
+        job_state *q = &qs[i];
+        if (q->v && !jobs[i].err.status) {
+            analyze(q->v, q->f);
+            if (q->dc) payload_store(q->dc, &q->key, q->f, q->dev, q->v->code);
+        }
+        ir_func_free(q->f);
+        q->f = NULL;
+        ser_writer_free(&q->key);
     }
-    atomic_fetch_add(&tack_counters.compiles, 1);
-    atomic_fetch_add(&k->n_compiles, 1);
+    host_reacquire(hook_state);
+    writer_compile_end();
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     uint64_t took = (uint64_t)((end.tv_sec - start.tv_sec) * 1000000000ll + (end.tv_nsec - start.tv_nsec));
-    atomic_fetch_add(&tack_counters.compile_ns, took);
-    atomic_fetch_add(&k->compile_ns, took);
-    atomic_fetch_add(&tack_counters.llvm_ns, compiler_ns);
-    *out = publish(k, s, v);
-    return TACK_OK;
+    int ok = 0;
+    for (int i = 0; i < n; i++) ok += qs[i].v && !jobs[i].err.status;
+    if (ok) atomic_fetch_add(&tack_counters.llvm_ns, compiler_ns);
+    /* A shared build's time is split evenly among its variants. */
+    uint64_t share = ok ? took / (uint64_t)ok : 0;
+    tack_status first = TACK_OK;
+    for (int i = 0; i < n; i++) {
+        compile_job *j = &jobs[i];
+        job_state *q = &qs[i];
+        if (q->dup_of >= 0) {
+            j->v = jobs[q->dup_of].v;
+            j->err = jobs[q->dup_of].err;
+        } else if (q->v && j->err.status) {
+            variant_free(q->v);
+        } else if (q->v) {
+            atomic_fetch_add(&tack_counters.compiles, 1);
+            atomic_fetch_add(&j->k->n_compiles, 1);
+            atomic_fetch_add(&tack_counters.compile_ns, share);
+            atomic_fetch_add(&j->k->compile_ns, share);
+            j->v = publish(j->k, j->s, q->v);
+        }
+        if (!first && j->err.status) first = j->err.status;
+    }
+    free(qs);
+    return first;
+}
+
+tack_status variant_compile(tack_kernel *k, const ir_template *t, const call_info *info,
+                            kernel_slot *s, variant **out, tack_error *err) {
+    compile_job job = {.k = k, .t = t, .info = info, .s = s};
+    tack_status st = variant_compile_many(&job, 1);
+    *out = job.v;
+    if (st) *err = job.err;
+    return st;
 }
 
 void variant_free_all(kernel_slot *s) {

@@ -3,6 +3,13 @@
  * for them (backend.h's artifact_snapshot: an OpenCL driver compiles a
  * program again to hand out its binary).
  *
+ * The thread waits for a quiet moment: no compile in flight and none
+ * ended in the last QUIET_NS.  A driver's compiler is often one lock for
+ * the process (PoCL's LLVM), so making a binary while the next variant
+ * compiles would hold that compile up by as long; a burst of first calls
+ * therefore runs at the speed of a process that stores nothing, and its
+ * entries are written when it pauses, or at exit.
+ *
  * The entry is the one variant.c would store at once, with the same key
  * and payload; until it is written, another lookup of the key misses and
  * compiles (correct, only slower).  The queue is drained at exit, so a
@@ -11,8 +18,10 @@
  * the fork would deadlock the child's next driver call), and the child
  * drops the parent's queue (the parent writes those entries). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/disk_cache.h"
 #include "runtime/runtime.h"
@@ -33,6 +42,24 @@ static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* a job was written */
 static job *head, *tail;
 static int busy;    /* the thread is writing a job it took off the queue */
 static int started; /* the thread exists (in this process) */
+static int flushing; /* writer_flush waits: no quiet moment awaited */
+
+#define QUIET_NS 200000000ull /* 0.2 s without a compile */
+#define POLL_NS 50000000ull   /* how often a waiting thread looks again */
+static atomic_int compiling;             /* compiles in flight */
+static _Atomic uint64_t last_compile_ns; /* when the last one ended */
+
+void writer_compile_begin(void) { atomic_fetch_add(&compiling, 1); }
+
+void writer_compile_end(void) {
+    atomic_store(&last_compile_ns, runtime_clock_ns());
+    atomic_fetch_sub(&compiling, 1);
+}
+
+static int quiet(void) {
+    return atomic_load(&compiling) == 0 &&
+           runtime_clock_ns() - atomic_load(&last_compile_ns) >= QUIET_NS;
+}
 
 static void job_free(job *j) {
     if (j->snapshot) j->ops->artifact_free(j->snapshot);
@@ -57,6 +84,16 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&lock);
     for (;;) {
         while (!head) pthread_cond_wait(&wake, &lock);
+        /* A quiet moment (or a flush): looked for again before each job. */
+        while (head && !flushing && !quiet()) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            uint64_t ns = (uint64_t)until.tv_nsec + POLL_NS;
+            until.tv_sec += (time_t)(ns / 1000000000u);
+            until.tv_nsec = (long)(ns % 1000000000u);
+            pthread_cond_timedwait(&wake, &lock, &until);
+        }
+        if (!head) continue;
         job *j = head;
         head = j->next;
         if (!head) tail = NULL;
@@ -88,10 +125,13 @@ static void after_fork_child(void) {
     pthread_cond_init(&wake, NULL);
     pthread_cond_init(&idle, NULL);
     head = tail = NULL;
-    busy = started = 0;
+    busy = started = flushing = 0;
+    atomic_store(&compiling, 0); /* only the forking thread lives on */
 }
 
 static void at_exit(void) { writer_flush(); }
+
+void tack_disk_cache_flush(void) { writer_flush(); }
 
 static void setup_once(void) {
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
@@ -100,7 +140,10 @@ static void setup_once(void) {
 
 void writer_flush(void) {
     pthread_mutex_lock(&lock);
+    flushing++;
+    pthread_cond_broadcast(&wake);
     while (started && (head || busy)) pthread_cond_wait(&idle, &lock);
+    flushing--;
     pthread_mutex_unlock(&lock);
 }
 

@@ -554,6 +554,47 @@ static void test_tables(void) {
     }
 }
 
+/* tack_precompile: two variants of one kernel and a repeat, compiled
+ * without running; their launches then compile nothing.  A refused call
+ * compiles nothing and is named by index; NULL and empty batches. */
+static void test_precompile(void) {
+    tack_kernel *k = make(SCALE);
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0};
+    double xd[8] = {1, 2, 3, 4, 5, 6, 7, 8}, outd[8] = {0};
+    int64_t n8 = 8;
+    tack_arg f32[3] = {tack_arg_array(x, TACK_F32, 1, &n8, 0),
+                       tack_arg_array(out, TACK_F32, 1, &n8, 1), tack_arg_float(2.0)};
+    tack_arg f64[3] = {tack_arg_array(xd, TACK_F64, 1, &n8, 0),
+                       tack_arg_array(outd, TACK_F64, 1, &n8, 1), tack_arg_float(2.0)};
+    tack_precompile_call calls[3] = {{k, f32, 3}, {k, f64, 3}, {k, f32, 3}};
+    tack_error err;
+    int failed = 7;
+    tack_stats s0, s1;
+    tack_get_stats(&s0);
+    CHECK(tack_precompile(dev, calls, 3, &failed, &err) == TACK_OK && failed == -1);
+    tack_get_stats(&s1);
+    /* Compiled, or loaded from the disk cache (earlier tests' scale). */
+    CHECK(s1.compiles + s1.disk_hits == s0.compiles + s0.disk_hits + 2);
+    CHECK(tack_kernel_num_variants(k, dev) == 2);
+    CHECK(out[7] == 0 && outd[7] == 0); /* nothing ran */
+    CHECK(tack_kernel_launch(k, dev, f32, 3, &err) == TACK_OK && out[7] == 16);
+    CHECK(tack_kernel_launch(k, dev, f64, 3, &err) == TACK_OK && outd[7] == 16);
+    tack_get_stats(&s0);
+    CHECK(s0.compiles == s1.compiles && s0.disk_hits == s1.disk_hits);
+    /* Call 1 passes two arguments: refused, named, nothing compiled. */
+    tack_kernel *k2 = make(SCALE);
+    tack_precompile_call bad[2] = {{k2, f32, 3}, {k2, f32, 2}};
+    CHECK(tack_precompile(dev, bad, 2, &failed, &err) == TACK_ERR_TYPE && failed == 1);
+    CHECK(strstr(err.message, "kernel 'scale' takes 3 arguments") != NULL);
+    CHECK(tack_kernel_num_variants(k2, dev) == 0);
+    tack_precompile_call null_kernel[1] = {{NULL, f32, 3}};
+    CHECK(tack_precompile(dev, null_kernel, 1, &failed, &err) == TACK_ERR_VALUE && failed == 0);
+    CHECK(tack_precompile(NULL, calls, 1, NULL, &err) == TACK_ERR_VALUE);
+    CHECK(tack_precompile(dev, NULL, 0, &failed, &err) == TACK_OK && failed == -1);
+    tack_kernel_free(k);
+    tack_kernel_free(k2);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -570,6 +611,7 @@ int main(void) {
     test_devices();
     test_prepared_launch();
     test_reductions();
+    test_precompile();
     test_resolver_shadows_defaults();
     test_tables();
     return CHECK_DONE();

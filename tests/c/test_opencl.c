@@ -363,6 +363,97 @@ static void test_grid_sizes(void) {
     CHECK(r.extent[0] == 11 && r.extent[1] == 9 && r.extent[2] == 7);
 }
 
+/* opencl_code_many: the scale kernel under two entry names in one program
+ * (one driver build), each taken out by name and run; their artifacts
+ * carry the one program's binary, fetched once, and each loads alone.  A
+ * broken source among them: each is built alone, the broken one fails as
+ * its own build fails and the others still build. */
+static const char *SCALE_FMT =
+    "typedef struct { long w[8]; } %s_pack;\n"
+    "__kernel void %s(%s_pack p, __global const float *x, __global float *out) {\n"
+    "    long start = p.w[0], step = p.w[1], count = p.w[2];\n"
+    "    float a = as_float((uint)p.w[5 + 2]);\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k < count) {\n"
+    "        long i = start + k * step;\n"
+    "        out[i] = x[i] * a;\n"
+    "    }\n"
+    "}\n";
+
+static const char *scale_named(const char *entry, char *buf, size_t n) {
+    snprintf(buf, n, SCALE_FMT, entry, entry, entry);
+    return buf;
+}
+
+static void test_code_many(void) {
+    tack_error errs[3];
+    char s0[2048], s1[2048];
+    const char *entries[3] = {"tack_many0", "tack_many1", "tack_broken"};
+    const char *sources[3] = {scale_named(entries[0], s0, sizeof s0),
+                              scale_named(entries[1], s1, sizeof s1),
+                              "__kernel void tack_broken(__global float *x) { x[0] = nope + ; }\n"};
+    ir_func *f = make_func("scale", 0, 3, SCALE_NAMES, SCALE_ROLES, SCALE_TYPES);
+    ir_func *fb = make_func("broken", 0, 3, SCALE_NAMES, SCALE_ROLES, SCALE_TYPES);
+    const ir_func *fs[3] = {f, f, fb};
+    backend_code *c[3] = {NULL, NULL, NULL};
+    unsigned long long builds = backend_stats.program_builds;
+    CHECK(opencl_code_many(b, 2, fs, sources, entries, c, errs) == 1);
+    CHECK(backend_stats.program_builds == builds + 1 && c[0] && c[1]);
+    if (!c[0] || !c[1]) {
+        fprintf(stderr, "code_many: %s\n", errs[0].message);
+        return;
+    }
+    CHECK(c[0]->prog == c[1]->prog && strcmp(c[1]->entry, "tack_many1") == 0);
+    int n = 100;
+    float x[100], got[100];
+    for (int i = 0; i < n; i++) x[i] = (float)i;
+    void *mx, *mo;
+    CHECK(opencl_mem_alloc(b, sizeof x, &mx, &errs[0]) == TACK_OK);
+    CHECK(opencl_mem_alloc(b, sizeof x, &mo, &errs[0]) == TACK_OK);
+    CHECK(opencl_mem_write(b, mx, 0, x, sizeof x, &errs[0]) == TACK_OK);
+    for (int k = 0; k < 2; k++) {
+        CHECK(run_scale(c[k], mx, mo, 0, 1, n, 1.5f + k, &errs[0]) == TACK_OK);
+        CHECK(opencl_mem_read(b, mo, 0, got, sizeof got, &errs[0]) == TACK_OK);
+        CHECK(scale_ok(got, n, 0, 1, n, 1.5f + k));
+    }
+    /* Snapshots of both, written after the code is gone: one binary. */
+    void *snap[2] = {opencl_artifact_snapshot(b, c[0]), opencl_artifact_snapshot(b, c[1])};
+    opencl_release(b, c[0]);
+    opencl_release(b, c[1]);
+    ser_writer w[2] = {{0}, {0}};
+    for (int k = 0; k < 2; k++) {
+        CHECK(snap[k] && opencl_artifact_write(snap[k], &w[k]) == 0 && !w[k].failed);
+        opencl_artifact_free(snap[k]);
+    }
+    unsigned long long bin0 = backend_stats.binary_loads;
+    for (int k = 0; k < 2; k++) {
+        backend_code *l = NULL;
+        CHECK(opencl_load(b, f, w[k].data, w[k].len, &l, &errs[0]) == TACK_OK && l);
+        if (!l) continue;
+        CHECK(strcmp(l->entry, entries[k]) == 0);
+        CHECK(run_scale(l, mx, mo, 0, 1, n, -2.0f, &errs[0]) == TACK_OK);
+        CHECK(opencl_mem_read(b, mo, 0, got, sizeof got, &errs[0]) == TACK_OK);
+        CHECK(scale_ok(got, n, 0, 1, n, -2.0f));
+        opencl_release(b, l);
+        ser_writer_free(&w[k]);
+    }
+    CHECK(backend_stats.binary_loads == bin0 + 2);
+
+    /* One broken: the whole is refused, each is built alone. */
+    builds = backend_stats.program_builds;
+    CHECK(opencl_code_many(b, 3, fs, sources, entries, c, errs) == 3);
+    CHECK(c[0] && c[1] && !c[2] && backend_stats.program_builds == builds + 2);
+    CHECK(errs[2].status == TACK_ERR_COMPILE &&
+          strstr(errs[2].message, "kernel 'broken': the OpenCL compiler rejected"));
+    if (c[0]) CHECK(c[0]->prog != c[1]->prog);
+    opencl_release(b, c[0]);
+    opencl_release(b, c[1]);
+    opencl_mem_free(b, mx);
+    opencl_mem_free(b, mo);
+    ir_func_free(f);
+    ir_func_free(fb);
+}
+
 static void test_compile_errors(void) {
     tack_error err;
     cl_program p;
@@ -555,6 +646,7 @@ int main(void) {
     test_grid(1, 1000, 3, 1);                        /* a rounded outer dimension */
     test_grid(2, 70, 3, 50);                         /* pieces in 3-D, rounded middle */
     test_compile_errors();
+    test_code_many();
     test_support();
     test_threads();
     opencl_close(b);

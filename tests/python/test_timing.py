@@ -34,7 +34,7 @@ def make_kernel(name, body="out[i] = x[i] * 2.0", **options):
 def test_stats_keys_unchanged_and_kernels_added():
     s = tack.stats()
     assert OLD_KEYS <= set(s)
-    assert set(s) - OLD_KEYS == {"kernels"}
+    assert set(s) - OLD_KEYS == {"kernels", "driver_program_builds"}
     for entry in s["kernels"].values():
         assert set(entry) == PER_KERNEL
 

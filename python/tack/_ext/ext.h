@@ -18,6 +18,7 @@
  *   template.c @tack.device_class, class tokens and their retirement
  *   cache.c    the disk cache's administration (python -m tack cache ...)
  *   generate.c _generate: a variant's code as text (tack.cuda.compile)
+ *   precompile.c tack.precompile: several calls' variants compiled together
  *   interop.c  arrays shared with other libraries: DLPack, the array
  *              interfaces (NumPy's, CUDA's), tack.asarray, tack.from_dlpack
  *
@@ -343,6 +344,9 @@ PyObject *ext_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ext_array_dlpack_device(PyObject *self, PyObject *unused);
 
 /* ---- generate.c ------------------------------------------------------ */
+
+/* precompile(calls, device=None) (precompile.c). */
+PyObject *ext_precompile(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* _generate(kernel, target, args) -> str (tack_kernel_generate). */
 PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

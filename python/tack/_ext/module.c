@@ -87,7 +87,7 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
     PyObject *kernels = kernel_stats_dict();
     if (!kernels)
         return NULL;
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:N}",
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:N}",
                          "compiles", (unsigned long long)s.compiles,
                          "lowerings", (unsigned long long)s.lowerings,
                          "launches", (unsigned long long)s.launches,
@@ -101,6 +101,7 @@ static PyObject *ext_stats(PyObject *self, PyObject *unused)
                          "compile_ms", s.compile_ns * 1e-6, "llvm_ms", s.llvm_ns * 1e-6,
                          "driver_binary_loads", (unsigned long long)s.driver_binary_loads,
                          "driver_source_builds", (unsigned long long)s.driver_source_builds,
+                         "driver_program_builds", (unsigned long long)s.driver_program_builds,
                          "kernels", kernels);
 }
 
@@ -193,6 +194,16 @@ static PyObject *ext_constant(PyObject *self, PyObject *v)
     return Py_NewRef(v);
 }
 
+static PyObject *ext_disk_cache_flush(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    tack_disk_cache_flush();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"device", (PyCFunction)(void (*)(void))ext_device_fn, METH_VARARGS | METH_KEYWORDS,
      "device(spec='cpu', num_threads=None)\n--\n\n"
@@ -281,6 +292,19 @@ static PyMethodDef module_methods[] = {
      "set_debug(on)\n--\n\nTurns bounds-checked kernels on or off (True or False, or 1 or 0)."},
     {"get_debug", ext_get_debug, METH_NOARGS,
      "get_debug()\n--\n\nWhether debug (bounds-checked) mode is on."},
+    {"precompile", (PyCFunction)(void (*)(void))ext_precompile, METH_VARARGS | METH_KEYWORDS,
+     "precompile(calls, device=None)\n--\n\n"
+     "Compiles the variants that calls would select, without running them:\n"
+     "calls is a list of (kernel, args) or (kernel, args, kwargs).  The new\n"
+     "variants of one device are built together (on OpenCL, one program for\n"
+     "all); each is kept and stored in the disk cache as its first call would\n"
+     "store it.  device: where they run (None: as each call picks it).  A call\n"
+     "a launch would refuse raises before anything is compiled; a kernel that\n"
+     "fails to compile raises its error after the others are compiled."},
+    {"_disk_cache_flush", ext_disk_cache_flush, METH_NOARGS,
+     "_disk_cache_flush()\n--\n\n"
+     "Waits until the disk-cache entries being made are written (run at exit,\n"
+     "before the interpreter tears anything down)."},
     {"_generate", (PyCFunction)(void (*)(void))ext_generate, METH_FASTCALL,
      "_generate(kernel, target, args, binary=False)\n--\n\n"
      "The code of the variant args select for target: text (\"cuda:sm_90\",\n"

@@ -90,6 +90,10 @@ typedef struct gen {
     const char *entry;
     sbuf body, helpers;
     unsigned char have[H_COUNT][TACK_DTYPE_COUNT];
+    /* gpu_emit_guarded: each helper sits inside #ifndef TK_HAVE_<name>, so
+     * that several kernels' sources concatenate into one program; the
+     * helper being written still needs its #endif. */
+    int guarded, guard_open;
     arena strs; /* expression strings, freed at the end */
     int ntemps, nlabels, indent;
     int uses_f64, uses_atomics64;
@@ -244,9 +248,18 @@ static const char *float_lit(gen *g, ir_type t, double v) {
 
 #define HPUT(...) sb_put(&g->helpers, __VA_ARGS__)
 
-static int helper_needed(gen *g, int h, ir_type t) {
+/* 1 when helper `name` (h for type t) is not written yet: the caller
+ * writes it now, after everything of the helper before it.  A helper's
+ * text is a function of its name and the dialect alone, so kernels that
+ * share a program can share one definition (gpu_emit_guarded). */
+static int helper_needed(gen *g, int h, ir_type t, const char *name) {
     if (g->have[h][t]) return 0;
     g->have[h][t] = 1;
+    if (g->guarded) {
+        if (g->guard_open) HPUT("#endif\n");
+        HPUT("#ifndef TK_HAVE_%s\n#define TK_HAVE_%s\n", name, name);
+        g->guard_open = 1;
+    }
     return 1;
 }
 
@@ -271,7 +284,7 @@ static const char *math_fn(gen *g, ir_intrinsic fn, ir_type t) {
 static const char *helper_floordiv_mod(gen *g, ir_type t, int want_mod) {
     int h = want_mod ? H_MOD : H_FLOORDIV;
     const char *name = str(g, "tk_%s_%s", want_mod ? "mod" : "floordiv", tname(t));
-    if (!helper_needed(g, h, t)) return name;
+    if (!helper_needed(g, h, t, name)) return name;
     const char *T = tn(g, t), *fq = g->d->func_qual;
     if (ir_type_is_float(t)) {
         /* numpy.floor_divide / numpy.remainder, step by step as the CPU. */
@@ -319,7 +332,7 @@ static const char *helper_floordiv_mod(gen *g, ir_type t, int want_mod) {
 /* Integer ** by squaring; a negative exponent gives 0 but for bases 1, -1. */
 static const char *helper_pow(gen *g, ir_type t) {
     const char *name = str(g, "tk_pow_%s", tname(t));
-    if (!helper_needed(g, H_POW, t)) return name;
+    if (!helper_needed(g, H_POW, t, name)) return name;
     const char *T = tn(g, t), *U = tn(g, unsigned_of(t));
     HPUT("%s %s %s(%s a, %s e) {\n", g->d->func_qual, T, name, T, T);
     if (ir_type_is_signed(t))
@@ -339,7 +352,7 @@ static const char *helper_pow(gen *g, ir_type t) {
  * included); lcm from it, wrapping as the CPU's. */
 static const char *helper_gcd(gen *g, ir_type t, int lcm) {
     const char *name = str(g, "tk_%s_%s", lcm ? "lcm" : "gcd", tname(t));
-    if (!helper_needed(g, lcm ? H_LCM : H_GCD, t)) return name;
+    if (!helper_needed(g, lcm ? H_LCM : H_GCD, t, name)) return name;
     const char *T = tn(g, t), *W = wide(g, t);
     HPUT("%s %s %s(%s a, %s b) {\n", g->d->func_qual, T, name, T, T);
     if (ir_type_is_signed(t))
@@ -368,7 +381,7 @@ static const char *int_exponent(gen *g, ir_type nt, const char *n) {
 /* NumPy's shifts: by the width or more (or negative): 0, or the sign fill. */
 static const char *helper_shift(gen *g, ir_type t, int left) {
     const char *name = str(g, "tk_%s_%s", left ? "shl" : "shr", tname(t));
-    if (!helper_needed(g, left ? H_SHL : H_SHR, t)) return name;
+    if (!helper_needed(g, left ? H_SHL : H_SHR, t, name)) return name;
     const char *T = tn(g, t), *U = tn(g, unsigned_of(t));
     int bits = ir_type_bits(t);
     HPUT("%s %s %s(%s a, %s b) {\n", g->d->func_qual, T, name, T, T);
@@ -395,7 +408,7 @@ static const char *pow2_lit(gen *g, int n, const char *suf) {
 /* Float -> integer: truncating, saturating, NaN -> 0 (fpto[su]i.sat). */
 static const char *helper_f2i(gen *g, ir_type from, ir_type to) {
     const char *name = str(g, "tk_%s_from_%s", tname(to), tname(from));
-    if (!helper_needed(g, from == TACK_F64 ? H_F2I_F64 : H_F2I_F32, to)) return name;
+    if (!helper_needed(g, from == TACK_F64 ? H_F2I_F64 : H_F2I_F32, to, name)) return name;
     const char *F = tn(g, from), *T = tn(g, to), *suf = from == TACK_F32 ? "f" : "";
     int bits = ir_type_bits(to);
     HPUT("%s %s %s(%s x) {\n", g->d->func_qual, T, name, F);
@@ -416,7 +429,7 @@ static const char *helper_f2i(gen *g, ir_type from, ir_type to) {
 
 /* range()'s trip count, as cpu/codegen.c's trip_count. */
 static const char *helper_trip(gen *g) {
-    if (helper_needed(g, H_TRIP, TACK_I64)) {
+    if (helper_needed(g, H_TRIP, TACK_I64, "tk_trip")) {
         const char *L = tn(g, TACK_I64), *U = tn(g, TACK_U64);
         HPUT("%s %s tk_trip(%s start, %s stop, %s step) {\n", g->d->func_qual, L, L, L, L);
         HPUT("    if (step > 0 && stop > start)\n");
@@ -464,7 +477,7 @@ static const char *rmw_value(gen *g, ir_atomic_op op, ir_type t) {
  * returning the element's old value. */
 static const char *helper_atomic(gen *g, ir_atomic_op op, ir_type t) {
     const char *name = str(g, "tk_atomic_%s_%s", ir_atomic_name(op), tname(t));
-    if (!helper_needed(g, H_ATOMIC0 + op, t)) return name;
+    if (!helper_needed(g, H_ATOMIC0 + op, t, name)) return name;
     const gpu_dialect *d = g->d;
     const char *T = tn(g, t), *G = d->global_qual, *fq = d->func_qual;
     int cas = op == ATOM_COMPARE_EXCHANGE, bits = ir_type_bits(t);
@@ -1382,13 +1395,14 @@ static void entry(gen *g) {
     sb_put(&g->body, "}\n");
 }
 
-tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry_name,
-                     char **source, tack_error *err) {
+static tack_status emit(const ir_func *f, const gpu_dialect *d, const char *entry_name,
+                        int guarded, char **source, tack_error *err) {
     *source = NULL;
     gen g = {0};
     g.f = f;
     g.d = d;
     g.entry = entry_name;
+    g.guarded = guarded;
     g.err = err;
     arena_init(&g.strs);
     if (f->loop_var < 0 || f->loop_var >= f->nlocals)
@@ -1403,8 +1417,15 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry_n
         if (g.uses_atomics64) sb_put(&out, "%s", d->atomics64_prelude);
         sb_put(&out, "typedef struct { %s w[%d]; } %s_pack;\n", d->type[TACK_I64], gpu_pack_words(f),
                entry_name);
-        if (g.uses_f16) sb_put(&out, "%s", d->f16_helpers);
-        if (g.uses_f16_f64) sb_put(&out, "%s", d->f16_f64_helpers);
+        /* The dialect's f16 helpers are one text each: guarded whole. */
+        if (g.uses_f16)
+            sb_put(&out, guarded ? "#ifndef TK_HAVE_f16\n#define TK_HAVE_f16\n%s#endif\n" : "%s",
+                   d->f16_helpers);
+        if (g.uses_f16_f64)
+            sb_put(&out, guarded ? "#ifndef TK_HAVE_f16_f64\n#define TK_HAVE_f16_f64\n%s#endif\n"
+                                 : "%s",
+                   d->f16_f64_helpers);
+        if (g.guard_open) sb_put(&g.helpers, "#endif\n");
         if (g.helpers.s) sb_put(&out, "%s", g.helpers.s);
         if (g.body.s) sb_put(&out, "%s", g.body.s);
         if (out.failed || g.helpers.failed || g.body.failed) nomem(&g);
@@ -1419,4 +1440,14 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry_n
     }
     *source = out.s;
     return TACK_OK;
+}
+
+tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry_name,
+                     char **source, tack_error *err) {
+    return emit(f, d, entry_name, 0, source, err);
+}
+
+tack_status gpu_emit_guarded(const ir_func *f, const gpu_dialect *d, const char *entry_name,
+                             char **source, tack_error *err) {
+    return emit(f, d, entry_name, 1, source, err);
 }

@@ -66,6 +66,11 @@ const gpu_dialect *gpu_dialect_level_zero(void);
  * express. */
 tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry, char **source,
                      tack_error *err);
+/* emit.c: the same kernel with each helper function inside #ifndef
+ * TK_HAVE_<name>, so that several kernels' sources (distinct entries)
+ * concatenate into one program that defines each helper once. */
+tack_status gpu_emit_guarded(const ir_func *f, const gpu_dialect *d, const char *entry,
+                             char **source, tack_error *err);
 
 /* emit.c: 1 when the kernel samples parameter p, a Texture3D, with the
  * dialect's hardware filtering (f32 texels, a dialect that has it); the

@@ -37,6 +37,65 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     return st;
 }
 
+/* Kernels in one program at most (PoCL: about 30 KB of binary each). */
+#define PROGRAM_KERNELS 32
+
+/* Each variant's OpenCL C (helpers guarded, so the texts concatenate),
+ * then one program for those that got this far (or one per
+ * PROGRAM_KERNELS of them). */
+static void build_many(backend *b, int n, const ir_func *const *fs,
+                       const char *const *symbol_bases, backend_code **outs,
+                       uint64_t *compiler_ns, tack_error *errs) {
+    char **sources = calloc(n > 0 ? (size_t)n : 1, sizeof *sources);
+    char (*entries)[80] = calloc(n > 0 ? (size_t)n : 1, sizeof *entries);
+    const ir_func **okf = calloc(n > 0 ? (size_t)n : 1, sizeof *okf);
+    const char **oks = calloc(n > 0 ? (size_t)n : 1, sizeof *oks), **oke = calloc(n > 0 ? (size_t)n : 1, sizeof *oke);
+    backend_code **okc = calloc(n > 0 ? (size_t)n : 1, sizeof *okc);
+    tack_error *oker = calloc(n > 0 ? (size_t)n : 1, sizeof *oker);
+    int *at = calloc(n > 0 ? (size_t)n : 1, sizeof *at);
+    for (int i = 0; i < n; i++) outs[i] = NULL;
+    if (!sources || !entries || !okf || !oks || !oke || !okc || !oker || !at) {
+        for (int i = 0; i < n; i++)
+            backend_error(&errs[i], TACK_ERR_NOMEM, "kernel '%s': out of memory building OpenCL code",
+                          fs[i]->name);
+    } else {
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            tack_status st = opencl_check_support(b, fs[i], &errs[i]);
+            if (!st) st = gpu_range_check(fs[i], &errs[i]);
+            snprintf(entries[i], sizeof entries[i], "tack_%.64s", symbol_bases[i]);
+            if (!st) st = gpu_emit_guarded(fs[i], &gpu_dialect_opencl, entries[i], &sources[i],
+                                           &errs[i]);
+            if (st) continue;
+            okf[m] = fs[i];
+            oks[m] = sources[i];
+            oke[m] = entries[i];
+            at[m++] = i;
+        }
+        uint64_t start = now_ns();
+        /* Programs of at most PROGRAM_KERNELS: each kernel's disk entry
+         * holds its whole program's binary, so this bounds an entry. */
+        for (int j = 0; j < m; j += PROGRAM_KERNELS) {
+            int c = m - j < PROGRAM_KERNELS ? m - j : PROGRAM_KERNELS;
+            opencl_code_many(b, c, okf + j, oks + j, oke + j, okc + j, oker + j);
+        }
+        *compiler_ns += now_ns() - start;
+        for (int j = 0; j < m; j++) {
+            outs[at[j]] = okc[j];
+            if (!okc[j]) errs[at[j]] = oker[j];
+        }
+    }
+    for (int i = 0; sources && i < n; i++) free(sources[i]);
+    free(sources);
+    free(entries);
+    free(okf);
+    free(oks);
+    free(oke);
+    free(okc);
+    free(oker);
+    free(at);
+}
+
 /* The OpenCL C that build hands the driver; drivers give no text
  * assembly, so TACK_INSPECT_ASM is refused. */
 static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
@@ -80,6 +139,7 @@ const backend_ops backend_opencl = {
     .describe = opencl_describe,
     .cache_target = opencl_cache_target,
     .build = build,
+    .build_many = build_many,
     .artifact = opencl_artifact,
     .artifact_snapshot = opencl_artifact_snapshot,
     .artifact_write = opencl_artifact_write,

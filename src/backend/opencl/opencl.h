@@ -20,6 +20,7 @@
 #ifndef TACK_OPENCL_H
 #define TACK_OPENCL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "backend/backend.h"
@@ -41,8 +42,23 @@ struct backend {
     char *target;           /* cache_target's text, malloc'd */
 };
 
+/* A built program and what its code objects share: the kernels of a
+ * batch (opencl_code_many) are one program, and a disk entry for each of
+ * them stores its binary, which the driver hands out once for all. */
+typedef struct opencl_program {
+    const opencl_api *cl; /* the process's table: never unloaded */
+    cl_program program;   /* one reference, released with the last holder */
+    atomic_int refs;      /* code objects and artifact snapshots */
+    pthread_mutex_t lock; /* the binary below */
+    int snapshots;        /* snapshots not yet freed: the binary is kept
+                             for them, then dropped */
+    int fetched;
+    unsigned char *binary; /* NULL: the driver gave none */
+    size_t binary_len;
+} opencl_program;
+
 struct backend_code {
-    cl_program program;
+    opencl_program *prog;
     cl_kernel kernel;
     char *entry;      /* the kernel function's name */
     char *source;     /* the OpenCL C it was built from (the artifact's fallback) */
@@ -84,6 +100,13 @@ tack_status opencl_build_source(backend *b, const char *kernel_name, const char 
 /* A code object for post-pass IR f (cloned) from its OpenCL C source. */
 tack_status opencl_code_from_source(backend *b, const ir_func *f, const char *source,
                                     const char *entry, backend_code **out, tack_error *err);
+/* Several variants' code from one program: sources[i] (gpu_emit_guarded's,
+ * entry entries[i]) concatenated and built once, each kernel taken out by
+ * name.  When the driver refuses the whole, each is built alone, so a
+ * failure is reported as a build of that variant alone reports it: outs[i]
+ * NULL and errs[i] set.  Returns the number of programs built. */
+int opencl_code_many(backend *b, int n, const ir_func *const *fs, const char *const *sources,
+                     const char *const *entries, backend_code **outs, tack_error *errs);
 int opencl_artifact(backend *b, const backend_code *c, ser_writer *w);
 /* The same artifact, made later on another thread (backend.h). */
 void *opencl_artifact_snapshot(backend *b, const backend_code *c);

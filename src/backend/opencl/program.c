@@ -50,12 +50,11 @@ static char *build_log(backend *b, cl_program p) {
     return log;
 }
 
-tack_status opencl_build_source(backend *b, const char *kernel_name, const char *source,
-                                const char *entry, cl_program *program, cl_kernel *kernel,
-                                tack_error *err) {
+/* OpenCL C -> a built program; the compiler's refusal names kernel_name. */
+static tack_status build_program(backend *b, const char *kernel_name, const char *source,
+                                 cl_program *program, tack_error *err) {
     const opencl_api *cl = b->cl;
     *program = NULL;
-    *kernel = NULL;
     cl_int e = CL_SUCCESS;
     cl_program p = cl->CreateProgramWithSource(b->context, 1, &source, NULL, &e);
     if (!p || e != CL_SUCCESS)
@@ -80,16 +79,36 @@ tack_status opencl_build_source(backend *b, const char *kernel_name, const char 
         cl->ReleaseProgram(p);
         return st;
     }
-    cl_kernel k = cl->CreateKernel(p, entry, &e);
+    atomic_fetch_add(&backend_stats.program_builds, 1);
+    *program = p;
+    return TACK_OK;
+}
+
+static tack_status create_kernel(backend *b, const char *kernel_name, cl_program p,
+                                 const char *entry, cl_kernel *kernel, tack_error *err) {
+    cl_int e = CL_SUCCESS;
+    cl_kernel k = b->cl->CreateKernel(p, entry, &e);
     if (!k || e != CL_SUCCESS) {
         char call[192];
         snprintf(call, sizeof call, "clCreateKernel(\"%s\")", entry);
-        cl->ReleaseProgram(p);
         return kernel_fail(err, kernel_name, call, e ? e : CL_INVALID_KERNEL_NAME);
     }
-    *program = p;
     *kernel = k;
     return TACK_OK;
+}
+
+tack_status opencl_build_source(backend *b, const char *kernel_name, const char *source,
+                                const char *entry, cl_program *program, cl_kernel *kernel,
+                                tack_error *err) {
+    *kernel = NULL;
+    tack_status st = build_program(b, kernel_name, source, program, err);
+    if (st) return st;
+    st = create_kernel(b, kernel_name, *program, entry, kernel, err);
+    if (st) {
+        b->cl->ReleaseProgram(*program);
+        *program = NULL;
+    }
+    return st;
 }
 
 /* A stored binary -> program and kernel; 0, or -1 when the driver refuses it
@@ -113,6 +132,35 @@ static int build_binary(backend *b, const unsigned char *bin, size_t n, const ch
     *program = p;
     *kernel = k;
     return 0;
+}
+
+/* ---- shared programs ---------------------------------------------- */
+
+/* Takes over one reference to p; NULL when out of memory (p released). */
+static opencl_program *program_new(const opencl_api *cl, cl_program p) {
+    opencl_program *prog = calloc(1, sizeof *prog);
+    if (!prog) {
+        cl->ReleaseProgram(p);
+        return NULL;
+    }
+    prog->cl = cl;
+    prog->program = p;
+    atomic_init(&prog->refs, 1);
+    pthread_mutex_init(&prog->lock, NULL);
+    return prog;
+}
+
+static opencl_program *program_ref(opencl_program *prog) {
+    atomic_fetch_add(&prog->refs, 1);
+    return prog;
+}
+
+static void program_unref(opencl_program *prog) {
+    if (!prog || atomic_fetch_sub(&prog->refs, 1) != 1) return;
+    prog->cl->ReleaseProgram(prog->program);
+    pthread_mutex_destroy(&prog->lock);
+    free(prog->binary);
+    free(prog);
 }
 
 /* ---- code objects ------------------------------------------------------ */
@@ -144,13 +192,23 @@ static backend_code *code_new(const ir_func *f, const char *entry, size_t entry_
     return c;
 }
 
+/* Gives c its built program p and kernel k (both taken over). */
+static tack_status code_adopt(backend *b, backend_code *c, cl_program p, cl_kernel k,
+                              tack_error *err) {
+    c->kernel = k;
+    c->prog = program_new(b->cl, p);
+    return c->prog ? TACK_OK : nomem(err, c->f->name);
+}
+
 tack_status opencl_code_from_source(backend *b, const ir_func *f, const char *source,
                                     const char *entry, backend_code **out, tack_error *err) {
     *out = NULL;
     backend_code *c = code_new(f, entry, strlen(entry), source, strlen(source));
     if (!c) return nomem(err, f->name);
-    tack_status st = opencl_build_source(b, f->name, c->source, c->entry, &c->program,
-                                         &c->kernel, err);
+    cl_program p;
+    cl_kernel k;
+    tack_status st = opencl_build_source(b, f->name, c->source, c->entry, &p, &k, err);
+    if (!st) st = code_adopt(b, c, p, k, err);
     if (st) {
         opencl_release(b, c);
         return st;
@@ -159,10 +217,59 @@ tack_status opencl_code_from_source(backend *b, const ir_func *f, const char *so
     return TACK_OK;
 }
 
+int opencl_code_many(backend *b, int n, const ir_func *const *fs, const char *const *sources,
+                     const char *const *entries, backend_code **outs, tack_error *errs) {
+    for (int i = 0; i < n; i++) outs[i] = NULL;
+    /* One source: the kernels' texts one after another (each guarded its
+     * helpers, and entries are distinct). */
+    size_t total = 1;
+    for (int i = 0; i < n; i++) total += strlen(sources[i]) + 1;
+    char *all = n > 1 ? malloc(total) : NULL;
+    cl_program p = NULL;
+    tack_error whole;
+    if (all) {
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            size_t len = strlen(sources[i]);
+            memcpy(all + at, sources[i], len);
+            all[at + len] = '\n';
+            at += len + 1;
+        }
+        all[at] = 0;
+        if (build_program(b, fs[0]->name, all, &p, &whole) != TACK_OK) p = NULL;
+        free(all);
+    }
+    if (!p) {
+        /* Refused as a whole (or one kernel): each alone, so a failure is
+         * its own, reported as a single build reports it. */
+        for (int i = 0; i < n; i++)
+            opencl_code_from_source(b, fs[i], sources[i], entries[i], &outs[i], &errs[i]);
+        return n;
+    }
+    opencl_program *prog = program_new(b->cl, p);
+    for (int i = 0; i < n; i++) {
+        backend_code *c = prog ? code_new(fs[i], entries[i], strlen(entries[i]), sources[i],
+                                          strlen(sources[i]))
+                               : NULL;
+        if (!c) {
+            nomem(&errs[i], fs[i]->name);
+            continue;
+        }
+        if (create_kernel(b, fs[i]->name, prog->program, c->entry, &c->kernel, &errs[i])) {
+            opencl_release(b, c);
+            continue;
+        }
+        c->prog = program_ref(prog);
+        outs[i] = c;
+    }
+    program_unref(prog); /* the code objects hold it now */
+    return 1;
+}
+
 void opencl_release(backend *b, backend_code *c) {
     if (!c) return;
     if (c->kernel) b->cl->ReleaseKernel(c->kernel);
-    if (c->program) b->cl->ReleaseProgram(c->program);
+    program_unref(c->prog);
     ir_func_free(c->f);
     free(c->entry);
     free(c->source);
@@ -190,59 +297,85 @@ static unsigned char *program_binary(const opencl_api *cl, cl_program p, size_t 
     return bin;
 }
 
-static int artifact_of(const opencl_api *cl, cl_program p, const char *entry, const char *source,
+/* The entry's record: its kernel's name, the program's binary (fetched
+ * once per program, kept while snapshots wait for it) and the kernel's own
+ * source. */
+static int artifact_of(opencl_program *prog, const char *entry, const char *source,
                        ser_writer *w) {
-    size_t n;
-    unsigned char *bin = program_binary(cl, p, &n);
     ser_put_u32(w, ARTIFACT_MAGIC);
     ser_put_u32(w, ARTIFACT_VERSION);
     ser_put_str(w, entry);
-    ser_put_blob(w, bin, n);
+    pthread_mutex_lock(&prog->lock);
+    if (!prog->fetched) {
+        prog->binary = program_binary(prog->cl, prog->program, &prog->binary_len);
+        prog->fetched = 1;
+    }
+    ser_put_blob(w, prog->binary, prog->binary_len);
+    if (!prog->snapshots) {
+        free(prog->binary);
+        prog->binary = NULL;
+        prog->binary_len = 0;
+        prog->fetched = 0;
+    }
+    pthread_mutex_unlock(&prog->lock);
     ser_put_str(w, source);
-    free(bin);
     return w->failed ? -1 : 0;
 }
 
 int opencl_artifact(backend *b, const backend_code *c, ser_writer *w) {
-    return artifact_of(b->cl, c->program, c->entry, c->source, w);
+    (void)b;
+    return artifact_of(c->prog, c->entry, c->source, w);
 }
 
 /* A driver hands out a program's binary only after compiling it again
  * (PoCL: 40-90 ms a program), so the runtime makes the artifact on its
- * writer thread from this snapshot: the program (retained: it, and the
+ * writer thread from this snapshot: the program (held: it, and the
  * context it holds, outlive the code object and the device), its entry's
- * name and source. */
+ * name and source.  The snapshots of one program's kernels share one
+ * fetch of its binary. */
 typedef struct snapshot {
-    const opencl_api *cl; /* the process's table: never unloaded */
-    cl_program program;
+    opencl_program *prog;
     char *entry, *source;
 } snapshot;
 
 void *opencl_artifact_snapshot(backend *b, const backend_code *c) {
+    (void)b;
     snapshot *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->entry = strdup(c->entry);
     s->source = strdup(c->source);
-    if (!s->entry || !s->source || b->cl->RetainProgram(c->program) != CL_SUCCESS) {
+    if (!s->entry || !s->source) {
         free(s->entry);
         free(s->source);
         free(s);
         return NULL;
     }
-    s->cl = b->cl;
-    s->program = c->program;
+    s->prog = program_ref(c->prog);
+    pthread_mutex_lock(&s->prog->lock);
+    s->prog->snapshots++;
+    pthread_mutex_unlock(&s->prog->lock);
     return s;
 }
 
 int opencl_artifact_write(void *snap, ser_writer *w) {
     snapshot *s = snap;
-    return artifact_of(s->cl, s->program, s->entry, s->source, w);
+    return artifact_of(s->prog, s->entry, s->source, w);
 }
 
 void opencl_artifact_free(void *snap) {
     snapshot *s = snap;
     if (!s) return;
-    s->cl->ReleaseProgram(s->program);
+    opencl_program *prog = s->prog;
+    pthread_mutex_lock(&prog->lock);
+    if (--prog->snapshots == 0) {
+        /* The last one: no entry waits for the binary any more. */
+        free(prog->binary);
+        prog->binary = NULL;
+        prog->binary_len = 0;
+        prog->fetched = 0;
+    }
+    pthread_mutex_unlock(&prog->lock);
+    program_unref(prog);
     free(s->entry);
     free(s->source);
     free(s);
@@ -271,16 +404,20 @@ tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t 
     }
     backend_code *c = code_new(f, entry, entry_len, source ? source : "", source_len);
     if (!c) return nomem(err, f->name);
-    if (bin_len && build_binary(b, bin, bin_len, c->entry, &c->program, &c->kernel) == 0) {
+    cl_program p;
+    cl_kernel k;
+    tack_status st;
+    if (bin_len && build_binary(b, bin, bin_len, c->entry, &p, &k) == 0) {
         atomic_fetch_add(&backend_stats.binary_loads, 1);
+        st = code_adopt(b, c, p, k, err);
     } else {
-        tack_status st = opencl_build_source(b, f->name, c->source, c->entry, &c->program,
-                                             &c->kernel, err);
-        if (st) {
-            opencl_release(b, c);
-            return st;
-        }
-        atomic_fetch_add(&backend_stats.source_builds, 1);
+        st = opencl_build_source(b, f->name, c->source, c->entry, &p, &k, err);
+        if (!st) atomic_fetch_add(&backend_stats.source_builds, 1);
+        if (!st) st = code_adopt(b, c, p, k, err);
+    }
+    if (st) {
+        opencl_release(b, c);
+        return st;
     }
     *out = c;
     return TACK_OK;
