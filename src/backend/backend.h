@@ -179,6 +179,9 @@ extern backend_counters backend_stats;
 tack_status backend_error(tack_error *err, tack_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* shared.c: CLOCK_MONOTONIC in nanoseconds (compile times in the stats). */
+uint64_t backend_now_ns(void);
+
 /* A driver library's entry point, for the loaders that dlopen one: its
  * name and where its pointer goes in the backend's function table. */
 typedef struct backend_symbol {

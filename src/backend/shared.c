@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 
@@ -30,4 +31,10 @@ const char *backend_fill_symbols(void *lib, void *table, const backend_symbol *s
         memcpy((char *)table + syms[i].offset, &p, sizeof p);
     }
     return NULL;
+}
+
+uint64_t backend_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }

@@ -7,30 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/gpu/gpu.h"
-
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
                          backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
-    tack_status st = gpu_range_check(f, err);
-    if (st) return st;
-    /* symbol_base is hex digits: "tack_" + it is an identifier in C. */
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    char *source = NULL, *ptx = NULL;
-    st = gpu_emit(f, &gpu_dialect_cuda, entry, &source, err);
-    uint64_t start = now_ns();
+    char entry[GPU_ENTRY_LEN], *source, *ptx = NULL;
+    tack_status st = gpu_emit_variant(f, &gpu_dialect_cuda, symbol_base, entry, &source, err);
+    uint64_t start = backend_now_ns();
     if (!st) st = cuda_compile_ptx(f->name, source, b->arch, &ptx, err);
     if (!st) st = cuda_code_from_ptx(b, f, ptx, strlen(ptx), entry, strlen(entry), out, err);
-    *compiler_ns += now_ns() - start; /* NVRTC's and the driver's JIT */
+    *compiler_ns += backend_now_ns() - start; /* NVRTC's and the driver's JIT */
     free(ptx);
     free(source);
     return st;
@@ -44,12 +32,8 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
     if (kind != TACK_INSPECT_LLVM && kind != TACK_INSPECT_ASM)
         return backend_error(err, TACK_ERR_VALUE, "kernel '%s': CUDA has no text of kind %d",
                              f->name, (int)kind);
-    tack_status st = gpu_range_check(f, err);
-    if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    char *source = NULL;
-    st = gpu_emit(f, &gpu_dialect_cuda, entry, &source, err);
+    char entry[GPU_ENTRY_LEN], *source;
+    tack_status st = gpu_emit_variant(f, &gpu_dialect_cuda, symbol_base, entry, &source, err);
     if (st || kind == TACK_INSPECT_LLVM) {
         *text = source;
         return st;

@@ -72,6 +72,13 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry, 
 tack_status gpu_emit_guarded(const ir_func *f, const gpu_dialect *d, const char *entry,
                              char **source, tack_error *err);
 
+/* entry.c: a variant's kernel, as each driver builds and inspects it:
+ * its range checked (gpu_range_check), its entry named "tack_" +
+ * symbol_base, and its source emitted in dialect d (malloc'd). */
+#define GPU_ENTRY_LEN 80
+tack_status gpu_emit_variant(const ir_func *f, const gpu_dialect *d, const char *symbol_base,
+                             char entry[GPU_ENTRY_LEN], char **source, tack_error *err);
+
 /* emit.c: 1 when the kernel samples parameter p, a Texture3D, with the
  * dialect's hardware filtering (f32 texels, a dialect that has it); the
  * kernel then takes its texture object too.  Others are sampled in

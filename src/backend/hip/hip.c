@@ -7,31 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/gpu/gpu.h"
-
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
                          backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
-    tack_status st = gpu_range_check(f, err);
-    if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    char *source = NULL;
+    char entry[GPU_ENTRY_LEN], *source;
     void *object = NULL;
     size_t len = 0;
-    st = gpu_emit(f, gpu_dialect_hip(), entry, &source, err);
-    uint64_t start = now_ns();
+    tack_status st = gpu_emit_variant(f, gpu_dialect_hip(), symbol_base, entry, &source, err);
+    uint64_t start = backend_now_ns();
     if (!st) st = hip_compile(f->name, source, b->arch, &object, &len, err);
     if (!st) st = hip_code_from_object(b, f, object, len, entry, strlen(entry), out, err);
-    *compiler_ns += now_ns() - start;
+    *compiler_ns += backend_now_ns() - start;
     free(object);
     free(source);
     return st;
@@ -47,11 +36,8 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
                              "kernel '%s': HIP has only its source as text (kind %d); "
                              "tack.hip.compile gives the code object",
                              f->name, (int)kind);
-    tack_status st = gpu_range_check(f, err);
-    if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    return gpu_emit(f, gpu_dialect_hip(), entry, text, err);
+    char entry[GPU_ENTRY_LEN];
+    return gpu_emit_variant(f, gpu_dialect_hip(), symbol_base, entry, text, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,

@@ -9,22 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/gpu/gpu.h"
-
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static tack_status check(backend *b, const ir_func *f, tack_error *err) {
     char who[sizeof b->name + 16];
     snprintf(who, sizeof who, "device '%s'", b->name);
-    tack_status st = gpu_check_support(f, b->caps.fp64, b->caps.atomics64, who, "64-bit atomics",
-                                       err);
-    return st ? st : gpu_range_check(f, err);
+    return gpu_check_support(f, b->caps.fp64, b->caps.atomics64, who, "64-bit atomics", err);
 }
 
 static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
@@ -32,13 +23,11 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     *out = NULL;
     tack_status st = check(b, f, err);
     if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    char *source = NULL;
-    st = gpu_emit(f, gpu_dialect_level_zero(), entry, &source, err);
+    char entry[GPU_ENTRY_LEN], *source;
+    st = gpu_emit_variant(f, gpu_dialect_level_zero(), symbol_base, entry, &source, err);
     void *native = NULL, *spirv = NULL;
     size_t native_len = 0, spirv_len = 0;
-    uint64_t start = now_ns();
+    uint64_t start = backend_now_ns();
     if (!st)
         st = l0_ocloc_compile(f, source, b->ocloc_device, 1, &native, &native_len, &spirv,
                               &spirv_len, err);
@@ -51,7 +40,7 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     }
     if (!st)
         st = l0_code_from(b, f, entry, strlen(entry), native, native_len, spirv, spirv_len, out, err);
-    *compiler_ns += now_ns() - start;
+    *compiler_ns += backend_now_ns() - start;
     free(native);
     free(spirv);
     free(source);
@@ -69,9 +58,8 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
                              f->name, (int)kind);
     tack_status st = check(b, f, err);
     if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    return gpu_emit(f, gpu_dialect_level_zero(), entry, text, err);
+    char entry[GPU_ENTRY_LEN];
+    return gpu_emit_variant(f, gpu_dialect_level_zero(), symbol_base, entry, text, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,

@@ -7,28 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/gpu/gpu.h"
-
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
                          backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
-    tack_status st = gpu_range_check(f, err);
+    char entry[GPU_ENTRY_LEN], *source;
+    tack_status st = gpu_emit_variant(f, &gpu_dialect_metal, symbol_base, entry, &source, err);
     if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    char *source = NULL;
-    if ((st = gpu_emit(f, &gpu_dialect_metal, entry, &source, err))) return st;
-    uint64_t start = now_ns();
+    uint64_t start = backend_now_ns();
     st = metal_code_from_source(b, f, source, strlen(source), entry, strlen(entry), out, err);
-    *compiler_ns += now_ns() - start;
+    *compiler_ns += backend_now_ns() - start;
     free(source);
     return st;
 }
@@ -42,11 +32,8 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
         return backend_error(err, TACK_ERR_VALUE,
                              "kernel '%s': Metal has only its source (MSL) as text (kind %d)",
                              f->name, (int)kind);
-    tack_status st = gpu_range_check(f, err);
-    if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    return gpu_emit(f, &gpu_dialect_metal, entry, text, err);
+    char entry[GPU_ENTRY_LEN];
+    return gpu_emit_variant(f, &gpu_dialect_metal, symbol_base, entry, text, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,

@@ -7,32 +7,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/gpu/gpu.h"
 
 /* ---- the table's entries ------------------------------------------- */
 
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
                          backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     tack_status st = opencl_check_support(b, f, err);
-    if (!st) st = gpu_range_check(f, err);
     if (st) return st;
-    /* symbol_base is hex digits: "tack_" + it is an identifier in C. */
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    char *source = NULL;
-    st = gpu_emit(f, &gpu_dialect_opencl, entry, &source, err);
-    uint64_t start = now_ns();
+    char entry[GPU_ENTRY_LEN], *source;
+    st = gpu_emit_variant(f, &gpu_dialect_opencl, symbol_base, entry, &source, err);
+    uint64_t start = backend_now_ns();
     if (!st) st = opencl_code_from_source(b, f, source, entry, out, err);
-    *compiler_ns += now_ns() - start; /* the driver's compiler */
+    *compiler_ns += backend_now_ns() - start; /* the driver's compiler */
     free(source);
     return st;
 }
@@ -47,7 +36,7 @@ static void build_many(backend *b, int n, const ir_func *const *fs,
                        const char *const *symbol_bases, backend_code **outs,
                        uint64_t *compiler_ns, tack_error *errs) {
     char **sources = calloc(n > 0 ? (size_t)n : 1, sizeof *sources);
-    char (*entries)[80] = calloc(n > 0 ? (size_t)n : 1, sizeof *entries);
+    char (*entries)[GPU_ENTRY_LEN] = calloc(n > 0 ? (size_t)n : 1, sizeof *entries);
     const ir_func **okf = calloc(n > 0 ? (size_t)n : 1, sizeof *okf);
     const char **oks = calloc(n > 0 ? (size_t)n : 1, sizeof *oks), **oke = calloc(n > 0 ? (size_t)n : 1, sizeof *oke);
     backend_code **okc = calloc(n > 0 ? (size_t)n : 1, sizeof *okc);
@@ -72,14 +61,14 @@ static void build_many(backend *b, int n, const ir_func *const *fs,
             oke[m] = entries[i];
             at[m++] = i;
         }
-        uint64_t start = now_ns();
+        uint64_t start = backend_now_ns();
         /* Programs of at most PROGRAM_KERNELS: each kernel's disk entry
          * holds its whole program's binary, so this bounds an entry. */
         for (int j = 0; j < m; j += PROGRAM_KERNELS) {
             int c = m - j < PROGRAM_KERNELS ? m - j : PROGRAM_KERNELS;
             opencl_code_many(b, c, okf + j, oks + j, oke + j, okc + j, oker + j);
         }
-        *compiler_ns += now_ns() - start;
+        *compiler_ns += backend_now_ns() - start;
         for (int j = 0; j < m; j++) {
             outs[at[j]] = okc[j];
             if (!okc[j]) errs[at[j]] = oker[j];
@@ -106,11 +95,8 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
         return backend_error(err, TACK_ERR_VALUE,
                              "kernel '%s': an OpenCL driver gives no assembly text; "
                              "inspect_llvm() shows the OpenCL C it builds", f->name);
-    tack_status st = gpu_range_check(f, err);
-    if (st) return st;
-    char entry[80];
-    snprintf(entry, sizeof entry, "tack_%.64s", symbol_base);
-    return gpu_emit(f, &gpu_dialect_opencl, entry, text, err);
+    char entry[GPU_ENTRY_LEN];
+    return gpu_emit_variant(f, &gpu_dialect_opencl, symbol_base, entry, text, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,
