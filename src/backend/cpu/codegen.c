@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- the target, created once ---- */
 
@@ -30,12 +29,6 @@ static LLVMTargetMachineRef target_machine;
 static char target_error[512];
 static char target_desc[4096];
 static atomic_uint_fast64_t symbol_counter;
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void init_target(void) {
     LLVMInitializeNativeTarget();
@@ -1485,7 +1478,7 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     }
     LLVMDisposeMessage(msg);
     msg = NULL;
-    uint64_t llvm_start = now_ns();
+    uint64_t llvm_start = backend_now_ns();
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
     LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
@@ -1518,7 +1511,7 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
         if (!*text) st = llvm_fail(err, f, "out of memory", NULL);
         goto done;
     }
-    out->llvm_ns = now_ns() - llvm_start;
+    out->llvm_ns = backend_now_ns() - llvm_start;
     out->size = LLVMGetBufferSize(buf);
     out->bytes = malloc(out->size);
     if (out->bytes) memcpy(out->bytes, LLVMGetBufferStart(buf), out->size);
