@@ -1005,10 +1005,15 @@ int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, cons
                 t->name);
             return -1;
         }
+        if (bound->kind != BIND_LOCAL) { /* an own array, a row: not a local */
+            ERR(L, at->line, at->col, "'%s' holds an array elsewhere; a name keeps one kind of value",
+                t->name);
+            return -1;
+        }
         bound->holds_scalar = 1;
         ir_stmt *s = ir_stmt_new(L->f, IR_ASSIGN, at->line, at->col);
         if (!s) return oom(L);
-        s->index = local_index(L, t->name);
+        s->index = bound->index;
         s->value = value;
         return push(L, b, s);
     }

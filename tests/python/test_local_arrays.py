@@ -109,9 +109,20 @@ def test_errors_name_the_line(device):
             m = tack.local(4, tack.vec3f)
             out[i] = m[0]
 
+    # A scalar assigned over an own array's name (this crashed the
+    # compiler: the fuzzer's tests/fuzz/regress_kernel/scalar_over_shared_array).
+    @tack.kernel
+    def scalar_over_array(x, out):
+        for i in range(out.shape[0]):
+            m = tack.local((4,), tack.f32)
+            m = x[i]
+            out[i] = m
+
     for kernel, args, words in ((wrong_indices, (np.zeros(2),), "2 dimensions"),
                                 (runtime_shape, (np.zeros(2), 3), "known when the kernel is compiled"),
-                                (bad_dtype, (np.zeros(2),), "dtype")):
+                                (bad_dtype, (np.zeros(2),), "dtype"),
+                                (scalar_over_array, (np.ones(2, np.float32), np.zeros(2, np.float32)),
+                                 "'m' holds an array elsewhere")):
         with pytest.raises(tack.CompileError) as e:
             kernel(*args)
         assert words in str(e.value) and e.value.lineno is not None, str(e.value)
