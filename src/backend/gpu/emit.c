@@ -469,6 +469,9 @@ static const char *rmw_value(gen *g, ir_atomic_op op, ir_type t) {
     case ATOM_AND: return str(g, "(%s)(cur & v)", T);
     case ATOM_OR: return str(g, "(%s)(cur | v)", T);
     case ATOM_XOR: return str(g, "(%s)(cur ^ v)", T);
+    /* A product (reductions only; no device has it natively, so the CAS
+     * loop below): integers wrap as NumPy's. */
+    case ATOM_MUL: return fl ? fop(g, 2, t, "cur", "v") : wrap(g, t, '*', "cur", "v");
     default: return "v";
     }
 }
@@ -782,12 +785,14 @@ static const char *register_update(gen *g, const ir_expr *e) {
  * accumulates -(sum) from it, then adds). */
 static const char *reduction_identity(gen *g, ir_atomic_op op, ir_type t) {
     if (ir_type_is_float(t))
-        return float_lit(g, t, op == ATOM_MIN ? INFINITY : op == ATOM_MAX ? -INFINITY : -0.0);
+        return float_lit(g, t, op == ATOM_MIN ? INFINITY : op == ATOM_MAX ? -INFINITY
+                               : op == ATOM_MUL ? 1.0 : -0.0);
     int bits = ir_type_bits(t), sgn = ir_type_is_signed(t);
     int64_t ones = bits == 64 ? -1 : (int64_t)((1ull << bits) - 1);
     int64_t smax = (int64_t)((1ull << (bits - 1)) - 1);
     switch (op) {
     case ATOM_AND: return int_lit(g, t, sgn ? -1 : ones);
+    case ATOM_MUL: return int_lit(g, t, 1);
     case ATOM_MIN: return int_lit(g, t, sgn ? smax : ones);
     case ATOM_MAX: return int_lit(g, t, sgn ? -smax - 1 : 0);
     default: return int_lit(g, t, 0);
@@ -797,16 +802,20 @@ static const char *reduction_identity(gen *g, ir_atomic_op op, ir_type t) {
 static const char *atomic(gen *g, const ir_expr *e) {
     const ir_param *p = &g->f->params[e->index];
     ir_type t = p->type;
+    /* A reduction's update is named as the user wrote it, not as the
+     * atomic it becomes (a product has no tack.atomic_ form). */
+    const char *what = ir_reduction_of_param(g->f, e->index) >= 0
+                           ? str(g, "reduction '%s'", p->name)
+                           : str(g, "tack.atomic_%s()", ir_atomic_name(e->atomic));
     if (t == TACK_BOOL || t == TACK_F16 || !concrete(t) || e->nargs != 1) {
-        fail_at(g, e->src, e->line, e->col, "tack.atomic_%s() on this array",
-                ir_atomic_name(e->atomic));
+        fail_at(g, e->src, e->line, e->col, "%s on this array", what);
         return "0";
     }
     int bits = ir_type_bits(t);
     if ((bits == 64 && !g->d->cas64 && !g->d->atomic[e->atomic][t].name) ||
         (bits < 32 && g->d->no_subword_atomics)) {
         fail_at(g, e->src, e->line, e->col,
-                "tack.atomic_%s() on %s: %s has no %d-bit atomics (%s)", ir_atomic_name(e->atomic),
+                "%s on %s: %s has no %d-bit atomics (%s)", what,
                 tname(t), g->d->title ? g->d->title : g->d->name, bits,
                 bits == 64 ? "no 64-bit compare-and-swap"
                            : "8- and 16-bit ones need an address as an integer");
