@@ -697,6 +697,85 @@ def test_debug_mode_keeps_results():
     assert total(x) == 45.0
 
 
+# ---- OpenCL: partials per workgroup -----------------------------------------
+
+@tack.kernel
+def guarded_stats(x, lo_bound):
+    s = 0.0
+    p = 1.0
+    lo = math.inf
+    n = np.int32(0)
+    bits_or = 0
+    for i in range(x.shape[0]):
+        if x[i] < lo_bound:
+            return                    # an early exit still reaches the group's combine
+        if i % 7 == 3:
+            continue
+        s += x[i]
+        p *= 1.0 + x[i] * 0.001
+        lo = min(lo, x[i])
+        n += 1
+        bits_or |= i
+    return s, p, lo, n, bits_or
+
+
+def _guarded_stats_reference(x, lo_bound):
+    idx = np.arange(x.shape[0])
+    keep = (x >= lo_bound) & (idx % 7 != 3)
+    v = x[keep].astype(np.float64)
+    ors = int(np.bitwise_or.reduce(idx[keep])) if keep.any() else 0
+    return (float(v.sum()), float(np.prod(1.0 + v * 0.001)), float(v.min()) if v.size else math.inf,
+            int(keep.sum()), ors)
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 1000, 65537])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_early_exits_and_partial_groups(dtype, n):
+    # Lengths that leave the last group partial (and groups whose items
+    # all leave early): every item reaches the group's barriers.
+    x = np.random.default_rng(n).standard_normal(n).astype(dtype)
+    s, p, lo, cnt, ors = guarded_stats(x, -1.5)
+    ws, wp, wlo, wcnt, wors = _guarded_stats_reference(x, -1.5)
+    eps = float(np.finfo(dtype).eps)
+    assert cnt == wcnt and type(cnt) is int
+    assert ors == wors
+    assert lo == (float(np.float32(wlo)) if dtype == "float32" else wlo)
+    assert abs(s - ws) <= 4 * eps * max(n, 16) ** 0.5 * float(np.sum(np.abs(x.astype(np.float64)))) + 1e-12
+    assert abs(p - wp) <= 2 * (n + 2) * eps * wp
+
+
+def test_opencl_combines_per_workgroup(device):
+    if not device.host_memory:
+        pytest.skip("a code check, once")
+    # One atomic per group of 256 items, after a tree in local memory; the
+    # items' own updates stay in registers.
+    src = tack.opencl.source(total, np.ones(8, np.float32))
+    body = src[src.index("__kernel"):]
+    assert "__local float tk_wg" in body and "[256];" in body
+    assert body.count("tk_atomic_add_f32(") == 1
+    assert body.index("if (lane == 0)") < body.index("tk_atomic_add_f32(")
+    assert body.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2  # before the tree and per level
+    src = tack.opencl.source(guarded_stats, np.ones(8, np.float64), 0.0)
+    body = src[src.index("__kernel"):]
+    for helper in ("tk_atomic_add_f64(", "tk_atomic_mul_f64(", "tk_atomic_min_f64(",
+                   "tk_atomic_add_i32(", "tk_atomic_or_i64("):
+        assert body.count(helper) == 1, helper
+    # A kernel without reductions keeps its launch and code as before.
+    src = tack.opencl.source(no_result, np.ones(8, np.float32), np.ones(8, np.float32))
+    assert "tk_wg" not in src and "barrier(" not in src
+
+
+def test_opencl_sum_of_many_groups(device):
+    if device.host_memory:
+        pytest.skip("the OpenCL device's groups")
+    # 2**20 + 3 items: 4097 groups, the last one three items in.
+    x = np.random.default_rng(12).integers(-1000, 1000, size=(1 << 20) + 3, dtype=np.int64)
+    assert int_total(x) == int(x.sum())
+    assert countdown(x.astype(np.int32)) == 100 - int(x.sum())
+    y = np.random.default_rng(13).standard_normal((1 << 20) + 3)
+    lo, hi = extremes(y)
+    assert (lo, hi) == (float(y.min()), float(y.max()))
+
 # ---- several top-level loops: launched in order, reductions carried --------
 
 @tack.kernel

@@ -72,6 +72,12 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry, 
 tack_status gpu_emit_guarded(const ir_func *f, const gpu_dialect *d, const char *entry,
                              char **source, tack_error *err);
 
+/* emit.c: 1 when the kernel's reductions combine per workgroup (a 1-D,
+ * not collective, launch on a covering grid in a dialect with workgroup
+ * memory: OpenCL): its launches must then use groups of exactly
+ * IR_WORKGROUP items, at offsets that are multiples of it. */
+int gpu_workgroup_reduction(const ir_func *f, const gpu_dialect *d);
+
 /* emit.c: 1 when the kernel samples parameter p, a Texture3D, with the
  * dialect's hardware filtering (f32 texels, a dialect that has it); the
  * kernel then takes its texture object too.  Others are sampled in
