@@ -720,7 +720,7 @@ static void private_end(gen *g, LLVMValueRef lo, LLVMValueRef hi) {
         static const ir_atomic_op combine[] = {
             [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
             [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
-        [CPU_PRIVATE_MUL] = ATOM_MUL};
+            [CPU_PRIVATE_MUL] = ATOM_MUL};
         op.atomic = combine[pc->family];
         atomic_at(g, &op, element_ptr(g, p, i), v);
         LLVMBuildBr(g->b, next);

@@ -72,17 +72,17 @@ tack_status gpu_emit(const ir_func *f, const gpu_dialect *d, const char *entry, 
 tack_status gpu_emit_guarded(const ir_func *f, const gpu_dialect *d, const char *entry,
                              char **source, tack_error *err);
 
-/* emit.c: 1 when the kernel's reductions combine per workgroup (a 1-D,
- * not collective, launch on a covering grid in a dialect with workgroup
- * memory: OpenCL): its launches must then use groups of exactly
- * IR_WORKGROUP items, at offsets that are multiples of it. */
-int gpu_workgroup_reduction(const ir_func *f, const gpu_dialect *d);
-
 /* emit.c: 1 when the kernel samples parameter p, a Texture3D, with the
  * dialect's hardware filtering (f32 texels, a dialect that has it); the
  * kernel then takes its texture object too.  Others are sampled in
  * software, from the array. */
 int gpu_hardware_texture(const ir_func *f, int p, const gpu_dialect *d);
+
+/* emit.c: 1 when the kernel's reductions combine per workgroup (a 1-D,
+ * not collective, launch on a covering grid in a dialect with workgroup
+ * memory: OpenCL): its launches must then use groups of exactly
+ * IR_WORKGROUP items, at offsets that are multiples of it. */
+int gpu_workgroup_reduction(const ir_func *f, const gpu_dialect *d);
 
 /* support.c: TACK_ERR_TYPE naming the parameter, variable or line of the
  * first f64 (when !fp64) or 64-bit atomic (when !atomics64) in f: "...,
