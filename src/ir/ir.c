@@ -49,7 +49,8 @@ const char *ir_intrinsic_name(ir_intrinsic f) { return intrinsic_names[f]; }
 
 const char *ir_atomic_name(ir_atomic_op op) {
     static const char *const names[ATOM_COUNT] = {"add", "sub", "min", "max", "and", "or",
-                                                  "xor", "exchange", "compare_exchange"};
+                                                  "xor", "exchange", "compare_exchange",
+                                                  "mul"};
     return (unsigned)op < ATOM_COUNT ? names[op] : "?";
 }
 int ir_intrinsic_nargs(ir_intrinsic f) { return intrinsic_nargs[f]; }

@@ -42,9 +42,12 @@ typedef enum ir_op {
 
 typedef enum ir_atomic_op {
     ATOM_ADD, ATOM_SUB, ATOM_MIN, ATOM_MAX, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_EXCHANGE,
-    ATOM_COMPARE_EXCHANGE, ATOM_COUNT
+    ATOM_COMPARE_EXCHANGE,
+    ATOM_MUL, /* product reductions only (s *= v): no tack.atomic_mul */
+    ATOM_COUNT
 } ir_atomic_op;
-/* "add", ..., "compare_exchange": tack.atomic_<name>. */
+/* "add", ..., "compare_exchange": tack.atomic_<name>; "mul" only names
+ * ATOM_MUL in messages and generated helpers. */
 const char *ir_atomic_name(ir_atomic_op op);
 
 /* Intrinsic functions a kernel may call. */
@@ -237,7 +240,7 @@ typedef struct ir_site {
 #define IR_MAX_STAGES 8 /* top-level loops in one kernel */
 typedef struct ir_reduction {
     int param;        /* the hidden array */
-    ir_atomic_op op;  /* ATOM_ADD, SUB, MIN, MAX, AND, OR or XOR */
+    ir_atomic_op op;  /* ATOM_ADD, SUB, MIN, MAX, AND, OR, XOR or MUL */
     ir_type type;     /* the initial value's: a dtype, or IRT_WEAK_INT /
                          IRT_WEAK_FLOAT (i64 / the kernel's default float) */
     int64_t i;        /* the initial value (integer types) */

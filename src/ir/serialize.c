@@ -606,7 +606,8 @@ static void read_func(reader *rd) {
     for (int i = 0; i < f->nreductions && !r->failed; i++) {
         ir_reduction *x = &f->reductions[i];
         x->param = ser_get_int(r, 0, f->nparams - 1);
-        x->op = (ir_atomic_op)ser_get_int(r, ATOM_ADD, ATOM_XOR);
+        x->op = (ir_atomic_op)ser_get_int(r, ATOM_ADD, ATOM_MUL);
+        if (x->op == ATOM_EXCHANGE || x->op == ATOM_COMPARE_EXCHANGE) ser_fail(r);
         x->type = get_type(rd);
         x->i = ser_get_i64(r);
         union { int64_t b; double d; } u = {ser_get_i64(r)};

@@ -179,6 +179,10 @@ static void expr(verifier *v, const ir_expr *e) {
         index_list(v, e->args, e->nargs, e->line);
         expr(v, e->a);
         if (e->atomic == ATOM_COMPARE_EXCHANGE) expr(v, e->b);
+        /* A product has no atomic form a user can call: reductions only. */
+        if (e->atomic == ATOM_MUL && e->index >= 0 && e->index < v->f->nparams &&
+            ir_reduction_of_param(v->f, e->index) < 0)
+            fail(v, e->line, "a product update of an array that is not a reduction");
         if (v->typed && e->index >= 0 && e->index < v->f->nparams) {
             ir_type t = v->f->params[e->index].type;
             if (e->type != t || (e->a && e->a->type != t) ||

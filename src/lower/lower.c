@@ -237,7 +237,7 @@ static callee classify_path(const char *path) {
         return c;
     }
     if (is_tack && !strncmp(leaf, "atomic_", 7))
-        for (int op = 0; op < ATOM_COUNT; op++)
+        for (int op = 0; op <= ATOM_COMPARE_EXCHANGE; op++) /* not ATOM_MUL */
             if (!strcmp(leaf + 7, ir_atomic_name(op))) {
                 c.kind = CALLEE_ATOMIC;
                 c.atomic = op;

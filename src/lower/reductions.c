@@ -7,8 +7,8 @@
  *   return s                 after it: the reductions' values
  *
  * A name assigned before the loop and updated inside it only as a
- * reduction (s += v, s -= v, s |= v, s &= v, s ^= v, s = min(s, v),
- * s = max(s, v)) lives in a hidden one-element array parameter: the
+ * reduction (s += v, s -= v, s *= v, s |= v, s &= v, s ^= v,
+ * s = min(s, v), s = max(s, v)) lives in a hidden one-element array parameter: the
  * runtime writes its (constant) initial value before the launch and reads
  * it back after; each update is an atomic whose old value is unused (on
  * the CPU a chunk-private partial, see backend/cpu/private_atomics.c).
@@ -32,7 +32,7 @@
 static int update_op(const stmt *s, const char *name, const char **op_text) {
     if (s->kind == ST_AUGASSIGN) {
         static const struct { const char *t; ir_atomic_op op; } ops[] = {
-            {"+", ATOM_ADD}, {"-", ATOM_SUB}, {"|", ATOM_OR}, {"&", ATOM_AND}, {"^", ATOM_XOR}, {NULL, 0}};
+            {"+", ATOM_ADD}, {"-", ATOM_SUB}, {"*", ATOM_MUL}, {"|", ATOM_OR}, {"&", ATOM_AND}, {"^", ATOM_XOR}, {NULL, 0}};
         *op_text = s->op;
         for (int i = 0; ops[i].t; i++)
             if (!strcmp(s->op, ops[i].t)) return ops[i].op;
@@ -74,7 +74,7 @@ static prologue_name *find(plan *p, const char *name) {
 static int refuse_write(lowerer *L, const prologue_name *pn, const stmt *s) {
     ERR(L, s->line, s->col, "'%s' is assigned before the parallel loop (line %d) and assigned "
         "again inside it here, which is not a reduction: the loop's iterations run in parallel, "
-        "so a scalar from before the loop may only be combined into (%s += v, -=, |=, &=, ^=, "
+        "so a scalar from before the loop may only be combined into (%s += v, -=, *=, |=, &=, ^=, "
         "%s = min(%s, v), %s = max(%s, v)); use a new name for a per-iteration value",
         pn->name, L->sc->src.first_line + pn->at->line - 1, pn->name, pn->name, pn->name,
         pn->name, pn->name);
@@ -91,11 +91,6 @@ static int scan_target(lowerer *L, plan *p, const expr *t, const stmt *s) {
     if (!pn) return 0;
     const char *text;
     int op = s->ntargets == 1 && s->targets[0] == t ? update_op(s, t->name, &text) : -1;
-    if (op < 0 && s->kind == ST_AUGASSIGN && !strcmp(s->op, "*")) {
-        ERR(L, s->line, s->col, "'%s *= v' as a reduction is not supported yet; combine with "
-            "+=, -=, |=, &=, ^=, min or max (a product: sum logarithms)", pn->name);
-        return -1;
-    }
     if (op < 0 || pn->seg > p->loop) return refuse_write(L, pn, s);
     if (pn->op >= 0 && pn->loop != p->loop) {
         ERR(L, s->line, s->col, "reduction '%s' is combined into by two top-level loops (lines "

@@ -2,6 +2,7 @@
 scalars assigned before the loop, reductions combined inside it, and
 `return s[, t]` giving Python scalars, on every device."""
 import math
+import re
 import threading
 
 import numpy as np
@@ -139,6 +140,43 @@ def no_result(x, out):
     for i in range(x.shape[0]):
         out[i] = x[i]
     return
+
+
+@tack.kernel
+def product(x):
+    p = 1.0
+    for i in range(x.shape[0]):
+        p *= x[i]
+    return p
+
+
+@tack.kernel
+def int_product(x):
+    p = 1
+    for i in range(x.shape[0]):
+        p *= x[i]
+    return p
+
+
+@tack.kernel
+def i32_product(x):
+    p = np.int32(1)
+    for i in range(x.shape[0]):
+        p *= x[i]
+    return p
+
+
+@tack.kernel
+def scaled_nonzero_product(x):
+    p = 3.0                       # not the identity: the result is 3 * prod
+    q = -0.0
+    k = 5
+    for i in range(x.shape[0]):
+        if x[i] != 0.0:
+            p *= x[i]
+        q *= x[i]
+        k *= 2
+    return p, q, k
 
 
 def _f64_sum(x):
@@ -330,6 +368,108 @@ def test_threads_at_once():
         assert got[t] == [want[t]] * 5
 
 
+# ---- products (s *= v) -------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int16"])
+@pytest.mark.parametrize("n", [0, 1, 2, 40, 1000, 100_000])
+def test_integer_products_are_exact(dtype, n):
+    # Small factors whose product overflows i64 for long inputs: the i64
+    # accumulator wraps as np.prod(x, dtype=np.int64) does.
+    lo = 0 if dtype == "uint8" else -3
+    x = np.random.default_rng(n + 3).integers(lo, 4, size=n).astype(dtype)
+    x[x == 0] = 1 if n < 1000 else x[x == 0]  # long inputs keep their zeros
+    got = int_product(x)
+    assert type(got) is int
+    assert got == int(np.prod(x, dtype=np.int64))
+
+
+def test_integer_product_wraparound_matches_numpy():
+    x = np.array([3] * 50 + [-1, 7], dtype=np.int64)  # 3**50 * -7 wraps in i64
+    assert int_product(x) == int(np.prod(x))
+    assert int_product(np.full(64, 2, np.int64)) == 0  # 2**64 wraps to 0
+    assert int_product(np.array([2**62, 2], np.int64)) == int(np.prod(np.array([2**62, 2], np.int64)))
+    y = np.array([65537, 65537, 3, -5, 2**31 - 1], dtype=np.int32)
+    # An i32 accumulator (p = np.int32(1)) wraps as np.prod with int32.
+    assert i32_product(y) == int(np.prod(y, dtype=np.int32))
+    assert int_product(y) == int(np.prod(y, dtype=np.int64))
+    z = np.random.default_rng(4).integers(-9, 10, size=5000, dtype=np.int32)
+    z[z == 0] = 1
+    assert i32_product(z) == int(np.prod(z, dtype=np.int32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [0, 1, 2, 1000, 1 << 16])
+def test_float_products(dtype, n):
+    # Factors near 1 so the product stays finite; each multiplication
+    # rounds once, in any order, so n rounding errors bound the result.
+    rng = np.random.default_rng(n + 1)
+    x = (1.0 + 0.01 * rng.standard_normal(n)).astype(dtype)
+    got = product(x)
+    assert type(got) is float
+    want = float(np.prod(x.astype(np.float64)))
+    if n == 0:
+        assert got == 1.0
+        return
+    eps = float(np.finfo(dtype).eps)
+    assert abs(got - want) <= (n + 2) * eps * abs(want)
+    if n <= 2:
+        assert got == float(np.prod(x, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's overflow and inf * 0 notes
+def test_product_zeros_infinities_nans(dtype):
+    def prod_of(values):
+        return product(np.array(values, dtype))
+
+    def same(a, b):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+
+    cases = [[2.0, 0.0, 5.0], [-1.0, 0.0], [-0.0, -0.0, -0.0], [-0.0] * 1001,
+             [2.0, math.inf], [-math.inf, 3.0], [-math.inf, -1.0], [0.0, math.inf],
+             [math.nan, 1.0], [1.0, 2.0, math.nan, 0.0], [1e30, 1e30, 1e30, 1e300]]
+    for values in cases:
+        want = float(np.prod(np.array(values, dtype)))
+        assert same(prod_of(values), want), (values, prod_of(values), want)
+    # Long inputs split across threads and work items: the sign of a zero
+    # is the parity of negative factors, whatever the order.
+    x = np.where(np.arange(3001) % 3 == 0, -1.0, 1.0).astype(dtype)
+    x[1500] = 0.0
+    assert same(product(x), float(np.prod(x)))
+    x[1500] = math.nan
+    assert math.isnan(product(x))
+
+
+def test_product_start_and_empty_range():
+    x = np.array([2.0, 0.0, -4.0, 0.5], np.float64)
+    p, q, k = scaled_nonzero_product(x)
+    assert p == 3.0 * 2.0 * -4.0 * 0.5
+    assert q == 0.0 and math.copysign(1, q) == 1  # -0.0 * 2 * 0 * -4 * 0.5 = +0.0
+    assert k == 5 * 2**4 and type(k) is int
+    # An empty launch returns the start values, -0.0 included.
+    p, q, k = scaled_nonzero_product(np.zeros(0, np.float64))
+    assert (p, k) == (3.0, 5) and q == 0.0 and math.copysign(1, q) == -1
+    assert int_product(np.zeros(0, np.int64)) == 1
+    assert product(np.zeros(0, np.float32)) == 1.0
+    # 5 * 2**70 wraps in i64 like NumPy's.
+    _, _, k = scaled_nonzero_product(np.ones(70, np.float64))
+    assert k == int(np.prod(np.array([5] + [2] * 70, np.int64)))
+
+
+def test_cpu_product_is_deterministic(device):
+    if not device.host_memory:
+        pytest.skip("the CPU's chunk order; GPU float products are order-dependent")
+    dev = tack.device("cpu", num_threads=4)
+    x = (1.0 + 0.01 * np.random.default_rng(8).standard_normal(1 << 20)).astype(np.float32)
+    before = tack.get_default_device()
+    tack.set_default_device(dev)
+    try:
+        results = {product(x) for _ in range(20)}
+    finally:
+        tack.set_default_device(before)
+    assert len(results) == 1
+
+
 # ---- refusals ----------------------------------------------------------------
 
 HERE = __file__
@@ -411,16 +551,40 @@ def test_refuses_non_constant_initial_value():
     _refused(build, "initial value of reduction 's' must be a constant", marker="init")
 
 
-def test_refuses_product_for_now():
+def test_refuses_tack_atomic_mul():
+    # Products are reductions only: there is no tack.atomic_mul to call.
     def build():
         @tack.kernel
-        def product(x):
+        def atomic_product(x, out):
+            for i in range(x.shape[0]):
+                tack.atomic_mul(out, 0, x[i])  #@atomic_mul
+        atomic_product(np.ones(4, np.float32), np.ones(1, np.float32))
+    _refused(build, "atomic_mul", marker="atomic_mul")
+
+
+def test_refuses_product_mixed_with_sum():
+    def build():
+        @tack.kernel
+        def mixed_product(x):
             p = 1.0
             for i in range(x.shape[0]):
-                p *= x[i]  #@product
+                p *= x[i]
+                p += 1.0  #@product_then_sum
             return p
-        product(np.ones(4, np.float32))
-    _refused(build, "'p *= v' as a reduction is not supported", marker="product")
+        mixed_product(np.ones(4, np.float32))
+    _refused(build, "reduction 'p' is combined with '+'", "'*'", marker="product_then_sum")
+
+
+def test_refuses_float_into_an_integer_product():
+    def build():
+        @tack.kernel
+        def int_by_float(x):
+            p = 1
+            for i in range(x.shape[0]):
+                p *= x[i]  #@int_by_float
+            return p
+        int_by_float(np.ones(4, np.float32))
+    _refused(build, "reduction 'p' is an integer", marker="int_by_float")
 
 
 def test_refuses_effects_before_the_loop():
@@ -490,6 +654,11 @@ def test_cuda_ptx(device):
     check_ptx(int_total, np.ones(8, np.int32))
     check_ptx(bits, np.ones(8, np.int64))
     check_ptx(moments, np.ones(8, np.float64))
+    for dt in (np.float32, np.float64):
+        check_ptx(product, np.ones(8, dt))
+    check_ptx(int_product, np.ones(8, np.int64))
+    check_ptx(i32_product, np.ones(8, np.int32))
+    check_ptx(scaled_nonzero_product, np.ones(8, np.float64))
 
 
 def test_gpu_grid_stride_accumulates_in_registers(device):
@@ -507,6 +676,11 @@ def test_gpu_grid_stride_accumulates_in_registers(device):
     assert "tk_atomic_add_i64(&p1[" in src and "tk_atomic_sub" not in src
     src = tack.cuda.source(extremes, np.ones(8, np.float64))
     assert src.count("tk_atomic_min_f64(") == 2 and src.count("tk_atomic_max_f64(") == 2
+    # A product: one compare-and-swap multiply after the loop, from 1.0.
+    src = tack.cuda.source(product, np.ones(8, np.float32))
+    body = src[src.index("__global__"):]
+    assert body.count("tk_atomic_mul_f32(") == 1 and re.search(r"float r\d+ = 0x1p\+0f;", body)
+    assert "atomicCAS(" in src[:src.index("__global__")]
 
 
 def test_debug_mode_keeps_results():
@@ -522,6 +696,85 @@ def test_debug_mode_keeps_results():
         tack.set_debug(False)
     assert total(x) == 45.0
 
+
+# ---- OpenCL: partials per workgroup -----------------------------------------
+
+@tack.kernel
+def guarded_stats(x, lo_bound):
+    s = 0.0
+    p = 1.0
+    lo = math.inf
+    n = np.int32(0)
+    bits_or = 0
+    for i in range(x.shape[0]):
+        if x[i] < lo_bound:
+            return                    # an early exit still reaches the group's combine
+        if i % 7 == 3:
+            continue
+        s += x[i]
+        p *= 1.0 + x[i] * 0.001
+        lo = min(lo, x[i])
+        n += 1
+        bits_or |= i
+    return s, p, lo, n, bits_or
+
+
+def _guarded_stats_reference(x, lo_bound):
+    idx = np.arange(x.shape[0])
+    keep = (x >= lo_bound) & (idx % 7 != 3)
+    v = x[keep].astype(np.float64)
+    ors = int(np.bitwise_or.reduce(idx[keep])) if keep.any() else 0
+    return (float(v.sum()), float(np.prod(1.0 + v * 0.001)), float(v.min()) if v.size else math.inf,
+            int(keep.sum()), ors)
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 1000, 65537])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_early_exits_and_partial_groups(dtype, n):
+    # Lengths that leave the last group partial (and groups whose items
+    # all leave early): every item reaches the group's barriers.
+    x = np.random.default_rng(n).standard_normal(n).astype(dtype)
+    s, p, lo, cnt, ors = guarded_stats(x, -1.5)
+    ws, wp, wlo, wcnt, wors = _guarded_stats_reference(x, -1.5)
+    eps = float(np.finfo(dtype).eps)
+    assert cnt == wcnt and type(cnt) is int
+    assert ors == wors
+    assert lo == (float(np.float32(wlo)) if dtype == "float32" else wlo)
+    assert abs(s - ws) <= 4 * eps * max(n, 16) ** 0.5 * float(np.sum(np.abs(x.astype(np.float64)))) + 1e-12
+    assert abs(p - wp) <= 2 * (n + 2) * eps * wp
+
+
+def test_opencl_combines_per_workgroup(device):
+    if not device.host_memory:
+        pytest.skip("a code check, once")
+    # One atomic per group of 256 items, after a tree in local memory; the
+    # items' own updates stay in registers.
+    src = tack.opencl.source(total, np.ones(8, np.float32))
+    body = src[src.index("__kernel"):]
+    assert "__local float tk_wg" in body and "[256];" in body
+    assert body.count("tk_atomic_add_f32(") == 1
+    assert body.index("if (lane == 0)") < body.index("tk_atomic_add_f32(")
+    assert body.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2  # before the tree and per level
+    src = tack.opencl.source(guarded_stats, np.ones(8, np.float64), 0.0)
+    body = src[src.index("__kernel"):]
+    for helper in ("tk_atomic_add_f64(", "tk_atomic_mul_f64(", "tk_atomic_min_f64(",
+                   "tk_atomic_add_i32(", "tk_atomic_or_i64("):
+        assert body.count(helper) == 1, helper
+    # A kernel without reductions keeps its launch and code as before.
+    src = tack.opencl.source(no_result, np.ones(8, np.float32), np.ones(8, np.float32))
+    assert "tk_wg" not in src and "barrier(" not in src
+
+
+def test_opencl_sum_of_many_groups(device):
+    if device.host_memory:
+        pytest.skip("the OpenCL device's groups")
+    # 2**20 + 3 items: 4097 groups, the last one three items in.
+    x = np.random.default_rng(12).integers(-1000, 1000, size=(1 << 20) + 3, dtype=np.int64)
+    assert int_total(x) == int(x.sum())
+    assert countdown(x.astype(np.int32)) == 100 - int(x.sum())
+    y = np.random.default_rng(13).standard_normal((1 << 20) + 3)
+    lo, hi = extremes(y)
+    assert (lo, hi) == (float(y.min()), float(y.max()))
 
 # ---- several top-level loops: launched in order, reductions carried --------
 

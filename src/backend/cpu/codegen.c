@@ -430,15 +430,19 @@ static LLVMValueRef emit_choice(gen *g, LLVMValueRef cond, const ir_expr *then_e
     return phi;
 }
 
+static LLVMValueRef private_combine(gen *g, const ir_expr *e, LLVMValueRef old, LLVMValueRef v);
+
 /* tack.atomic_*: one atomicrmw (or cmpxchg), sequentially consistent;
- * float min/max, which LLVM 14 lacks, retry a compare-exchange.  ptr and v
- * are the element's address and the operand. */
+ * float min/max, which LLVM 14 lacks, and products (a reduction's, which
+ * no atomicrmw has) retry a compare-exchange.  ptr and v are the
+ * element's address and the operand. */
 static LLVMValueRef atomic_at(gen *g, const ir_expr *e, LLVMValueRef ptr, LLVMValueRef v) {
     ir_type t = e->type;
     LLVMAtomicOrdering order = LLVMAtomicOrderingSequentiallyConsistent;
     int fl = ir_type_is_float(t), sgn = ir_type_is_signed(t);
     LLVMTypeRef bits = fl ? (t == TACK_F32 ? g->i32 : g->i64) : ty(g, t);
-    if (e->atomic == ATOM_COMPARE_EXCHANGE || (fl && (e->atomic == ATOM_MIN || e->atomic == ATOM_MAX))) {
+    if (e->atomic == ATOM_COMPARE_EXCHANGE || e->atomic == ATOM_MUL ||
+        (fl && (e->atomic == ATOM_MIN || e->atomic == ATOM_MAX))) {
         LLVMValueRef iptr = fl ? LLVMBuildBitCast(g->b, ptr, LLVMPointerType(bits, 0), "") : ptr;
         if (e->atomic == ATOM_COMPARE_EXCHANGE) {
             LLVMValueRef desired = emit(g, e->b);
@@ -448,7 +452,8 @@ static LLVMValueRef atomic_at(gen *g, const ir_expr *e, LLVMValueRef ptr, LLVMVa
             LLVMValueRef old = LLVMBuildExtractValue(g->b, pair, 0, "");
             return fl ? LLVMBuildBitCast(g->b, old, ty(g, t), "") : old;
         }
-        /* Float min/max: new = v if v < cur (> for max) else cur. */
+        /* Float min/max: new = v if v < cur (> for max) else cur; a
+         * product: cur * v. */
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), loop = block(g, "amin"), done = block(g, "amin_done");
         LLVMValueRef first = LLVMBuildLoad2(g->b, bits, iptr, "");
         LLVMSetOrdering(first, LLVMAtomicOrderingMonotonic);
@@ -457,8 +462,14 @@ static LLVMValueRef atomic_at(gen *g, const ir_expr *e, LLVMValueRef ptr, LLVMVa
         LLVMPositionBuilderAtEnd(g->b, loop);
         LLVMValueRef cur_bits = LLVMBuildPhi(g->b, bits, "");
         LLVMValueRef cur = LLVMBuildBitCast(g->b, cur_bits, ty(g, t), "");
-        LLVMValueRef better = compare(g, t, e->atomic == ATOM_MIN ? OP_LT : OP_GT, v, cur);
-        LLVMValueRef next = LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, better, v, cur, ""), bits, "");
+        LLVMValueRef nv;
+        if (e->atomic == ATOM_MUL) {
+            nv = private_combine(g, e, cur, v);
+        } else {
+            LLVMValueRef better = compare(g, t, e->atomic == ATOM_MIN ? OP_LT : OP_GT, v, cur);
+            nv = LLVMBuildSelect(g->b, better, v, cur, "");
+        }
+        LLVMValueRef next = LLVMBuildBitCast(g->b, nv, bits, "");
         LLVMValueRef pair = LLVMBuildAtomicCmpXchg(g->b, iptr, cur_bits, next, order, order, 0);
         LLVMValueRef seen = LLVMBuildExtractValue(g->b, pair, 0, "");
         LLVMValueRef ok = LLVMBuildExtractValue(g->b, pair, 1, "");
@@ -501,13 +512,15 @@ static LLVMValueRef emit_atomic(gen *g, const ir_expr *e) {
 /* The value that leaves an element unchanged under the family's operation. */
 static LLVMValueRef private_identity(gen *g, int family, ir_type t) {
     LLVMTypeRef lt = ty(g, t);
-    if (ir_type_is_float(t)) { /* x + -0.0 == x, -0.0 too; min and max: reductions only */
+    if (ir_type_is_float(t)) { /* x + -0.0 == x, -0.0 too; min, max, mul: reductions only */
         double inf = __builtin_inf();
-        return LLVMConstReal(lt, family == CPU_PRIVATE_MIN ? inf : family == CPU_PRIVATE_MAX ? -inf : -0.0);
+        return LLVMConstReal(lt, family == CPU_PRIVATE_MIN ? inf : family == CPU_PRIVATE_MAX ? -inf
+                                 : family == CPU_PRIVATE_MUL ? 1.0 : -0.0);
     }
     int sgn = ir_type_is_signed(t);
     switch (family) {
     case CPU_PRIVATE_AND: return LLVMConstAllOnes(lt);
+    case CPU_PRIVATE_MUL: return LLVMConstInt(lt, 1, 0);
     case CPU_PRIVATE_MIN: return sgn ? LLVMConstLShr(LLVMConstAllOnes(lt), LLVMConstInt(lt, 1, 0))
                                      : LLVMConstAllOnes(lt);
     case CPU_PRIVATE_MAX: return sgn ? LLVMConstNot(LLVMConstLShr(LLVMConstAllOnes(lt),
@@ -527,6 +540,8 @@ static LLVMValueRef private_combine(gen *g, const ir_expr *e, LLVMValueRef old, 
     case ATOM_OR: return LLVMBuildOr(g->b, old, v, "");
     case ATOM_AND: return LLVMBuildAnd(g->b, old, v, "");
     case ATOM_XOR: return LLVMBuildXor(g->b, old, v, "");
+    /* Integers wrap in their type, as NumPy's np.prod with that dtype. */
+    case ATOM_MUL: return fl ? LLVMBuildFMul(g->b, old, v, "") : LLVMBuildMul(g->b, old, v, "");
     default: { /* min and max: v replaces old when it is less (greater) */
         if (fl) {
             LLVMValueRef better = LLVMBuildFCmp(g->b, e->atomic == ATOM_MIN ? LLVMRealOLT : LLVMRealOGT,
@@ -659,7 +674,8 @@ static void reduction_end(gen *g, int p, LLVMValueRef lo, LLVMValueRef hi) {
     LLVMPositionBuilderAtEnd(g->b, go);
     static const ir_atomic_op combine[] = {
         [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
-        [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX};
+        [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
+        [CPU_PRIVATE_MUL] = ATOM_MUL};
     ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p, .atomic = combine[pc->family]};
     LLVMValueRef old = LLVMBuildLoad2(g->b, et, value, "");
     LLVMValueRef part = LLVMBuildLoad2(g->b, et, pc->copy, "");
@@ -696,7 +712,8 @@ static void private_end(gen *g, LLVMValueRef lo, LLVMValueRef hi) {
         ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p};
         static const ir_atomic_op combine[] = {
             [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
-            [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX};
+            [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
+            [CPU_PRIVATE_MUL] = ATOM_MUL};
         op.atomic = combine[pc->family];
         atomic_at(g, &op, element_ptr(g, p, i), v);
         LLVMBuildBr(g->b, next);

@@ -54,7 +54,7 @@ tack_status cpu_codegen_text(const ir_func *f, const char *symbol_base, int asse
  * CPU_PRIVATE_MAX_ARRAYS). */
 enum {
     CPU_PRIVATE_NONE, CPU_PRIVATE_ADD, CPU_PRIVATE_OR, CPU_PRIVATE_AND, CPU_PRIVATE_XOR,
-    CPU_PRIVATE_MIN, CPU_PRIVATE_MAX
+    CPU_PRIVATE_MIN, CPU_PRIVATE_MAX, CPU_PRIVATE_MUL /* reductions only */
 };
 #define CPU_PRIVATE_MAX_ARRAYS 4
 /* The largest private copy, in elements (a stack array per chunk). */

@@ -12,7 +12,7 @@
  * (codegen.c).
  *
  * A reduction's array (lower/reductions.c) always has a copy, float min
- * and max included, and its chunks combine in chunk order (codegen.c),
+ * and max and products (which only reductions have) included, and its chunks combine in chunk order (codegen.c),
  * so a float reduction's result depends only on the thread count. */
 #include "cpu.h"
 
@@ -26,6 +26,7 @@ static int family_of(const ir_func *f, const ir_expr *e) {
     case ATOM_XOR: return CPU_PRIVATE_XOR;
     case ATOM_MIN: return fl ? CPU_PRIVATE_NONE : CPU_PRIVATE_MIN;
     case ATOM_MAX: return fl ? CPU_PRIVATE_NONE : CPU_PRIVATE_MAX;
+    case ATOM_MUL: return CPU_PRIVATE_MUL;
     default: return CPU_PRIVATE_NONE;
     }
 }

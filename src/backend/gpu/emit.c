@@ -469,6 +469,9 @@ static const char *rmw_value(gen *g, ir_atomic_op op, ir_type t) {
     case ATOM_AND: return str(g, "(%s)(cur & v)", T);
     case ATOM_OR: return str(g, "(%s)(cur | v)", T);
     case ATOM_XOR: return str(g, "(%s)(cur ^ v)", T);
+    /* A product (reductions only; no device has it natively, so the CAS
+     * loop below): integers wrap as NumPy's. */
+    case ATOM_MUL: return fl ? fop(g, 2, t, "cur", "v") : wrap(g, t, '*', "cur", "v");
     default: return "v";
     }
 }
@@ -782,12 +785,14 @@ static const char *register_update(gen *g, const ir_expr *e) {
  * accumulates -(sum) from it, then adds). */
 static const char *reduction_identity(gen *g, ir_atomic_op op, ir_type t) {
     if (ir_type_is_float(t))
-        return float_lit(g, t, op == ATOM_MIN ? INFINITY : op == ATOM_MAX ? -INFINITY : -0.0);
+        return float_lit(g, t, op == ATOM_MIN ? INFINITY : op == ATOM_MAX ? -INFINITY
+                               : op == ATOM_MUL ? 1.0 : -0.0);
     int bits = ir_type_bits(t), sgn = ir_type_is_signed(t);
     int64_t ones = bits == 64 ? -1 : (int64_t)((1ull << bits) - 1);
     int64_t smax = (int64_t)((1ull << (bits - 1)) - 1);
     switch (op) {
     case ATOM_AND: return int_lit(g, t, sgn ? -1 : ones);
+    case ATOM_MUL: return int_lit(g, t, 1);
     case ATOM_MIN: return int_lit(g, t, sgn ? smax : ones);
     case ATOM_MAX: return int_lit(g, t, sgn ? -smax - 1 : 0);
     default: return int_lit(g, t, 0);
@@ -797,16 +802,20 @@ static const char *reduction_identity(gen *g, ir_atomic_op op, ir_type t) {
 static const char *atomic(gen *g, const ir_expr *e) {
     const ir_param *p = &g->f->params[e->index];
     ir_type t = p->type;
+    /* A reduction's update is named as the user wrote it, not as the
+     * atomic it becomes (a product has no tack.atomic_ form). */
+    const char *what = ir_reduction_of_param(g->f, e->index) >= 0
+                           ? str(g, "reduction '%s'", p->name)
+                           : str(g, "tack.atomic_%s()", ir_atomic_name(e->atomic));
     if (t == TACK_BOOL || t == TACK_F16 || !concrete(t) || e->nargs != 1) {
-        fail_at(g, e->src, e->line, e->col, "tack.atomic_%s() on this array",
-                ir_atomic_name(e->atomic));
+        fail_at(g, e->src, e->line, e->col, "%s on this array", what);
         return "0";
     }
     int bits = ir_type_bits(t);
     if ((bits == 64 && !g->d->cas64 && !g->d->atomic[e->atomic][t].name) ||
         (bits < 32 && g->d->no_subword_atomics)) {
         fail_at(g, e->src, e->line, e->col,
-                "tack.atomic_%s() on %s: %s has no %d-bit atomics (%s)", ir_atomic_name(e->atomic),
+                "%s on %s: %s has no %d-bit atomics (%s)", what,
                 tname(t), g->d->title ? g->d->title : g->d->name, bits,
                 bits == 64 ? "no 64-bit compare-and-swap"
                            : "8- and 16-bit ones need an address as an integer");
@@ -1280,6 +1289,74 @@ static const char *scalar_from_word(gen *g, ir_type t, const char *w) {
     }
 }
 
+int gpu_workgroup_reduction(const ir_func *f, const gpu_dialect *d) {
+    return f->nreductions > 0 && d->covering_grid && d->shared_qual && d->barrier &&
+           f->ninner == 0 && !f->collective;
+}
+
+/* The combining operator of a reduction's partials: a subtracting one's
+ * partial holds -(sum) (reduction_identity), so partials add. */
+static ir_atomic_op partial_op(ir_atomic_op op) { return op == ATOM_SUB ? ATOM_ADD : op; }
+
+/* A reduction kernel on a covering grid (gpu_workgroup_reduction): each
+ * work item combines its iteration into register r<param> (the identity
+ * when it has none, or left early: an early exit jumps within the
+ * bound-checked block, so every item reaches what follows), the group
+ * combines its items' registers in a tree in workgroup memory, and one
+ * item per group makes the one atomic.  The launch gives groups of
+ * exactly IR_WORKGROUP items, aligned so that an item's lane is its
+ * global id modulo IR_WORKGROUP (opencl/launch.c). */
+static void workgroup_reduction_body(gen *g) {
+    const ir_func *f = g->f;
+    const gpu_dialect *d = g->d;
+    const char *L = tn(g, TACK_I64), *U = tn(g, TACK_U64), *I = tn(g, TACK_I32);
+    for (int r = 0; r < f->nreductions; r++) {
+        int p = f->reductions[r].param;
+        ir_type t = f->params[p].type;
+        /* Workgroup memory is declared at the kernel's outermost scope. */
+        line(g, "%s%s tk_wg%d[%d];", d->shared_qual, tn(g, t), p, IR_WORKGROUP);
+        line(g, "%s r%d = %s;", tn(g, t), p, reduction_identity(g, f->reductions[r].op, t));
+    }
+    line(g, "const %s k0 = %s;", L, d->global_id[0]);
+    line(g, "const %s lane = (%s)(k0 & %d);", I, I, IR_WORKGROUP - 1);
+    line(g, "if (k0 < count) {");
+    g->indent++;
+    line(g, "l%d = (%s)((%s)start + (%s)k0 * (%s)step);", f->loop_var, L, U, U, U);
+    g->in_registers = 1;
+    block(g, &f->body);
+    g->in_registers = 0;
+    g->indent--;
+    line(g, "}");
+    for (int r = 0; r < f->nreductions; r++)
+        line(g, "tk_wg%d[lane] = r%d;", f->reductions[r].param, f->reductions[r].param);
+    line(g, "%s;", d->barrier);
+    line(g, "for (%s tk_half = %d; tk_half > 0; tk_half >>= 1) {", I, IR_WORKGROUP / 2);
+    g->indent++;
+    line(g, "if (lane < tk_half) {");
+    g->indent++;
+    for (int r = 0; r < f->nreductions; r++) {
+        int p = f->reductions[r].param;
+        ir_type t = f->params[p].type;
+        line(g, "{ const %s cur = tk_wg%d[lane], v = tk_wg%d[lane + tk_half]; tk_wg%d[lane] = %s; }",
+             tn(g, t), p, p, p, rmw_value(g, partial_op(f->reductions[r].op), t));
+    }
+    g->indent--;
+    line(g, "}");
+    line(g, "%s;", d->barrier);
+    g->indent--;
+    line(g, "}");
+    line(g, "if (lane == 0) {");
+    g->indent++;
+    for (int r = 0; r < f->nreductions; r++) {
+        int p = f->reductions[r].param;
+        ir_type t = f->params[p].type;
+        line(g, "(void)%s(&%s, tk_wg%d[0]);", helper_atomic(g, partial_op(f->reductions[r].op), t),
+             element(g, p, int_lit(g, TACK_I64, 0)), p);
+    }
+    g->indent--;
+    line(g, "}");
+}
+
 static void entry(gen *g) {
     const ir_func *f = g->f;
     const gpu_dialect *d = g->d;
@@ -1344,7 +1421,9 @@ static void entry(gen *g) {
      * such as PoCL vectorizes), the outer range the highest. */
     int nlev = 1 + (f->ninner < 2 ? f->ninner : 2);
     const char *ext[3] = {"count", "inner0", "inner1"};
-    if (d->covering_grid) {
+    if (gpu_workgroup_reduction(f, d)) {
+        workgroup_reduction_body(g);
+    } else if (d->covering_grid) {
         /* One iteration per work item, behind a bound check: no loop
          * around the body, which PoCL needs to vectorize across items. */
         for (int v = 0; v < nlev; v++)
@@ -1384,7 +1463,7 @@ static void entry(gen *g) {
         }
         g->in_registers = 0;
         for (int r = 0; r < f->nreductions; r++) {
-            ir_atomic_op op = f->reductions[r].op == ATOM_SUB ? ATOM_ADD : f->reductions[r].op;
+            ir_atomic_op op = partial_op(f->reductions[r].op);
             int p = f->reductions[r].param;
             ir_type t = f->params[p].type;
             if (!concrete(t) || t == TACK_BOOL || t == TACK_F16) continue;

@@ -85,6 +85,12 @@ tack_status gpu_emit_variant(const ir_func *f, const gpu_dialect *d, const char 
  * software, from the array. */
 int gpu_hardware_texture(const ir_func *f, int p, const gpu_dialect *d);
 
+/* emit.c: 1 when the kernel's reductions combine per workgroup (a 1-D,
+ * not collective, launch on a covering grid in a dialect with workgroup
+ * memory: OpenCL): its launches must then use groups of exactly
+ * IR_WORKGROUP items, at offsets that are multiples of it. */
+int gpu_workgroup_reduction(const ir_func *f, const gpu_dialect *d);
+
 /* support.c: TACK_ERR_TYPE naming the parameter, variable or line of the
  * first f64 (when !fp64) or 64-bit atomic (when !atomics64) in f: "...,
  * but <who> has no fp64 support" (<atomics64_word> for atomics). */

@@ -89,9 +89,11 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
     opencl_ndrange r;
     opencl_grid(b, ninner, count, inner0, inner1, &r);
     /* A collective kernel's work groups are the language's workgroups: its
-     * launches are 1-D whole groups, and so is every piece. */
+     * launches are 1-D whole groups, and so is every piece.  So are a
+     * reduction kernel's (its groups combine their partials). */
     size_t group[1] = {IR_WORKGROUP};
-    if (c->f->collective) {
+    int whole_groups = c->f->collective || gpu_workgroup_reduction(c->f, &gpu_dialect_opencl);
+    if (whole_groups) {
         r.multiple[0] = IR_WORKGROUP;
         r.piece[0] = r.piece[0] < IR_WORKGROUP ? IR_WORKGROUP : r.piece[0] / IR_WORKGROUP * IR_WORKGROUP;
     }
@@ -104,7 +106,7 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
                     g[d] = (size_t)(rest < r.piece[d] ? rest : r.piece[d]);
                 }
                 e = cl->EnqueueNDRangeKernel(b->queue, c->kernel, (cl_uint)r.dims, off, g,
-                                             c->f->collective ? group : NULL, 0, NULL, NULL);
+                                             whole_groups ? group : NULL, 0, NULL, NULL);
                 if (e != CL_SUCCESS) {
                     cl->Finish(b->queue); /* what was queued finishes before we return */
                     return call_fail(err, name, "clEnqueueNDRangeKernel", e);
