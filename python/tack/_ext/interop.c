@@ -849,16 +849,18 @@ int ext_foreign_parse(PyObject *obj, ext_foreign *f)
  * memory is, and one off the host is given back and the producer asked
  * afresh, with the stream a device needs).  A weak reference tells the
  * producer from a new object at a reused address; objects that take no
- * weak reference are not remembered. */
-#define PRODUCER_MEMO 64
+ * weak reference are not remembered.  Two ways per set, so the two
+ * producers of one call never push each other out by their addresses. */
+#define PRODUCER_SETS 32
+#define PRODUCER_WAYS 2
 static struct {
     PyObject *ref;
     int legacy;
-} producer_memo[PRODUCER_MEMO];
+} producer_memo[PRODUCER_SETS][PRODUCER_WAYS];
 
-static int producer_known(PyObject *obj, size_t slot)
+/* Whether ref (a weak reference, or NULL) refers to obj. */
+static int refers_to(PyObject *ref, PyObject *obj)
 {
-    PyObject *ref = producer_memo[slot].ref;
     if (!ref)
         return 0;
 #if PY_VERSION_HEX >= 0x030D0000
@@ -872,32 +874,56 @@ static int producer_known(PyObject *obj, size_t slot)
 #endif
 }
 
-static void producer_remember(PyObject *obj, size_t slot, int legacy)
+/* obj's way in its set, or -1. */
+static int producer_way(PyObject *obj, size_t set)
 {
-    PyObject *ref = obj ? PyWeakref_NewRef(obj, NULL) : NULL;
-    if (!ref)
+    for (int w = 0; w < PRODUCER_WAYS; w++)
+        if (refers_to(producer_memo[set][w].ref, obj))
+            return w;
+    return -1;
+}
+
+/* Remembers obj in way 0 of its set, the older entry moving to way 1 (the
+ * oldest is forgotten); NULL forgets way `way`. */
+static void producer_remember(PyObject *obj, size_t set, int way, int legacy)
+{
+    if (!obj) {
+        Py_CLEAR(producer_memo[set][way].ref);
+        return;
+    }
+    PyObject *ref = PyWeakref_NewRef(obj, NULL);
+    if (!ref) {
         PyErr_Clear(); /* no weak references: not remembered */
-    Py_XSETREF(producer_memo[slot].ref, ref);
-    producer_memo[slot].legacy = legacy;
+        return;
+    }
+    if (way < 0) {
+        Py_XDECREF(producer_memo[set][PRODUCER_WAYS - 1].ref);
+        for (int w = PRODUCER_WAYS - 1; w > 0; w--)
+            producer_memo[set][w] = producer_memo[set][w - 1];
+        producer_memo[set][0].ref = NULL;
+        way = 0;
+    }
+    Py_XSETREF(producer_memo[set][way].ref, ref);
+    producer_memo[set][way].legacy = legacy;
 }
 
 static int parse_dlpack_arg(PyObject *obj, ext_foreign *f)
 {
     if (PyCapsule_CheckExact(obj))
         return parse_capsule(obj, f);
-    size_t slot = ((uintptr_t)obj >> 4) % PRODUCER_MEMO;
-    int known = producer_known(obj, slot);
-    int legacy = known ? producer_memo[slot].legacy : 0;
+    size_t set = ((uintptr_t)obj >> 4) % PRODUCER_SETS;
+    int way = producer_way(obj, set), known = way >= 0;
+    int legacy = known ? producer_memo[set][way].legacy : 0;
     int rc = parse_dlpack_as(obj, f, known, &legacy);
     if (rc == 2) { /* the memory left the host since */
         known = 0;
         rc = parse_dlpack_as(obj, f, 0, &legacy);
     }
     if (rc == 1 && dl_host_device(f->device_type)) {
-        if (!known || legacy != producer_memo[slot].legacy)
-            producer_remember(obj, slot, legacy);
-    } else if (known) {
-        producer_remember(NULL, slot, 0);
+        if (!known || legacy != producer_memo[set][way].legacy)
+            producer_remember(obj, set, way, legacy); /* way -1: a new entry */
+    } else if (way >= 0) {
+        producer_remember(NULL, set, way, 0);
     }
     return rc;
 }
