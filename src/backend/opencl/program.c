@@ -56,10 +56,23 @@ static tack_status build_program(backend *b, const char *kernel_name, const char
     const opencl_api *cl = b->cl;
     *program = NULL;
     cl_int e = CL_SUCCESS;
-    cl_program p = cl->CreateProgramWithSource(b->context, 1, &source, NULL, &e);
-    if (!p || e != CL_SUCCESS)
-        return kernel_fail(err, kernel_name, "clCreateProgramWithSource", e ? e : CL_INVALID_VALUE);
-    e = cl->BuildProgram(p, 1, &b->device, b->options, NULL, NULL);
+    cl_program p = NULL;
+    /* A failure with an empty build log is the driver's, not a diagnosis
+     * of the code: PoCL gives one now and then when processes build the
+     * same program into its kernel cache at once.  One more try. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (p) cl->ReleaseProgram(p);
+        p = cl->CreateProgramWithSource(b->context, 1, &source, NULL, &e);
+        if (!p || e != CL_SUCCESS)
+            return kernel_fail(err, kernel_name, "clCreateProgramWithSource",
+                               e ? e : CL_INVALID_VALUE);
+        e = cl->BuildProgram(p, 1, &b->device, b->options, NULL, NULL);
+        if (e != CL_BUILD_PROGRAM_FAILURE) break;
+        char *log = build_log(b, p);
+        int silent = log && !log[0];
+        free(log);
+        if (!silent) break;
+    }
     if (e != CL_SUCCESS) {
         tack_status st;
         if (e == CL_BUILD_PROGRAM_FAILURE) {
