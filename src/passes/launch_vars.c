@@ -45,8 +45,8 @@ tack_status pass_launch_vars(const ir_func *f, tack_error *err) {
         src_info where = lower_source_info(f, s->src);
         const char *name = f->locals[vars[a]].name;
         return src_error(&where, s->line, s->col, err,
-                         "assigns the launch variable '%s', which the parallel "
-                         "loop's range gives each iteration: use a new name (j = %s + 1)",
+                         "assigns the parallel loop variable '%s', which the launch "
+                         "range gives each iteration: use a new name (j = %s + 1)",
                          name, name);
     }
     return TACK_OK;

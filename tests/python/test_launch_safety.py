@@ -91,7 +91,7 @@ def test_u64_length_below_2_63_runs():
 def test_assigning_the_launch_variable_is_a_compile_error():
     x = np.arange(8, dtype=np.float32)
     buf = np.zeros(16, np.float32)
-    with pytest.raises(tack.CompileError, match=r"launch variable 'i'") as e:
+    with pytest.raises(tack.CompileError, match=r"parallel loop variable 'i'") as e:
         shifted(x, buf[:8])
     assert e.value.lineno is not None
     assert not buf.any()
