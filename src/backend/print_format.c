@@ -1,5 +1,6 @@
 /* print_format.c - the printf format of a print() statement (IR_PRINT),
- * shared by the CPU's printf call and the GPU dialects' printf.
+ * shared by the CPU's print runtime (cpu/print_rt.c formats the same
+ * directives itself) and the GPU dialects' printf.
  *
  * How values look (docs/language.md, "Printing"): integers in decimal, as
  * Python prints them; bools as True / False; floats with enough digits to
