@@ -191,3 +191,105 @@ def test_precompile_batch_failure_keeps_the_others(device, bad):
     with pytest.raises(TypeError):
         tack.precompile([(fresh, (x, out)), (good1, (x,))], device=device)
     assert len(fresh.variants(device=device)) == 0
+
+
+# ---- item 2: big local arrays ----------------------------------------------
+
+BIG = 1 << 20  # the documented limit: 2**20 elements (8 MiB of f64)
+
+
+@tack.kernel
+def big_local(out):
+    for i in range(out.shape[0]):
+        m = tack.local((BIG,), tack.f64)
+        for k in range(0, BIG, 4096):
+            m[k] = i + k
+        s = 0.0
+        for k in range(0, BIG, 4096):
+            s += m[k]
+        out[i] = s + m[BIG - 1]  # never stored: zeroed
+
+
+@tack.kernel
+def two_big_locals(out):
+    # Both stay off the stack; a small one stays on it beside them.
+    for i in range(out.shape[0]):
+        a = tack.local((BIG,), tack.f32)
+        b = tack.local((BIG // 2,), tack.i64)
+        c = tack.local((4,), tack.f64)
+        a[BIG - 1] = i
+        b[BIG // 2 - 1] = 2 * i
+        c[3] = 0.5
+        out[i] = a[BIG - 1] + b[BIG // 2 - 1] + c[3] + a[0] + b[0]
+
+
+@tack.kernel
+def medium_local(out):
+    # 48 KiB: past the CPU's stack share, within a GPU's private limit.
+    for i in range(out.shape[0]):
+        m = tack.local((6144,), tack.f64)
+        for k in range(6144):
+            m[k] = k * 0.5 + i
+        s = 0.0
+        for k in range(6144):
+            s += m[k]
+        out[i] = s
+
+
+def _big_ref(n):
+    ks = np.arange(0, BIG, 4096, dtype=np.float64)
+    return np.array([(i + ks).sum() for i in range(n)])
+
+
+@pytest.mark.parametrize("threads", [1, None])
+def test_big_local_arrays(device, threads):
+    if device.name != "cpu":
+        # What a GPU cannot hold is refused before any driver sees it,
+        # naming the array, its size and the limit.
+        out = np.full(4, -1.0)
+        with pytest.raises(ValueError) as e:
+            big_local(out)
+        msg = str(e.value)
+        assert "'m'" in msg and "8388608" in msg and "65536" in msg, msg
+        assert (out == -1.0).all()
+        return
+    dev = tack.device("cpu", num_threads=threads) if threads else device
+    out = tack.zeros((24,), dtype=tack.f64, device=dev)
+    big_local(out)
+    np.testing.assert_array_equal(out.numpy(), _big_ref(24))
+    out2 = tack.zeros((9,), dtype=tack.f64, device=dev)
+    two_big_locals(out2)
+    np.testing.assert_array_equal(out2.numpy(), np.arange(9) * 3 + 0.5)
+
+
+def test_local_arrays_past_the_stack_share(device):
+    out = np.zeros(40)
+    medium_local(out)
+    expect = np.array([(np.arange(6144) * 0.5 + i).sum() for i in range(40)])
+    np.testing.assert_allclose(out, expect, rtol=1e-12)
+
+
+def test_big_local_array_from_a_small_thread_stack(device):
+    # A Python thread with a 256 KiB stack runs the kernel inline (a short
+    # launch): the array must not live on that stack.
+    if device.name != "cpu":
+        pytest.skip("the CPU's own stacks")
+    import threading
+    old = threading.stack_size(256 * 1024)
+    try:
+        out = np.zeros(2)
+        errors = []
+
+        def run():
+            try:
+                big_local(out)
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old)
+    assert not errors, errors
+    np.testing.assert_array_equal(out, _big_ref(2))
