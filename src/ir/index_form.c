@@ -58,6 +58,16 @@ ir_index_form ir_index_form_of(const ir_func *f, const ir_index_form *known, con
             return add(ir_index_form_of(f, known, e->a), ir_index_form_of(f, known, e->b));
         if (e->op == OP_SUB)
             return add(ir_index_form_of(f, known, e->a), negate(ir_index_form_of(f, known, e->b)));
+        if ((e->op == OP_SHR || e->op == OP_AND) && e->b->kind == IR_CONST &&
+            e->b->type == IRT_WEAK_INT &&
+            e->b->i == (e->op == OP_SHR ? IR_WORKGROUP_SHIFT : IR_WORKGROUP - 1)) {
+            /* The bare launch variable's group or lane (an i64: the shift
+             * is a floor division, the mask a remainder in 0..255). */
+            r = ir_index_form_of(f, known, e->a);
+            if (!r.ok || r.axis != 0 || r.scalar >= 0 || r.c) return ir_form_unknown;
+            r.axis = e->op == OP_SHR ? IR_AXIS_GROUP : IR_AXIS_LANE;
+            return r;
+        }
         return ir_form_unknown;
     default:
         return ir_form_unknown;

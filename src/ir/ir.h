@@ -298,6 +298,7 @@ typedef struct ir_func {
 
 /* Lanes in a workgroup (tack.WORKGROUP). */
 #define IR_WORKGROUP 256
+#define IR_WORKGROUP_SHIFT 8 /* log2(IR_WORKGROUP): i >> 8 is the group */
 
 /* Construction (lowering and passes). */
 ir_func *ir_func_new(void);
@@ -327,11 +328,18 @@ ir_expr *ir_cast(ir_func *f, ir_expr *e, ir_type to);
  * augmented updates both reason with it. */
 typedef struct ir_index_form {
     int ok;
-    int axis;   /* -1 none; 0 the launch variable; 1, 2 the inner ndindex ones */
+    int axis;   /* -1 none; 0 the launch variable; 1, 2 the inner ndindex ones;
+                   IR_AXIS_GROUP, IR_AXIS_LANE (below) */
     int scalar; /* a scalar parameter, or -1 */
     int sign;   /* the scalar's coefficient: +1 or -1 */
     int64_t c;
 } ir_index_form;
+
+/* The launch variable's workgroup and lane, i >> 8 and i & 255 (what
+ * tack.group_index() and tack.local_index() lower to): forms of their own,
+ * as two lanes share a group and two groups a lane. */
+#define IR_AXIS_GROUP 3
+#define IR_AXIS_LANE 4
 
 extern const ir_index_form ir_form_unknown;
 /* e's form, reading locals' forms from known[] (one per local: what the

@@ -56,7 +56,7 @@ ir_expr *workgroup_value(lowerer *L, int which, const expr *e) {
     x->a = i;
     /* i >= 0 in a collective launch: a mask and a shift. */
     x->op = which == WG_LOCAL_INDEX ? OP_AND : OP_SHR;
-    x->b = ir_const_int(L->f, which == WG_LOCAL_INDEX ? IR_WORKGROUP - 1 : 8, IRT_WEAK_INT,
+    x->b = ir_const_int(L->f, which == WG_LOCAL_INDEX ? IR_WORKGROUP - 1 : IR_WORKGROUP_SHIFT, IRT_WEAK_INT,
                         e->line, e->col);
     if (!x->b) lower_oom(L);
     return x->b ? x : NULL;

@@ -9,7 +9,11 @@
  * conditional expression or the part of a device function after a
  * conditional return.  A guarded access (`if i > 0: a[i - 1]`, the stencil
  * idiom) may never go out of bounds even when its index would, so checking
- * it would refuse correct kernels.
+ * it would refuse correct kernels.  One exception: in a collective kernel,
+ * an access indexed by the group (tack.group_index() plus constants and a
+ * scalar) counts under ifs whose conditions are made of the lane and
+ * literals alone (see lane_only), as the docs' `if lane == 0:
+ * out[tack.group_index()] = s` is.
  *
  * Locals are followed along the spine: a local assigned such a form there
  * (a device function's copy of its argument, a vector access's hoisted
@@ -18,6 +22,7 @@
  * parameter's narrower type, so only a bare scalar or constant arithmetic
  * may stand without the launch variable (ir/index_form.c). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes.h"
 
@@ -28,6 +33,7 @@ typedef struct walker {
     form *known; /* per local, valid for the rest of this iteration's spine */
     launch_check *out;
     int n, cap;
+    int group_only; /* under a lane condition: only group-indexed accesses */
 } walker;
 
 #define unknown ir_form_unknown
@@ -38,6 +44,7 @@ static form form_of(const walker *w, const ir_expr *e) { return ir_index_form_of
  * over range(s, p.shape[d], step) with constants s + c >= 0, step > 0 and
  * c <= 0 (an inner ndindex axis: s = 0, step 1). */
 static int proven(const ir_func *f, int axis, int64_t c, int p, int d) {
+    if (axis > 2) return 0; /* a group or lane */
     const ir_expr *stop = axis == 0 ? f->stop : f->inner_stop[axis - 1];
     if (stop->kind != IR_DIM || stop->index != p || stop->dim != d || c > 0) return 0;
     if (axis > 0) return c == 0;
@@ -51,7 +58,7 @@ static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
     if (w->f->params[p].vec_width) n--;
     for (int d = 0; d < n; d++) {
         form x = form_of(w, idx[d]);
-        if (!x.ok) continue;
+        if (!x.ok || (w->group_only && x.axis != IR_AXIS_GROUP)) continue;
         if (x.axis >= 0 && x.scalar < 0 && proven(w->f, x.axis, x.c, p, d)) continue;
         int k = 0;
         for (; k < w->n; k++) {
@@ -108,6 +115,29 @@ static int exits_block(const ir_block *b, int id) {
 
 static void walk_block(walker *w, const ir_block *b, int inline_id);
 
+/* Whether e is made of the lane (tack.local_index()) and literals alone.
+ * In a collective launch every group has all 256 lanes, so a condition
+ * of that kind holds for the same lanes in every group: a group-indexed
+ * access under it runs in every group if in any (the docs' `if lane ==
+ * 0: out[tack.group_index()] = ...`), and no such condition can keep the
+ * group index inside an array. */
+static int lane_only(const walker *w, const ir_expr *e) {
+    if (!e) return 1;
+    form x = form_of(w, e);
+    if (x.ok && x.scalar < 0 && (x.axis < 0 || x.axis == IR_AXIS_LANE)) return 1;
+    switch (e->kind) {
+    case IR_CONST: return 1;
+    case IR_BINOP:
+    case IR_UNOP:
+    case IR_ANDOR:
+    case IR_SELECT:
+    case IR_CAST:
+        return lane_only(w, e->a) && lane_only(w, e->b) && lane_only(w, e->cond);
+    default:
+        return 0;
+    }
+}
+
 /* An expression evaluated unconditionally. */
 static void walk_expr(walker *w, const ir_expr *e) {
     if (!e) return;
@@ -160,6 +190,23 @@ static void walk_block(walker *w, const ir_block *b, int inline_id) {
             break;
         case IR_IF:
             walk_expr(w, s->value);
+            if (w->f->collective && lane_only(w, s->value)) {
+                /* Each side from the facts before the if, for its
+                 * group-indexed accesses only. */
+                size_t size = (w->f->nlocals ? w->f->nlocals : 1) * sizeof *w->known;
+                form *before = malloc(size);
+                if (before) {
+                    int outer = w->group_only;
+                    memcpy(before, w->known, size);
+                    w->group_only = 1;
+                    walk_block(w, &s->body, inline_id);
+                    memcpy(w->known, before, size);
+                    walk_block(w, &s->orelse, inline_id);
+                    memcpy(w->known, before, size);
+                    w->group_only = outer;
+                    free(before);
+                }
+            }
             kill_block(w, &s->body);
             kill_block(w, &s->orelse);
             break;
@@ -233,7 +280,7 @@ static int by_range(const void *pa, const void *pb) {
 
 int launch_bounds(const ir_func *f, launch_check *out, int cap) {
     if (f->loop_var < 0 || f->debug_errors >= 0) return 0;
-    walker w = {f, malloc((f->nlocals ? f->nlocals : 1) * sizeof *w.known), out, 0, cap};
+    walker w = {f, malloc((f->nlocals ? f->nlocals : 1) * sizeof *w.known), out, 0, cap, 0};
     if (!w.known) return 0; /* out of memory: unchecked, as before */
     for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
     int vars[3] = {f->loop_var, f->inner_var[0], f->inner_var[1]};

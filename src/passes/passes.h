@@ -81,7 +81,8 @@ typedef struct launch_check {
                        scalar and sign); 0 in the others */
     int8_t dim;     /* its dimension (the component of a vector: never) */
     int8_t axis;    /* -1 none (a constant index); 0 the launch variable;
-                       1, 2 the inner tack.ndindex variables */
+                       1, 2 the inner tack.ndindex variables; IR_AXIS_GROUP,
+                       IR_AXIS_LANE its workgroup and lane */
     int8_t sign;    /* the scalar's coefficient, +1 or -1 */
     int8_t written; /* a store or atomic (for the message) */
 } launch_check;

@@ -113,9 +113,13 @@ static void run_plan_end(variant *v, int64_t n, const run_plan *p) {
 /* Runs variant v for a classified call on the device's backend: the
  * launch range is evaluated and checked first, so a refused call runs
  * nothing. */
-static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
-                               const call_info *info, tack_device *dev, tack_error *err) {
-    int64_t range[BACKEND_RANGE_LEN];
+/* runtime.h: everything a launch refuses once its variant exists: the
+ * range evaluated (into range, with its count in *n), the workgroups and
+ * the accesses whose bounds follow from the range.  tack_precompile
+ * refuses the same calls through it. */
+tack_status launch_precheck(const tack_kernel *k, const ir_template *t, variant *v,
+                            const call_info *info, tack_device *dev, int64_t *range, int64_t *n_out,
+                            tack_error *err) {
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
                          info->nslots, t->has_inner_loops, range};
     if (dev->ops->range(dev->b, v->code, &call, range, err)) return err->status;
@@ -142,6 +146,16 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
     if (t->nchecks && n > 0 && launch_check_quick(t, info, range, n) &&
         launch_check_full(k, t, info, range, n, err))
         return err->status;
+    *n_out = n;
+    return TACK_OK;
+}
+
+static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
+                               const call_info *info, tack_device *dev, tack_error *err) {
+    int64_t range[BACKEND_RANGE_LEN], n;
+    backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
+                         info->nslots, t->has_inner_loops, range};
+    if (launch_precheck(k, t, v, info, dev, range, &n, err)) return err->status;
     /* The host's lock goes before dispatch_lock (and the pool's lock inside
      * the launch) is waited for: a long run ahead of this one then keeps
      * no other host thread waiting. */

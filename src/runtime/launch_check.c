@@ -58,16 +58,39 @@ static tack_status refuse(const tack_kernel *k, const ir_func *f, const call_inf
                          shape, nd == 1 ? "," : "");
 }
 
-/* Launch axis `axis`'s least and greatest value (0 and 0 for none).  All
- * lie between start and stop, or inside an inner extent: no overflow. */
+static int64_t floor_group(int64_t i) { return i >= 0 ? i / IR_WORKGROUP : -((-(i + 1)) / IR_WORKGROUP) - 1; }
+
+/* Launch axis `axis`'s least and greatest value (0 and 0 for none), each
+ * taken by some iteration.  All lie between start and stop, or inside an
+ * inner extent: no overflow. */
 static void axis_range(int axis, const int64_t *range, int64_t n, int64_t *min, int64_t *max) {
     *min = *max = 0;
-    if (axis == 0) {
+    if (axis == 0 || axis == IR_AXIS_GROUP || axis == IR_AXIS_LANE) {
         /* Modulo 2^64: the true last index fits in 64 bits. */
         int64_t first = range[0];
         int64_t last = (int64_t)((uint64_t)first + (uint64_t)(n - 1) * (uint64_t)range[2]);
         *min = first < last ? first : last;
         *max = first < last ? last : first;
+        if (axis == IR_AXIS_GROUP) { /* i >> 8 is monotonic in i */
+            *min = floor_group(*min);
+            *max = floor_group(*max);
+        } else if (axis == IR_AXIS_LANE) {
+            /* i & 255 repeats within 256 iterations: those give both ends. */
+            int64_t m = n < IR_WORKGROUP ? n : range[2] == 1 ? 0 : IR_WORKGROUP;
+            if (!m) { /* a whole group of consecutive lanes */
+                *min = 0;
+                *max = IR_WORKGROUP - 1;
+                return;
+            }
+            *min = IR_WORKGROUP - 1;
+            *max = 0;
+            for (int64_t k = 0; k < m; k++) {
+                int64_t lane = (int64_t)(((uint64_t)first + (uint64_t)k * (uint64_t)range[2]) &
+                                         (IR_WORKGROUP - 1));
+                if (lane < *min) *min = lane;
+                if (lane > *max) *max = lane;
+            }
+        }
     } else if (axis > 0) {
         *max = range[2 + axis] - 1;
     }

@@ -4,11 +4,14 @@
  * program build (PoCL parses its whole OpenCL C header each time) then
  * pays it once for the batch.
  *
- * Every call is classified first, as a launch classifies it, so a refused
- * call builds nothing; then each variant is found, loaded from the disk
- * cache or built (variant_compile_many), under the same key and symbols a
- * launch gives it: a later launch, or another process, finds it.  Nothing
- * runs on the device. */
+ * Every call is classified first, as a launch classifies it, so a call
+ * with arguments a launch refuses builds nothing; then each variant is
+ * found, loaded from the disk cache or built (variant_compile_many), under
+ * the same key and symbols a launch gives it: a later launch, or another
+ * process, finds it.  A kernel that fails to compile keeps no other from
+ * compiling, and the launch range's refusals (which the compiled code
+ * evaluates) are checked last, as the launch would.  Nothing runs on the
+ * device. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,35 +26,77 @@ typedef struct classified {
     int64_t extents[MAX_ARGS * TACK_MAX_NDIM];
 } classified;
 
+/* A call's failure, kept while the rest of the batch goes on: the first
+ * (in call order) is what tack_precompile reports. */
+static void keep_first(int i, const tack_error *e, int *failed, tack_error *err) {
+    if (*failed >= 0 && *failed < i) return;
+    *failed = i;
+    *err = *e;
+}
+
 static tack_status precompile_counted(tack_device *dev, const tack_precompile_call *calls, int n,
                                       classified *cs, compile_job *jobs, int *failed,
                                       tack_error *err) {
+    /* Which calls classified: a kernel whose source does not compile is
+     * left out of the batch (its error comes after the others compile);
+     * a call a launch refuses stops everything before any compile. */
+    int m = 0, *at = malloc((size_t)n * sizeof *at);
+    if (!at) return runtime_error(err, TACK_ERR_NOMEM, "out of memory precompiling %d calls", n);
+    tack_error first = {0};
+    int first_at = -1;
     for (int i = 0; i < n; i++) {
         tack_kernel *k = calls[i].kernel;
-        *failed = i;
+        tack_error e = {0};
         /* Stage 0: the reductions' arrays are host placeholders, nothing is
          * allocated on the device. */
         cs[i].info.nreductions = cs[i].info.reductions_started = 0;
         if (launch_classify(k, dev, calls[i].args, calls[i].nargs, kernel_debug(k), &cs[i].tkey,
-                            &cs[i].t, &cs[i].info, cs[i].errors, cs[i].extents, 0, err))
+                            &cs[i].t, &cs[i].info, cs[i].errors, cs[i].extents, 0, &e)) {
+            if (e.status == TACK_ERR_COMPILE) {
+                keep_first(i, &e, &first_at, &first);
+                continue;
+            }
+            free(at);
+            *failed = i;
+            *err = e;
             return err->status;
+        }
         kernel_slot *s = variant_slot(k, dev);
-        if (!s)
+        if (!s) {
+            free(at);
+            *failed = i;
             return runtime_error(err, TACK_ERR_NOMEM, "out of memory compiling kernel '%s'",
                                  k->def->name);
-        jobs[i] = (compile_job){.k = k, .t = cs[i].t, .info = &cs[i].info, .s = s};
+        }
+        jobs[m] = (compile_job){.k = k, .t = cs[i].t, .info = &cs[i].info, .s = s};
+        at[m++] = i;
         if (!variant_find(k, s, &cs[i].info.key))
             explain_new_variant(k, cs[i].t, s, &cs[i].info, cs[i].info.args);
     }
-    *failed = -1;
-    if (variant_compile_many(jobs, n) == TACK_OK) return TACK_OK;
-    for (int i = 0; i < n; i++)
-        if (jobs[i].err.status) {
-            *failed = i;
-            *err = jobs[i].err;
-            return err->status;
+    /* Each job's failure is its own: the others are built and kept. */
+    variant_compile_many(jobs, m);
+    for (int j = 0; j < m; j++) {
+        int i = at[j];
+        if (jobs[j].err.status || !jobs[j].v) {
+            if (!jobs[j].err.status) runtime_error(&jobs[j].err, TACK_ERR_INTERNAL,
+                                                   "internal error: kernel '%s' compiled to nothing",
+                                                   calls[i].kernel->def->name);
+            keep_first(i, &jobs[j].err, &first_at, &first);
+            continue;
         }
-    return TACK_OK;
+        /* What the launch refuses once the variant exists (its range is
+         * the compiled code's to evaluate): refused here too. */
+        int64_t range[BACKEND_RANGE_LEN], count;
+        tack_error e = {0};
+        if (launch_precheck(calls[i].kernel, cs[i].t, jobs[j].v, &cs[i].info, dev, range, &count,
+                            &e))
+            keep_first(i, &e, &first_at, &first);
+    }
+    free(at);
+    if (first_at < 0) return TACK_OK;
+    *failed = first_at;
+    *err = first;
+    return err->status;
 }
 
 tack_status tack_precompile(tack_device *dev, const tack_precompile_call *calls, int n,

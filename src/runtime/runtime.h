@@ -358,6 +358,13 @@ tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *ar
                             int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
                             int64_t *errors, int64_t *extents, int stage, tack_error *err);
 
+/* What a launch refuses once its variant exists (launch.c): the range
+ * (evaluated into range[BACKEND_RANGE_LEN], its count in *n), whole
+ * workgroups and the bounds checks below; precompile refuses the same. */
+tack_status launch_precheck(const tack_kernel *k, const ir_template *t, variant *v,
+                            const call_info *info, tack_device *dev, int64_t *range, int64_t *n,
+                            tack_error *err);
+
 /* launch_check.c: the launch's bounds checks for n > 0 outer iterations
  * over `range` (the range function's output).  launch_check_quick is the
  * per-dispatch part: 0 when every entry without a scalar parameter holds

@@ -419,7 +419,7 @@ static void test_overflow(void) {
     int64_t lens[3] = {INT64_MAX, INT64_MAX - 1, INT64_MAX / 2 + 3};
     for (int l = 0; l < 3; l++) {
         chunk_log c = {PTHREAD_MUTEX_INITIALIZER, 0, 0, INT64_MAX, 0};
-        cpu_pool_run(p, lens[l], 1, 4, log_chunk, &c);
+        cpu_pool_run(p, lens[l], 1, 4, 0, log_chunk, &c);
         CHECK(c.covered == lens[l] && c.lo_min == 0 && c.hi_max == lens[l] && c.n <= 16);
     }
     cpu_pool_free(p);

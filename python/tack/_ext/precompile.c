@@ -147,13 +147,23 @@ PyObject *ext_precompile(PyObject *self, PyObject *args, PyObject *kwargs)
     /* Every call bound and converted first: a refused one compiles nothing. */
     for (Py_ssize_t i = 0; ok && i < n; i++)
         ok = item_fill(&items[i], i, PyList_GET_ITEM(calls, i), dev) == 0;
-    /* Grouped by device, in order of first appearance. */
+    /* Grouped by device, in order of first appearance; one device's
+     * failure keeps no other from compiling (the first is raised). */
+    PyObject *et = NULL, *ev = NULL, *tb = NULL;
     for (Py_ssize_t i = 0; ok && i < n; i++) {
         int seen = 0;
         for (Py_ssize_t j = 0; j < i && !seen; j++)
             seen = ((ext_DeviceObject *)items[j].dev)->dev == ((ext_DeviceObject *)items[i].dev)->dev;
-        if (!seen)
-            ok = precompile_device(items, n, items[i].dev) == 0;
+        if (!seen && precompile_device(items, n, items[i].dev) < 0) {
+            if (!et)
+                PyErr_Fetch(&et, &ev, &tb);
+            else
+                PyErr_Clear();
+        }
+    }
+    if (et) {
+        PyErr_Restore(et, ev, tb);
+        ok = 0;
     }
     for (Py_ssize_t i = 0; items && i < n; i++)
         item_clear(&items[i]);

@@ -1,6 +1,7 @@
 /* backend_cpu.c - the CPU as a backend (backend.h): LLVM object code
  * linked into the process (codegen.c, jit.c), launched on a thread pool
  * (pool.c), with arrays in host memory. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct backend_code {
     cpu_object obj; /* kept for the disk cache's artifact */
     ir_func *range_ir;  /* range_check.c: a range that reads array elements */
     unsigned range_u64; /* range_check.c: bounds converted from u64 */
+    int64_t scratch_bytes; /* each running thread's area (cpu_scratch_layout) */
 };
 
 /* Launches shorter than this many iterations run on the calling thread:
@@ -106,6 +108,7 @@ static void code_free(backend_code *c) {
 static tack_status link_code(const ir_func *f, backend_code *c, backend_code **out,
                              tack_error *err) {
     c->range_u64 = cpu_range_u64_mask(f);
+    c->scratch_bytes = cpu_scratch_layout(f, NULL);
     c->range_ir = cpu_range_checked_ir(f);
     tack_status st = cpu_jit_load(&c->obj, &c->code, &c->entry, &c->range, err);
     if (st) {
@@ -189,11 +192,28 @@ typedef struct chunk_ctx {
     const uint64_t *slots;
     const int64_t *range;
     const int64_t *dims;
+    /* The launch's scratch areas, one per thread that runs at once (the
+     * pool admits no more): a chunk takes a free one for its run. */
+    char *scratch;
+    int64_t bytes;
+    int nareas;
+    atomic_char taken[CPU_POOL_MAX_THREADS];
 } chunk_ctx;
 
 static void run_chunk(void *arg, int64_t lo, int64_t hi) {
     chunk_ctx *c = arg;
-    c->entry(c->slots, c->range, lo, hi, c->dims);
+    if (!c->bytes) {
+        c->entry(c->slots, c->range, lo, hi, c->dims, NULL);
+        return;
+    }
+    for (int a = 0;; a = (a + 1) % c->nareas) {
+        char no = 0;
+        if (atomic_compare_exchange_strong(&c->taken[a], &no, 1)) {
+            c->entry(c->slots, c->range, lo, hi, c->dims, c->scratch + (size_t)a * (size_t)c->bytes);
+            atomic_store(&c->taken[a], 0);
+            return;
+        }
+    }
 }
 
 /* The code's own range function (codegen.c). */
@@ -210,7 +230,6 @@ static tack_status cpu_range(backend *b, backend_code *code, const backend_call 
 /* Splits the parallel loop across the pool. */
 static tack_status cpu_launch(backend *b, backend_code *code, const backend_call *call,
                               tack_error *err) {
-    (void)err;
     const int64_t *range = call->range;
     int64_t n = backend_trip_count(range[0], range[1], range[2]);
     /* Work per outer iteration: the inner ndindex extents. */
@@ -221,10 +240,26 @@ static tack_status cpu_launch(backend *b, backend_code *code, const backend_call
     }
     int64_t grain = call->has_inner_loops ? GRAIN_LOOPS
                                           : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
-    chunk_ctx c = {code->entry, call->slots, range, &call->dims[0][0]};
+    chunk_ctx c = {code->entry, call->slots, range, &call->dims[0][0], NULL, code->scratch_bytes, 0, {0}};
+    if (c.bytes && n > 0) {
+        /* Sized before anything runs: a launch that cannot have them is
+         * refused whole. */
+        c.nareas = cpu_pool_size(b->pool);
+        if (c.nareas > CPU_POOL_MAX_THREADS) c.nareas = CPU_POOL_MAX_THREADS;
+        size_t total = (size_t)c.nareas * (size_t)c.bytes;
+        c.scratch = total / (size_t)c.nareas == (size_t)c.bytes ? aligned_alloc(64, total) : NULL;
+        if (!c.scratch)
+            return backend_error(err, TACK_ERR_NOMEM,
+                                 "kernel '%s': out of memory for its tack.local arrays: %lld bytes "
+                                 "for each of %d threads",
+                                 call->kernel_name, (long long)c.bytes, c.nareas);
+        for (int a = 0; a < c.nareas; a++) atomic_init(&c.taken[a], 0);
+    }
     /* Iterations with inner loops vary in cost (an escape-time loop, a
      * triangular nest): finer chunks balance them. */
-    cpu_pool_run(b->pool, n, grain, call->has_inner_loops ? 32 : 4, run_chunk, &c);
+    cpu_pool_run(b->pool, n, grain, call->has_inner_loops ? 32 : 4, c.bytes ? c.nareas : 0, run_chunk,
+                 &c);
+    free(c.scratch);
     return TACK_OK;
 }
 

@@ -1294,8 +1294,31 @@ static void launch_body(gen *g, const void *ctx) {
                  launch_body, &next);
 }
 
-/* impl(params..., start, step, e1, e2, lo, hi, dims) */
-#define IMPL_EXTRA 7
+/* impl(params..., start, step, e1, e2, lo, hi, dims, scratch) */
+#define IMPL_EXTRA 8
+
+/* cpu.h: in order, each array stays on the stack while the stack's share
+ * stays within CPU_STACK_SCRATCH (a thread's stack may be small: a Python
+ * thread's, or a worker's); the rest go to the per-thread area. */
+int64_t cpu_scratch_layout(const ir_func *f, int64_t *offset) {
+    int64_t stack = 0, far = 0;
+    for (int i = 0; i < f->nscratch; i++) {
+        int64_t bytes = ir_scratch_size(&f->scratch[i]) * tack_dtype_size((tack_dtype)f->scratch[i].type);
+        int here = stack + bytes <= CPU_STACK_SCRATCH;
+        if (offset) offset[i] = here ? -1 : far;
+        if (here) stack += bytes;
+        else far += (bytes + 63) / 64 * 64;
+    }
+    return far;
+}
+
+/* Stack probes (LLVM's inline-asm probing, as Rust and clang's
+ * -fstack-clash-protection use): a frame larger than a page touches each
+ * page in turn, so it meets the guard page instead of jumping it. */
+static void probe_stack(gen *g, LLVMValueRef fn) {
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(g->ctx, "probe-stack", 11, "inline-asm", 10));
+}
 
 static LLVMValueRef build_impl(gen *g, const char *name) {
     const ir_func *f = g->f;
@@ -1304,9 +1327,11 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     for (int i = 0; i < n; i++) pt[i] = param_type(g, &f->params[i]);
     for (int i = 0; i < IMPL_EXTRA; i++) pt[n + i] = g->i64;
     pt[n + 6] = LLVMPointerType(g->i64, 0);
+    pt[n + 7] = LLVMPointerType(g->i8, 0);
     LLVMTypeRef ft = LLVMFunctionType(g->vd, pt, n + IMPL_EXTRA, 0);
     free(pt);
     LLVMValueRef fn = LLVMAddFunction(g->mod, name, ft);
+    probe_stack(g, fn);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, noinline, 0));
@@ -1327,10 +1352,21 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     }
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     alloc_locals(g);
-    for (int i = 0; i < f->nscratch; i++)
-        g->scratch[i] = LLVMBuildArrayAlloca(g->b, ty(g, f->scratch[i].type),
-                                             LLVMConstInt(g->i64, (uint64_t)ir_scratch_size(&f->scratch[i]), 0),
-                                             f->scratch[i].name);
+    int64_t offset[IR_MAX_SCRATCH];
+    cpu_scratch_layout(f, offset);
+    for (int i = 0; i < f->nscratch; i++) {
+        if (offset[i] < 0) {
+            g->scratch[i] = LLVMBuildArrayAlloca(g->b, ty(g, f->scratch[i].type),
+                                                 LLVMConstInt(g->i64, (uint64_t)ir_scratch_size(&f->scratch[i]), 0),
+                                                 f->scratch[i].name);
+            continue;
+        }
+        /* A big array: its place in this thread's scratch area. */
+        LLVMValueRef at = LLVMConstInt(g->i64, (uint64_t)offset[i], 0);
+        LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, LLVMGetParam(fn, n + 7), &at, 1, "");
+        g->scratch[i] = LLVMBuildBitCast(g->b, p, LLVMPointerType(ty(g, f->scratch[i].type), 0),
+                                         f->scratch[i].name);
+    }
     /* Constant start and step (the common range(n)) are used directly so
      * the vectorizer sees a unit stride. */
     LLVMValueRef start = f->start->kind == IR_CONST ? emit(g, f->start) : LLVMGetParam(fn, n);
@@ -1350,8 +1386,9 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
 static void build_entry(gen *g, LLVMValueRef impl, const char *name) {
     const ir_func *f = g->f;
     LLVMTypeRef p64 = LLVMPointerType(g->i64, 0);
-    LLVMTypeRef pt[5] = {p64, p64, g->i64, g->i64, p64};
-    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 5, 0));
+    LLVMTypeRef pt[6] = {p64, p64, g->i64, g->i64, p64, LLVMPointerType(g->i8, 0)};
+    LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 6, 0));
+    probe_stack(g, fn);
     g->fn = fn;
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     int n = f->nparams;
@@ -1367,6 +1404,7 @@ static void build_entry(gen *g, LLVMValueRef impl, const char *name) {
     args[n + 4] = LLVMGetParam(fn, 2);
     args[n + 5] = LLVMGetParam(fn, 3);
     args[n + 6] = LLVMGetParam(fn, 4);
+    args[n + 7] = LLVMGetParam(fn, 5);
     LLVMBuildCall2(g->b, LLVMGlobalGetValueType(impl), impl, args, n + IMPL_EXTRA, "");
     free(args);
     LLVMBuildRetVoid(g->b);
@@ -1377,6 +1415,7 @@ static void build_range(gen *g, const char *name) {
     LLVMTypeRef p64 = LLVMPointerType(g->i64, 0);
     LLVMTypeRef pt[3] = {p64, p64, p64};
     LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, pt, 3, 0));
+    probe_stack(g, fn);
     g->fn = fn;
     LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
     /* Debug mode guards an element the range reads (range(n[0])) with

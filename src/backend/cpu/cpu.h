@@ -25,7 +25,15 @@
 /* Runs iterations lo..hi-1 of the launch; dims are the call's extents
  * (param * TACK_MAX_NDIM + d), for the private copies' sizes. */
 typedef void (*cpu_entry_fn)(const uint64_t *slots, const int64_t *range, int64_t lo, int64_t hi,
-                             const int64_t *dims);
+                             const int64_t *dims, void *scratch);
+/* codegen.c: where a kernel's tack.local arrays live.  Those that fit
+ * CPU_STACK_SCRATCH bytes together stay on the stack; the rest live in a
+ * scratch area of the returned size (64-byte aligned offsets in offset[],
+ * -1 for a stack array), one per thread running the launch, which the
+ * entry's `scratch` argument points at.  Frames also get stack probes,
+ * so none can jump a thread's guard page. */
+#define CPU_STACK_SCRATCH (32 * 1024)
+int64_t cpu_scratch_layout(const ir_func *f, int64_t *offset);
 typedef void (*cpu_range_fn)(const uint64_t *slots, const int64_t *dims, int64_t *out);
 
 /* range_check.c: the launch range's checks before anything runs.  A copy
@@ -97,7 +105,9 @@ int cpu_pool_size(const cpu_pool *p);
 /* Calls fn(ctx, begin, end) over [0, n) in chunks_per_thread chunks per
  * thread (more balance uneven iterations; fewer cost less); runs inline
  * when n is below the grain.  One launch at a time per pool. */
-void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
+/* At most max_threads threads (the caller included; <= 0: no limit) run
+ * chunks of this launch. */
+void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread, int max_threads,
                   void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 
 #endif

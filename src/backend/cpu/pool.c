@@ -42,6 +42,7 @@ struct cpu_pool {
     void (*fn)(void *, int64_t, int64_t);
     void *ctx;
     int64_t total, chunk;
+    int max_workers; /* workers admitted at once (the caller runs too) */
     /* Unsigned: each thread's last take overshoots total by up to a chunk,
      * which for launches near INT64_MAX would wrap a signed counter. */
     atomic_ullong next;
@@ -67,7 +68,9 @@ static void take_chunks(cpu_pool *p) {
 static int join_launch(cpu_pool *p, unsigned g) {
     unsigned long long s = atomic_load(&p->admission);
     do {
-        if ((unsigned)(s >> 32) != g || (s & LAUNCH_CLOSED)) return 0;
+        if ((unsigned)(s >> 32) != g || (s & LAUNCH_CLOSED) ||
+            (int)(s & (LAUNCH_CLOSED - 1)) >= p->max_workers)
+            return 0;
     } while (!atomic_compare_exchange_weak(&p->admission, &s, s + 1));
     return 1;
 }
@@ -172,7 +175,7 @@ void cpu_pool_free(cpu_pool *p) {
 
 int cpu_pool_size(const cpu_pool *p) { return atomic_load(&((cpu_pool *)p)->nthreads); }
 
-void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
+void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread, int max_threads,
                   void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
     if (n <= 0) return;
     if (atomic_load_explicit(&p->nthreads, memory_order_relaxed) == 1 || n < grain) {
@@ -189,6 +192,7 @@ void cpu_pool_run(cpu_pool *p, int64_t n, int64_t grain, int chunks_per_thread,
     p->fn = fn;
     p->ctx = ctx;
     p->total = n;
+    p->max_workers = max_threads > 0 && max_threads < nthreads ? max_threads - 1 : nthreads;
     int64_t chunks = (int64_t)nthreads * (chunks_per_thread > 0 ? chunks_per_thread : 1);
     p->chunk = n / chunks + (n % chunks != 0); /* rounded up without n + chunks - 1 */
     atomic_store(&p->next, 0);

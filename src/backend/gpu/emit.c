@@ -1499,6 +1499,8 @@ static tack_status emit(const ir_func *f, const gpu_dialect *d, const char *entr
         fail_at(&g, 0, 1, 0, "a kernel without a parallel loop");
     else if (!d->type[TACK_F64] && gpu_check_support(f, 0, 1, d->title ? d->title : d->name, "", err))
         g.failed = 1; /* a dialect without f64: err names the first use */
+    else if (gpu_check_private(f, d->title ? d->title : d->name, err))
+        g.failed = 1;
     else entry(&g);
     sbuf out = {0};
     if (!g.failed) {

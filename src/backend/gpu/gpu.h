@@ -96,6 +96,10 @@ int gpu_workgroup_reduction(const ir_func *f, const gpu_dialect *d);
  * but <who> has no fp64 support" (<atomics64_word> for atomics). */
 tack_status gpu_check_support(const ir_func *f, int fp64, int atomics64, const char *who,
                               const char *atomics64_word, tack_error *err);
+/* support.c: TACK_ERR_VALUE when f's tack.local arrays together exceed
+ * GPU_PRIVATE_BYTES, naming the largest array, its size and the limit. */
+#define GPU_PRIVATE_BYTES (64 * 1024)
+tack_status gpu_check_private(const ir_func *f, const char *who, tack_error *err);
 
 /* How the host reads an array element the range uses (`range(n[0])`):
  * the backend's mem_read, which copies n bytes at `offset` of the buffer

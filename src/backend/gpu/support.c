@@ -109,3 +109,32 @@ tack_status gpu_check_support(const ir_func *f, int fp64, int atomics64, const c
     }
     return TACK_OK;
 }
+
+/* Every GPU keeps a lane's tack.local arrays in its private memory, which
+ * holds far less than a CPU thread's scratch area (PoCL's work-item stack
+ * dies from 512 KiB, CUDA allows 512 KiB per thread with the spills).
+ * Beyond GPU_PRIVATE_BYTES a kernel is refused before any driver sees it,
+ * naming the largest array. */
+tack_status gpu_check_private(const ir_func *f, const char *who, tack_error *err) {
+    int64_t total = 0, most = -1;
+    int big = -1;
+    for (int i = 0; i < f->nscratch; i++) {
+        if (f->scratch[i].shared) continue; /* workgroup memory: checked at launch */
+        int64_t bytes = ir_scratch_size(&f->scratch[i]) * tack_dtype_size((tack_dtype)f->scratch[i].type);
+        total += bytes;
+        if (bytes > most) {
+            most = bytes;
+            big = i;
+        }
+    }
+    if (total <= GPU_PRIVATE_BYTES) return TACK_OK;
+    tack_status st = refuse(err,
+                            "kernel '%s': local array '%s' holds %lld bytes (%lld with the kernel's "
+                            "other local arrays), but %s devices hold at most %d bytes of local arrays per "
+                            "iteration; keep them smaller or pass a larger array as an argument",
+                            f->name, f->scratch[big].name, (long long)most, (long long)total, who,
+                            GPU_PRIVATE_BYTES);
+    err->status = TACK_ERR_VALUE;
+    (void)st;
+    return TACK_ERR_VALUE;
+}
