@@ -99,4 +99,9 @@ int launch_bounds(const ir_func *f, launch_check *out, int cap);
  * line. */
 tack_status pass_infer_types(ir_func *f, tack_error *err);
 
+/* A collective kernel for a CPU (workgroup_loops.c): the typed body per
+ * workgroup, lanes as loops split at the barriers; afterwards the launch
+ * variable is the group's first iteration, stepped by IR_WORKGROUP. */
+tack_status pass_workgroup_loops(ir_func *f, tack_error *err);
+
 #endif

@@ -2,9 +2,9 @@
 tack.local_index(), tack.group_index() and tack.WORKGROUP (256 lanes).
 
 Each kernel (a block reduction, a prefix scan, a tiled matrix multiply with
-shared tiles, a shared-memory stencil) is checked against NumPy on OpenCL
-(PoCL runs it for real here) and as PTX for sm_80 and sm_90.  The CPU
-refuses them with an error naming the device and where they run; launches
+shared tiles, a shared-memory stencil) is checked against NumPy on the CPU
+(lane loops split at the barriers) and OpenCL (PoCL runs it for real here)
+and as PTX for sm_80 and sm_90; launches
 that are not whole workgroups and barriers that some lanes may miss are
 refused before anything runs."""
 import numpy as np
@@ -97,8 +97,9 @@ def stencil(x, out):
         out[i] = tile[lane] + tile[lane + 1] + tile[lane + 2]
 
 
-# PoCL runs them here; a CUDA device where there is one (bench/gpu/check.sh).
-@pytest.fixture(scope="module", params=["opencl", "cuda"])
+# The CPU runs them as lane loops (passes/workgroup_loops.c); PoCL runs them
+# here; a CUDA device where there is one (bench/gpu/check.sh).
+@pytest.fixture(scope="module", params=["cpu", "opencl", "cuda"])
 def gpu(request):
     return device_or_skip(request.param)
 
@@ -143,14 +144,11 @@ def test_launch_must_be_whole_workgroups(gpu):
     np.testing.assert_array_equal(out.numpy(), 7.0)
 
 
-def test_the_cpu_refuses_and_says_where_it_runs():
-    x = np.ones(WG, np.float32)
-    out = np.full(1, 7.0, np.float32)
-    with pytest.raises(ValueError) as e:
-        block_sum(x, out)
-    msg = str(e.value)
-    assert "block_sum" in msg and "'cpu'" in msg and "opencl" in msg
-    assert out[0] == 7.0
+def test_the_cpu_runs_numpy_arrays_directly():
+    x = np.arange(WG * 2, dtype=np.float32)
+    out = np.full(2, 7.0, np.float32)
+    block_sum(x, out)
+    np.testing.assert_array_equal(out, x.reshape(2, WG).sum(axis=1))
 
 
 def test_divergent_barriers_are_compile_errors(gpu):

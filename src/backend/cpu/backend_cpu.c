@@ -61,7 +61,10 @@ static void cpu_caps(const backend *b, backend_caps *c) {
     memset(c, 0, sizeof *c);
     c->host_memory = 1;
     c->fp64 = c->atomics64 = 1;
-    c->max_workgroup = 1;
+    /* Workgroups run as lane loops (passes/workgroup_loops.c); shared
+     * arrays live on a worker's stack, so they get what a GPU gives. */
+    c->max_workgroup = IR_WORKGROUP;
+    c->local_mem_bytes = 64 << 10;
     for (int d = 0; d < 3; d++) c->max_grid[d] = INT64_MAX;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     c->global_mem_bytes = c->max_alloc_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : INT64_MAX;

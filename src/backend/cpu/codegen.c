@@ -1195,7 +1195,7 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
         LLVMBuildStore(g->b, v, scratch_ptr(g, s->index, emit(g, s->indices[0])));
         break;
     }
-    case IR_BARRIER: /* never here: collective kernels are refused (codegen) */
+    case IR_BARRIER: /* never here: pass_workgroup_loops removed them */
         break;
     case IR_PRINT:
         emit_print(g, s);
@@ -1376,8 +1376,17 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     LLVMValueRef work = LLVMBuildSub(g->b, LLVMGetParam(fn, n + 5), LLVMGetParam(fn, n + 4), "");
     for (int d = 0; d < f->ninner; d++) work = LLVMBuildMul(g->b, work, top.extents[d], "");
     private_begin(g, LLVMGetParam(fn, n + 6), work);
-    counted_loop(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5), f->loop_var, start, step,
-                 launch_body, &top);
+    LLVMValueRef first = LLVMGetParam(fn, n + 4), end = LLVMGetParam(fn, n + 5);
+    if (f->collective) {
+        /* Each group runs whole in the chunk that holds its first lane
+         * (launches are whole groups): loop_var is that lane's index. */
+        LLVMValueRef up = LLVMConstInt(g->i64, IR_WORKGROUP - 1, 0), sh = LLVMConstInt(g->i64, 8, 0);
+        first = LLVMBuildLShr(g->b, LLVMBuildAdd(g->b, first, up, ""), sh, "");
+        end = LLVMBuildLShr(g->b, LLVMBuildAdd(g->b, end, up, ""), sh, "");
+        start = LLVMConstInt(g->i64, 0, 0);
+        step = LLVMConstInt(g->i64, IR_WORKGROUP, 0);
+    }
+    counted_loop(g, first, end, f->loop_var, start, step, launch_body, &top);
     private_end(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5));
     LLVMBuildRetVoid(g->b);
     return fn;
@@ -1459,15 +1468,15 @@ static char *buffer_text(LLVMMemoryBufferRef buf) {
 static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_output output,
                            cpu_object *out, char **text, tack_error *err) {
     memset(out, 0, sizeof *out);
+    /* Workgroups: the body per group, lanes as loops (workgroup_loops.c). */
+    ir_func *grouped = NULL;
     if (f->collective) {
-        /* Workgroup lanes would need the body split at its barriers. */
-        err->status = TACK_ERR_VALUE;
-        snprintf(err->message, sizeof err->message,
-                 "kernel '%s' uses workgroups (tack.shared, tack.barrier(), tack.local_index() "
-                 "...), which the device 'cpu' does not run: run it on a GPU device such as "
-                 "tack.device('opencl') or tack.device('cuda')",
-                 f->name);
-        return TACK_ERR_VALUE;
+        if (!(grouped = ir_clone(f))) return llvm_fail(err, f, "out of memory", NULL);
+        if (pass_workgroup_loops(grouped, err)) {
+            ir_func_free(grouped);
+            return err->status;
+        }
+        f = grouped;
     }
     pthread_once(&target_once, init_target);
     if (!target_machine) return llvm_fail(err, f, target_error, NULL);
@@ -1583,6 +1592,7 @@ done:
     free(g.inlines);
     free(g.priv);
     free(g.scratch);
+    ir_func_free(grouped);
     return st;
 }
 
