@@ -379,6 +379,7 @@ static expr *p_atom(parser *p) {
     case TOK_FLOAT:
         if (!(e = new_expr(p, EX_FLOAT, t))) return NULL;
         e->fval = t->fval;
+        e->imag = t->imag;
         advance(p);
         return e;
     case TOK_STRING:

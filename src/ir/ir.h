@@ -115,6 +115,8 @@ struct ir_expr {
     /* CAST: the conversion resolve_dims puts around an array index before
      * its address arithmetic; inference refuses a float operand. */
     int index_cast;
+    /* IR_VECTOR (lowering only): a complex number's two parts (complex.c) */
+    int cplx;
 };
 
 typedef enum ir_stmt_kind {

@@ -606,6 +606,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         ir_expr **args = lower_args(L, e);
         return args ? lower_texture_sample(L, p, args, e->nitems, e) : NULL;
     }
+    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "conjugate") && !e->nitems &&
+        !classify(L, e->a, path, sizeof path).kind && !path[0])
+        return cx_conj(L, lower_expr(L, e->a->a), e);
     if (is_vector_method(L, e->a)) {
         ir_expr *self = lower_expr(L, e->a->a);
         ir_expr **args = self ? lower_args(L, e) : NULL;
@@ -620,6 +623,8 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     if (L->failed) return NULL;
     int rnd = c.kind == CALLEE_NONE && path[0] ? random_name(path) : -1;
     if (rnd >= 0) return lower_random_call(L, e, rnd, path);
+    ir_expr *cx;
+    if (c.kind == CALLEE_NONE && path[0] && cx_call(L, e, path, &cx)) return cx;
     switch (c.kind) {
     case CALLEE_WORKGROUP:
         return workgroup_value(L, c.which, e);
@@ -700,6 +705,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         }
         ir_expr **args = lower_args(L, e);
         if (!args) return NULL;
+        ir_expr *cx;
+        for (int i = 0; i < e->nitems; i++)
+            if (cx_is(args[i]) && cx_intrinsic(L, c.fn, args, e->nitems, e, &cx)) return cx;
         if (any_vector(args, e->nitems)) {
             /* Component by component; min/max of several fold in pairs. */
             if (want > 0) return vec_call(L, c.fn, args, e->nitems, e);
@@ -816,6 +824,8 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
         if (!x) oom(L);
         return x;
     }
+    if (!path[0] && (!strcmp(e->name, "real") || !strcmp(e->name, "imag")))
+        return cx_part(L, lower_expr(L, e->a), e->name[0] == 'i', e);
     if (!path[0] && !strcmp(e->name, "T")) return mat_transpose(L, lower_expr(L, e->a), e);
     const char *comp = strchr("xyzw", e->name[0]);
     if (!path[0] && comp && e->name[0] && !e->name[1]) {
@@ -836,6 +846,7 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
 
 static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
     if (!a || !b) return NULL;
+    if (cx_is(a) || cx_is(b)) return cx_binop(L, op, a, b, at);
     if (vec_is(a) || vec_is(b)) return vec_binop(L, op, a, b, at);
     ir_expr *x = new_expr(L, IR_BINOP, at);
     if (x) {
@@ -843,6 +854,12 @@ static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *
         x->a = a;
         x->b = b;
     }
+    return x;
+}
+
+static ir_expr *lower_expr_zero(lowerer *L, const expr *e) {
+    ir_expr *x = ir_const_float(L->f, 0.0, IRT_WEAK_FLOAT, e->line, e->col);
+    if (!x) oom(L);
     return x;
 }
 
@@ -862,6 +879,7 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
         return x;
     }
     case EX_FLOAT: {
+        if (e->imag) return cx_make(L, lower_expr_zero(L, e), ir_const_float(L->f, e->fval, IRT_WEAK_FLOAT, e->line, e->col), e);
         ir_expr *x = ir_const_float(L->f, e->fval, IRT_WEAK_FLOAT, e->line, e->col);
         if (!x) oom(L);
         return x;
@@ -899,6 +917,7 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
             ERR(L, e->line, e->col, "operator '%s' is not supported", e->op);
             return NULL;
         }
+        if (cx_is(a)) return cx_unop(L, op, a, e);
         if (vec_is(a)) return vec_unop(L, op, a, e);
         ir_expr *x = new_expr(L, IR_UNOP, e);
         if (!x) return NULL;

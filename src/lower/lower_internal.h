@@ -52,6 +52,7 @@ typedef struct binding {
     int busy;          /* BIND_PROLOGUE: its value is being lowered */
     int seg;           /* BIND_PROLOGUE: the top-level loop it comes before;
                           BIND_FINISHED: the loop that computes it */
+    int cplx;          /* BIND_VECTOR: holds complex numbers (complex.c) */
 } binding;
 
 #define MAX_RESULTS 16
@@ -160,6 +161,19 @@ ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int widt
 int vec_eval(lowerer *L, ir_block *b, ir_expr *v);
 /* A CompileError at the first vector value left where a scalar was needed. */
 int vec_check_none_left(lowerer *L, const ir_block *b);
+
+/* complex.c: complex numbers, IR_VECTOR values of two parts marked cplx. */
+int cx_is(const ir_expr *e);
+ir_expr *cx_make(lowerer *L, ir_expr *re, ir_expr *im, const expr *at);
+ir_expr *cx_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
+ir_expr *cx_unop(lowerer *L, ir_op op, ir_expr *a, const expr *at);
+ir_expr *cx_part(lowerer *L, ir_expr *v, int imag, const expr *at); /* .real .imag */
+ir_expr *cx_conj(lowerer *L, ir_expr *a, const expr *at);
+ir_expr *cx_apply(lowerer *L, const char *leaf, ir_expr *a, const expr *at);
+/* complex(), cmath.*, np.real/imag/conj: 1 when `path` names one. */
+int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out);
+/* abs, exp, ... of a complex argument. */
+int cx_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr *at, ir_expr **out);
 
 /* matrices.c: matrix values (tack.mat22f ... mat44d), IR_VECTOR values
  * with dim = rows.  mat_call handles tack.mat*, tack.identity, outer,

@@ -486,6 +486,7 @@ ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at) {
     ir_expr *out = vec_new(L, b->width, at);
     if (!out) return NULL;
     out->dim = b->rows;
+    out->cplx = b->cplx;
     for (int k = 0; k < b->width; k++)
         if (lower_set_local(L, out->body, comp_local(out, k), lower_read_local(L, b->comps[k], at), at)) return NULL;
     return out;
@@ -505,6 +506,7 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
         b->kind = BIND_VECTOR;
         b->width = v->nargs;
         b->rows = v->dim;
+        b->cplx = v->cplx;
         for (int k = 0; k < v->nargs; k++) {
             char name[256];
             if (v->dim)
@@ -514,6 +516,10 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
                 snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], b->owner);
             if ((b->comps[k] = ir_local_add(L->f, name)) < 0) return lower_oom(L);
         }
+    } else if (b->cplx != v->cplx) {
+        ERR(L, at->line, at->col, "'%s' holds %s elsewhere; a name keeps one kind of value", b->name,
+            b->cplx ? "complex numbers" : "vectors");
+        return -1;
     } else if (b->width != v->nargs || b->rows != v->dim) {
         char have[64], got[64];
         ir_expr shape = {.nargs = b->width, .dim = b->rows};

@@ -434,7 +434,7 @@ static const bad_case bad[] = {
     {"def f(a):\n    x = 012\n", 2, "leading zeros"},
     {"def f(a):\n    x = 1__0\n", 2, "invalid decimal literal"},
     {"def f(a):\n    x = 0x\n", 2, "invalid hexadecimal literal"},
-    {"def f(a):\n    x = 1j\n", 2, "complex literals"},
+    {"def f(a):\n    x = 1jk\n", 2, "invalid decimal literal"}, /* 1j is a complex literal */
     {"def f(a):\n    x = 'abc\n", 2, "unterminated string literal"},
     {"def f(a):\n    x = 1\n    y = '''abc\n\n", 3, "unterminated triple-quoted"},
     {"def f(a):\n    x = 1 \\ 2\n", 2, "line continuation"},
