@@ -112,11 +112,13 @@ struct expr {
     const char **ops;    /* COMPARE: nitems-1 operators ("<", "==", "is not"...) */
     const char *str;     /* STR: the text, UTF-8 (may hold NULs: see len) */
     size_t len;          /* STR */
-    /* CALL: keyword arguments, parsed only for print() (sep=, end=, ...);
-     * every other call refuses them in the parser. */
+    /* CALL: keyword arguments: print()'s (sep=, end=, ...), and those of
+     * built-in and NumPy calls, placed by lower/calls.c; every other call
+     * refuses them while lowering. */
     const char **kw_names;
     expr **kw_values;
     int nkw;
+    int is_list;         /* TUPLE: written as a list literal [a, b] */
 };
 
 typedef enum stmt_kind {

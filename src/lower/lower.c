@@ -587,12 +587,35 @@ static int is_vector_method(lowerer *L, const expr *callee) {
            module_path(L, callee, path, sizeof path) != 0;
 }
 
+int lower_callee_path(lowerer *L, const expr *callee, char *path, size_t size) {
+    classify(L, callee, path, size);
+    return L->failed || !path[0] ? -1 : 0;
+}
+
+int lower_callee_cast(lowerer *L, const expr *d, char *path, size_t size, callee_info *out) {
+    callee c = classify(L, d, path, size);
+    out->cast = c.kind == CALLEE_CAST;
+    out->type = c.cast_to;
+    return L->failed ? -1 : 0;
+}
+
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
-    if (e->nkw && classify(L, e->a, path, sizeof path).kind != CALLEE_PRINT) {
-        /* Only print()'s: the parser passed them for any callee named print. */
-        ERR(L, e->line, e->col, "keyword arguments are not supported");
-        return NULL;
+    if (e->nkw) {
+        callee k = classify(L, e->a, path, sizeof path);
+        if (L->failed) return NULL;
+        /* print()'s are print's; device functions' are refused where they
+         * inline; the built-in and NumPy functions' are placed */
+        tack_name n;
+        int device_fn = k.kind == CALLEE_NONE && e->a->kind == EX_NAME &&
+                        !is_bound(L, e->a->name) && !resolve(L, e->a, &n) && n.kind == TACK_NAME_FUNC;
+        if (L->failed) return NULL;
+        if (k.kind == CALLEE_NONE && !path[0]) {
+            ERR(L, e->line, e->col, "keyword arguments are not supported in this call");
+            return NULL;
+        }
+        if (k.kind != CALLEE_PRINT && !device_fn && !(e = calls_place_keywords(L, e, path)))
+            return NULL;
     }
     if (e->a->kind == EX_ATTR) {
         tmpl_node *node;
@@ -625,6 +648,7 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     if (rnd >= 0) return lower_random_call(L, e, rnd, path);
     ir_expr *cx;
     if (c.kind == CALLEE_NONE && path[0] && cx_call(L, e, path, &cx)) return cx;
+    if (c.kind == CALLEE_NONE && path[0] && calls_numpy(L, e, path, &cx)) return cx;
     switch (c.kind) {
     case CALLEE_WORKGROUP:
         return workgroup_value(L, c.which, e);
@@ -1048,6 +1072,11 @@ int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, cons
         if (!idx) return -1;
         L->f->params[p].written = 1;
         if (vec_width_of(L, p)) return vec_store(L, b, p, idx, n, value, at);
+        if (cx_is(value)) {
+            ERR(L, at->line, at->col, "'%s' is not an array of complex numbers; store z.real or "
+                "z.imag, or pass a complex64/complex128 array", L->f->params[p].name);
+            return -1;
+        }
         if (vec_is(value)) {
             char what[64];
             vec_shape_name(value, what, sizeof what);
@@ -1159,8 +1188,21 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
             rc = view_assign_row(L, b, s);
         if (rc <= 0) return rc;
     }
+    {
+        int rc = calls_local_array(L, b, s);
+        if (rc <= 0) return rc;
+    }
     if (s->value->kind == EX_CALL) {
         callee c = classify(L, s->value->a, path, sizeof path);
+        if (c.kind == CALLEE_WORKGROUP && (c.which == WG_LOCAL || c.which == WG_SHARED) &&
+            s->value->nkw) {
+            /* tack.local(shape, dtype=...): the same statement, placed */
+            stmt *placed = arena_alloc(&L->f->mem, sizeof *placed);
+            if (!placed) return oom(L);
+            *placed = *s;
+            if (!(placed->value = (expr *)calls_place_keywords(L, s->value, path))) return -1;
+            s = placed;
+        }
         if (c.kind == CALLEE_WORKGROUP && (c.which == WG_LOCAL || c.which == WG_SHARED)) {
             ir_type dtype = TACK_F32;
             if (s->value->nitems == 2) {

@@ -162,8 +162,24 @@ int vec_eval(lowerer *L, ir_block *b, ir_expr *v);
 /* A CompileError at the first vector value left where a scalar was needed. */
 int vec_check_none_left(lowerer *L, const ir_block *b);
 
+/* calls.c: keyword arguments placed (e itself, or a copy; NULL after an
+ * error), NumPy's scalar functions (1 and *out when path is numpy.X), and
+ * local arrays from np.zeros/empty/ones/full and [v] * n (1: not one). */
+const expr *calls_place_keywords(lowerer *L, const expr *e, const char *path);
+int calls_numpy(lowerer *L, const expr *e, const char *path, ir_expr **out);
+int calls_local_array(lowerer *L, ir_block *b, const stmt *s);
+/* lower.c's classification, for calls.c: a callee's path ("numpy.zeros"),
+ * and whether an expression names a cast (a dtype). */
+typedef struct callee_info {
+    int cast;
+    ir_type type;
+} callee_info;
+int lower_callee_path(lowerer *L, const expr *callee, char *path, size_t size);
+int lower_callee_cast(lowerer *L, const expr *d, char *path, size_t size, callee_info *out);
+
 /* complex.c: complex numbers, IR_VECTOR values of two parts marked cplx. */
 int cx_is(const ir_expr *e);
+int cx_param(lowerer *L, int param); /* an array of complex numbers */
 ir_expr *cx_make(lowerer *L, ir_expr *re, ir_expr *im, const expr *at);
 ir_expr *cx_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
 ir_expr *cx_unop(lowerer *L, ir_op op, ir_expr *a, const expr *at);
