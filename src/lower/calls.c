@@ -145,6 +145,7 @@ static ir_expr *sel(lowerer *L, ir_expr *c, ir_expr *a, ir_expr *b, const expr *
 
 static ir_expr *fn(lowerer *L, ir_intrinsic f, ir_expr *a, ir_expr *b, const expr *at) {
     int n = ir_intrinsic_nargs(f);
+    if (n < 0) n = 2; /* min, max */
     if (!a || (n == 2 && !b)) return NULL;
     ir_expr *x = node(L, IR_CALL, at);
     ir_expr **args = arena_alloc(&L->f->mem, 2 * sizeof *args);
