@@ -249,14 +249,23 @@ typedef struct tack_struct tack_struct;
  * what a vec_width means: components per element (the last storage
  * dimension's extent) and a matrix's rows (0: a vector or a scalar). */
 #define TACK_MAT_WIDTH(rows, cols) (16 * (rows) + (cols))
+/* tack_arg.vec_width of an array of complex numbers (NumPy's complex64 and
+ * complex128: dtype TACK_F32 or TACK_F64): two components, the real part
+ * then the imaginary part, read in kernels as complex values. */
+#define TACK_COMPLEX_WIDTH 0x82
 static inline int tack_width_components(int vec_width) {
+    if (vec_width == TACK_COMPLEX_WIDTH) return 2;
     return vec_width >= 16 ? (vec_width >> 4) * (vec_width & 15) : vec_width;
 }
-static inline int tack_width_rows(int vec_width) { return vec_width >= 16 ? vec_width >> 4 : 0; }
-/* A vec_width Tack accepts: 0, 2-4, or a 2x2, 3x3 or 4x4 matrix's. */
+static inline int tack_width_rows(int vec_width) {
+    return vec_width >= 16 && vec_width != TACK_COMPLEX_WIDTH ? vec_width >> 4 : 0;
+}
+/* A vec_width Tack accepts: 0, 2-4, a 2x2, 3x3 or 4x4 matrix's, or
+ * TACK_COMPLEX_WIDTH. */
 static inline int tack_width_valid(int vec_width) {
     return vec_width == 0 || (vec_width >= 2 && vec_width <= 4) || vec_width == TACK_MAT_WIDTH(2, 2) ||
-           vec_width == TACK_MAT_WIDTH(3, 3) || vec_width == TACK_MAT_WIDTH(4, 4);
+           vec_width == TACK_MAT_WIDTH(3, 3) || vec_width == TACK_MAT_WIDTH(4, 4) ||
+           vec_width == TACK_COMPLEX_WIDTH;
 }
 
 typedef struct tack_arg {

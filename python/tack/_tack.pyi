@@ -56,6 +56,8 @@ mat44f: dtype
 mat22d: dtype
 mat33d: dtype
 mat44d: dtype
+complex64: dtype
+complex128: dtype
 
 class Device:
     @property

@@ -30,6 +30,7 @@ typedef struct token {
     uint64_t ival;    /* TOK_INT: value (exact up to 2^64-1) */
     int ival_overflow;/* TOK_INT: literal does not fit in 64 bits */
     double fval;      /* TOK_FLOAT */
+    int imag;         /* TOK_FLOAT: an imaginary literal, 2j */
 } token;
 
 /* Where a compile error happened, shared by the front end and lowering:
@@ -101,6 +102,7 @@ struct expr {
     uint64_t ival;       /* INT */
     int ival_overflow;   /* INT: too big for 64 bits */
     double fval;         /* FLOAT */
+    int imag;            /* FLOAT: an imaginary literal (2j): 0 + fval*1j */
     int bval;            /* BOOL */
     expr *a, *b, *c;     /* UNARY: a; BINOP: a, b; IFEXP: a=cond b=then c=else;
                             CALL: a=callee; ATTR, SUBSCRIPT: a=value */
@@ -110,11 +112,13 @@ struct expr {
     const char **ops;    /* COMPARE: nitems-1 operators ("<", "==", "is not"...) */
     const char *str;     /* STR: the text, UTF-8 (may hold NULs: see len) */
     size_t len;          /* STR */
-    /* CALL: keyword arguments, parsed only for print() (sep=, end=, ...);
-     * every other call refuses them in the parser. */
+    /* CALL: keyword arguments: print()'s (sep=, end=, ...), and those of
+     * built-in and NumPy calls, placed by lower/calls.c; every other call
+     * refuses them while lowering. */
     const char **kw_names;
     expr **kw_values;
     int nkw;
+    int is_list;         /* TUPLE: written as a list literal [a, b] */
 };
 
 typedef enum stmt_kind {

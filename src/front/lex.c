@@ -216,8 +216,11 @@ static tack_status lex_number(lexer *lx) {
             return src_error(lx->src, line, col, lx->err, "invalid decimal literal");
         is_float = 1;
     }
-    if ((s[lx->pos] | 0x20) == 'j')
-        return src_error(lx->src, line, col, lx->err, "complex literals are not supported");
+    int imag = (s[lx->pos] | 0x20) == 'j';
+    if (imag) {
+        lx->pos++;
+        is_float = 1;
+    }
     if (is_id_char(s[lx->pos]))
         return src_error(lx->src, line, col, lx->err, "invalid decimal literal");
     token *t = push(lx, is_float ? TOK_FLOAT : TOK_INT, start, lx->pos, line, col);
@@ -230,7 +233,8 @@ static tack_status lex_number(lexer *lx) {
         if (s[start + i] != '_') clean[k++] = s[start + i];
     clean[k] = 0;
     if (is_float) {
-        t->fval = strtod(clean, NULL);
+        t->fval = strtod(clean, NULL); /* stops at a 'j' */
+        t->imag = imag;
         return TACK_OK;
     }
     for (size_t i = 0; i < k; i++) {

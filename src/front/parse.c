@@ -359,6 +359,28 @@ static expr *p_strings(parser *p) {
     return e;
 }
 
+/* [a, b, c]: a list literal, which kernels keep as a local array, as they
+ * keep a tuple held in a name (lower/local_lists.c). */
+static expr *p_list(parser *p) {
+    token *open = advance(p);
+    expr *e = new_expr(p, EX_TUPLE, open);
+    if (!e) return NULL;
+    e->is_list = 1;
+    int cap = 0;
+    if (is_op(cur(p), "]")) return perr(p, open, "an empty list has no length a kernel can know; "
+                                        "write [0.0] * n or np.zeros(n)");
+    while (!is_op(cur(p), "]")) {
+        expr *item = p_test(p);
+        if (!item) return NULL;
+        if (is_kw(cur(p), "for"))
+            return perr(p, cur(p), "list comprehensions are not supported in kernels");
+        PUSH(p, e->items, e->nitems, cap, item, NULL);
+        if (!is_op(cur(p), ",")) break;
+        advance(p);
+    }
+    return expect_op(p, "]") ? e : NULL;
+}
+
 static expr *p_atom(parser *p) {
     token *t = cur(p);
     expr *e;
@@ -379,6 +401,7 @@ static expr *p_atom(parser *p) {
     case TOK_FLOAT:
         if (!(e = new_expr(p, EX_FLOAT, t))) return NULL;
         e->fval = t->fval;
+        e->imag = t->imag;
         advance(p);
         return e;
     case TOK_STRING:
@@ -397,7 +420,7 @@ static expr *p_atom(parser *p) {
         return unexpected(p, t, "expected an expression");
     case TOK_OP:
         if (is_op(t, "(")) return p_paren(p);
-        if (is_op(t, "[")) return perr(p, t, "list literals are not supported in kernels");
+        if (is_op(t, "[")) return p_list(p);
         if (is_op(t, "{"))
             return perr(p, t, "dict and set literals are not supported in kernels");
         if (is_op(t, "*") || is_op(t, "**"))
@@ -421,9 +444,7 @@ static expr *p_call(parser *p, expr *callee) {
         if (is_op(t, "*") || is_op(t, "**"))
             return perr(p, t, "starred arguments are not supported in kernels");
         if (t->kind == TOK_NAME && is_op(peek(p, 1), "=")) {
-            /* print(..., sep=' ', end='\n') only: lower/print.c reads them. */
-            if (callee->kind != EX_NAME || strcmp(callee->name, "print"))
-                return perr(p, t, "keyword arguments are not supported");
+            /* print's (lower/print.c) and the built-ins' (lower/calls.c) */
             advance(p);
             advance(p);
             expr *v = p_test(p);

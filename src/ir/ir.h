@@ -117,6 +117,8 @@ struct ir_expr {
      * seed of tack.rng(seed, i) made u64, whose float operand is refused
      * too (it would be truncated). */
     int index_cast;
+    /* IR_VECTOR (lowering only): a complex number's two parts (complex.c) */
+    int cplx;
 };
 
 typedef enum ir_stmt_kind {

@@ -587,12 +587,35 @@ static int is_vector_method(lowerer *L, const expr *callee) {
            module_path(L, callee, path, sizeof path) != 0;
 }
 
+int lower_callee_path(lowerer *L, const expr *callee, char *path, size_t size) {
+    classify(L, callee, path, size);
+    return L->failed || !path[0] ? -1 : 0;
+}
+
+int lower_callee_cast(lowerer *L, const expr *d, char *path, size_t size, callee_info *out) {
+    callee c = classify(L, d, path, size);
+    out->cast = c.kind == CALLEE_CAST;
+    out->type = c.cast_to;
+    return L->failed ? -1 : 0;
+}
+
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
-    if (e->nkw && classify(L, e->a, path, sizeof path).kind != CALLEE_PRINT) {
-        /* Only print()'s: the parser passed them for any callee named print. */
-        ERR(L, e->line, e->col, "keyword arguments are not supported");
-        return NULL;
+    if (e->nkw) {
+        callee k = classify(L, e->a, path, sizeof path);
+        if (L->failed) return NULL;
+        /* print()'s are print's; device functions' are refused where they
+         * inline; the built-in and NumPy functions' are placed */
+        tack_name n;
+        int device_fn = k.kind == CALLEE_NONE && e->a->kind == EX_NAME &&
+                        !is_bound(L, e->a->name) && !resolve(L, e->a, &n) && n.kind == TACK_NAME_FUNC;
+        if (L->failed) return NULL;
+        if (k.kind == CALLEE_NONE && !path[0]) {
+            ERR(L, e->line, e->col, "keyword arguments are not supported in this call");
+            return NULL;
+        }
+        if (k.kind != CALLEE_PRINT && !device_fn && !(e = calls_place_keywords(L, e, path)))
+            return NULL;
     }
     if (e->a->kind == EX_ATTR) {
         tmpl_node *node;
@@ -606,6 +629,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         ir_expr **args = lower_args(L, e);
         return args ? lower_texture_sample(L, p, args, e->nitems, e) : NULL;
     }
+    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "conjugate") && !e->nitems &&
+        !classify(L, e->a, path, sizeof path).kind && !path[0])
+        return cx_conj(L, lower_expr(L, e->a->a), e);
     if (is_vector_method(L, e->a)) {
         ir_expr *self = lower_expr(L, e->a->a);
         ir_expr **args = self ? lower_args(L, e) : NULL;
@@ -620,6 +646,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     if (L->failed) return NULL;
     int rnd = c.kind == CALLEE_NONE && path[0] ? random_name(path) : -1;
     if (rnd >= 0) return lower_random_call(L, e, rnd, path);
+    ir_expr *cx;
+    if (c.kind == CALLEE_NONE && path[0] && cx_call(L, e, path, &cx)) return cx;
+    if (c.kind == CALLEE_NONE && path[0] && calls_numpy(L, e, path, &cx)) return cx;
     switch (c.kind) {
     case CALLEE_WORKGROUP:
         return workgroup_value(L, c.which, e);
@@ -700,6 +729,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         }
         ir_expr **args = lower_args(L, e);
         if (!args) return NULL;
+        ir_expr *cx;
+        for (int i = 0; i < e->nitems; i++)
+            if (cx_is(args[i]) && cx_intrinsic(L, c.fn, args, e->nitems, e, &cx)) return cx;
         if (any_vector(args, e->nitems)) {
             /* Component by component; min/max of several fold in pairs. */
             if (want > 0) return vec_call(L, c.fn, args, e->nitems, e);
@@ -816,6 +848,8 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
         if (!x) oom(L);
         return x;
     }
+    if (!path[0] && (!strcmp(e->name, "real") || !strcmp(e->name, "imag")))
+        return cx_part(L, lower_expr(L, e->a), e->name[0] == 'i', e);
     if (!path[0] && !strcmp(e->name, "T")) return mat_transpose(L, lower_expr(L, e->a), e);
     const char *comp = strchr("xyzw", e->name[0]);
     if (!path[0] && comp && e->name[0] && !e->name[1]) {
@@ -836,6 +870,7 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
 
 static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
     if (!a || !b) return NULL;
+    if (cx_is(a) || cx_is(b)) return cx_binop(L, op, a, b, at);
     if (vec_is(a) || vec_is(b)) return vec_binop(L, op, a, b, at);
     ir_expr *x = new_expr(L, IR_BINOP, at);
     if (x) {
@@ -843,6 +878,12 @@ static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *
         x->a = a;
         x->b = b;
     }
+    return x;
+}
+
+static ir_expr *lower_expr_zero(lowerer *L, const expr *e) {
+    ir_expr *x = ir_const_float(L->f, 0.0, IRT_WEAK_FLOAT, e->line, e->col);
+    if (!x) oom(L);
     return x;
 }
 
@@ -862,6 +903,7 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
         return x;
     }
     case EX_FLOAT: {
+        if (e->imag) return cx_make(L, lower_expr_zero(L, e), ir_const_float(L->f, e->fval, IRT_WEAK_FLOAT, e->line, e->col), e);
         ir_expr *x = ir_const_float(L->f, e->fval, IRT_WEAK_FLOAT, e->line, e->col);
         if (!x) oom(L);
         return x;
@@ -899,6 +941,7 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
             ERR(L, e->line, e->col, "operator '%s' is not supported", e->op);
             return NULL;
         }
+        if (cx_is(a)) return cx_unop(L, op, a, e);
         if (vec_is(a)) return vec_unop(L, op, a, e);
         ir_expr *x = new_expr(L, IR_UNOP, e);
         if (!x) return NULL;
@@ -1029,6 +1072,11 @@ int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, cons
         if (!idx) return -1;
         L->f->params[p].written = 1;
         if (vec_width_of(L, p)) return vec_store(L, b, p, idx, n, value, at);
+        if (cx_is(value)) {
+            ERR(L, at->line, at->col, "'%s' is not an array of complex numbers; store z.real or "
+                "z.imag, or pass a complex64/complex128 array", L->f->params[p].name);
+            return -1;
+        }
         if (vec_is(value)) {
             char what[64];
             vec_shape_name(value, what, sizeof what);
@@ -1140,8 +1188,21 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
             rc = view_assign_row(L, b, s);
         if (rc <= 0) return rc;
     }
+    {
+        int rc = calls_local_array(L, b, s);
+        if (rc <= 0) return rc;
+    }
     if (s->value->kind == EX_CALL) {
         callee c = classify(L, s->value->a, path, sizeof path);
+        if (c.kind == CALLEE_WORKGROUP && (c.which == WG_LOCAL || c.which == WG_SHARED) &&
+            s->value->nkw) {
+            /* tack.local(shape, dtype=...): the same statement, placed */
+            stmt *placed = arena_alloc(&L->f->mem, sizeof *placed);
+            if (!placed) return oom(L);
+            *placed = *s;
+            if (!(placed->value = (expr *)calls_place_keywords(L, s->value, path))) return -1;
+            s = placed;
+        }
         if (c.kind == CALLEE_WORKGROUP && (c.which == WG_LOCAL || c.which == WG_SHARED)) {
             ir_type dtype = TACK_F32;
             if (s->value->nitems == 2) {

@@ -52,6 +52,7 @@ typedef struct binding {
     int busy;          /* BIND_PROLOGUE: its value is being lowered */
     int seg;           /* BIND_PROLOGUE: the top-level loop it comes before;
                           BIND_FINISHED: the loop that computes it */
+    int cplx;          /* BIND_VECTOR: holds complex numbers (complex.c) */
 } binding;
 
 #define MAX_RESULTS 16
@@ -160,6 +161,35 @@ ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int widt
 int vec_eval(lowerer *L, ir_block *b, ir_expr *v);
 /* A CompileError at the first vector value left where a scalar was needed. */
 int vec_check_none_left(lowerer *L, const ir_block *b);
+
+/* calls.c: keyword arguments placed (e itself, or a copy; NULL after an
+ * error), NumPy's scalar functions (1 and *out when path is numpy.X), and
+ * local arrays from np.zeros/empty/ones/full and [v] * n (1: not one). */
+const expr *calls_place_keywords(lowerer *L, const expr *e, const char *path);
+int calls_numpy(lowerer *L, const expr *e, const char *path, ir_expr **out);
+int calls_local_array(lowerer *L, ir_block *b, const stmt *s);
+/* lower.c's classification, for calls.c: a callee's path ("numpy.zeros"),
+ * and whether an expression names a cast (a dtype). */
+typedef struct callee_info {
+    int cast;
+    ir_type type;
+} callee_info;
+int lower_callee_path(lowerer *L, const expr *callee, char *path, size_t size);
+int lower_callee_cast(lowerer *L, const expr *d, char *path, size_t size, callee_info *out);
+
+/* complex.c: complex numbers, IR_VECTOR values of two parts marked cplx. */
+int cx_is(const ir_expr *e);
+int cx_param(lowerer *L, int param); /* an array of complex numbers */
+ir_expr *cx_make(lowerer *L, ir_expr *re, ir_expr *im, const expr *at);
+ir_expr *cx_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
+ir_expr *cx_unop(lowerer *L, ir_op op, ir_expr *a, const expr *at);
+ir_expr *cx_part(lowerer *L, ir_expr *v, int imag, const expr *at); /* .real .imag */
+ir_expr *cx_conj(lowerer *L, ir_expr *a, const expr *at);
+ir_expr *cx_apply(lowerer *L, const char *leaf, ir_expr *a, const expr *at);
+/* complex(), cmath.*, np.real/imag/conj: 1 when `path` names one. */
+int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out);
+/* abs, exp, ... of a complex argument. */
+int cx_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr *at, ir_expr **out);
 
 /* matrices.c: matrix values (tack.mat22f ... mat44d), IR_VECTOR values
  * with dim = rows.  mat_call handles tack.mat*, tack.identity, outer,

@@ -12,6 +12,10 @@ int vec_width_of(lowerer *L, int param) {
     return param >= 0 && param < L->f->nparams ? tack_width_components(L->f->params[param].vec_width) : 0;
 }
 
+int cx_param(lowerer *L, int param) {
+    return param >= 0 && param < L->f->nparams && L->f->params[param].vec_width == TACK_COMPLEX_WIDTH;
+}
+
 int mat_rows_of(lowerer *L, int param) {
     int w = param >= 0 && param < L->f->nparams ? L->f->params[param].vec_width : 0;
     return tack_width_rows(w);
@@ -379,6 +383,7 @@ ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
     ir_expr *out = vec_new(L, width, at);
     if (!out) return NULL;
     out->dim = mat_rows_of(L, param);
+    out->cplx = cx_param(L, param);
     int itmp[TACK_MAX_NDIM];
     for (int i = 0; i < n; i++)
         if ((itmp[i] = hoist_scalar(L, out->body, idx[i], at)) < 0) return NULL;
@@ -403,6 +408,20 @@ ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
 int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr *v, const stmt *at) {
     int width = vec_width_of(L, param);
     const expr where = {.line = at->line, .col = at->col};
+    if (cx_param(L, param)) {
+        /* a real value stores as (v, 0); vectors are refused */
+        if (!vec_is(v)) v = cx_make(L, v, ir_const_float(L->f, 0.0, IRT_WEAK_FLOAT, at->line, at->col), &where);
+        if (!v) return -1;
+        if (!cx_is(v)) {
+            ERR(L, at->line, at->col, "'%s' holds complex numbers; a vector cannot be stored into it",
+                L->f->params[param].name);
+            return -1;
+        }
+    } else if (cx_is(v)) {
+        ERR(L, at->line, at->col, "'%s' is not an array of complex numbers; store z.real or "
+            "z.imag, or pass a complex64/complex128 array", L->f->params[param].name);
+        return -1;
+    }
     if (!vec_is(v) || v->nargs != width || v->dim != mat_rows_of(L, param)) {
         char want[64];
         ir_expr shape = {.nargs = width, .dim = mat_rows_of(L, param)};
@@ -434,6 +453,14 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
                       ir_expr *v, const stmt *at) {
     int width = vec_width_of(L, param);
     const expr where = {.line = at->line, .col = at->col};
+    if (cx_param(L, param) != cx_is(v) && vec_is(v)) {
+        ERR(L, at->line, at->col, cx_is(v) ? "'%s' is not an array of complex numbers"
+                                           : "'%s' holds complex numbers; update it with a complex or real value",
+            L->f->params[param].name);
+        return -1;
+    }
+    /* z += r changes only the real part */
+    if (cx_param(L, param) && !vec_is(v)) width = 1;
     if (vec_is(v) && (v->nargs != width || v->dim != mat_rows_of(L, param))) {
         char want[64];
         ir_expr shape = {.nargs = width, .dim = mat_rows_of(L, param)};
@@ -486,6 +513,7 @@ ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at) {
     ir_expr *out = vec_new(L, b->width, at);
     if (!out) return NULL;
     out->dim = b->rows;
+    out->cplx = b->cplx;
     for (int k = 0; k < b->width; k++)
         if (lower_set_local(L, out->body, comp_local(out, k), lower_read_local(L, b->comps[k], at), at)) return NULL;
     return out;
@@ -505,6 +533,7 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
         b->kind = BIND_VECTOR;
         b->width = v->nargs;
         b->rows = v->dim;
+        b->cplx = v->cplx;
         for (int k = 0; k < v->nargs; k++) {
             char name[256];
             if (v->dim)
@@ -514,6 +543,10 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
                 snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], b->owner);
             if ((b->comps[k] = ir_local_add(L->f, name)) < 0) return lower_oom(L);
         }
+    } else if (b->cplx != v->cplx) {
+        ERR(L, at->line, at->col, "'%s' holds %s elsewhere; a name keeps one kind of value", b->name,
+            b->cplx ? "complex numbers" : "vectors");
+        return -1;
     } else if (b->width != v->nargs || b->rows != v->dim) {
         char have[64], got[64];
         ir_expr shape = {.nargs = b->width, .dim = b->rows};

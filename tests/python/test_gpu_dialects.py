@@ -37,6 +37,8 @@ from test_cuda import (ALL, INTS, Field, Pair, arith, atomics_float, atomics_int
                        use_field, use_pair)
 from test_matrices import component_stores, det_inv, element_writes, mpm_update
 from test_workgroups import block_scan, block_sum, tiled_matmul
+from test_complex_arrays import axpy as complex_axpy, mandelbrot as complex_mandelbrot, updates as complex_updates
+from test_numpy_calls import histogram as np_histogram, local_arrays as np_local_arrays, scalar_funcs as np_scalar_funcs
 from test_workgroups import stencil as shared_stencil
 
 
@@ -118,6 +120,17 @@ def _cases():
                                                z((32, 32), np.float32), 32), False))
     out.append(("shared_stencil", shared_stencil, (z(512, np.float32), z(512, np.float32)),
                 False))
+    # Complex arrays (pairs of parts, atomics per part) and NumPy calls.
+    c64 = z(16, np.complex64)
+    out.append(("complex_axpy_c64", complex_axpy, (1.5, c64, c64, c64.copy()), False))
+    out.append(("complex_updates_c64", complex_updates,
+                (z(4, np.complex64), c64, z(16, np.float32), z(16, np.int32)), False))
+    out.append(("complex_mandelbrot_c128", complex_mandelbrot,
+                (z(16, np.complex128), z(16, np.int32), 20), False))
+    out.append(("np_local_arrays", np_local_arrays, (z(8), z((8, 5))), False))
+    out.append(("np_searchsorted", np_histogram, (z(8), z(5), z(4, np.int64), z((8, 3), np.int64)),
+                False))
+    out.append(("np_scalar_funcs", np_scalar_funcs, (z(8), z(8), z((8, 17))), False))
     return out
 
 

@@ -130,8 +130,40 @@ static void fill_array(tack_arg *a, int dtype, int ndim, int writable, void *dat
     }
 }
 
+/* A NumPy complex64/complex128 array, without a copy: an array of
+ * two-component elements (real, imaginary) of f32/f64, vec_width
+ * TACK_COMPLEX_WIDTH, the components one more storage dimension. */
+static int convert_complex_ndarray(const conv *c, PyArrayObject *arr, tack_arg *a)
+{
+    int ndim = PyArray_NDIM(arr);
+    if (!PyArray_ISNOTSWAPPED(arr))
+        return conv_error(c, PyExc_TypeError, "arrays of dtype %S are not supported",
+                          (PyObject *)PyArray_DESCR(arr));
+    if (ndim + 1 > TACK_MAX_NDIM)
+        return conv_error(c, PyExc_ValueError,
+                          "arrays of complex numbers have at most %d dimensions, this one has %d",
+                          TACK_MAX_NDIM - 1, ndim);
+    if (!PyArray_ISALIGNED(arr))
+        return conv_error(c, PyExc_ValueError,
+                          "the array's data is not aligned to its element size");
+    Py_ssize_t shape[TACK_MAX_NDIM], strides[TACK_MAX_NDIM];
+    Py_ssize_t part = PyArray_ITEMSIZE(arr) / 2;
+    for (int d = 0; d < ndim; d++) {
+        shape[d] = PyArray_DIMS(arr)[d];
+        strides[d] = PyArray_STRIDES(arr)[d];
+    }
+    shape[ndim] = 2;
+    strides[ndim] = part;
+    fill_array(a, PyArray_TYPE(arr) == NPY_CFLOAT ? TACK_F32 : TACK_F64, ndim + 1,
+               PyArray_ISWRITEABLE(arr), PyArray_DATA(arr), shape, strides);
+    a->vec_width = TACK_COMPLEX_WIDTH;
+    return 0;
+}
+
 static int convert_ndarray(const conv *c, PyArrayObject *arr, tack_arg *a)
 {
+    if (PyArray_TYPE(arr) == NPY_CFLOAT || PyArray_TYPE(arr) == NPY_CDOUBLE)
+        return convert_complex_ndarray(c, arr, a);
     int t = ext_dtype_from_typenum(PyArray_TYPE(arr));
     if (t < 0 || !PyArray_ISNOTSWAPPED(arr))
         return conv_error(c, PyExc_TypeError, "arrays of dtype %S are not supported",

@@ -400,8 +400,12 @@ static PyObject *numpy_view_as(ext_ArrayObject *a, int storage)
     int ndim = storage ? ext_Array_STORAGE_NDIM(a) : numpy_dims(a, dims);
     for (int i = 0; storage && i < ndim; i++)
         dims[i] = (npy_intp)a->shape[i];
-    PyObject *v = PyArray_SimpleNewFromData(ndim, dims,
-                                            ext_dtype_to_typenum(a->dtype), a->data);
+    int typenum = ext_dtype_to_typenum(a->dtype);
+    if (!storage && a->vec_width == TACK_COMPLEX_WIDTH) { /* NumPy's complex numbers */
+        ndim--;
+        typenum = ext_dtype_typenum(a->dtype, a->vec_width);
+    }
+    PyObject *v = PyArray_SimpleNewFromData(ndim, dims, typenum, a->data);
     if (!v)
         return NULL;
     if (PyArray_SetBaseObject((PyArrayObject *)v, Py_NewRef((PyObject *)a)) < 0) {
@@ -436,6 +440,32 @@ static PyObject *copy_new(PyObject *obj, PyArray_Descr *want, int width, PyObjec
     Py_XDECREF(host);
     if (!src)
         return NULL;
+    if (PyArray_TYPE(src) == NPY_CFLOAT || PyArray_TYPE(src) == NPY_CDOUBLE) {
+        /* Complex numbers: pairs of parts along a last dimension of 2. */
+        int cn = PyArray_NDIM(src);
+        npy_intp dims[NPY_MAXDIMS];
+        if (cn + 1 > NPY_MAXDIMS) {
+            PyErr_SetString(PyExc_ValueError, "tack.array(): too many dimensions");
+            Py_DECREF(src);
+            return NULL;
+        }
+        for (int i = 0; i < cn; i++)
+            dims[i] = PyArray_DIM(src, i);
+        dims[cn] = 2;
+        int part = PyArray_TYPE(src) == NPY_CFLOAT ? NPY_FLOAT32 : NPY_FLOAT64;
+        PyObject *f = PyArray_SimpleNewFromData(cn + 1, dims, part, PyArray_DATA(src));
+        if (!f || PyArray_SetBaseObject((PyArrayObject *)f, (PyObject *)src) < 0) {
+            Py_XDECREF(f);
+            Py_DECREF(src);
+            return NULL;
+        }
+        src = (PyArrayObject *)f; /* f holds src now */
+        width = TACK_COMPLEX_WIDTH;
+    } else if (width == TACK_COMPLEX_WIDTH) {
+        PyErr_SetString(PyExc_TypeError, "tack.array(): complex data is needed here");
+        Py_DECREF(src);
+        return NULL;
+    }
 
     int t = ext_dtype_from_typenum(PyArray_TYPE(src));
     if (!want && PyArray_TYPE(src) == NPY_DOUBLE && !PyArray_Check(obj) &&
@@ -548,7 +578,7 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
         tack_dtype t;
         if (ext_dtype_from_object_vec(dtype_obj, &t, &width) < 0)
             return NULL;
-        want = PyArray_DescrFromType(ext_dtype_to_typenum(t));
+        want = PyArray_DescrFromType(ext_dtype_typenum(t, width));
         if (!want)
             return NULL;
     } else if (ext_Array_Check(obj) && ((ext_ArrayObject *)obj)->vec_width) {
@@ -746,7 +776,9 @@ PyObject *ext_Array_numpy(PyObject *self, PyObject *unused)
     }
     npy_intp dims[NPY_MAXDIMS];
     int ndim = numpy_dims(a, dims);
-    PyObject *r = PyArray_SimpleNew(ndim, dims, ext_dtype_to_typenum(a->dtype));
+    if (a->vec_width == TACK_COMPLEX_WIDTH) /* the parts read back as complex numbers */
+        ndim--;
+    PyObject *r = PyArray_SimpleNew(ndim, dims, ext_dtype_typenum(a->dtype, a->vec_width));
     if (r && ext_Array_read(a, PyArray_DATA((PyArrayObject *)r)) < 0)
         Py_CLEAR(r);
     return r;

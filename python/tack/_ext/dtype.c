@@ -35,6 +35,11 @@ static const char *const mat_names[NUM_MAT_COMPONENTS][NUM_MAT_SIZES] = {
 };
 static PyObject *mat_objects[NUM_MAT_COMPONENTS][NUM_MAT_SIZES];
 
+/* Complex dtypes: NumPy's complex64 and complex128, pairs of f32 / f64
+ * (width TACK_COMPLEX_WIDTH). */
+static const char *const cx_names[2] = {"complex64", "complex128"};
+static PyObject *cx_objects[2];
+
 static const char *width_name(tack_dtype t, int width);
 
 static int vec_component_index(tack_dtype t)
@@ -54,6 +59,14 @@ PyObject *ext_vec_dtype_object(tack_dtype t, int width)
 {
     if (width == 0)
         return dtype_objects[t];
+    if (width == TACK_COMPLEX_WIDTH) {
+        if (t != TACK_F32 && t != TACK_F64) {
+            PyErr_Format(PyExc_TypeError, "there is no complex dtype of %s parts",
+                         tack_dtype_name(t));
+            return NULL;
+        }
+        return cx_objects[t == TACK_F64];
+    }
     int rows = tack_width_rows(width);
     if (rows) {
         if (!tack_width_valid(width) || (t != TACK_F32 && t != TACK_F64)) {
@@ -84,6 +97,8 @@ static const char *dtype_py_name(const ext_DTypeObject *d)
 /* "vec3f", "mat33d": a vector or matrix dtype's name. */
 static const char *width_name(tack_dtype t, int width)
 {
+    if (width == TACK_COMPLEX_WIDTH)
+        return cx_names[t == TACK_F64];
     int rows = tack_width_rows(width);
     if (rows)
         return mat_names[t == TACK_F64][rows - 2];
@@ -94,6 +109,14 @@ static const char *width_name(tack_dtype t, int width)
 static const char *dtype_name(const ext_DTypeObject *d)
 {
     return d->width ? dtype_py_name(d) : tack_dtype_name(d->t);
+}
+
+/* The NumPy type number of elements of t, or of complex numbers of t parts. */
+int ext_dtype_typenum(tack_dtype t, int width)
+{
+    if (width == TACK_COMPLEX_WIDTH)
+        return t == TACK_F64 ? NPY_CDOUBLE : NPY_CFLOAT;
+    return ext_dtype_to_typenum(t);
 }
 
 int ext_dtype_to_typenum(tack_dtype t)
@@ -213,6 +236,12 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
                 }
             }
         }
+        for (int c = 0; c < 2; c++)
+            if (strcmp(s, cx_names[c]) == 0) {
+                *out = c ? TACK_F64 : TACK_F32;
+                *width = TACK_COMPLEX_WIDTH;
+                return 0;
+            }
         for (int c = 0; c < NUM_MAT_COMPONENTS; c++)
             for (int n = 0; n < NUM_MAT_SIZES; n++)
                 if (strcmp(s, mat_names[c][n]) == 0) {
@@ -225,6 +254,13 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
     PyArray_Descr *descr = NULL;
     if (PyArray_DescrConverter2(obj, &descr) && descr) {
         int t = PyDataType_ISNOTSWAPPED(descr) ? ext_dtype_from_typenum(descr->type_num) : -1;
+        if (PyDataType_ISNOTSWAPPED(descr) &&
+            (descr->type_num == NPY_CFLOAT || descr->type_num == NPY_CDOUBLE)) {
+            *out = descr->type_num == NPY_CFLOAT ? TACK_F32 : TACK_F64;
+            *width = TACK_COMPLEX_WIDTH;
+            Py_DECREF(descr);
+            return 0;
+        }
         Py_DECREF(descr);
         if (t >= 0) {
             *out = (tack_dtype)t;
@@ -238,7 +274,7 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
                      "%U is not a Tack dtype (bool_, i8, i16, i32, i64, u8, u16, "
                      "u32, u64, f32, f64, f16%s)", r,
                      vectors ? ", vec2f-vec4f, vec2d-vec4d, vec2i-vec4i, mat22f-mat44f, "
-                     "mat22d-mat44d" : "");
+                     "mat22d-mat44d, complex64, complex128" : "");
         Py_DECREF(r);
     }
     return -1;
@@ -252,7 +288,8 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
     if (width) {
         PyErr_Format(PyExc_TypeError,
                      "tack.%s is a %s dtype; a scalar dtype is needed here",
-                     width_name(*out, width), tack_width_rows(width) ? "matrix" : "vector");
+                     width_name(*out, width), width == TACK_COMPLEX_WIDTH ? "complex"
+                     : tack_width_rows(width) ? "matrix" : "vector");
         return -1;
     }
     return 0;
@@ -353,9 +390,9 @@ bad:
 static PyObject *dtype_call(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     ext_DTypeObject *d = (ext_DTypeObject *)self;
-    if (d->width)
+    if (d->width && d->width != TACK_COMPLEX_WIDTH)
         return vec_call(d, args, kwargs);
-    PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_to_typenum(d->t));
+    PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_typenum(d->t, d->width));
     if (!descr)
         return NULL;
     PyObject *r = PyObject_Call((PyObject *)descr->typeobj, args, kwargs);
@@ -394,8 +431,8 @@ static PyObject *dtype_get_numpy(PyObject *self, void *closure)
 {
     (void)closure;
     ext_DTypeObject *d = (ext_DTypeObject *)self;
-    PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_to_typenum(d->t));
-    if (!descr || !d->width)
+    PyArray_Descr *descr = PyArray_DescrFromType(ext_dtype_typenum(d->t, d->width));
+    if (!descr || !d->width || d->width == TACK_COMPLEX_WIDTH)
         return (PyObject *)descr;
     /* np.dtype((np.float32, (3,))), matrices (3, 3) */
     int rows = tack_width_rows(d->width);
@@ -495,6 +532,16 @@ int ext_dtype_init(PyObject *module)
             if (PyModule_AddObjectRef(module, mat_names[c][n], (PyObject *)d) < 0)
                 return -1;
         }
+    }
+    for (int c = 0; c < 2; c++) {
+        ext_DTypeObject *d = PyObject_New(ext_DTypeObject, &ext_DType_Type);
+        if (!d)
+            return -1;
+        d->t = c ? TACK_F64 : TACK_F32;
+        d->width = TACK_COMPLEX_WIDTH;
+        cx_objects[c] = (PyObject *)d; /* the module table keeps this ref */
+        if (PyModule_AddObjectRef(module, cx_names[c], (PyObject *)d) < 0)
+            return -1;
     }
     return 0;
 }

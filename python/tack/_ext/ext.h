@@ -89,6 +89,7 @@ int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width);
 /* NumPy type number -> tack dtype, -1 when Tack has no such dtype. */
 int ext_dtype_from_typenum(int typenum);
 int ext_dtype_to_typenum(tack_dtype t);
+int ext_dtype_typenum(tack_dtype t, int width); /* complex: NPY_CFLOAT/CDOUBLE */
 /* Buffer-protocol format (with itemsize) -> tack dtype, or -1. */
 int ext_dtype_from_format(const char *format, Py_ssize_t itemsize);
 const char *ext_dtype_format(tack_dtype t);

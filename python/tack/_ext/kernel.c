@@ -496,7 +496,12 @@ static PyObject *variant_key_tuple(const tack_variant_key *key)
         } else {
             PyObject *tex = p->is_texture ? int_tuple(3, p->texture_shape)
                                           : Py_NewRef(Py_None);
-            e = tex ? Py_BuildValue("(sNNN)", tack_dtype_name(p->type),
+            /* an array of complex numbers shows as its NumPy dtype */
+            const char *tname = tack_dtype_name(p->type);
+            for (int v = 0; v < key->num_vec; v++)
+                if (key->vec_param[v] == i && key->vec_width[v] == TACK_COMPLEX_WIDTH)
+                    tname = p->type == TACK_F32 ? "complex64" : "complex128";
+            e = tex ? Py_BuildValue("(sNNN)", tname,
                                     PyBool_FromLong(p->is_array),
                                     PyBool_FromLong(p->is_texture), tex)
                     : NULL;
@@ -507,19 +512,24 @@ static PyObject *variant_key_tuple(const tack_variant_key *key)
         }
         PyTuple_SET_ITEM(params, i, e);
     }
-    PyObject *vec = PyTuple_New(key->num_vec);
+    int nvec = 0;
+    for (int i = 0; i < key->num_vec; i++)
+        nvec += key->vec_width[i] != TACK_COMPLEX_WIDTH; /* complex: in param_sig's type */
+    PyObject *vec = PyTuple_New(nvec);
     if (!vec) {
         Py_DECREF(params);
         return NULL;
     }
-    for (int i = 0; i < key->num_vec; i++) {
+    for (int i = 0, j = 0; i < key->num_vec; i++) {
+        if (key->vec_width[i] == TACK_COMPLEX_WIDTH)
+            continue;
         PyObject *e = Py_BuildValue("(ii)", key->vec_param[i], key->vec_width[i]);
         if (!e) {
             Py_DECREF(params);
             Py_DECREF(vec);
             return NULL;
         }
-        PyTuple_SET_ITEM(vec, i, e);
+        PyTuple_SET_ITEM(vec, j++, e);
     }
     int ntmpl = key->num_tmpl < 0 ? 0 : key->num_tmpl;
     int maxtmpl = (int)(sizeof key->tmpl / sizeof key->tmpl[0]);

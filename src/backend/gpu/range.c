@@ -351,7 +351,7 @@ static int64_t element_span(const interp *I, int p) {
         uint64_t last = 0; /* the largest offset, wrapping never: extents fit memory */
         for (int k = 0; k < count && q + k < f->nparams; k++)
             last += (uint64_t)(d[k] - 1) * I->slots[q + k];
-        if (a->vec_width) last += (uint64_t)(a->vec_width - 1);
+        if (a->vec_width) last += (uint64_t)(tack_width_components(a->vec_width) - 1);
         return (int64_t)(last + 1);
     }
     int64_t n = 1;
