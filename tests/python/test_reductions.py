@@ -629,9 +629,12 @@ def test_refuses_statements_after_the_loop():
             t = 1.0
             for i in range(x.shape[0]):
                 x[i] = t
-            return t  #@ret-local
-        returns_local(np.ones(4, np.float32))
-    _refused(build_return, "a kernel returns its reductions", marker="ret-local")
+            return t
+        return returns_local
+    # A scalar from before the loop is returned too (issue 27 item 4).
+    x = np.zeros(4, np.float32)
+    assert build_return()(x) == 1.0
+    np.testing.assert_array_equal(x, [1.0] * 4)
 
 
 def test_refuses_use_before_assignment():
