@@ -131,6 +131,20 @@ int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *star
     if (k == K_UNKNOWN) {
         const expr *at = w.at ? w.at : value;
         const char *name = at->kind == EX_NAME ? at->name : NULL;
+        const binding *b = name ? scope_find(L->sc, name) : NULL;
+        int array = b && b->kind != BIND_PARAM;
+        for (int k = 0; name && k < L->in->def->nparams; k++)
+            if (!strcmp(L->in->def->params[k], name) && L->in->args &&
+                L->in->args[k].kind != TACK_ARG_INT && L->in->args[k].kind != TACK_ARG_UINT &&
+                L->in->args[k].kind != TACK_ARG_FLOAT && L->in->args[k].kind != TACK_ARG_BOOL)
+                array = 1;
+        if (array) {
+            /* an array, a row, a vector: not a number */
+            ERR(L, at->line, at->col, "a kernel returns numbers: its reductions and "
+                "expressions of them and of scalars ('%s' is not one); write the result into "
+                "an output array passed as an argument (out[i] = value)", name);
+            return -1;
+        }
         ERR(L, at->line, at->col, "kernel '%s' returns a value whose type depends on %s%s%s, "
             "known only at the call: write float(...) or int(...) around it in the 'return' "
             "(a kernel returns Python floats and ints)", L->in->def->name,
