@@ -801,6 +801,13 @@ static stmt *p_small_stmt(parser *p) {
             stmt *s = new_stmt(p, ST_RETURN, t);
             if (!s) return NULL;
             if (!starts_expr(cur(p))) return s;
+            /* `return None` is a bare return (device functions without a value). */
+            const token *nx = &p->t[p->i + 1];
+            if (is_kw(cur(p), "None") && (nx->kind == TOK_NEWLINE || nx->kind == TOK_EOF ||
+                                          is_op(nx, ";"))) {
+                advance(p);
+                return s;
+            }
             if (!(s->value = p_testlist(p))) return NULL;
             return s;
         }

@@ -115,7 +115,8 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
         lower_oom(L);
         return NULL;
     }
-    callee->src = (src_info){fn->text, fn->filename, fn->first_line, NULL, 0};
+    /* is_function first: the parser's own messages say "device function" too. */
+    callee->src = (src_info){fn->text, fn->filename, fn->first_line, NULL, 1};
     func_def *def;
     if (parse_function(&callee->src, &L->scratch, &def, L->err) != TACK_OK) {
         L->failed++;

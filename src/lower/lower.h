@@ -26,6 +26,10 @@ typedef struct lower_input {
 
 /* The kernel's top-level loops (its stages). */
 int lower_count_loops(const func_def *d);
+/* Wraps each run of top-level statements with effects (stores, calls,
+ * atomics, ifs) in a one-iteration loop: a stage that runs once, in
+ * order (top_statements.c).  0, or -1 out of memory. */
+int lower_wrap_top_statements(func_def *d, arena *a);
 
 tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err);
 

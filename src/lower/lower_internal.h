@@ -356,6 +356,10 @@ int lower_reduction_read_error(lowerer *L, const binding *b, const expr *at);
 int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding *bound);
 /* `return s[, t]` after the loop. */
 int lower_kernel_results(lowerer *L, const stmt *s);
+/* kernel_results.c: a returned expression's hidden reduction
+ * ('_tack_resultK', top_statements.c): its type and start. */
+int lower_is_result_name(const char *name);
+int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *start);
 /* lower.c: whether call e is free of effects (a cast, a math function). */
 int lower_call_is_pure(lowerer *L, const expr *e);
 /* print.c: print(...) as a statement, appended to b. */

@@ -211,6 +211,10 @@ static int make_reduction(lowerer *L, prologue_name *pn) {
         return -1;
     }
     ir_reduction r = {.op = (ir_atomic_op)pn->op};
+    if (lower_is_result_name(pn->name)) {
+        if (lower_result_type(L, pn->first_update->value, &r.type, &r.f)) return -1;
+        goto typed;
+    }
     ir_expr *init = lower_expr(L, s->value);
     if (!init) return -1;
     int neg, huge, lit;
@@ -247,6 +251,7 @@ static int make_reduction(lowerer *L, prologue_name *pn) {
             "cannot be combined with '%s=' (bitwise operators take integers)", pn->name, pn->op_text);
         return -1;
     }
+typed:;
     int p = ir_param_add(f);
     if (p < 0) {
         ERR(L, s->line, s->col, "kernel '%s' has too many parameters for its reductions",
@@ -445,6 +450,13 @@ int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding
     const expr *value = s->kind == ST_AUGASSIGN ? s->value : s->value->items[1];
     ir_expr *v = lower_expr(L, value);
     if (!v) return -1;
+    if (lower_is_result_name(bound->name) && !vec_is(v)) { /* a returned value, as its slot's type */
+        ir_expr *c = ir_expr_new(L->f, IR_CAST, value->line, value->col);
+        if (!c) return lower_oom(L);
+        c->type = r->type;
+        c->a = v;
+        v = c;
+    }
     if (vec_is(v)) {
         ERR(L, value->line, value->col, "reduction '%s' is a scalar; combine one component "
             "at a time", bound->name);

@@ -80,6 +80,11 @@ static tack_kernel *kernel_create(const char *source, const char *filename, int 
         tack_kernel_free(k);
         return NULL;
     }
+    if (lower_wrap_top_statements(k->def, &k->ast)) {
+        runtime_error(err, TACK_ERR_NOMEM, "out of memory creating a kernel");
+        tack_kernel_free(k);
+        return NULL;
+    }
     k->src.kernel_name = k->def->name;
     pthread_mutex_lock(&registry_lock);
     k->next = registry;

@@ -591,11 +591,14 @@ def test_refuses_effects_before_the_loop():
     def build_store():
         @tack.kernel
         def store_first(x, out):
-            out[0] = 1.0  #@store
+            out[0] = 1.0
             for i in range(x.shape[0]):
                 out[i] += x[i]
-        store_first(np.ones(4, np.float32), np.zeros(4, np.float32))
-    _refused(build_store, "around the parallel loops a kernel may only assign scalars", marker="store")
+        return store_first
+    # A store before the loop runs once, first (issue 27 item 4).
+    x, out = np.ones(4, np.float32), np.zeros(4, np.float32)
+    build_store()(x, out)
+    np.testing.assert_array_equal(out, [2.0, 1.0, 1.0, 1.0])
 
     def build_call():
         @tack.kernel
@@ -613,9 +616,12 @@ def test_refuses_statements_after_the_loop():
         def store_after(x, out):
             for i in range(x.shape[0]):
                 out[i] = x[i]
-            out[0] = 1.0  #@after
-        store_after(np.ones(4, np.float32), np.zeros(4, np.float32))
-    _refused(build, "after the last parallel loop a kernel may only 'return'", marker="after")
+            out[0] = 1.0
+        return store_after
+    # A store after the loop runs once, last (issue 27 item 4).
+    out = np.zeros(4, np.float32)
+    build()(np.full(4, 3.0, np.float32), out)
+    np.testing.assert_array_equal(out, [1.0, 3.0, 3.0, 3.0])
 
     def build_return():
         @tack.kernel
@@ -623,9 +629,12 @@ def test_refuses_statements_after_the_loop():
             t = 1.0
             for i in range(x.shape[0]):
                 x[i] = t
-            return t  #@ret-local
-        returns_local(np.ones(4, np.float32))
-    _refused(build_return, "a kernel returns its reductions", marker="ret-local")
+            return t
+        return returns_local
+    # A scalar from before the loop is returned too (issue 27 item 4).
+    x = np.zeros(4, np.float32)
+    assert build_return()(x) == 1.0
+    np.testing.assert_array_equal(x, [1.0] * 4)
 
 
 def test_refuses_use_before_assignment():

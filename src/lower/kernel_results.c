@@ -1,0 +1,158 @@
+/* kernel_results.c - the type of a value a kernel returns.
+ *
+ *   return s / n, count - 1, m + math.log(s)
+ *
+ * top_statements.c turns each returned value that is not a reduction's
+ * name into a hidden reduction '_tack_resultK' (a sum from zero, added to
+ * once after every loop).  Its type must be known before any stage is
+ * compiled (every stage carries it as a hidden parameter, and its dtype
+ * is the runtime's), so it is read from the expression as Python would
+ * type it: a float (an f64, which holds an f32 exactly) when any operand
+ * is a float, '/' or a math function is involved; an integer (i64, or u64
+ * where a u64 reduction is involved) otherwise.  A value whose kind hangs
+ * on an argument's or array element's type at the call is a CompileError
+ * that says to write float(...) or int(...). */
+#include <string.h>
+
+#include "lower_internal.h"
+
+enum { K_UNKNOWN, K_WEAK, K_INT, K_UINT, K_FLOAT };
+
+typedef struct why {
+    const expr *at; /* the operand whose type is not known */
+} why;
+
+static int join(int a, int b) {
+    if (a == K_FLOAT || b == K_FLOAT) return K_FLOAT;
+    if (a == K_UNKNOWN || b == K_UNKNOWN) return K_UNKNOWN;
+    if (a == K_UINT || b == K_UINT) return K_UINT;
+    if (a == K_INT || b == K_INT) return K_INT;
+    return K_WEAK;
+}
+
+static int of_type(ir_type t) {
+    if (ir_type_is_float(t) || t == IRT_WEAK_FLOAT) return K_FLOAT;
+    if (t == TACK_U64) return K_UINT;
+    return K_INT;
+}
+
+static const char *callee_name(const expr *c, const char **module) {
+    *module = NULL;
+    if (c->kind == EX_NAME) return c->name;
+    if (c->kind == EX_ATTR && c->a->kind == EX_NAME) {
+        *module = c->a->name;
+        return c->name;
+    }
+    return NULL;
+}
+
+static int kind_of(lowerer *L, const expr *e, why *w, int depth);
+
+static int kind_of_call(lowerer *L, const expr *e, why *w, int depth) {
+    const char *mod, *name = callee_name(e->a, &mod);
+    if (name && !mod) {
+        if (!strcmp(name, "float")) return K_FLOAT;
+        if (!strcmp(name, "int") || !strcmp(name, "bool") || !strcmp(name, "len")) return K_INT;
+        if (!strcmp(name, "abs") || !strcmp(name, "min") || !strcmp(name, "max") ||
+            !strcmp(name, "pow")) {
+            int k = K_WEAK;
+            for (int i = 0; i < e->nitems; i++) k = join(k, kind_of(L, e->items[i], w, depth));
+            return k;
+        }
+    }
+    if (name && mod && (!strcmp(mod, "np") || !strcmp(mod, "numpy") || !strcmp(mod, "tack"))) {
+        if (!strncmp(name, "float", 5)) return K_FLOAT;
+        if (!strcmp(name, "uint64")) return K_UINT;
+        if (!strncmp(name, "int", 3) || !strncmp(name, "uint", 4)) return K_INT;
+    }
+    if (name && mod && !strcmp(mod, "math")) {
+        if (!strncmp(name, "is", 2)) return K_INT; /* isnan, isinf, isfinite */
+        return K_FLOAT;
+    }
+    if (!w->at) w->at = e;
+    return K_UNKNOWN;
+}
+
+static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
+    if (depth > 64) { /* a prologue name's value, read again: no cycles, but bounded */
+        if (!w->at) w->at = e;
+        return K_UNKNOWN;
+    }
+    switch (e->kind) {
+    case EX_INT: case EX_BOOL: return K_WEAK;
+    case EX_FLOAT: return K_FLOAT;
+    case EX_COMPARE: return K_INT;
+    case EX_NAME: {
+        const binding *b = scope_find(L->sc, e->name);
+        if (b && (b->kind == BIND_REDUCTION || b->kind == BIND_FINISHED))
+            return of_type(L->f->reductions[b->index].type);
+        if (b && b->kind == BIND_PROLOGUE) return kind_of(L, b->value, w, depth + 1);
+        if (!b) {
+            tack_name n;
+            if (!lower_resolve_name(L->in->resolver, L->in->resolver_ctx, e->name, &n)) {
+                if (n.kind == TACK_NAME_INT || n.kind == TACK_NAME_BOOL) return K_WEAK;
+                if (n.kind == TACK_NAME_FLOAT) return K_FLOAT;
+            }
+        }
+        break;
+    }
+    case EX_UNARY:
+        if (!strcmp(e->op, "not")) return K_INT;
+        return kind_of(L, e->a, w, depth);
+    case EX_BINOP: {
+        int a = kind_of(L, e->a, w, depth), b = kind_of(L, e->b, w, depth);
+        if (!strcmp(e->op, "/")) return K_FLOAT;
+        return join(a, b);
+    }
+    case EX_BOOLOP: {
+        int k = K_WEAK;
+        for (int i = 0; i < e->nitems; i++) k = join(k, kind_of(L, e->items[i], w, depth));
+        return k;
+    }
+    case EX_IFEXP: return join(kind_of(L, e->b, w, depth), kind_of(L, e->c, w, depth));
+    case EX_CALL: return kind_of_call(L, e, w, depth);
+    case EX_ATTR:
+        if (e->a->kind == EX_NAME && !strcmp(e->a->name, "math")) return K_FLOAT; /* pi, inf... */
+        break;
+    case EX_SUBSCRIPT: /* x.shape[k] */
+        if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "shape")) return K_INT;
+        break;
+    default: break;
+    }
+    if (!w->at) w->at = e;
+    return K_UNKNOWN;
+}
+
+int lower_is_result_name(const char *name) { return !strncmp(name, "_tack_result", 12); }
+
+int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *start) {
+    why w = {NULL};
+    int k = kind_of(L, value, &w, 0);
+    if (k == K_UNKNOWN) {
+        const expr *at = w.at ? w.at : value;
+        const char *name = at->kind == EX_NAME ? at->name : NULL;
+        const binding *b = name ? scope_find(L->sc, name) : NULL;
+        int array = b && b->kind != BIND_PARAM;
+        for (int k = 0; name && k < L->in->def->nparams; k++)
+            if (!strcmp(L->in->def->params[k], name) && L->in->args &&
+                L->in->args[k].kind != TACK_ARG_INT && L->in->args[k].kind != TACK_ARG_UINT &&
+                L->in->args[k].kind != TACK_ARG_FLOAT && L->in->args[k].kind != TACK_ARG_BOOL)
+                array = 1;
+        if (array) {
+            /* an array, a row, a vector: not a number */
+            ERR(L, at->line, at->col, "a kernel returns numbers: its reductions and "
+                "expressions of them and of scalars ('%s' is not one); write the result into "
+                "an output array passed as an argument (out[i] = value)", name);
+            return -1;
+        }
+        ERR(L, at->line, at->col, "kernel '%s' returns a value whose type depends on %s%s%s, "
+            "known only at the call: write float(...) or int(...) around it in the 'return' "
+            "(a kernel returns Python floats and ints)", L->in->def->name,
+            name ? "'" : "this operand", name ? name : "", name ? "'" : "");
+        return -1;
+    }
+    /* A float result starts from -0.0, which adding leaves every value as it is. */
+    *type = k == K_FLOAT ? TACK_F64 : k == K_UINT ? TACK_U64 : TACK_I64;
+    *start = k == K_FLOAT ? -0.0 : 0.0;
+    return 0;
+}

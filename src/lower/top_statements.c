@@ -1,0 +1,228 @@
+/* top_statements.c - statements with effects around the parallel loops.
+ *
+ *   s = 0.0
+ *   for i in range(n):        a launch
+ *       s += x[i]
+ *   out[0] = s                a store after the loop
+ *   f(out)                    a device function call, an atomic, an if...
+ *
+ * Taichi's rule: a top-level statement runs once, in order.  Each run of
+ * consecutive such statements (anything but a scalar assignment 'name =
+ * value', 'pass', a loop or the final 'return') is wrapped, on the AST,
+ * in a one-iteration loop 'for _ in range(1):', which is a stage of its
+ * own like any other top-level loop: it is launched after the loops above
+ * it finish (so it reads their reductions as a later loop's body does)
+ * and before the ones below it start.  Scalar names assigned around the
+ * loops keep their rules (reductions.c); a name assigned inside a wrapped
+ * statement (under an 'if', say) is local to it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower.h"
+
+/* Whether a top-level statement is one reductions.c handles itself. */
+static int stays(const func_def *d, int i) {
+    const stmt *s = d->body[i];
+    switch (s->kind) {
+    case ST_FOR: case ST_PASS: return 1;
+    case ST_RETURN: return 1; /* checked (last, after the loops) there */
+    case ST_ASSIGN:
+        for (int t = 0; t < s->ntargets; t++) {
+            const expr *e = s->targets[t];
+            if (e->kind == EX_TUPLE)
+                for (int m = 0; m < e->nitems; m++)
+                    if (e->items[m]->kind != EX_NAME) return 0;
+            if (e->kind != EX_NAME && e->kind != EX_TUPLE) return 0;
+        }
+        return 1;
+    case ST_AUGASSIGN: return s->targets[0]->kind == EX_NAME;
+    default: return 0;
+    }
+}
+
+static expr *new_expr(arena *a, expr_kind k, int line, int col) {
+    expr *e = arena_alloc(a, sizeof *e);
+    if (!e) return NULL;
+    memset(e, 0, sizeof *e);
+    e->kind = k;
+    e->line = line;
+    e->col = col;
+    return e;
+}
+
+/* for _tack_once in range(1): body[from..to) */
+static stmt *once_loop(arena *a, stmt **body, int n) {
+    int line = body[0]->line, col = body[0]->col;
+    stmt *f = arena_alloc(a, sizeof *f);
+    expr **targets = arena_alloc(a, sizeof *targets);
+    expr **args = arena_alloc(a, sizeof *args);
+    stmt **inner = arena_alloc(a, (size_t)n * sizeof *inner);
+    expr *var = new_expr(a, EX_NAME, line, col), *call = new_expr(a, EX_CALL, line, col),
+         *callee = new_expr(a, EX_NAME, line, col), *one = new_expr(a, EX_INT, line, col);
+    if (!f || !targets || !args || !inner || !var || !call || !callee || !one) return NULL;
+    memset(f, 0, sizeof *f);
+    var->name = "_tack_once";
+    callee->name = "range";
+    one->ival = 1;
+    args[0] = one;
+    call->a = callee;
+    call->items = args;
+    call->nitems = 1;
+    targets[0] = var;
+    memcpy(inner, body, (size_t)n * sizeof *inner);
+    f->kind = ST_FOR;
+    f->line = line;
+    f->col = col;
+    f->targets = targets;
+    f->ntargets = 1;
+    f->value = call;
+    f->body = inner;
+    f->nbody = n;
+    return f;
+}
+
+/* Whether `name` is combined into (name op= v, name = min/max(name, v))
+ * somewhere in body: a reduction, returned as it is. */
+static int combined_in(stmt *const *body, int n, const char *name) {
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        const expr *t = s->ntargets == 1 ? s->targets[0] : NULL;
+        if (t && t->kind == EX_NAME && !strcmp(t->name, name)) {
+            if (s->kind == ST_AUGASSIGN) return 1;
+            const expr *v = s->value;
+            if (s->kind == ST_ASSIGN && v && v->kind == EX_CALL && v->a->kind == EX_NAME &&
+                (!strcmp(v->a->name, "min") || !strcmp(v->a->name, "max")) && v->nitems == 2 &&
+                v->items[0]->kind == EX_NAME && !strcmp(v->items[0]->name, name))
+                return 1;
+        }
+        if (combined_in(s->body, s->nbody, name) || combined_in(s->orelse, s->norelse, name))
+            return 1;
+    }
+    return 0;
+}
+
+static int is_reduction_name(const func_def *d, const expr *e) {
+    if (e->kind != EX_NAME) return 0;
+    int assigned = 0;
+    for (int i = 0; i < d->nbody; i++) {
+        const stmt *s = d->body[i];
+        if (s->kind == ST_ASSIGN && s->ntargets == 1 && s->targets[0]->kind == EX_NAME &&
+            !strcmp(s->targets[0]->name, e->name))
+            assigned = 1;
+        if (s->kind == ST_FOR && assigned && combined_in(s->body, s->nbody, e->name)) return 1;
+    }
+    return 0;
+}
+
+/* `return s / n, m + math.log(s)`: each value that is not a reduction's
+ * name becomes a hidden reduction '_tack_resultK' (started before the
+ * last loop, its type chosen by kernel_results.c), added to once in a
+ * last one-iteration stage after every loop, and returned by name:
+ *
+ *   _tack_result0 = 0
+ *   for _tack_once in range(1):
+ *       _tack_result0 += s / n
+ *   return _tack_result0, ... */
+static int wrap_return(func_def *d, arena *a) {
+    stmt *ret = d->nbody ? d->body[d->nbody - 1] : NULL;
+    if (!ret || ret->kind != ST_RETURN || !ret->value) return 0;
+    expr *v = ret->value;
+    int n = v->kind == EX_TUPLE ? v->nitems : 1, k = 0;
+    expr **items = arena_alloc(a, (size_t)n * sizeof *items);
+    stmt **adds = arena_alloc(a, (size_t)n * sizeof *adds);
+    if (!items || !adds) return -1;
+    stmt *start = NULL;
+    for (int i = 0; i < n; i++) {
+        expr *item = v->kind == EX_TUPLE ? v->items[i] : v;
+        items[i] = item;
+        if (is_reduction_name(d, item) || item->kind == EX_TUPLE) continue;
+        char *name = arena_alloc(a, 24);
+        expr *target = new_expr(a, EX_NAME, item->line, item->col);
+        expr **targets = arena_alloc(a, sizeof *targets);
+        stmt *add = arena_alloc(a, sizeof *add);
+        if (!name || !target || !targets || !add) return -1;
+        snprintf(name, 24, "_tack_result%d", k);
+        target->name = name;
+        targets[0] = target;
+        memset(add, 0, sizeof *add);
+        add->kind = ST_AUGASSIGN;
+        add->line = item->line;
+        add->col = item->col;
+        add->targets = targets;
+        add->ntargets = 1;
+        add->op = "+";
+        add->value = item;
+        adds[k++] = add;
+        expr *use = new_expr(a, EX_NAME, item->line, item->col);
+        if (!use) return -1;
+        use->name = name;
+        items[i] = use;
+    }
+    if (!k) return 0;
+    /* The starts: one statement each, before the new last loop. */
+    int m = d->nbody - 1;
+    stmt **grown = arena_alloc(a, (size_t)(d->nbody + k + 1) * sizeof *grown);
+    if (!grown) return -1;
+    memcpy(grown, d->body, (size_t)m * sizeof *grown);
+    for (int i = 0; i < k; i++) {
+        start = arena_alloc(a, sizeof *start);
+        expr **targets = arena_alloc(a, sizeof *targets);
+        expr *name = new_expr(a, EX_NAME, ret->line, ret->col);
+        expr *zero = new_expr(a, EX_INT, ret->line, ret->col);
+        if (!start || !targets || !name || !zero) return -1;
+        memset(start, 0, sizeof *start);
+        name->name = adds[i]->targets[0]->name;
+        targets[0] = name;
+        start->kind = ST_ASSIGN;
+        start->line = ret->line;
+        start->col = ret->col;
+        start->targets = targets;
+        start->ntargets = 1;
+        start->value = zero;
+        grown[m++] = start;
+    }
+    stmt *once = once_loop(a, adds, k);
+    if (!once) return -1;
+    grown[m++] = once;
+    if (v->kind == EX_TUPLE) {
+        expr *t = new_expr(a, EX_TUPLE, v->line, v->col);
+        if (!t) return -1;
+        t->items = items;
+        t->nitems = n;
+        v = t;
+    } else {
+        v = items[0];
+    }
+    stmt *r = arena_alloc(a, sizeof *r);
+    if (!r) return -1;
+    *r = *ret;
+    r->value = v;
+    grown[m++] = r;
+    d->body = grown;
+    d->nbody = m;
+    return 0;
+}
+
+int lower_wrap_top_statements(func_def *d, arena *a) {
+    int loops = 0;
+    for (int i = 0; i < d->nbody; i++) loops += d->body[i]->kind == ST_FOR;
+    if (!loops) return 0; /* reductions.c asks for the launch loop */
+    stmt **out = arena_alloc(a, (size_t)(d->nbody ? d->nbody : 1) * sizeof *out);
+    if (!out) return -1;
+    int n = 0;
+    for (int i = 0; i < d->nbody;) {
+        if (stays(d, i)) {
+            out[n++] = d->body[i++];
+            continue;
+        }
+        int j = i;
+        while (j < d->nbody && !stays(d, j)) j++;
+        stmt *f = once_loop(a, d->body + i, j - i);
+        if (!f) return -1;
+        out[n++] = f;
+        i = j;
+    }
+    d->body = out;
+    d->nbody = n;
+    return wrap_return(d, a);
+}
