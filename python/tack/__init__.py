@@ -149,6 +149,14 @@ def inverse(m):
     return np.linalg.inv(m)
 
 
+from ._vector_functions import (  # noqa: E402,F401  (tack.cross, tack.lerp, ...)
+    abs, argmax, argmin, clamp, cross, cw_div, cw_mul, ddot, diag, dot, get_diag, length,
+    length_sq, lerp, matrix_from_cols, matrix_from_rows, max, min, normalize, sign, skew,
+    smoothstep, step, trace, transpose, vec2, vec3, vec4,
+)
+from ._vector_functions import _NAMES as _VECTOR_FUNCTION_NAMES  # noqa: E402
+
+
 # tack.math.*: intrinsics inside kernels, Python's math outside them.
 math = _types.ModuleType("tack.math", "Math intrinsics (Python's math outside kernels).")
 math.__dict__.update({k: v for k, v in vars(_pymath).items() if not k.startswith("_")})
@@ -167,4 +175,4 @@ __all__ = [
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint",
-]
+] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")]  # star imports keep the builtins

@@ -179,7 +179,7 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_ATOMIC, CALLEE_VECTOR, CALLEE_MATRIX,
                            CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL,
-                           CALLEE_PRINT } callee_kind;
+                           CALLEE_PRINT, CALLEE_VECFN } callee_kind;
 typedef struct callee {
     callee_kind kind;
     int which;         /* WORKGROUP: WG_* */
@@ -234,6 +234,10 @@ static callee classify_path(const char *path) {
     }
     if (is_tack && (c.which = mat_function(leaf, &c.width, &c.cast_to)) >= 0) {
         c.kind = CALLEE_MATRIX;
+        return c;
+    }
+    if (is_tack && (c.which = vb_function(leaf)) >= 0) { /* vector_builtins.c */
+        c.kind = CALLEE_VECFN;
         return c;
     }
     if (is_tack && !strncmp(leaf, "atomic_", 7))
@@ -302,7 +306,7 @@ int lower_call_is_pure(lowerer *L, const expr *e) {
     char path[256];
     callee_kind k = classify(L, e->a, path, sizeof path).kind;
     return k == CALLEE_CAST || k == CALLEE_INTRINSIC || k == CALLEE_CONST || k == CALLEE_LEN ||
-           k == CALLEE_SPECIAL || k == CALLEE_VECTOR;
+           k == CALLEE_SPECIAL || k == CALLEE_VECTOR || k == CALLEE_VECFN;
 }
 
 /* ---- expressions ---- */
@@ -578,12 +582,12 @@ static int any_vector(ir_expr **args, int n) {
     return 0;
 }
 
-/* v.dot(w), v.length(), v.normalized() */
+/* v.dot(w), v.length(), v.normalized(), and Taichi's (vector_builtins.c);
+ * not a method called on an array parameter's name. */
 static int is_vector_method(lowerer *L, const expr *callee) {
     char path[256];
-    return callee->kind == EX_ATTR &&
-           (!strcmp(callee->name, "dot") || !strcmp(callee->name, "length") ||
-            !strcmp(callee->name, "normalized")) &&
+    return callee->kind == EX_ATTR && vb_is_method(callee->name) &&
+           !(callee->a->kind == EX_NAME && param_index(L, callee->a->name) >= 0) &&
            module_path(L, callee, path, sizeof path) != 0;
 }
 
@@ -640,7 +644,7 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
             ERR(L, e->line, e->col, "%s() is a method of vectors", e->a->name);
             return NULL;
         }
-        return vec_method(L, e->a->name, self, args, e->nitems, e);
+        return vb_method(L, e->a->name, self, args, e->nitems, e);
     }
     callee c = classify(L, e->a, path, sizeof path);
     if (L->failed) return NULL;
@@ -652,6 +656,10 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     switch (c.kind) {
     case CALLEE_WORKGROUP:
         return workgroup_value(L, c.which, e);
+    case CALLEE_VECFN: {
+        ir_expr **args = lower_args(L, e);
+        return args ? vb_call(L, c.which, args, e->nitems, e) : NULL;
+    }
     case CALLEE_VECTOR: {
         ir_expr **args = lower_args(L, e);
         return args ? vec_construct(L, c.cast_to, c.width, args, e->nitems, e) : NULL;
@@ -1226,6 +1234,10 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     for (int t = 0; !special && t < s->ntargets; t++)
         if (s->targets[t]->kind == EX_TUPLE) special = tuple_call(L, s->value, path, sizeof path);
     if (L->failed) return -1;
+    if (!special) { /* a, b, c = v (vector_builtins.c) */
+        int rc = vb_unpack(L, b, s);
+        if (rc <= 0) return rc;
+    }
     /* Tuple unpacking: evaluate every value first, then assign. */
     for (int t = 0; t < s->ntargets; t++) {
         const expr *tgt = s->targets[t];
@@ -1244,7 +1256,7 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
     if (s->value->kind == EX_TUPLE || special) {
         int n = special ? lower_special_results(special) : s->value->nitems;
         int temps[TACK_MAX_PARAMS];
-        ir_expr *values[2];
+        ir_expr *values[2], *held[TACK_MAX_PARAMS] = {0}; /* vectors: evaluated, read later */
         if (n > TACK_MAX_PARAMS) {
             ERR(L, s->line, s->col, "too many values to unpack");
             return -1;
@@ -1255,6 +1267,11 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
             if (temps[i] < 0) return -1;
             ir_expr *v = special ? values[i] : lower_expr(L, s->value->items[i]);
             if (!v) return -1;
+            if (vec_is(v)) { /* a, b = b, a of vectors */
+                if (vec_eval(L, b, v)) return -1;
+                held[i] = v;
+                continue;
+            }
             ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
             if (!a) return oom(L);
             a->index = temps[i];
@@ -1268,9 +1285,9 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
                 return -1;
             }
             for (int i = 0; i < n; i++) {
-                ir_expr *v = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
+                ir_expr *v = held[i] ? vb_held(L, held[i], s->value) : ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
                 if (!v) return oom(L);
-                v->index = temps[i];
+                if (!held[i]) v->index = temps[i];
                 if (lower_assign_to(L, b, tgt->items[i], v, s)) return -1;
             }
         }

@@ -369,4 +369,22 @@ int lower_print(lowerer *L, ir_block *b, const expr *call);
 int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,
                       ir_expr *v, const stmt *at);
 
+
+/* vector_builtins.c: tack.cross, length, normalize, ddot, trace, diag,
+ * skew, sign, clamp, lerp, smoothstep, step, min/max/abs, ... (VB_*), and
+ * Taichi's methods (v.norm(), m.trace(), v.sum(), ...). */
+enum { VB_CROSS, VB_LENGTH, VB_LENGTH_SQ, VB_NORMALIZE, VB_DOT, VB_DDOT, VB_TRACE, VB_DIAG,
+       VB_GET_DIAG, VB_SKEW, VB_TRANSPOSE, VB_SIGN, VB_CLAMP, VB_LERP, VB_SMOOTHSTEP, VB_STEP,
+       VB_MIN, VB_MAX, VB_ABS, VB_CW_MUL, VB_CW_DIV, VB_FROM_ROWS, VB_FROM_COLS, VB_ARGMIN,
+       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4 };
+int vb_function(const char *leaf); /* VB_*, or -1 */
+ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at);
+int vb_is_method(const char *name);
+ir_expr *vb_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args, int n,
+                   const expr *at);
+/* a, b, c = v (1: the value is not a vector); vb_held: a vector reading
+ * the component locals of v, whose setup has already run. */
+int vb_unpack(lowerer *L, ir_block *b, const stmt *s);
+ir_expr *vb_held(lowerer *L, const ir_expr *v, const expr *at);
+
 #endif

@@ -272,13 +272,30 @@ ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const exp
 
 ir_expr *vec_construct(lowerer *L, ir_type component, int width, ir_expr **args, int n,
                        const expr *at) {
-    if (n != 1 && n != width) {
-        ERR(L, at->line, at->col, "a %d-component vector takes 1 or %d values, got %d", width,
+    if (n != 0 && n != 1 && n != width) {
+        ERR(L, at->line, at->col, "a %d-component vector takes 0, 1 or %d values, got %d", width,
             width, n);
         return NULL;
     }
     ir_expr *out = vec_new(L, width, at);
     if (!out) return NULL;
+    if (n == 0) { /* tack.vec3f(): zero, as Warp's wp.vec3() */
+        for (int k = 0; k < width; k++)
+            if (lower_set_local(L, out->body, comp_local(out, k),
+                                make_cast(L, (ir_expr *[]){ir_const_int(L->f, 0, IRT_WEAK_INT, at->line, at->col)},
+                                          1, at, &component), at))
+                return NULL;
+        return out;
+    }
+    if (n == 1 && vec_is(args[0])) { /* tack.vec3f(m[0]), tack.vec3f(v_int): converted */
+        if (args[0]->dim || args[0]->nargs != width) {
+            char have[64];
+            vec_shape_name(args[0], have, sizeof have);
+            ERR(L, at->line, at->col, "a %d-component vector cannot be made of a %s", width, have);
+            return NULL;
+        }
+        return vec_cast(L, component, args[0], at);
+    }
     int tmp[4];
     for (int i = 0; i < n; i++) {
         if (!args[i]) return NULL;

@@ -36,6 +36,7 @@ from test_cuda import (ALL, INTS, Field, Pair, arith, atomics_float, atomics_int
                        np_of, sample_points, scale, shade, stencil, steps, transcendental,
                        use_field, use_pair)
 from test_matrices import component_stores, det_inv, element_writes, mpm_update
+from test_vector_builtins import matrix_functions, vector_functions
 from test_workgroups import block_scan, block_sum, tiled_matmul
 from test_complex_arrays import axpy as complex_axpy, mandelbrot as complex_mandelbrot, updates as complex_updates
 from test_numpy_calls import histogram as np_histogram, local_arrays as np_local_arrays, scalar_funcs as np_scalar_funcs
@@ -94,6 +95,15 @@ def _cases():
     out.append(("component_stores", component_stores,
                 (z(4, np.float32), tack.zeros((4,), dtype=tack.vec3f),
                  tack.zeros((1,), dtype=tack.vec2f), tack.zeros((4,), dtype=tack.vec3f)), False))
+    for s, V, M in ((np.float32, tack.vec3f, tack.mat33f), (np.float64, tack.vec3d, tack.mat33d)):
+        vz = lambda: tack.zeros((4,), dtype=V)
+        out.append((f"vector_functions_{V.name}", vector_functions,
+                    (vz(), vz(), z(4, s), vz(), z(4, s), z(4, s), vz(), z(4, s)) + tuple(vz() for _ in range(9)),
+                    False))
+        out.append((f"matrix_functions_{M.name}", matrix_functions,
+                    (tack.zeros((4,), dtype=M), tack.zeros((4,), dtype=M), vz(), vz(),
+                     z((4, 7)), tack.zeros((4, 4), dtype=M), tack.zeros((4, 3), dtype=tack.vec3f)),
+                    False))
     out.append(("ivec", ivec, (tack.zeros((8,), dtype=tack.vec3i),
                                tack.zeros((8,), dtype=tack.vec3i)), False))
     out.append(("fill2", fill2, (z((13, 11), np.int32), 7), False))
