@@ -335,4 +335,13 @@ int lower_print(lowerer *L, ir_block *b, const expr *call);
 int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,
                       ir_expr *v, const stmt *at);
 
+/* structs.c: arrays of @tack.struct records (templates marked as such):
+ * the statement with x[i].f read as x.f[i], x.shape and len(x) as the
+ * first field's; s itself when nothing changes, NULL after an error. */
+int struct_is_records(const tack_struct *s);
+const stmt *struct_rewrite_stmt(lowerer *L, const stmt *s);
+/* The array whose shape x.shape and len(x) read: x, or for records its
+ * first field's array; NULL after an error. */
+const expr *struct_dim_array(lowerer *L, const expr *arr);
+
 #endif
