@@ -208,3 +208,42 @@ def test_variant_key_holds_the_layout(device):
     np.testing.assert_array_equal(a.numpy()["v"], [2.0, 4.0])
     np.testing.assert_array_equal(b.numpy()["v"], [3.0, 5.0])
     assert len(double.variants(device=device)) == 2
+
+
+@tack.struct
+class Tag:
+    w: tack.f32
+    n: tack.i32
+
+
+@tack.struct
+class Body:
+    x: tack.vec3f
+    m: tack.mat22f
+    tag: Tag
+
+
+@tack.kernel
+def push(bs, cell, f):
+    for i in range(cell.shape[0]):
+        bs[cell[i]].x += f[i]               # shared: atomic per component
+        bs[cell[i]].tag.n += 1
+        if i < bs.shape[0]:
+            bs[i].m[0, 1] = bs[i].tag.w * 2.0
+            bs[i].tag.w = bs[i].x.y
+
+
+def test_f32_structs_with_nested_and_matrix_fields(device):
+    # The kernel the GPU dialect checks compile (test_gpu_dialects.py).
+    n = 5
+    r = np.zeros(n, dtype=Body.numpy)
+    r["tag"]["w"] = np.arange(n) + 0.5
+    b = tack.array(r, dtype=Body, device=device)
+    cell = np.array([0, 1, 1, 4, 4, 4, 2], np.int32)
+    f = tack.array(np.ones((7, 3), np.float32), dtype=tack.vec3f, device=device)
+    push(b, cell, f)
+    got = b.numpy()
+    counts = np.bincount(cell, minlength=n)
+    np.testing.assert_array_equal(got["x"], np.repeat(counts[:, None], 3, 1))
+    np.testing.assert_array_equal(got["tag"]["n"], counts)
+    np.testing.assert_array_equal(got["m"][:, 0, 1], (np.arange(n) + 0.5) * 2)
