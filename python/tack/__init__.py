@@ -26,6 +26,11 @@ from ._tack import (  # noqa: F401
     __version__,
 )
 
+# @tack.struct record types; zeros/empty/array/asarray/copyto take them.
+from ._structs import struct  # noqa: E402
+from . import _structs  # noqa: E402
+_structs.wrap_creators(globals())
+
 # Disk-cache entries still being made (OpenCL binaries) are written before
 # the interpreter's finalization frees what drivers hold.
 _atexit.register(_tack._disk_cache_flush)
@@ -171,7 +176,7 @@ __all__ = [
     "identity", "outer", "determinant", "inverse",
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
-    "kernel", "ndindex", "func", "device_class", "constant", "math", "stats",
+    "kernel", "ndindex", "func", "device_class", "struct", "constant", "math", "stats",
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint",

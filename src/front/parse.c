@@ -728,6 +728,9 @@ static int check_target(parser *p, expr *e, int allow_tuple) {
     case EX_ATTR:
         /* A vector's component (v.x = s); lowering checks the value. */
         if (e->name[0] && strchr("xyzw", e->name[0]) && !e->name[1]) return 1;
+        /* A field of a record (x[i].vel, x[i].inner.a): lowering checks it. */
+        for (const expr *b = e->a; b; b = b->kind == EX_ATTR ? b->a : NULL)
+            if (b->kind == EX_SUBSCRIPT) return 1;
         perr(p, &pos, "cannot assign to attribute '%s'", e->name);
         return 0;
     case EX_CALL: perr(p, &pos, "cannot assign to a function call"); return 0;

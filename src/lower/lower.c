@@ -420,6 +420,7 @@ int use_dim(lowerer *L, int p, int d, const expr *at) {
 
 static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
     /* len(row) and row.shape[0] of a row: the array's next dimension. */
+    if (!(arr = struct_dim_array(L, arr))) return NULL;
     view v;
     if (view_of(L, arr, &v)) return NULL;
     if (v.nprefix && v.scratch >= 0) return scratch_dim(L, v.scratch, v.nprefix + d, at);
@@ -1101,7 +1102,10 @@ int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, cons
         s->value = value;
         return push(L, b, s);
     }
-    ERR(L, t->line, t->col, "cannot assign to this expression");
+    if (t->kind == EX_ATTR)
+        ERR(L, t->line, t->col, "cannot assign to attribute '%s'", t->name);
+    else
+        ERR(L, t->line, t->col, "cannot assign to this expression");
     return -1;
 }
 
@@ -1420,6 +1424,7 @@ static int lower_launch_exit(lowerer *L, ir_block *b, const stmt *s) {
 }
 
 static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
+    if (!(s = struct_rewrite_stmt(L, s))) return -1; /* x[i].f -> x.f[i] (structs.c) */
     switch (s->kind) {
     case ST_EXPR: {
         char path[256];

@@ -386,5 +386,13 @@ ir_expr *vb_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args, 
  * the component locals of v, whose setup has already run. */
 int vb_unpack(lowerer *L, ir_block *b, const stmt *s);
 ir_expr *vb_held(lowerer *L, const ir_expr *v, const expr *at);
+/* structs.c: arrays of @tack.struct records (templates marked as such):
+ * the statement with x[i].f read as x.f[i], x.shape and len(x) as the
+ * first field's; s itself when nothing changes, NULL after an error. */
+int struct_is_records(const tack_struct *s);
+const stmt *struct_rewrite_stmt(lowerer *L, const stmt *s);
+/* The array whose shape x.shape and len(x) read: x, or for records its
+ * first field's array; NULL after an error. */
+const expr *struct_dim_array(lowerer *L, const expr *arr);
 
 #endif

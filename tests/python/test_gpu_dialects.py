@@ -37,6 +37,7 @@ from test_cuda import (ALL, INTS, Field, Pair, arith, atomics_float, atomics_int
                        use_field, use_pair)
 from test_matrices import component_stores, det_inv, element_writes, mpm_update
 from test_vector_builtins import matrix_functions, vector_functions
+from test_structs import Body, Particle, integrate, push
 from test_workgroups import block_scan, block_sum, tiled_matmul
 from test_complex_arrays import axpy as complex_axpy, mandelbrot as complex_mandelbrot, updates as complex_updates
 from test_numpy_calls import histogram as np_histogram, local_arrays as np_local_arrays, scalar_funcs as np_scalar_funcs
@@ -123,6 +124,11 @@ def _cases():
     out.append(("arith_debug", arith, (z(4, np.int16),) * 3, True))
     out.append(("fill3_debug", fill3, (z((2, 3, 4), np.int64),), True))
     out.append(("scale", scale, (z(16, np.float32), z(16, np.float32), 2.0), False))
+    # Arrays of structs: one array per field, atomic field updates.
+    out.append(("structs_f32", push, (tack.zeros(6, dtype=Body), z(8, np.int32),
+                                      tack.zeros((8,), dtype=tack.vec3f)), False))
+    out.append(("structs_f64", integrate, (tack.zeros(6, dtype=Particle), 0.5, z(6, np.float32)),
+                False))
     # Workgroups: shared arrays and barriers.
     out.append(("block_sum", block_sum, (z(512, np.float32), z(2, np.float32)), False))
     out.append(("block_scan", block_scan, (z(512, np.int64), z(512, np.int64)), False))
