@@ -13,6 +13,7 @@ import types as _types
 
 from . import _tack
 from . import cache  # noqa: F401  (tack.cache.load_bundle)
+from . import autodiff  # noqa: F401  (tack.Tape, requires_grad)
 from . import cuda, hip, level_zero, metal, opencl  # noqa: F401  (tack.cuda.compile, ...)
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,

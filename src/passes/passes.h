@@ -94,4 +94,10 @@ int launch_bounds(const ir_func *f, launch_check *out, int cap);
  * line. */
 tack_status pass_infer_types(ir_func *f, tack_error *err);
 
+/* Adjoint kernels (adjoint.c).  On the template: gradient parameter n + i
+ * of each array parameter i < n becomes a written array like it.  On a
+ * typed variant: the body becomes its forward and reverse sweeps. */
+void pass_adjoint_params(ir_func *f, int n);
+tack_status pass_adjoint(ir_func *f, int n, tack_error *err);
+
 #endif

@@ -263,6 +263,7 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
     if (!a)
         return NULL;
     a->weakreflist = NULL;
+    a->grad = NULL;
     a->data = NULL;
     a->base = NULL;
     a->readonly = 0;
@@ -332,6 +333,7 @@ ext_ArrayObject *ext_Array_wrap(PyObject *device, void *data, tack_dtype dtype, 
     if (!a)
         return NULL;
     a->weakreflist = NULL;
+    a->grad = NULL;
     a->data = data;
     a->base = Py_NewRef(base);
     a->readonly = readonly;
@@ -673,6 +675,7 @@ static void array_dealloc(PyObject *self)
     else
         free(a->data);
     Py_XDECREF(a->device);
+    Py_XDECREF(a->grad);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -796,7 +799,51 @@ static PyObject *array_get_device(PyObject *self, void *closure)
     return Py_NewRef(((ext_ArrayObject *)self)->device);
 }
 
+/* Automatic differentiation (docs/autodiff.md): the gradient array that
+ * tack.Tape and kernel.backward accumulate into; None without one. */
+static PyObject *array_get_grad(PyObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *g = ((ext_ArrayObject *)self)->grad;
+    return Py_NewRef(g ? g : Py_None);
+}
+
+static int array_set_grad(PyObject *self, PyObject *v, void *closure)
+{
+    (void)closure;
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    if (v && v != Py_None) {
+        if (!PyObject_TypeCheck(v, &ext_ArrayType) || v == self) {
+            PyErr_SetString(PyExc_TypeError, "Array.grad: expected another tack.Array or None");
+            return -1;
+        }
+        ext_ArrayObject *g = (ext_ArrayObject *)v;
+        if (g->ndim != a->ndim || g->dtype != a->dtype || g->vec_width != a->vec_width ||
+            memcmp(g->shape, a->shape, sizeof a->shape[0] * (a->ndim + !!a->vec_width)) ||
+            g->device != a->device) {
+            PyErr_SetString(PyExc_ValueError,
+                            "Array.grad: the gradient must have the array's shape, dtype and device");
+            return -1;
+        }
+    }
+    PyObject *old = a->grad;
+    a->grad = v && v != Py_None ? Py_NewRef(v) : NULL;
+    Py_XDECREF(old);
+    return 0;
+}
+
+static PyObject *array_get_requires_grad(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((ext_ArrayObject *)self)->grad != NULL);
+}
+
 static PyGetSetDef array_getset[] = {
+    {"grad", array_get_grad, array_set_grad,
+     "The gradient array (same shape, dtype and device) of an array made with\n"
+     "requires_grad=True, else None (docs/autodiff.md).", NULL},
+    {"requires_grad", array_get_requires_grad, NULL,
+     "True when the array has a gradient (.grad).", NULL},
     {"shape", array_get_shape, NULL,
      "Dimensions, a tuple of ints (for arrays of vectors the logical shape, "
      "without the components).", NULL},

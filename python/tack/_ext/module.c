@@ -265,6 +265,7 @@ static PyMethodDef module_methods[] = {
      "copyto(dst, src)\n--\n\n"
      "Copies src into the tack.Array dst.  Shapes must match; dtypes convert\n"
      "with NumPy's 'same_kind' casting rule."},
+    {"_set_tape", ext_set_tape, METH_O, "The recording tack.Tape, or None (autodiff.py)."},
     {"kernel", (PyCFunction)(void (*)(void))ext_kernel_fn, METH_VARARGS | METH_KEYWORDS,
      "kernel(func, *, source=None, cache=None, debug=None)\n--\n\n"
      "Compiles func as a Tack kernel (a decorator).  source: func's text when\n"
