@@ -11,39 +11,23 @@ from . import _tack
 __all__ = ["Tape", "array", "empty", "zeros", "ones", "stop_gradient", "kernel_backward"]
 
 
-def _give_grad(a, requires_grad):
-    if requires_grad:
-        a.grad = _tack.zeros(a.shape, dtype=a.dtype, device=a.device)
-    return a
-
-
-def array(obj, dtype=None, device=None, requires_grad=False):
-    """tack.array, with ``requires_grad=True`` giving the array a zeroed ``.grad``."""
-    return _give_grad(_tack.array(obj, dtype=dtype, device=device), requires_grad)
-
-
-def empty(shape, dtype=None, device=None, requires_grad=False):
-    """tack.empty, with ``requires_grad=True`` giving the array a zeroed ``.grad``."""
-    kw = {} if dtype is None else {"dtype": dtype}
-    return _give_grad(_tack.empty(shape, device=device, **kw), requires_grad)
-
-
-def zeros(shape, dtype=None, device=None, requires_grad=False):
-    """tack.zeros, with ``requires_grad=True`` giving the array a zeroed ``.grad``."""
-    kw = {} if dtype is None else {"dtype": dtype}
-    return _give_grad(_tack.zeros(shape, device=device, **kw), requires_grad)
+array = _tack.array
+empty = _tack.empty
+zeros = _tack.zeros
 
 
 def ones(shape, dtype=None, device=None, requires_grad=False):
     """A new array of ones (f32 unless dtype= is given); ``requires_grad=True``
     gives it a zeroed ``.grad``."""
-    a = _tack.empty(shape, device=device, **({} if dtype is None else {"dtype": dtype}))
+    a = _tack.empty(shape, device=device, requires_grad=requires_grad,
+                    **({} if dtype is None else {"dtype": dtype}))
     _fill(a, 1)
-    return _give_grad(a, requires_grad)
+    return a
 
 
 def stop_gradient(v):
-    """Outside kernels, ``v`` itself."""
+    """``v``, with no gradient flowing back through it (inside kernels: the
+    adjoint treats it as a constant); outside kernels ``v`` itself."""
     return v
 
 

@@ -297,6 +297,8 @@ typedef struct ir_func {
     /* An adjoint kernel (passes/adjoint.c): the forward kernel's parameter
      * count, each followed at n + i by its gradient array; 0 otherwise. */
     int adjoint_n;
+    /* Inference met tack.stop_gradient (pass_strip_stop_gradient removes it). */
+    int uses_stop_gradient;
 } ir_func;
 
 /* Lanes in a workgroup (tack.WORKGROUP). */

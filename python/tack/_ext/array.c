@@ -342,12 +342,30 @@ ext_ArrayObject *ext_Array_wrap(PyObject *device, void *data, tack_dtype dtype, 
     return a;
 }
 
+/* requires_grad=True (docs/autodiff.md): a gets a zeroed .grad like it. */
+static PyObject *give_grad(PyObject *obj, int requires_grad)
+{
+    if (!obj || !requires_grad)
+        return obj;
+    ext_ArrayObject *a = (ext_ArrayObject *)obj;
+    int64_t shape[TACK_MAX_NDIM + 1];
+    memcpy(shape, a->shape, sizeof a->shape[0] * (a->ndim + !!a->vec_width));
+    ext_ArrayObject *g = array_new(a->ndim, shape, a->dtype, a->vec_width, a->device, 1);
+    if (!g) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    a->grad = (PyObject *)g;
+    return obj;
+}
+
 static PyObject *make_array(PyObject *args, PyObject *kwargs, const char *fname, int zero)
 {
-    static char *kwlist[] = {"shape", "dtype", "device", NULL};
+    static char *kwlist[] = {"shape", "dtype", "device", "requires_grad", NULL};
     PyObject *shape_obj, *dtype_obj = Py_None, *device_obj = Py_None;
+    int requires_grad = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, fname, kwlist,
-                                     &shape_obj, &dtype_obj, &device_obj))
+                                     &shape_obj, &dtype_obj, &device_obj, &requires_grad))
         return NULL;
     int64_t shape[TACK_MAX_NDIM];
     int ndim = parse_shape(shape_obj, shape);
@@ -362,19 +380,19 @@ static PyObject *make_array(PyObject *args, PyObject *kwargs, const char *fname,
         return NULL;
     PyObject *a = (PyObject *)array_new(ndim, shape, dtype, width, device, zero);
     Py_DECREF(device);
-    return a;
+    return give_grad(a, requires_grad);
 }
 
 PyObject *ext_empty(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return make_array(args, kwargs, "O|OO:empty", 0);
+    return make_array(args, kwargs, "O|OO$p:empty", 0);
 }
 
 PyObject *ext_zeros(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return make_array(args, kwargs, "O|OO:zeros", 1);
+    return make_array(args, kwargs, "O|OO$p:zeros", 1);
 }
 
 /* A NumPy array viewing a's storage (writable), keeping a alive. */
@@ -534,10 +552,11 @@ static PyObject *copy_new(PyObject *obj, PyArray_Descr *want, int width, PyObjec
 PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"obj", "dtype", "device", NULL};
+    static char *kwlist[] = {"obj", "dtype", "device", "requires_grad", NULL};
     PyObject *obj, *dtype_obj = Py_None, *device_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:array", kwlist,
-                                     &obj, &dtype_obj, &device_obj))
+    int requires_grad = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:array", kwlist,
+                                     &obj, &dtype_obj, &device_obj, &requires_grad))
         return NULL;
     if (obj == Py_None) { /* NumPy would make an object (or NaN) array of it */
         PyErr_SetString(PyExc_TypeError, "tack.array(): None is not an array");
@@ -566,7 +585,7 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     PyObject *r = copy_new(shared != Py_None ? shared : obj, want, width, device_obj);
     Py_DECREF(shared);
-    return r;
+    return give_grad(r, requires_grad);
 }
 
 PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
