@@ -151,3 +151,14 @@ def test_refusals_name_the_construct(device):
     with pytest.raises(tack.CompileError, match=r"test_autodiff_control.py:\d+:\d+: .*'x' is overwritten"):
         inloop.backward(x, 2)
     assert not x.grad.numpy().any()  # nothing written when refused
+
+
+def test_ball_throw_example_converges(device, tmp_path):
+    import os
+    import subprocess
+    import sys
+    ex = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+    r = subprocess.run([sys.executable, "ball_throw.py", "--device", device.name,
+                        "--png", str(tmp_path / "b.png")], cwd=ex, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "ball_throw: ok" in r.stdout, r.stdout + r.stderr
