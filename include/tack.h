@@ -212,6 +212,12 @@ tack_kernel *tack_kernel_create(const char *source, const char *filename,
                                 void *resolver_ctx, tack_error *err);
 /* Frees the kernel and every variant compiled for it on every device. */
 void tack_kernel_free(tack_kernel *k);
+/* Reverse-mode automatic differentiation (docs/autodiff.md): k's adjoint
+ * kernel, made on first use and owned by k.  Its parameters are k's, then
+ * one gradient per parameter in the same order (a scalar's is ignored):
+ * it adds d(loss)/d(input) into the inputs' gradients, reading the
+ * outputs' gradients.  NULL with err filled when k cannot be differentiated. */
+tack_kernel *tack_kernel_adjoint(tack_kernel *k, tack_error *err);
 const char *tack_kernel_name(const tack_kernel *k);
 int tack_kernel_num_params(const tack_kernel *k);
 const char *tack_kernel_param_name(const tack_kernel *k, int index);

@@ -13,6 +13,8 @@ import types as _types
 
 from . import _tack
 from . import cache  # noqa: F401  (tack.cache.load_bundle)
+from . import autodiff  # noqa: F401  (tack.Tape, requires_grad)
+from .autodiff import Tape, ones, stop_gradient  # noqa: F401
 from . import cuda, hip, level_zero, metal, opencl  # noqa: F401  (tack.cuda.compile, ...)
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,
@@ -180,4 +182,5 @@ __all__ = [
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint",
+    "Tape", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")]  # star imports keep the builtins

@@ -296,6 +296,11 @@ typedef struct ir_func {
     /* Set by passes on a variant's copy. */
     ir_type default_float; /* f64 when any array argument is f64, else f32 */
     int disjoint;          /* the call's arrays do not overlap: noalias */
+    /* An adjoint kernel (passes/adjoint.c): the forward kernel's parameter
+     * count, each followed at n + i by its gradient array; 0 otherwise. */
+    int adjoint_n;
+    /* Inference met tack.stop_gradient (pass_strip_stop_gradient removes it). */
+    int uses_stop_gradient;
 } ir_func;
 
 /* Lanes in a workgroup (tack.WORKGROUP). */

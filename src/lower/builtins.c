@@ -54,7 +54,7 @@ static int listed(const char *const *list, const char *name) {
 /* Intrinsics that no module spells: builtins, and frexp's helper. */
 static int internal(ir_intrinsic fn) {
     return fn == INTR_MIN || fn == INTR_MAX || fn == INTR_ROUND || fn == INTR_ABS ||
-           fn == INTR_F16 || fn == INTR_FREXP_EXP;
+           fn == INTR_F16 || fn == INTR_FREXP_EXP || fn == INTR_STOP_GRADIENT;
 }
 
 math_name lower_math_name(const char *leaf, int numpy) {

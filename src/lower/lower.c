@@ -217,6 +217,11 @@ static callee classify_path(const char *path) {
                 c.cast_to = cast_names[i].t;
                 return c;
             }
+    if (is_tack && !strcmp(leaf, "stop_gradient")) { /* autodiff: passes/adjoint.c */
+        c.kind = CALLEE_INTRINSIC;
+        c.fn = INTR_STOP_GRADIENT;
+        return c;
+    }
     if (is_tack && !strcmp(leaf, "ndindex")) {
         c.kind = CALLEE_NDINDEX;
         return c;

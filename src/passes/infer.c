@@ -160,6 +160,9 @@ static ir_type call_type(typer *T, ir_expr *e) {
         return float_of(T, at[0]);
     case INTR_FREXP_EXP:
         return TACK_I32;
+    case INTR_STOP_GRADIENT:
+        T->f->uses_stop_gradient = 1;
+        return at[0];
     case INTR_GCD: case INTR_LCM: {
         for (int i = 0; i < 2; i++)
             if (ir_type_is_float(at[i])) {

@@ -103,5 +103,12 @@ tack_status pass_infer_types(ir_func *f, tack_error *err);
  * workgroup, lanes as loops split at the barriers; afterwards the launch
  * variable is the group's first iteration, stepped by IR_WORKGROUP. */
 tack_status pass_workgroup_loops(ir_func *f, tack_error *err);
+/* Adjoint kernels (adjoint.c).  On the template: gradient parameter n + i
+ * of each array parameter i < n becomes a written array like it.  On a
+ * typed variant: the body becomes its forward and reverse sweeps. */
+void pass_adjoint_params(ir_func *f, int n);
+tack_status pass_adjoint(ir_func *f, int n, tack_error *err);
+/* tack.stop_gradient(v) -> v, once inference and the adjoint have run. */
+void pass_strip_stop_gradient(ir_func *f);
 
 #endif

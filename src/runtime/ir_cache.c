@@ -23,6 +23,7 @@ static void ir_key(const tack_kernel *k, const template_key *key, ser_writer *w)
     ser_put_str(w, k->filename);
     ser_put_u32(w, (uint32_t)k->first_line);
     ser_put_str(w, k->source);
+    if (k->adjoint) ser_put_str(w, "adjoint");
     ser_put_u8(w, (uint8_t)key->debug);
     ser_put_bytes(w, key->vec, sizeof key->vec);
     tmpl_sig_portable(&key->tmpl, w);

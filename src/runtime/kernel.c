@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lower/lower.h"
+#include "passes/passes.h"
 #include "runtime.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -115,6 +116,7 @@ static void free_dead(ir_template *dead_t, variant *dead_v) {
 
 void tack_kernel_free(tack_kernel *k) {
     if (!k) return;
+    tack_kernel_free(k->adj);
     for (int s = 1; s < k->nstages; s++) tack_kernel_free(k->stages[s]);
     fast_invalidate(); /* its entries, and a later kernel at its address */
     if (k->def) { /* registered only once parsed */
@@ -302,6 +304,7 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
             }
             if (st == TACK_OK && k->disk_cache) ir_cache_store(k, key, f);
         }
+        if (st == TACK_OK && k->adjoint) pass_adjoint_params(f, k->def->nparams / 2);
         if (st == TACK_OK) {
             t = calloc(1, sizeof *t);
             if (!t) {
@@ -330,6 +333,67 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
     host_reacquire(host);
     *out = t;
     return t ? TACK_OK : err->status;
+}
+
+/* The adjoint kernel: the same source, its def given each parameter's
+ * gradient after the parameters ("x.grad", a name no kernel can spell). */
+tack_kernel *tack_kernel_adjoint(tack_kernel *k, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    memset(err, 0, sizeof *err);
+    pthread_mutex_lock(&k->lower_lock);
+    tack_kernel *a = k->adj;
+    pthread_mutex_unlock(&k->lower_lock);
+    if (a) return a;
+    if (k->nstages > 1) {
+        runtime_error(err, TACK_ERR_COMPILE,
+                      "kernel '%s': backward of a kernel with several top-level loops is not "
+                      "supported yet (write one kernel per loop and record them on a tack.Tape)",
+                      k->def->name);
+        return NULL;
+    }
+    a = kernel_create(k->source, k->filename, k->first_line, k->resolver, k->resolver_ctx, 0, err);
+    if (!a) return NULL;
+    a->nstages = 1;
+    a->adjoint = 1;
+    a->disk_cache = k->disk_cache;
+    a->debug = k->debug;
+    func_def *d = a->def;
+    int n = d->nparams;
+    if (2 * n > TACK_MAX_PARAMS) {
+        runtime_error(err, TACK_ERR_VALUE, "kernel '%s': too many parameters to differentiate",
+                      d->name);
+        tack_kernel_free(a);
+        return NULL;
+    }
+    const char **names = arena_alloc(&a->ast, 2 * n * sizeof *names + 1);
+    int *lines = arena_alloc(&a->ast, 2 * n * sizeof *lines + 1);
+    int *cols = arena_alloc(&a->ast, 2 * n * sizeof *cols + 1);
+    if (!names || !lines || !cols) {
+        runtime_error(err, TACK_ERR_NOMEM, "out of memory differentiating '%s'", d->name);
+        tack_kernel_free(a);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s.grad", d->params[i]);
+        names[i] = d->params[i];
+        names[n + i] = arena_strdup(&a->ast, buf);
+        lines[i] = lines[n + i] = d->param_lines[i];
+        cols[i] = cols[n + i] = d->param_cols[i];
+    }
+    d->params = names;
+    d->param_lines = lines;
+    d->param_cols = cols;
+    d->nparams = 2 * n;
+    pthread_mutex_lock(&k->lower_lock);
+    if (k->adj) {
+        tack_kernel_free(a);
+        a = k->adj;
+    } else {
+        k->adj = a;
+    }
+    pthread_mutex_unlock(&k->lower_lock);
+    return a;
 }
 
 const char *tack_kernel_name(const tack_kernel *k) { return k->def->name; }

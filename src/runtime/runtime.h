@@ -163,6 +163,11 @@ struct tack_kernel {
     struct tack_kernel *owner;
     /* tack_kernel_stats' counters (relaxed: read as a snapshot). */
     atomic_ullong n_launches, n_compiles, n_lowerings, compile_ns, launch_ns;
+    /* Automatic differentiation: this kernel is an adjoint (its def has
+     * each parameter's gradient appended), or `adj` is this one's, made on
+     * first use by tack_kernel_adjoint. */
+    int adjoint;
+    struct tack_kernel *adj;
 };
 
 /* Whether k's launches are bounds-checked now: its own setting, or the

@@ -61,7 +61,10 @@ static tack_status run_passes(ir_func *f, const call_info *info, tack_error *err
         return err->status;
     if (ir_verify(f, "resolve_dims", 0, err)) return err->status;
     if (pass_infer_types(f, err)) return err->status;
-    return ir_verify(f, "infer_types", 1, err);
+    if (ir_verify(f, "infer_types", 1, err)) return err->status;
+    if (f->adjoint_n && pass_adjoint(f, f->adjoint_n, err)) return err->status;
+    pass_strip_stop_gradient(f);
+    return f->adjoint_n ? ir_verify(f, "adjoint", 1, err) : TACK_OK;
 }
 
 tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir_func **out,
@@ -120,6 +123,7 @@ static void full_key(const tack_kernel *k, const ir_template *t, const call_info
     ser_put_str(w, k->filename);
     ser_put_u32(w, (uint32_t)k->first_line);
     ser_put_str(w, k->source);
+    if (k->adjoint) ser_put_str(w, "adjoint");
     const ir_func *f = t->ir;
     ser_put_u32(w, (uint32_t)f->nresolved);
     for (int i = 0; i < f->nresolved; i++) {

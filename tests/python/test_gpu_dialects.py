@@ -585,3 +585,22 @@ def test_metal_device_runs_a_kernel():  # pragma: no cover - run only on a Mac
     np.testing.assert_array_equal(out.numpy(), x * np.float32(2.5))
     with pytest.raises(TypeError, match="f64 but Metal has no fp64 support"):
         scale(tack.array(np.zeros(4), device=dev), tack.zeros((4,), tack.f64, device=dev), 2.0)
+
+
+# ---- Autodiff: adjoint kernels (src/passes/adjoint.c) ------------------------
+
+def test_adjoint_ptx_passes_ptxas(tmp_path):
+    from test_autodiff_control import flow
+    from test_cuda import NVRTC_MISSING, PTXAS
+    if NVRTC_MISSING is not None:
+        pytest.skip(f"NVRTC absent: {NVRTC_MISSING}")
+    a = np.zeros(8)
+    ptx = tack._tack._generate(flow, "cuda:sm_90", (a, a, 3, a, a, 0), False, True)
+    assert ".entry" in ptx and "atom" in ptx  # x.grad[i] += ... is an atomic add
+    if PTXAS is None:
+        pytest.skip("ptxas absent")
+    src = tmp_path / "adj.ptx"
+    src.write_text(ptx)
+    r = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(tmp_path / "adj.cubin"), str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

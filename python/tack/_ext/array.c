@@ -263,6 +263,7 @@ static ext_ArrayObject *array_new(int ndim, const int64_t *shape, tack_dtype dty
     if (!a)
         return NULL;
     a->weakreflist = NULL;
+    a->grad = NULL;
     a->data = NULL;
     a->base = NULL;
     a->readonly = 0;
@@ -332,6 +333,7 @@ ext_ArrayObject *ext_Array_wrap(PyObject *device, void *data, tack_dtype dtype, 
     if (!a)
         return NULL;
     a->weakreflist = NULL;
+    a->grad = NULL;
     a->data = data;
     a->base = Py_NewRef(base);
     a->readonly = readonly;
@@ -340,12 +342,30 @@ ext_ArrayObject *ext_Array_wrap(PyObject *device, void *data, tack_dtype dtype, 
     return a;
 }
 
+/* requires_grad=True (docs/autodiff.md): a gets a zeroed .grad like it. */
+static PyObject *give_grad(PyObject *obj, int requires_grad)
+{
+    if (!obj || !requires_grad)
+        return obj;
+    ext_ArrayObject *a = (ext_ArrayObject *)obj;
+    int64_t shape[TACK_MAX_NDIM + 1];
+    memcpy(shape, a->shape, sizeof a->shape[0] * (a->ndim + !!a->vec_width));
+    ext_ArrayObject *g = array_new(a->ndim, shape, a->dtype, a->vec_width, a->device, 1);
+    if (!g) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    a->grad = (PyObject *)g;
+    return obj;
+}
+
 static PyObject *make_array(PyObject *args, PyObject *kwargs, const char *fname, int zero)
 {
-    static char *kwlist[] = {"shape", "dtype", "device", NULL};
+    static char *kwlist[] = {"shape", "dtype", "device", "requires_grad", NULL};
     PyObject *shape_obj, *dtype_obj = Py_None, *device_obj = Py_None;
+    int requires_grad = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, fname, kwlist,
-                                     &shape_obj, &dtype_obj, &device_obj))
+                                     &shape_obj, &dtype_obj, &device_obj, &requires_grad))
         return NULL;
     int64_t shape[TACK_MAX_NDIM];
     int ndim = parse_shape(shape_obj, shape);
@@ -360,19 +380,19 @@ static PyObject *make_array(PyObject *args, PyObject *kwargs, const char *fname,
         return NULL;
     PyObject *a = (PyObject *)array_new(ndim, shape, dtype, width, device, zero);
     Py_DECREF(device);
-    return a;
+    return give_grad(a, requires_grad);
 }
 
 PyObject *ext_empty(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return make_array(args, kwargs, "O|OO:empty", 0);
+    return make_array(args, kwargs, "O|OO$p:empty", 0);
 }
 
 PyObject *ext_zeros(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    return make_array(args, kwargs, "O|OO:zeros", 1);
+    return make_array(args, kwargs, "O|OO$p:zeros", 1);
 }
 
 /* A NumPy array viewing a's storage (writable), keeping a alive. */
@@ -562,10 +582,11 @@ static PyObject *copy_new(PyObject *obj, PyArray_Descr *want, int width, PyObjec
 PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"obj", "dtype", "device", NULL};
+    static char *kwlist[] = {"obj", "dtype", "device", "requires_grad", NULL};
     PyObject *obj, *dtype_obj = Py_None, *device_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:array", kwlist,
-                                     &obj, &dtype_obj, &device_obj))
+    int requires_grad = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:array", kwlist,
+                                     &obj, &dtype_obj, &device_obj, &requires_grad))
         return NULL;
     if (obj == Py_None) { /* NumPy would make an object (or NaN) array of it */
         PyErr_SetString(PyExc_TypeError, "tack.array(): None is not an array");
@@ -594,7 +615,7 @@ PyObject *ext_array(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     PyObject *r = copy_new(shared != Py_None ? shared : obj, want, width, device_obj);
     Py_DECREF(shared);
-    return r;
+    return give_grad(r, requires_grad);
 }
 
 PyObject *ext_copyto(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -703,6 +724,7 @@ static void array_dealloc(PyObject *self)
     else
         free(a->data);
     Py_XDECREF(a->device);
+    Py_XDECREF(a->grad);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -828,7 +850,51 @@ static PyObject *array_get_device(PyObject *self, void *closure)
     return Py_NewRef(((ext_ArrayObject *)self)->device);
 }
 
+/* Automatic differentiation (docs/autodiff.md): the gradient array that
+ * tack.Tape and kernel.backward accumulate into; None without one. */
+static PyObject *array_get_grad(PyObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *g = ((ext_ArrayObject *)self)->grad;
+    return Py_NewRef(g ? g : Py_None);
+}
+
+static int array_set_grad(PyObject *self, PyObject *v, void *closure)
+{
+    (void)closure;
+    ext_ArrayObject *a = (ext_ArrayObject *)self;
+    if (v && v != Py_None) {
+        if (!PyObject_TypeCheck(v, &ext_ArrayType) || v == self) {
+            PyErr_SetString(PyExc_TypeError, "Array.grad: expected another tack.Array or None");
+            return -1;
+        }
+        ext_ArrayObject *g = (ext_ArrayObject *)v;
+        if (g->ndim != a->ndim || g->dtype != a->dtype || g->vec_width != a->vec_width ||
+            memcmp(g->shape, a->shape, sizeof a->shape[0] * (a->ndim + !!a->vec_width)) ||
+            g->device != a->device) {
+            PyErr_SetString(PyExc_ValueError,
+                            "Array.grad: the gradient must have the array's shape, dtype and device");
+            return -1;
+        }
+    }
+    PyObject *old = a->grad;
+    a->grad = v && v != Py_None ? Py_NewRef(v) : NULL;
+    Py_XDECREF(old);
+    return 0;
+}
+
+static PyObject *array_get_requires_grad(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((ext_ArrayObject *)self)->grad != NULL);
+}
+
 static PyGetSetDef array_getset[] = {
+    {"grad", array_get_grad, array_set_grad,
+     "The gradient array (same shape, dtype and device) of an array made with\n"
+     "requires_grad=True, else None (docs/autodiff.md).", NULL},
+    {"requires_grad", array_get_requires_grad, NULL,
+     "True when the array has a gradient (.grad).", NULL},
     {"shape", array_get_shape, NULL,
      "Dimensions, a tuple of ints (for arrays of vectors the logical shape, "
      "without the components).", NULL},

@@ -144,6 +144,7 @@ typedef struct {
                           another library's memory alive (interop.c) */
     int readonly;      /* the producer's memory may not be written */
     PyObject *weakreflist;
+    PyObject *grad;    /* requires_grad: its gradient, an Array like it (autodiff) */
 } ext_ArrayObject;
 
 extern PyTypeObject ext_ArrayType;
@@ -231,6 +232,7 @@ int ext_resolve(void *ctx, const char *name, tack_name *out);
 /* Raises a failed launch's (or generation's) error, chained to the Python
  * error met while resolving names, if any; returns NULL. */
 PyObject *ext_raise_kernel_error(ext_KernelObject *kern, tack_status s, tack_error *err);
+PyObject *ext_set_tape(PyObject *self, PyObject *tape); /* _tack._set_tape */
 PyObject *ext_kernel_fn(PyObject *self, PyObject *args, PyObject *kwargs);
 /* Adds one kernel's counters to a tack.stats()["kernels"] entry. */
 int ext_kernel_stats_into(PyObject *dict, const tack_kernel_stats *s);

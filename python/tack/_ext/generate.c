@@ -5,6 +5,8 @@
  * tack.opencl.source and the like.  Arguments convert as for a call; arrays may be
  * NumPy arrays or any device's tack.Array (only dtype, shape and vector
  * width matter).  The GIL stays held: lowering may call the resolver.
+ * adjoint=True (a fifth argument): the code of the kernel's adjoint, whose
+ * args are the call's followed by one gradient per parameter. 
  */
 #define NO_IMPORT_ARRAY
 #include "ext.h"
@@ -12,7 +14,7 @@
 PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs < 3 || nargs > 4 || !ext_Kernel_Check(args[0]) || !PyUnicode_Check(args[1]) ||
+    if (nargs < 3 || nargs > 5 || !ext_Kernel_Check(args[0]) || !PyUnicode_Check(args[1]) ||
         !PyTuple_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
                         "_generate(kernel, target, args, binary=False): a tack kernel, a target "
@@ -22,7 +24,19 @@ PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int binary = nargs == 4 ? PyObject_IsTrue(args[3]) : 0;
     if (binary < 0)
         return NULL;
-    ext_KernelObject *kern = (ext_KernelObject *)args[0];
+    int adjoint = nargs == 5 ? PyObject_IsTrue(args[4]) : 0;
+    if (adjoint < 0)
+        return NULL;
+    ext_KernelObject view = *(ext_KernelObject *)args[0], *kern = &view;
+    if (adjoint) {
+        tack_error aerr;
+        memset(&aerr, 0, sizeof aerr);
+        tack_kernel *adj = tack_kernel_adjoint(kern->k, &aerr);
+        if (!adj)
+            return ext_raise_kernel_error((ext_KernelObject *)args[0], aerr.status, &aerr);
+        view.k = adj;
+        view.nparams *= 2;
+    }
     const char *target = PyUnicode_AsUTF8(args[1]);
     if (!target)
         return NULL;
@@ -50,7 +64,7 @@ PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         s = tack_kernel_generate(kern->k, target, targs, (int)n, (char **)&out, &err);
     ext_release_args(&st);
     if (s != TACK_OK)
-        return ext_raise_kernel_error(kern, s, &err);
+        return ext_raise_kernel_error((ext_KernelObject *)args[0], s, &err);
     PyObject *r = binary ? PyBytes_FromStringAndSize(out, (Py_ssize_t)size)
                          : PyUnicode_FromString(out);
     free(out);

@@ -369,6 +369,8 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
     return ext_raise_kernel_error(kern, s, &err);
 }
 
+static PyObject *taped(PyObject *kern, PyObject *result, PyObject *const *args, Py_ssize_t n);
+
 /* A call: positional arguments go straight to the launch; keywords are
  * bound to parameters by name first (then the arguments are the same
  * array in the same order, so the same variant is selected). */
@@ -381,7 +383,7 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
         PyObject *bound[TACK_MAX_PARAMS];
         if (ext_bind_args(kern, args, nargs, kwnames, args + nargs, NULL, bound) < 0)
             return NULL;
-        return kernel_launch(kern, bound, kern->nparams);
+        return taped(self, kernel_launch(kern, bound, kern->nparams), bound, kern->nparams);
     }
     if (nargs != kern->nparams) {
         PyObject *bound[TACK_MAX_PARAMS];
@@ -389,7 +391,90 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
         ext_bind_args(kern, args, nargs, NULL, NULL, NULL, bound);
         return NULL;
     }
-    return kernel_launch(kern, args, nargs);
+    return taped(self, kernel_launch(kern, args, nargs), args, nargs);
+}
+
+/* The recording tack.Tape (autodiff.py), or NULL: each successful call
+ * is handed to its _record(kernel, args). */
+static PyObject *active_tape;
+
+PyObject *ext_set_tape(PyObject *self, PyObject *tape)
+{
+    (void)self;
+    PyObject *old = active_tape;
+    active_tape = tape == Py_None ? NULL : Py_NewRef(tape);
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+}
+
+static PyObject *taped(PyObject *kern, PyObject *result, PyObject *const *args, Py_ssize_t n)
+{
+    if (!result || !active_tape)
+        return result;
+    PyObject *t = PyTuple_New(n);
+    if (!t) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, Py_NewRef(args[i]));
+    PyObject *r = PyObject_CallMethod(active_tape, "_record", "OO", kern, t);
+    Py_DECREF(t);
+    if (!r) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return result;
+}
+
+/* kernel.backward(*args, adj=None): in python/tack/autodiff.py. */
+static PyObject *kernel_backward(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *mod = PyImport_ImportModule("tack.autodiff");
+    if (!mod)
+        return NULL;
+    PyObject *fn = PyObject_GetAttrString(mod, "kernel_backward");
+    Py_DECREF(mod);
+    if (!fn)
+        return NULL;
+    PyObject *all = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+    if (!all) {
+        Py_DECREF(fn);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(all, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+        PyTuple_SET_ITEM(all, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    PyObject *r = PyObject_Call(fn, all, kwargs);
+    Py_DECREF(all);
+    Py_DECREF(fn);
+    return r;
+}
+
+/* kernel._adjoint(*args, *grads): one launch of the adjoint kernel
+ * (tack_kernel_adjoint), with the kernel's arguments then one gradient per
+ * parameter; python/tack/autodiff.py builds kernel.backward and the tape on it. */
+static PyObject *kernel_adjoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    if (nargs != 2 * (Py_ssize_t)kern->nparams) {
+        PyErr_Format(PyExc_TypeError, "kernel '%U': _adjoint takes %d arguments, %zd given",
+                     kern->name, 2 * kern->nparams, nargs);
+        return NULL;
+    }
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    tack_kernel *adj = tack_kernel_adjoint(kern->k, &err);
+    if (!adj)
+        return ext_raise_kernel_error(kern, err.status, &err);
+    Py_CLEAR(kern->resolve_error);
+    /* The same object seen through the adjoint's parameters (messages name
+     * "x.grad"); the resolver still writes into kern itself. */
+    ext_KernelObject view = *kern;
+    view.k = adj;
+    view.nparams = (int)nargs;
+    return kernel_launch(&view, args, nargs);
 }
 
 PyObject *ext_raise_kernel_error(ext_KernelObject *kern, tack_status s, tack_error *err)
@@ -842,6 +927,12 @@ static PyGetSetDef kernel_getset[] = {
 };
 
 static PyMethodDef kernel_methods[] = {
+    {"backward", (PyCFunction)(void (*)(void))kernel_backward, METH_VARARGS | METH_KEYWORDS,
+     "backward(*args, adj=None)\n--\n\nOne launch of the kernel's adjoint with the forward call's\n"
+     "arguments: adds d(loss)/d(input) into each input's gradient, reading the\n"
+     "outputs' (adj={array: grad}, else each array's .grad).  See docs/autodiff.md."},
+    {"_adjoint", (PyCFunction)(void (*)(void))kernel_adjoint, METH_FASTCALL,
+     "_adjoint(*args, *grads)\n--\n\nOne launch of the kernel's adjoint (use kernel.backward)."},
     {"variants", (PyCFunction)(void (*)(void))kernel_variants,
      METH_VARARGS | METH_KEYWORDS,
      "variants(device=None)\n--\n\n"

@@ -239,13 +239,16 @@ static PyMethodDef module_methods[] = {
     {"_build_info", ext_build_info, METH_NOARGS,
      "_build_info()\n--\n\nThe versions of Tack and LLVM (python -m tack info)."},
     {"empty", (PyCFunction)(void (*)(void))ext_empty, METH_VARARGS | METH_KEYWORDS,
-     "empty(shape, dtype=tack.f32, device=None)\n--\n\nA new uninitialized array."},
+     "empty(shape, dtype=tack.f32, device=None, *, requires_grad=False)\n--\n\n"
+     "A new uninitialized array; requires_grad=True gives it a zeroed .grad."},
     {"zeros", (PyCFunction)(void (*)(void))ext_zeros, METH_VARARGS | METH_KEYWORDS,
-     "zeros(shape, dtype=tack.f32, device=None)\n--\n\nA new zero-filled array."},
+     "zeros(shape, dtype=tack.f32, device=None, *, requires_grad=False)\n--\n\n"
+     "A new zero-filled array; requires_grad=True gives it a zeroed .grad."},
     {"array", (PyCFunction)(void (*)(void))ext_array, METH_VARARGS | METH_KEYWORDS,
-     "array(obj, dtype=None, device=None)\n--\n\n"
+     "array(obj, dtype=None, device=None, *, requires_grad=False)\n--\n\n"
      "A new array holding a copy of obj (a NumPy array, buffer, list, ...).\n"
-     "dtype defaults to obj's dtype; lists of Python floats become f32."},
+     "dtype defaults to obj's dtype; lists of Python floats become f32.\n"
+     "requires_grad=True gives it a zeroed .grad (docs/autodiff.md)."},
     {"asarray", (PyCFunction)(void (*)(void))ext_asarray, METH_VARARGS | METH_KEYWORDS,
      "asarray(obj, dtype=None, device=None)\n--\n\n"
      "obj as a tack.Array, sharing its memory whenever it can: a tack.Array,\n"
@@ -270,6 +273,7 @@ static PyMethodDef module_methods[] = {
      "copyto(dst, src)\n--\n\n"
      "Copies src into the tack.Array dst.  Shapes must match; dtypes convert\n"
      "with NumPy's 'same_kind' casting rule."},
+    {"_set_tape", ext_set_tape, METH_O, "The recording tack.Tape, or None (autodiff.py)."},
     {"kernel", (PyCFunction)(void (*)(void))ext_kernel_fn, METH_VARARGS | METH_KEYWORDS,
      "kernel(func, *, source=None, cache=None, debug=None)\n--\n\n"
      "Compiles func as a Tack kernel (a decorator).  source: func's text when\n"

@@ -1,0 +1,143 @@
+"""Reverse-mode automatic differentiation (docs/autodiff.md).
+
+The adjoint kernels are made by the compiler (src/passes/adjoint.c); this
+module only keeps the bookkeeping: which arrays have gradients, which
+launches a tack.Tape recorded, and in what order their adjoints run."""
+
+import numpy as _np
+
+from . import _tack
+
+__all__ = ["Tape", "array", "empty", "zeros", "ones", "stop_gradient", "kernel_backward"]
+
+
+array = _tack.array
+empty = _tack.empty
+zeros = _tack.zeros
+
+
+def ones(shape, dtype=None, device=None, requires_grad=False):
+    """A new array of ones (f32 unless dtype= is given); ``requires_grad=True``
+    gives it a zeroed ``.grad``."""
+    a = _tack.empty(shape, device=device, requires_grad=requires_grad,
+                    **({} if dtype is None else {"dtype": dtype}))
+    _fill(a, 1)
+    return a
+
+
+def stop_gradient(v):
+    """``v``, with no gradient flowing back through it (inside kernels: the
+    adjoint treats it as a constant); outside kernels ``v`` itself."""
+    return v
+
+
+def _fill(a, value):
+    host = _np.full(_np.asarray(a).shape if a.device.name == "cpu" else a.numpy().shape, value,
+                    dtype=a.numpy().dtype)
+    _tack.copyto(a, host)
+
+
+def _is_array(v):
+    return isinstance(v, (_tack.Array, _np.ndarray))
+
+
+def _grad_of(v, adj):
+    """The gradient array passed for argument v: adj's, v.grad, or a
+    scratch one (v is then a constant: what flows into it is dropped)."""
+    for key, g in adj:
+        if key is v:
+            return g
+    if isinstance(v, _tack.Array):
+        if v.grad is not None:
+            return v.grad
+        return _tack.zeros(v.shape, dtype=v.dtype, device=v.device)
+    if isinstance(v, _np.ndarray):
+        return _np.zeros_like(v)
+    return v  # a scalar: its gradient parameter is unused
+
+
+def kernel_backward(kernel, *args, adj=None):
+    """kernel.backward(*args, adj={x: gx, ...}): one launch of the adjoint of
+    ``kernel(*args)``.  Each array's gradient is the one adj gives (keys are
+    the argument objects, or parameter names), else its ``.grad``, else it is
+    a constant.  Input gradients are accumulated (+=); outputs' gradients
+    are read."""
+    pairs = []
+    if adj:
+        names = [kernel.func.__code__.co_varnames[i] for i in range(len(args))] \
+            if hasattr(kernel.func, "__code__") else []
+        for key, g in adj.items():
+            if isinstance(key, str):
+                if key not in names:
+                    raise ValueError("kernel.backward: adj names '%s', not a parameter" % key)
+                key = args[names.index(key)]
+            elif not any(key is a for a in args):
+                raise ValueError("kernel.backward: an adj key is not one of the arguments")
+            pairs.append((key, g))
+    grads = [_grad_of(a, pairs) for a in args]
+    kernel._adjoint(*args, *grads)
+
+
+class Tape:
+    """Records kernel launches made inside ``with tape:`` with their
+    arguments; ``backward`` runs their adjoints newest first."""
+
+    def __init__(self):
+        self.launches = []
+        self._outer = None
+
+    def __enter__(self):
+        self._outer = _active[0]
+        _active[0] = self
+        _tack._set_tape(self)
+        return self
+
+    def __exit__(self, *exc):
+        _active[0] = self._outer
+        _tack._set_tape(self._outer)
+        self._outer = None
+        return False
+
+    def _record(self, kernel, args):
+        self.launches.append((kernel, args))
+
+    def backward(self, loss=None, grads=None):
+        """Seeds ``loss.grad`` (its first element 1, the rest 0), or each
+        ``grads={array: g}`` into ``array.grad``, then runs every recorded
+        launch's adjoint, newest first."""
+        if loss is None and not grads:
+            raise ValueError("Tape.backward: give loss or grads={array: gradient}")
+        if loss is not None:
+            if loss.grad is None:
+                raise ValueError("Tape.backward: loss has no gradient (make it with requires_grad=True)")
+            seed = _np.zeros(loss.grad.numpy().shape, dtype=loss.grad.numpy().dtype)
+            seed.reshape(-1)[0] = 1
+            _tack.copyto(loss.grad, seed)
+        for a, g in (grads or {}).items():
+            if a.grad is None:
+                raise ValueError("Tape.backward: an array in grads has no gradient (requires_grad=True)")
+            _tack.copyto(a.grad, _np.asarray(g.numpy() if isinstance(g, _tack.Array) else g,
+                                             dtype=a.grad.numpy().dtype))
+        was = _active[0]
+        _tack._set_tape(None)  # the adjoints are not recorded
+        try:
+            for kernel, args in reversed(self.launches):
+                kernel_backward(kernel, *args)
+        finally:
+            _tack._set_tape(was)
+
+    def zero(self):
+        """Every gradient the recorded launches' arrays have back to 0."""
+        seen = set()
+        for _, args in self.launches:
+            for a in args:
+                if isinstance(a, _tack.Array) and a.grad is not None and id(a) not in seen:
+                    seen.add(id(a))
+                    _fill(a.grad, 0)
+
+    def reset(self):
+        """Forgets the recorded launches."""
+        self.launches = []
+
+
+_active = [None]

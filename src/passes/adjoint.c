@@ -1,0 +1,892 @@
+/*
+ * adjoint.c - reverse-mode automatic differentiation of a typed variant.
+ *
+ * An adjoint kernel has the forward kernel's parameters followed by one
+ * gradient array per parameter (parameter i's is n + i, named "x.grad";
+ * a scalar's is unused).  After inference this pass rewrites the loop body
+ * into straight-line code that is then compiled like any variant:
+ *   1. the forward sweep: the body's assignments again, each assigned
+ *      local renamed to a fresh version (so every value the reverse sweep
+ *      needs is still there), without its stores and atomics;
+ *   2. the reverse sweep: statements newest first, each pushing its
+ *      result's adjoint into its operands' (chain rule per node).  A read
+ *      x[k] adds into x.grad[k] atomically (iterations may share k); a
+ *      store out[k] = v reads out.grad[k] as v's adjoint.
+ * Integer and boolean values carry no gradient.  A kernel that stores to
+ * an array it also reads (other than `a[k] += v`) is refused: the reverse
+ * sweep would read the new value where it needs the old one.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "lower/lower.h"
+#include "passes/passes.h"
+
+typedef struct adj {
+    ir_func *f;
+    tack_error *err;
+    int n;        /* forward parameters; gradient of p is n + p */
+    int *ver;     /* per original local: its current version */
+    int *adjl;    /* per local (versions included): its adjoint local, -1 */
+    int cap;
+    int failed;
+    int n0;       /* locals before the pass: ver's size */
+} adj;
+
+/* The record of the body (see the top): statements renamed to versions. */
+typedef struct rec rec;
+typedef struct reclist {
+    rec **v;
+    int n, cap;
+} reclist;
+enum { R_STMT, R_IF, R_FOR };
+struct rec {
+    int kind;
+    ir_stmt *s;           /* STMT: the renamed ASSIGN, STORE or atomic EVAL */
+    int carry;            /* STMT: a loop's end-of-iteration carry */
+    int cond;             /* IF: the condition's local */
+    reclist body, orelse; /* IF, FOR (body) */
+    int lv, s0, s1, s2, nt; /* FOR: loop local; start, stop, step, trip count locals */
+    int nc, *cv, *c0;     /* FOR: carried locals and their entry versions */
+    int line, col;
+};
+
+static int rec_push(adj *A, reclist *l, rec *r);
+static rec *rec_new(adj *A, int kind);
+static int rec_inline(adj *A, reclist *out, const ir_expr *e);
+
+static tack_status fail(adj *A, int src, int line, int col, const char *fmt, const char *a,
+                        const char *b) {
+    if (A->failed++) return A->err->status;
+    src_info where = lower_source_info(A->f, src);
+    return src_error(&where, line, col, A->err, fmt, a, b);
+}
+
+static int isf(ir_type t) { return t == TACK_F32 || t == TACK_F64; }
+
+static ir_expr *mk(adj *A, ir_expr_kind k, ir_type t) {
+    ir_expr *e = ir_expr_new(A->f, k, 0, 0);
+    if (e) e->type = t;
+    return e;
+}
+static ir_expr *cf(adj *A, double v, ir_type t) { return ir_const_float(A->f, v, t, 0, 0); }
+static ir_expr *loc(adj *A, int l) {
+    ir_expr *e = mk(A, IR_LOCAL, A->f->locals[l].type);
+    if (e) e->index = l;
+    return e;
+}
+static ir_expr *bin(adj *A, ir_op op, ir_expr *a, ir_expr *b, ir_type t) {
+    if (!a || !b) return NULL;
+    ir_expr *e = mk(A, IR_BINOP, t);
+    if (e) {
+        e->op = op;
+        e->a = a;
+        e->b = b;
+    }
+    return e;
+}
+static ir_expr *call(adj *A, ir_intrinsic fn, ir_type t, int n, ir_expr *x, ir_expr *y) {
+    ir_expr *e = mk(A, IR_CALL, t);
+    if (!e || !x || (n > 1 && !y)) return NULL;
+    e->fn = fn;
+    e->nargs = n;
+    e->args = arena_alloc(&A->f->mem, 2 * sizeof *e->args);
+    if (!e->args) return NULL;
+    e->args[0] = x;
+    if (n > 1) e->args[1] = y;
+    return e;
+}
+
+static int new_local(adj *A, const char *base, ir_type t) {
+    /* Locals are found by name: each new one gets its own ("x.3"). */
+    char name[128];
+    snprintf(name, sizeof name, "%s.%d", base, A->f->nlocals);
+    int l = ir_local_add(A->f, name);
+    if (l < 0) return -1;
+    A->f->locals[l].type = t;
+    if (l >= A->cap) {
+        int cap = (l + 1) * 2;
+        int *p = realloc(A->adjl, cap * sizeof *p);
+        if (!p) return -1;
+        for (int i = A->cap; i < cap; i++) p[i] = -1;
+        A->adjl = p;
+        A->cap = cap;
+    }
+    return l;
+}
+
+static ir_stmt *assign(adj *A, int l, ir_expr *v) {
+    if (!v) return NULL;
+    ir_stmt *s = ir_stmt_new(A->f, IR_ASSIGN, 0, 0);
+    if (s) {
+        s->index = l;
+        s->value = v;
+    }
+    return s;
+}
+
+/* A copy of e reading each local's current version. */
+static ir_expr *rename_expr(adj *A, reclist *out, const ir_expr *e) {
+    if (!e) return NULL;
+    if (e->kind == IR_INLINE) {
+        /* A device function: its body goes to the record first. */
+        if (rec_inline(A, out, e)) return NULL;
+        if (e->index < 0) return ir_const_int(A->f, 0, TACK_I32, e->line, e->col);
+        return loc(A, A->ver[e->index]);
+    }
+    switch (e->kind) {
+    case IR_CONST: case IR_PARAM: case IR_LOCAL: case IR_DIM: case IR_LOAD: case IR_BINOP:
+    case IR_UNOP: case IR_ANDOR: case IR_SELECT: case IR_CAST: case IR_CALL: break;
+    default:
+        fail(A, e->src, e->line, e->col,
+             "kernel '%s': this expression is not differentiated yet (tack.Tape / backward)%s",
+             A->f->name, "");
+        return NULL;
+    }
+    ir_expr *c = arena_alloc(&A->f->mem, sizeof *c);
+    if (!c) return NULL;
+    *c = *e;
+    if (e->kind == IR_LOCAL) c->index = A->ver[e->index];
+    if (e->a && !(c->a = rename_expr(A, out, e->a))) return NULL;
+    if (e->b && !(c->b = rename_expr(A, out, e->b))) return NULL;
+    if (e->cond && !(c->cond = rename_expr(A, out, e->cond))) return NULL;
+    if (e->nargs) {
+        c->args = arena_alloc(&A->f->mem, e->nargs * sizeof *c->args);
+        if (!c->args) return NULL;
+        for (int i = 0; i < e->nargs; i++)
+            if (!(c->args[i] = rename_expr(A, out, e->args[i]))) return NULL;
+    }
+    return c;
+}
+
+static int push(adj *A, ir_block *b, ir_stmt *s) {
+    if (!s || ir_block_push(A->f, b, s)) {
+        if (!A->failed++)
+            snprintf(A->err->message, sizeof A->err->message,
+                     "out of memory differentiating kernel '%s'", A->f->name);
+        A->err->status = TACK_ERR_NOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g);
+
+/* Holds g in a fresh local (it is read several times), then prop. */
+static int prop_held(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
+    if (!g) return push(A, out, NULL);
+    int t = new_local(A, "adj.t", g->type);
+    if (t < 0 || push(A, out, assign(A, t, g))) return -1;
+    return prop(A, out, e, loc(A, t));
+}
+
+static ir_expr *castto(adj *A, ir_expr *e, ir_type t) { return e ? ir_cast(A->f, e, t) : NULL; }
+
+/* Pushes the adjoint g (of e's type) into e's operands. */
+static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
+    ir_type t = e->type;
+    if (!isf(t)) return 0; /* integers and booleans carry no gradient */
+    if (!g) return push(A, out, NULL);
+    ir_expr *x = e->nargs ? e->args[0] : e->a, *y = e->nargs > 1 ? e->args[1] : e->b;
+    switch (e->kind) {
+    case IR_LOCAL: {
+        int l = e->index;
+        if (A->adjl[l] < 0) return 0; /* the loop variable */
+        return push(A, out, assign(A, A->adjl[l], bin(A, OP_ADD, loc(A, A->adjl[l]), g, t)));
+    }
+    case IR_LOAD: {
+        int p = e->index;
+        if (p >= A->n || !isf(A->f->params[p].type) || A->f->params[p].written) return 0;
+        ir_expr *at = mk(A, IR_ATOMIC, A->f->params[p].type);
+        ir_stmt *s = ir_stmt_new(A->f, IR_EVAL, e->line, e->col);
+        if (!at || !s) return push(A, out, NULL);
+        at->index = A->n + p;
+        at->atomic = ATOM_ADD;
+        at->args = e->args;
+        at->nargs = e->nargs;
+        at->a = castto(A, g, A->f->params[p].type);
+        s->value = at;
+        return push(A, out, s);
+    }
+    case IR_CAST:
+        return isf(x->type) ? prop_held(A, out, x, castto(A, g, x->type)) : 0;
+    case IR_UNOP:
+        if (e->op == OP_NEG) return prop_held(A, out, x, bin(A, OP_SUB, cf(A, 0, t), g, t));
+        if (e->op == OP_POS) return prop(A, out, x, g);
+        return 0;
+    case IR_SELECT: {
+        ir_stmt *s = ir_stmt_new(A->f, IR_IF, e->line, e->col);
+        if (!s) return push(A, out, NULL);
+        s->value = e->cond;
+        if (prop(A, &s->body, x, g) || prop(A, &s->orelse, y, g)) return -1;
+        return push(A, out, s);
+    }
+    case IR_BINOP:
+        switch (e->op) {
+        case OP_ADD: return prop(A, out, x, g) || prop(A, out, y, g) ? -1 : 0;
+        case OP_SUB:
+            return prop(A, out, x, g) || prop_held(A, out, y, bin(A, OP_SUB, cf(A, 0, t), g, t)) ? -1 : 0;
+        case OP_MUL:
+            return prop_held(A, out, x, bin(A, OP_MUL, g, y, t)) ||
+                   prop_held(A, out, y, bin(A, OP_MUL, g, x, t)) ? -1 : 0;
+        case OP_DIV:
+            return prop_held(A, out, x, bin(A, OP_DIV, g, y, t)) ||
+                   prop_held(A, out, y, bin(A, OP_SUB, cf(A, 0, t),
+                                            bin(A, OP_DIV, bin(A, OP_MUL, g, e, t), y, t), t)) ? -1 : 0;
+        case OP_MOD: return prop(A, out, x, g); /* d/dx = 1 almost everywhere; y one-sided 0 */
+        case OP_POW: goto power;
+        default: return 0; /* floor division, comparisons: zero gradient */
+        }
+    case IR_CALL: break;
+    default: return 0;
+    }
+    ir_intrinsic fn = e->fn;
+    ir_expr *d = NULL; /* the derivative in x, for one-argument functions */
+    double ln2 = log(2.0), ln10 = log(10.0);
+    switch (fn) {
+    case INTR_SQRT: d = bin(A, OP_DIV, cf(A, 0.5, t), e, t); break;
+    case INTR_EXP: d = e; break;
+    case INTR_EXP2: d = bin(A, OP_MUL, e, cf(A, ln2, t), t); break;
+    case INTR_EXPM1: d = bin(A, OP_ADD, e, cf(A, 1, t), t); break;
+    case INTR_LOG: d = bin(A, OP_DIV, cf(A, 1, t), x, t); break;
+    case INTR_LOG2: d = bin(A, OP_DIV, cf(A, 1 / ln2, t), x, t); break;
+    case INTR_LOG10: d = bin(A, OP_DIV, cf(A, 1 / ln10, t), x, t); break;
+    case INTR_LOG1P: d = bin(A, OP_DIV, cf(A, 1, t), bin(A, OP_ADD, cf(A, 1, t), x, t), t); break;
+    case INTR_SIN: d = call(A, INTR_COS, t, 1, x, NULL); break;
+    case INTR_COS: d = bin(A, OP_SUB, cf(A, 0, t), call(A, INTR_SIN, t, 1, x, NULL), t); break;
+    case INTR_TAN: d = bin(A, OP_ADD, cf(A, 1, t), bin(A, OP_MUL, e, e, t), t); break;
+    case INTR_ASIN: case INTR_ACOS:
+        d = bin(A, OP_DIV, cf(A, fn == INTR_ASIN ? 1 : -1, t),
+                call(A, INTR_SQRT, t, 1, bin(A, OP_SUB, cf(A, 1, t), bin(A, OP_MUL, x, x, t), t), NULL), t);
+        break;
+    case INTR_ATAN: d = bin(A, OP_DIV, cf(A, 1, t), bin(A, OP_ADD, cf(A, 1, t), bin(A, OP_MUL, x, x, t), t), t); break;
+    case INTR_SINH: d = call(A, INTR_COSH, t, 1, x, NULL); break;
+    case INTR_COSH: d = call(A, INTR_SINH, t, 1, x, NULL); break;
+    case INTR_TANH: d = bin(A, OP_SUB, cf(A, 1, t), bin(A, OP_MUL, e, e, t), t); break;
+    case INTR_ASINH: case INTR_ACOSH:
+        d = bin(A, OP_DIV, cf(A, 1, t),
+                call(A, INTR_SQRT, t, 1, bin(A, fn == INTR_ASINH ? OP_ADD : OP_SUB, bin(A, OP_MUL, x, x, t), cf(A, 1, t), t), NULL), t);
+        break;
+    case INTR_ATANH: d = bin(A, OP_DIV, cf(A, 1, t), bin(A, OP_SUB, cf(A, 1, t), bin(A, OP_MUL, x, x, t), t), t); break;
+    case INTR_CBRT: d = bin(A, OP_DIV, cf(A, 1, t), bin(A, OP_MUL, cf(A, 3, t), bin(A, OP_MUL, e, e, t), t), t); break;
+    case INTR_ERF: case INTR_ERFC:
+        d = bin(A, OP_MUL, cf(A, (fn == INTR_ERF ? 2 : -2) / sqrt(M_PI), t),
+                call(A, INTR_EXP, t, 1, bin(A, OP_SUB, cf(A, 0, t), bin(A, OP_MUL, x, x, t), t), NULL), t);
+        break;
+    case INTR_DEGREES: case INTR_RADIANS: d = cf(A, ir_angle_factor(fn, t), t); break;
+    case INTR_F16: d = cf(A, 1, t); break;
+    case INTR_FABS: case INTR_ABS: d = call(A, INTR_COPYSIGN, t, 2, cf(A, 1, t), x); break;
+    case INTR_FLOOR: case INTR_CEIL: case INTR_TRUNC: case INTR_ROUND: case INTR_NEXTAFTER:
+    case INTR_STOP_GRADIENT:
+        return 0; /* piecewise constant; tack.stop_gradient(v) */
+    case INTR_ATAN2: { /* atan2(y=x, x=y) */
+        ir_expr *r = bin(A, OP_ADD, bin(A, OP_MUL, x, x, t), bin(A, OP_MUL, y, y, t), t);
+        return prop_held(A, out, x, bin(A, OP_DIV, bin(A, OP_MUL, g, y, t), r, t)) ||
+               prop_held(A, out, y, bin(A, OP_SUB, cf(A, 0, t), bin(A, OP_DIV, bin(A, OP_MUL, g, x, t), r, t), t)) ? -1 : 0;
+    }
+    case INTR_HYPOT:
+        return prop_held(A, out, x, bin(A, OP_DIV, bin(A, OP_MUL, g, x, t), e, t)) ||
+               prop_held(A, out, y, bin(A, OP_DIV, bin(A, OP_MUL, g, y, t), e, t)) ? -1 : 0;
+    case INTR_COPYSIGN:
+        return prop_held(A, out, x, bin(A, OP_MUL, g, bin(A, OP_MUL, call(A, INTR_COPYSIGN, t, 2, cf(A, 1, t), x),
+                                                         call(A, INTR_COPYSIGN, t, 2, cf(A, 1, t), y), t), t));
+    case INTR_FMOD: case INTR_REMAINDER: return prop(A, out, x, g);
+    case INTR_LDEXP: return prop_held(A, out, x, bin(A, OP_MUL, g, call(A, INTR_LDEXP, t, 2, cf(A, 1, t), y), t));
+    case INTR_FMA:
+        return prop_held(A, out, x, bin(A, OP_MUL, g, y, t)) || prop_held(A, out, y, bin(A, OP_MUL, g, x, t)) ||
+               prop(A, out, e->args[2], g) ? -1 : 0;
+    case INTR_POW: goto power;
+    case INTR_MIN: case INTR_MAX: {
+        /* The winner (the first argument equal to the result) takes it all. */
+        ir_block *b = out;
+        for (int i = 0; i < e->nargs; i++) {
+            if (i == e->nargs - 1) return prop(A, b, e->args[i], castto(A, g, e->args[i]->type));
+            ir_stmt *s = ir_stmt_new(A->f, IR_IF, e->line, e->col);
+            if (!s) return push(A, b, NULL);
+            s->value = bin(A, OP_EQ, castto(A, e->args[i], t), e, TACK_BOOL);
+            if (!s->value || prop(A, &s->body, e->args[i], castto(A, g, e->args[i]->type)) || push(A, b, s))
+                return -1;
+            b = &s->orelse;
+        }
+        return 0;
+    }
+    default:
+        return fail(A, e->src, e->line, e->col, "kernel '%s': %s() has no gradient in Tack yet",
+                    A->f->name, ir_intrinsic_name(fn));
+    }
+    return prop_held(A, out, x, bin(A, OP_MUL, g, d, t));
+power: {
+        /* x ** y: y x^(y-1) in x, x^y log x in y */
+        ir_expr *yf = castto(A, y, t);
+        ir_expr *dx = bin(A, OP_MUL, yf, call(A, INTR_POW, t, 2, x, bin(A, OP_SUB, yf, cf(A, 1, t), t)), t);
+        if (prop_held(A, out, x, bin(A, OP_MUL, g, dx, t))) return -1;
+        if (!isf(y->type)) return 0;
+        return prop_held(A, out, y, bin(A, OP_MUL, g, bin(A, OP_MUL, e, call(A, INTR_LOG, t, 1, x, NULL), t), t));
+    }
+}
+
+static int same_expr(const ir_expr *a, const ir_expr *b) {
+    if (a == b) return 1;
+    if (!a || !b || a->kind != b->kind || a->type != b->type || a->index != b->index ||
+        a->op != b->op || a->i != b->i || a->f != b->f || a->nargs != b->nargs || a->fn != b->fn)
+        return 0;
+    for (int i = 0; i < a->nargs; i++)
+        if (!same_expr(a->args[i], b->args[i])) return 0;
+    return same_expr(a->a, b->a) && same_expr(a->b, b->b) && same_expr(a->cond, b->cond);
+}
+
+static int reads_param_block(const ir_block *b, int p);
+
+static int reads_param(const ir_expr *e, int p, const ir_expr *except) {
+    if (!e || e == except) return 0;
+    if (e->kind == IR_LOAD && e->index == p) return 1;
+    if (e->kind == IR_INLINE && e->body && reads_param_block(e->body, p)) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (reads_param(e->args[i], p, except)) return 1;
+    return reads_param(e->a, p, except) || reads_param(e->b, p, except) ||
+           reads_param(e->cond, p, except);
+}
+
+/* A store of v into p[idx] is `p[idx] += w` (or -=): the reverse sweep
+ * needs no old value of p, its adjoint passes through unchanged. */
+static const ir_expr *update_read(const ir_stmt *s) {
+    const ir_expr *v = s->value;
+    if (s->kind != IR_STORE || v->kind != IR_BINOP || (v->op != OP_ADD && v->op != OP_SUB))
+        return NULL;
+    const ir_expr *r = v->a;
+    if (r->kind == IR_CAST) r = r->a;
+    if (r->kind != IR_LOAD || r->index != s->index || r->nargs != s->nindices) return NULL;
+    for (int i = 0; i < r->nargs; i++)
+        if (!same_expr(r->args[i], s->indices[i])) return NULL;
+    return r;
+}
+
+static int reads_param_stmt(const ir_stmt *r, int p) {
+    int reads = reads_param(r->value, p, update_read(r)) || reads_param(r->start, p, NULL) ||
+                reads_param(r->stop, p, NULL) || reads_param(r->step, p, NULL);
+    for (int k = 0; k < r->nindices; k++) reads |= reads_param(r->indices[k], p, NULL);
+    return reads || reads_param_block(&r->body, p) || reads_param_block(&r->orelse, p);
+}
+
+static int reads_param_block(const ir_block *b, int p) {
+    for (int i = 0; i < b->n; i++)
+        if (reads_param_stmt(b->stmts[i], p)) return 1;
+    return 0;
+}
+
+/* The overwrite rule: an array the body stores to (or updates atomically)
+ * is read only by its own `+=` updates. */
+static int check_overwrite(adj *A, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (check_overwrite(A, &s->body) || check_overwrite(A, &s->orelse)) return -1;
+        int p = -1;
+        if (s->kind == IR_STORE) p = s->index;
+        if (s->kind == IR_EVAL && s->value->kind == IR_ATOMIC) p = s->value->index;
+        if (p < 0 || p >= A->n || !isf(A->f->params[p].type)) continue;
+        if (reads_param_block(&A->f->body, p))
+            return fail(A, s->src, s->line, s->col,
+                        "kernel '%s': array '%s' is overwritten here and also read by the kernel; "
+                        "the gradient needs the value it had before (write the result to another array)",
+                        A->f->name, A->f->params[p].name);
+    }
+    return 0;
+}
+
+/* ---- the record ---- */
+
+static rec *rec_new(adj *A, int kind) {
+    rec *r = arena_alloc(&A->f->mem, sizeof *r);
+    if (r) {
+        memset(r, 0, sizeof *r);
+        r->kind = kind;
+    }
+    return r;
+}
+
+static int rec_push(adj *A, reclist *l, rec *r) {
+    if (!r) return push(A, NULL, NULL);
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        rec **v = arena_alloc(&A->f->mem, cap * sizeof *v);
+        if (!v) return push(A, NULL, NULL);
+        if (l->n) memcpy(v, l->v, l->n * sizeof *v);
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = r;
+    return 0;
+}
+
+static int rec_stmt(adj *A, reclist *l, ir_stmt *s, int carry) {
+    if (!s) return push(A, NULL, NULL);
+    rec *r = rec_new(A, R_STMT);
+    if (!r) return push(A, NULL, NULL);
+    r->s = s;
+    r->carry = carry;
+    return rec_push(A, l, r);
+}
+
+/* A fresh local like l (an adjoint too if it is a float). */
+static int fresh(adj *A, int l, const char *name, ir_type t) {
+    int v = new_local(A, name ? name : A->f->locals[l].name, t);
+    if (v < 0) return -1;
+    if (isf(t)) {
+        int a = new_local(A, "adj", t);
+        if (a < 0) return -1;
+        A->adjl[v] = a;
+    }
+    return v;
+}
+
+/* Records `local := value` into a fresh version of original local l. */
+static int rec_assign(adj *A, reclist *out, int l, ir_expr *value, int line, int col) {
+    if (!value) return -1;
+    int v = fresh(A, l, NULL, A->f->locals[l].type);
+    if (v < 0) return push(A, NULL, NULL);
+    ir_stmt *s = ir_stmt_new(A->f, IR_ASSIGN, line, col);
+    if (!s) return push(A, NULL, NULL);
+    s->index = v;
+    s->value = value;
+    A->ver[l] = v;
+    return rec_stmt(A, out, s, 0);
+}
+
+static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id);
+
+static int ends_in_exit(const ir_block *b, int id) {
+    return b->n && b->stmts[b->n - 1]->kind == IR_EXIT && b->stmts[b->n - 1]->index == id;
+}
+
+/* Records an `if` (cond already renamed): both branches from the same
+ * versions, then one new version (a phi) for each local they left apart. */
+static int rec_if(adj *A, reclist *out, ir_expr *cond, ir_stmt **b1, int n1, ir_stmt **b2,
+                  int n2, int inline_id, int line, int col) {
+    int c = new_local(A, "adj.cond", TACK_BOOL);
+    ir_stmt *cs = c < 0 ? NULL : assign(A, c, cond);
+    if (!cs || rec_stmt(A, out, cs, 0)) return push(A, NULL, NULL);
+    rec *r = rec_new(A, R_IF);
+    if (!r) return push(A, NULL, NULL);
+    r->cond = c;
+    int *v0 = malloc(A->n0 * sizeof *v0), *v1 = malloc(A->n0 * sizeof *v1);
+    if (!v0 || !v1) {
+        free(v0);
+        free(v1);
+        return push(A, NULL, NULL);
+    }
+    memcpy(v0, A->ver, A->n0 * sizeof *v0);
+    int bad = rec_block(A, &r->body, b1, n1, inline_id);
+    memcpy(v1, A->ver, A->n0 * sizeof *v1);
+    memcpy(A->ver, v0, A->n0 * sizeof *v0);
+    bad = bad || rec_block(A, &r->orelse, b2, n2, inline_id);
+    for (int l = 0; !bad && l < A->n0; l++) {
+        if (v1[l] == A->ver[l]) continue;
+        int p = fresh(A, l, NULL, A->f->locals[l].type);
+        if (p < 0 || rec_stmt(A, &r->body, assign(A, p, loc(A, v1[l])), 0) ||
+            rec_stmt(A, &r->orelse, assign(A, p, loc(A, A->ver[l])), 0))
+            bad = 1;
+        A->ver[l] = p;
+    }
+    free(v0);
+    free(v1);
+    r->line = line;
+    r->col = col;
+    return bad ? -1 : rec_push(A, out, r);
+}
+
+/* The locals a loop body assigns (statements, not device functions). */
+static void assigned(const ir_block *b, char *mark) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_ASSIGN) mark[s->index] = 1;
+        assigned(&s->body, mark);
+        assigned(&s->orelse, mark);
+    }
+}
+
+static int int_local(adj *A, reclist *out, const char *name, ir_type t, ir_expr *v) {
+    int l = new_local(A, name, t);
+    if (l < 0 || !v || rec_stmt(A, out, assign(A, l, v), 0)) return -1;
+    return l;
+}
+
+static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
+    rec *r = rec_new(A, R_FOR);
+    if (!r) return push(A, NULL, NULL);
+    ir_type t = A->f->locals[s->index].type;
+    r->lv = s->index;
+    r->line = s->line;
+    r->col = s->col;
+    if ((r->s0 = int_local(A, out, "adj.start", t, castto(A, rename_expr(A, out, s->start), t))) < 0 ||
+        (r->s1 = int_local(A, out, "adj.stop", t, castto(A, rename_expr(A, out, s->stop), t))) < 0 ||
+        (r->s2 = int_local(A, out, "adj.step", t, castto(A, rename_expr(A, out, s->step), t))) < 0)
+        return -1;
+    /* trip count: ceil((stop - start) / step), at least 0 */
+    ir_expr *up = bin(A, OP_FLOORDIV, bin(A, OP_SUB, bin(A, OP_ADD, bin(A, OP_SUB, loc(A, r->s1), loc(A, r->s0), t),
+                                                        loc(A, r->s2), t), ir_const_int(A->f, 1, t, 0, 0), t),
+                      loc(A, r->s2), t);
+    ir_expr *down = bin(A, OP_FLOORDIV, bin(A, OP_SUB, bin(A, OP_SUB, bin(A, OP_SUB, loc(A, r->s0), loc(A, r->s1), t),
+                                                          loc(A, r->s2), t), ir_const_int(A->f, 1, t, 0, 0), t),
+                        bin(A, OP_SUB, ir_const_int(A->f, 0, t, 0, 0), loc(A, r->s2), t), t);
+    ir_expr *sel = mk(A, IR_SELECT, t);
+    if (!sel) return push(A, NULL, NULL);
+    sel->cond = bin(A, OP_GT, loc(A, r->s2), ir_const_int(A->f, 0, t, 0, 0), TACK_BOOL);
+    sel->a = up;
+    sel->b = down;
+    int raw = int_local(A, out, "adj.n", t, sel);
+    if (raw < 0) return -1;
+    ir_expr *clamp = mk(A, IR_SELECT, t);
+    if (!clamp) return push(A, NULL, NULL);
+    clamp->cond = bin(A, OP_GT, loc(A, raw), ir_const_int(A->f, 0, t, 0, 0), TACK_BOOL);
+    clamp->a = loc(A, raw);
+    clamp->b = ir_const_int(A->f, 0, t, 0, 0);
+    if ((r->nt = int_local(A, out, "adj.n", t, clamp)) < 0) return -1;
+    /* carried locals */
+    char *mark = calloc(A->n0 ? A->n0 : 1, 1);
+    if (!mark) return push(A, NULL, NULL);
+    assigned(&s->body, mark);
+    int nc = 0;
+    for (int l = 0; l < A->n0; l++) nc += mark[l];
+    r->cv = arena_alloc(&A->f->mem, (nc ? nc : 1) * sizeof *r->cv);
+    r->c0 = arena_alloc(&A->f->mem, (nc ? nc : 1) * sizeof *r->c0);
+    int *orig = malloc((nc ? nc : 1) * sizeof *orig);
+    if (!r->cv || !r->c0 || !orig) {
+        free(mark);
+        free(orig);
+        return push(A, NULL, NULL);
+    }
+    for (int l = 0; l < A->n0; l++) {
+        if (!mark[l] || l == s->index) continue;
+        int c = fresh(A, l, NULL, A->f->locals[l].type);
+        if (c < 0 || rec_stmt(A, out, assign(A, c, loc(A, A->ver[l])), 0)) {
+            free(mark);
+            free(orig);
+            return -1;
+        }
+        r->c0[r->nc] = A->ver[l];
+        r->cv[r->nc] = c;
+        orig[r->nc++] = l;
+        A->ver[l] = c;
+    }
+    free(mark);
+    int bad = rec_block(A, &r->body, s->body.stmts, s->body.n, -1);
+    for (int k = 0; !bad && k < r->nc; k++) {
+        int l = orig[k];
+        if (A->ver[l] != r->cv[k] && rec_stmt(A, &r->body, assign(A, r->cv[k], loc(A, A->ver[l])), 1))
+            bad = 1;
+        A->ver[l] = r->cv[k];
+    }
+    free(orig);
+    return bad ? -1 : rec_push(A, out, r);
+}
+
+static int rec_inline(adj *A, reclist *out, const ir_expr *e) {
+    if (!e->body) return 0;
+    return rec_block(A, out, e->body->stmts, e->body->n, e->inline_id);
+}
+
+static int unsupported(adj *A, const ir_stmt *s, const char *what) {
+    return fail(A, s->src, s->line, s->col,
+                "kernel '%s': backward of %s is not supported (tack.Tape / backward)", A->f->name, what);
+}
+
+static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id) {
+    for (int i = 0; i < n; i++) {
+        const ir_stmt *s = stmts[i];
+        switch (s->kind) {
+        case IR_ASSIGN: {
+            ir_expr *v = rename_expr(A, out, s->value);
+            if (!v || rec_assign(A, out, s->index, v, s->line, s->col)) return -1;
+            break;
+        }
+        case IR_STORE: case IR_EVAL: {
+            if (s->kind == IR_EVAL && s->value->kind == IR_INLINE) {
+                if (!rename_expr(A, out, s->value)) return -1;
+                break;
+            }
+            if (s->kind == IR_EVAL && (s->value->kind != IR_ATOMIC ||
+                                       (s->value->atomic != ATOM_ADD && s->value->atomic != ATOM_SUB)))
+                return unsupported(A, s, "this atomic (atomic_add and atomic_sub are differentiated)");
+            ir_stmt *c = ir_stmt_new(A->f, s->kind, s->line, s->col);
+            if (!c) return push(A, NULL, NULL);
+            *c = *s;
+            ir_expr *src = s->kind == IR_STORE ? NULL : s->value;
+            ir_expr **idx = s->kind == IR_STORE ? s->indices : src->args;
+            int nidx = s->kind == IR_STORE ? s->nindices : src->nargs;
+            ir_expr **ni = arena_alloc(&A->f->mem, (nidx ? nidx : 1) * sizeof *ni);
+            if (!ni) return push(A, NULL, NULL);
+            for (int k = 0; k < nidx; k++)
+                if (!(ni[k] = rename_expr(A, out, idx[k]))) return -1;
+            if (s->kind == IR_STORE) {
+                c->indices = ni;
+                if (!(c->value = rename_expr(A, out, s->value))) return -1;
+            } else {
+                ir_expr *at = arena_alloc(&A->f->mem, sizeof *at);
+                if (!at) return push(A, NULL, NULL);
+                *at = *src;
+                at->args = ni;
+                if (!(at->a = rename_expr(A, out, src->a))) return -1;
+                c->value = at;
+            }
+            if (rec_stmt(A, out, c, 0)) return -1;
+            break;
+        }
+        case IR_IF: {
+            ir_expr *cond = rename_expr(A, out, s->value);
+            if (!cond) return -1;
+            int x1 = inline_id >= 0 && ends_in_exit(&s->body, inline_id);
+            int x2 = inline_id >= 0 && ends_in_exit(&s->orelse, inline_id);
+            if (x1 || x2) {
+                /* a `return` ends a branch: the rest of the block is the other one's */
+                int rest = n - i - 1;
+                ir_stmt **b1 = s->body.stmts, **b2 = s->orelse.stmts;
+                int n1 = s->body.n - x1, n2 = s->orelse.n - x2;
+                ir_stmt **tail = arena_alloc(&A->f->mem, (s->body.n + s->orelse.n + rest + 1) * sizeof *tail);
+                if (!tail) return push(A, NULL, NULL);
+                if (!x1) {
+                    memcpy(tail, b1, n1 * sizeof *tail);
+                    memcpy(tail + n1, stmts + i + 1, rest * sizeof *tail);
+                    b1 = tail;
+                    n1 += rest;
+                } else if (!x2) {
+                    memcpy(tail, b2, n2 * sizeof *tail);
+                    memcpy(tail + n2, stmts + i + 1, rest * sizeof *tail);
+                    b2 = tail;
+                    n2 += rest;
+                }
+                return rec_if(A, out, cond, b1, n1, b2, n2, inline_id, s->line, s->col);
+            }
+            if (rec_if(A, out, cond, s->body.stmts, s->body.n, s->orelse.stmts, s->orelse.n,
+                       inline_id, s->line, s->col))
+                return -1;
+            break;
+        }
+        case IR_FOR:
+            if (rec_for(A, out, s)) return -1;
+            break;
+        case IR_EXIT:
+            if (s->index == inline_id) return 0; /* the rest is never run */
+            return unsupported(A, s, "a device function's `return` inside a loop");
+        case IR_WHILE:
+            return unsupported(A, s, "a `while` loop (write `for` with a trip count)");
+        case IR_BREAK: case IR_CONTINUE:
+            return unsupported(A, s, "`break`/`continue`");
+        case IR_PRINT:
+            break; /* the forward launch printed already */
+        default:
+            return unsupported(A, s, "this statement (local arrays, barriers, debug checks)");
+        }
+        if (A->failed) return -1;
+    }
+    return 0;
+}
+
+/* ---- the sweeps ---- */
+
+static ir_stmt *clone_stmt(adj *A, const ir_stmt *s) {
+    ir_stmt *c = ir_stmt_new(A->f, s->kind, s->line, s->col);
+    if (c) *c = *s;
+    return c;
+}
+
+static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
+    for (int i = 0; i < l->n; i++) {
+        const rec *r = l->v[i];
+        if (r->kind == R_STMT) {
+            if (r->s->kind != IR_ASSIGN || (r->carry && !carry)) continue;
+            if (push(A, out, clone_stmt(A, r->s))) return -1;
+        } else if (r->kind == R_IF) {
+            ir_stmt *s = ir_stmt_new(A->f, IR_IF, r->line, r->col);
+            if (!s) return push(A, out, NULL);
+            s->value = loc(A, r->cond);
+            if (emit_fwd(A, &r->body, &s->body, 1) || emit_fwd(A, &r->orelse, &s->orelse, 1) ||
+                push(A, out, s))
+                return -1;
+        } else {
+            ir_stmt *s = ir_stmt_new(A->f, IR_FOR, r->line, r->col);
+            if (!s) return push(A, out, NULL);
+            s->index = r->lv;
+            s->start = loc(A, r->s0);
+            s->stop = loc(A, r->s1);
+            s->step = loc(A, r->s2);
+            if (emit_fwd(A, &r->body, &s->body, 1) || push(A, out, s)) return -1;
+        }
+    }
+    return 0;
+}
+
+static ir_stmt *for_range(adj *A, int var, ir_expr *stop, int line, int col) {
+    ir_type t = A->f->locals[var].type;
+    ir_stmt *s = ir_stmt_new(A->f, IR_FOR, line, col);
+    if (!s) return NULL;
+    s->index = var;
+    s->start = ir_const_int(A->f, 0, t, 0, 0);
+    s->stop = stop;
+    s->step = ir_const_int(A->f, 1, t, 0, 0);
+    return s;
+}
+
+static int emit_rev(adj *A, const reclist *l, ir_block *out) {
+    for (int i = l->n - 1; i >= 0; i--) {
+        const rec *r = l->v[i];
+        if (r->kind == R_IF) {
+            ir_stmt *s = ir_stmt_new(A->f, IR_IF, r->line, r->col);
+            if (!s) return push(A, out, NULL);
+            s->value = loc(A, r->cond);
+            if (emit_rev(A, &r->body, &s->body) || emit_rev(A, &r->orelse, &s->orelse) || push(A, out, s))
+                return -1;
+            continue;
+        }
+        if (r->kind == R_FOR) {
+            /* for jj in range(n): j = n-1-jj; carried values from the entry
+             * ones; iterations 0..j-1 again; iteration j; its adjoint */
+            ir_type t = A->f->locals[r->lv].type;
+            int jj = new_local(A, "adj.jj", t), j = new_local(A, "adj.j", t), k = new_local(A, "adj.k", t);
+            if (jj < 0 || j < 0 || k < 0) return push(A, out, NULL);
+            ir_stmt *outer = for_range(A, jj, loc(A, r->nt), r->line, r->col);
+            if (!outer) return push(A, out, NULL);
+            ir_block *b = &outer->body;
+            if (push(A, b, assign(A, j, bin(A, OP_SUB, bin(A, OP_SUB, loc(A, r->nt), ir_const_int(A->f, 1, t, 0, 0), t),
+                                              loc(A, jj), t))))
+                return -1;
+            for (int c = 0; c < r->nc; c++)
+                if (push(A, b, assign(A, r->cv[c], loc(A, r->c0[c])))) return -1;
+            ir_stmt *again = for_range(A, k, loc(A, j), r->line, r->col);
+            if (!again) return push(A, out, NULL);
+            if (push(A, &again->body, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0),
+                                                           bin(A, OP_MUL, loc(A, k), loc(A, r->s2), t), t))) ||
+                emit_fwd(A, &r->body, &again->body, 1) || push(A, b, again))
+                return -1;
+            if (push(A, b, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, loc(A, j), loc(A, r->s2), t), t))) ||
+                emit_fwd(A, &r->body, b, 0) || emit_rev(A, &r->body, b) || push(A, out, outer))
+                return -1;
+            continue;
+        }
+        ir_stmt *s = r->s;
+        if (s->kind == IR_ASSIGN) {
+            int a = A->adjl[s->index];
+            if (a < 0) continue;
+            /* the adjoint is used up: an earlier value of the local (a loop's) starts from 0 */
+            int tl = new_local(A, "adj.t", A->f->locals[a].type);
+            if (tl < 0 || push(A, out, assign(A, tl, loc(A, a))) ||
+                push(A, out, assign(A, a, cf(A, 0, A->f->locals[a].type))) ||
+                prop(A, out, s->value, loc(A, tl)))
+                return -1;
+            continue;
+        }
+        int p = s->kind == IR_STORE ? s->index : s->value->index;
+        ir_expr *v = s->kind == IR_STORE ? s->value : s->value->a;
+        ir_expr **idx = s->kind == IR_STORE ? s->indices : s->value->args;
+        int nidx = s->kind == IR_STORE ? s->nindices : s->value->nargs;
+        if (p >= A->n || !isf(A->f->params[p].type)) continue;
+        ir_expr *g = mk(A, IR_LOAD, ir_value_type(A->f->params[p].type));
+        if (!g) return push(A, out, NULL);
+        g->index = A->n + p;
+        g->args = idx;
+        g->nargs = nidx;
+        if (s->kind == IR_STORE && update_read(s)) {
+            /* p[k] += w: w takes p.grad[k]; p's own adjoint passes through */
+            ir_expr *w = s->value->b;
+            if (s->value->op == OP_SUB) g = bin(A, OP_SUB, cf(A, 0, g->type), g, g->type);
+            if (prop_held(A, out, w, castto(A, g, w->type))) return -1;
+            continue;
+        }
+        if (s->kind == IR_EVAL && s->value->atomic == ATOM_SUB)
+            g = bin(A, OP_SUB, cf(A, 0, g->type), g, g->type);
+        if (isf(v->type) && prop_held(A, out, v, castto(A, g, v->type))) return -1;
+    }
+    return 0;
+}
+
+/* tack.stop_gradient(v) is v once the adjoint has seen it. */
+static ir_expr *strip_expr(ir_expr *e);
+static void strip_block(ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        ir_stmt *s = b->stmts[i];
+        s->value = strip_expr(s->value);
+        s->start = strip_expr(s->start);
+        s->stop = strip_expr(s->stop);
+        s->step = strip_expr(s->step);
+        for (int k = 0; k < s->nindices; k++) s->indices[k] = strip_expr(s->indices[k]);
+        strip_block(&s->body);
+        strip_block(&s->orelse);
+    }
+}
+static ir_expr *strip_expr(ir_expr *e) {
+    if (!e) return e;
+    while (e->kind == IR_CALL && e->fn == INTR_STOP_GRADIENT) e = e->args[0];
+    e->a = strip_expr(e->a);
+    e->b = strip_expr(e->b);
+    e->cond = strip_expr(e->cond);
+    for (int i = 0; i < e->nargs; i++) e->args[i] = strip_expr(e->args[i]);
+    if (e->kind == IR_INLINE && e->body) strip_block(e->body);
+    return e;
+}
+
+void pass_strip_stop_gradient(ir_func *f) {
+    if (f->uses_stop_gradient) strip_block(&f->body);
+}
+
+tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
+    adj A = {f, err, nforward, NULL, NULL, 0, 0, f->nlocals};
+    int n0 = f->nlocals;
+    A.ver = malloc((n0 ? n0 : 1) * sizeof *A.ver);
+    A.cap = n0 * 4 + 16;
+    A.adjl = malloc(A.cap * sizeof *A.adjl);
+    reclist record = {0};
+    ir_block fwd = {0}, rev = {0}, body = {0};
+    if (!A.ver || !A.adjl) goto nomem;
+    for (int l = 0; l < n0; l++) A.ver[l] = l;
+    for (int l = 0; l < A.cap; l++) A.adjl[l] = -1;
+    /* A kernel with reductions or hidden template parameters is not ours yet. */
+    if (f->nreductions || f->ninner || f->collective || f->rng_seed >= 0) {
+        fail(&A, 0, f->first_line, 0,
+                    "kernel '%s': backward of kernels with %s is not supported yet", f->name,
+                    f->nreductions ? "reductions" : f->ninner ? "tack.ndindex" :
+                    f->collective ? "workgroups" : "random numbers");
+        goto out;
+    }
+    for (int p = 0; p < nforward; p++)
+        if (f->params[p].role == ROLE_ARRAY && f->params[p].vec_width)
+        {
+            fail(&A, 0, f->params[p].line, f->params[p].col,
+                 "kernel '%s': backward through vector array '%s' is not supported yet",
+                 f->name, f->params[p].name);
+            goto out;
+        }
+    if (check_overwrite(&A, &f->body)) goto out;
+    if (rec_block(&A, &record, f->body.stmts, f->body.n, -1) || A.failed) goto out;
+    if (emit_fwd(&A, &record, &fwd, 1) || emit_rev(&A, &record, &rev)) goto out;
+    /* every adjoint starts at 0 */
+    for (int l = n0; l < f->nlocals; l++)
+        if (A.adjl[l] >= 0 && push(&A, &body, assign(&A, A.adjl[l], cf(&A, 0, f->locals[l].type))))
+            goto out;
+    for (int i = 0; i < fwd.n; i++) if (push(&A, &body, fwd.stmts[i])) goto out;
+    for (int i = 0; i < rev.n; i++) if (push(&A, &body, rev.stmts[i])) goto out;
+    f->body = body;
+    goto out;
+nomem:
+    if (!A.failed++) {
+        snprintf(err->message, sizeof err->message, "out of memory differentiating kernel '%s'", f->name);
+        err->status = TACK_ERR_NOMEM;
+    }
+out:
+    free(A.ver);
+    free(A.adjl);
+    return A.failed ? (err->status ? err->status : TACK_ERR_COMPILE) : TACK_OK;
+}
+
+void pass_adjoint_params(ir_func *f, int n) {
+    f->adjoint_n = n;
+    for (int p = 0; p < n && n + p < f->nparams; p++) {
+        if (f->params[p].role != ROLE_ARRAY) continue;
+        ir_param *g = &f->params[n + p];
+        g->role = ROLE_ARRAY;
+        g->index_ndim = f->params[p].index_ndim;
+        g->vec_width = f->params[p].vec_width;
+        g->written = 1;
+    }
+}
