@@ -113,7 +113,9 @@ struct ir_expr {
      * GPU dialect with hardware filtering can sample from those instead. */
     int sample;
     /* CAST: the conversion resolve_dims puts around an array index before
-     * its address arithmetic; inference refuses a float operand. */
+     * its address arithmetic; inference refuses a float operand.  2: the
+     * seed of tack.rng(seed, i) made u64, whose float operand is refused
+     * too (it would be truncated). */
     int index_cast;
 };
 
@@ -364,5 +366,15 @@ tack_status ir_verify(const ir_func *f, const char *pass, int typed, tack_error 
 
 /* Writes a readable text form (for debugging and tests). */
 char *ir_print(const ir_func *f); /* malloc'd */
+
+/* literals.c: a tree of integer literals (2**32, -128, 600 // 3) folded
+ * as Python computes it.  literal_meets: 0 when e is no such tree, or its
+ * value fits type t (then e becomes that constant); -1 with the message
+ * (naming the literal and t) when it does not (NEP 50's OverflowError).
+ * literal_value: 0 and the value's sign and magnitude (*huge when it is
+ * beyond 2**64 - 1 in size), or -1 when e is no such tree. */
+int literal_meets(ir_expr *e, ir_type t, char *msg, size_t size);
+int literal_value(const ir_expr *e, int *negative, uint64_t *magnitude, int *huge, char *text,
+                  size_t size); /* text (may be NULL): the value in decimal */
 
 #endif

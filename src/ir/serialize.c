@@ -233,6 +233,7 @@ static void write_expr(ser_writer *w, const ir_expr *e) {
     write_opt_block(w, e->body);
     put_int(w, e->inline_id);
     put_int(w, e->sample);
+    put_int(w, e->index_cast);
 }
 
 static void write_stmt(ser_writer *w, const ir_stmt *s) {
@@ -448,6 +449,7 @@ static ir_expr *read_expr(reader *rd) {
     e->body = read_opt_block(rd);
     e->inline_id = ser_get_int(r, INT_MIN, INT_MAX);
     e->sample = ser_get_int(r, -1, INT_MAX);
+    e->index_cast = ser_get_int(r, 0, 2);
     if (!r->failed) check_expr(rd, e);
     rd->depth--;
     return r->failed ? NULL : e;

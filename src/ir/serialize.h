@@ -25,7 +25,7 @@
 #include "ir/ir.h"
 
 /* Bump on any change to what write_expr/write_stmt/... emit. */
-#define IR_FORMAT_VERSION 5
+#define IR_FORMAT_VERSION 6
 
 /* ---- bytes out -------------------------------------------------------- */
 

@@ -173,6 +173,9 @@ ir_expr *mat_identity(lowerer *L, int n, ir_type component, const expr *at);
 ir_expr *mat_select(lowerer *L, ir_expr *v, int first, int count, const expr *at);
 /* Whether e is x[i...] of an array of vectors or matrices. */
 int mat_is_element_of(lowerer *L, const expr *e);
+/* Whether subscript chain e (x[i], g[i][j]) is a whole element of an array
+ * of vectors or matrices, not a row of it. */
+int mat_chain_is_element(lowerer *L, const expr *e);
 /* An assignment target that is a component: 1 of a local (v.x, m[r, c],
  * m[r]), 2 of an array element (x[i].x, x[i][r, c]), else 0. */
 int mat_target_kind(lowerer *L, const expr *t);

@@ -475,9 +475,10 @@ int mat_assign_component(lowerer *L, ir_block *b, const expr *t, ir_expr *value,
         return assign_components(L, b, bound, first, count, value, at);
     }
     /* x[i][r, c] = s; x[i][j] (one index) stays a row's element. */
-    if (!mat_is_element_of(L, base) || sub->nitems != 2) return 1;
+    int whole = mat_chain_is_element(L, base); /* x[i][k] of a 1-D array of vectors too */
+    if (!mat_is_element_of(L, base) || (!whole && sub->nitems != 2)) return 1;
     int p = chain_param(L, base), n;
-    if (!mat_rows_of(L, p)) return 1;
+    if (!whole && !mat_rows_of(L, p)) return 1;
     /* x[i][r, c] = s: the shape of an element, for the indices' check. */
     ir_expr shape = {.kind = IR_VECTOR, .nargs = vec_width_of(L, p), .dim = mat_rows_of(L, p)};
     int first, count, stride;
@@ -487,6 +488,63 @@ int mat_assign_component(lowerer *L, ir_block *b, const expr *t, ir_expr *value,
     return store_components(L, b, p, idx, n, first, count, value, at);
 }
 
+/* ---- which subscript chain is a whole element ----
+ *
+ * Lowering does not know an array's dimensions, only how the kernel indexes
+ * it.  For an array of vectors or matrices, x[i] is its element (a vector
+ * value) unless the kernel also indexes x with more indices at once
+ * (x[i, j]): then the array has that many dimensions and x[i] is a row.  So
+ * `v = x[i]; v[1]`, `x[i][2]` and `m = F[i]; m[1, 0]` read components, and
+ * `g[i][j][0, 0]` beside `g[i, j]` stays the element (i, j). */
+static int widest_subscript(const expr *e, const char *name) {
+    if (!e) return 0;
+    int w = 0;
+    if (e->kind == EX_SUBSCRIPT && e->a->kind == EX_NAME && !strcmp(e->a->name, name))
+        w = e->nitems;
+    const expr *kids[3] = {e->a, e->b, e->c};
+    for (int i = 0; i < 3; i++) {
+        int k = widest_subscript(kids[i], name);
+        if (k > w) w = k;
+    }
+    for (int i = 0; i < e->nitems; i++) {
+        int k = widest_subscript(e->items[i], name);
+        if (k > w) w = k;
+    }
+    return w;
+}
+
+static int widest_in_body(stmt *const *body, int n, const char *name) {
+    int w = 0;
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        int k;
+        for (int t = 0; t < s->ntargets; t++)
+            if ((k = widest_subscript(s->targets[t], name)) > w) w = k;
+        if ((k = widest_subscript(s->value, name)) > w) w = k;
+        if ((k = widest_in_body(s->body, s->nbody, name)) > w) w = k;
+        if ((k = widest_in_body(s->orelse, s->norelse, name)) > w) w = k;
+    }
+    return w;
+}
+
+int mat_chain_is_element(lowerer *L, const expr *e) {
+    if (!mat_is_element_of(L, e)) return 0;
+    int total = 0;
+    const expr *root = e;
+    for (; root->kind == EX_SUBSCRIPT; root = root->a) total += root->nitems;
+    if (root->kind != EX_NAME) return 0;
+    const binding *b = scope_find(L->sc, root->name);
+    const char *name = root->name;
+    if (b && b->kind == BIND_ROW) { /* r = g[i]; r[j]: g's element when g is 2-D */
+        if (b->row_scratch) return 0;
+        total += b->nprefix;
+        name = L->f->params[b->index].name;
+    }
+    const func_def *d = L->sc->def;
+    int dims = d ? widest_in_body(d->body, d->nbody, name) : 0;
+    return total == (dims > 1 ? dims : 1);
+}
+
 int mat_target_kind(lowerer *L, const expr *t) {
     if (t->kind == EX_ATTR) return t->a->kind == EX_NAME ? 1 : 2;
     if (t->kind != EX_SUBSCRIPT) return 0;
@@ -494,6 +552,7 @@ int mat_target_kind(lowerer *L, const expr *t) {
         const binding *bound = scope_find(L->sc, t->a->name);
         return bound && bound->kind == BIND_VECTOR ? 1 : 0;
     }
+    if (mat_chain_is_element(L, t->a)) return 2;
     return mat_is_element_of(L, t->a) && t->nitems == 2 && mat_rows_of(L, chain_param(L, t->a)) ? 2 : 0;
 }
 
@@ -506,6 +565,7 @@ int mat_is_value_subscript(lowerer *L, const expr *e) {
     if (a->kind == EX_CALL || a->kind == EX_BINOP || a->kind == EX_UNARY || a->kind == EX_IFEXP ||
         (a->kind == EX_ATTR && !strcmp(a->name, "T")))
         return 1;
+    if (mat_chain_is_element(L, a)) return 1;
     return mat_is_element_of(L, a) && e->nitems == 2 && mat_rows_of(L, chain_param(L, a));
 }
 

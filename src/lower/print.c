@@ -13,6 +13,9 @@
 
 #include "lower_internal.h"
 
+/* The most values one print() shows (docs/language.md, "Printing"). */
+#define PRINT_MAX_VALUES 512
+
 typedef struct line_builder {
     lowerer *L;
     const expr *at;      /* the call, for messages */
@@ -163,6 +166,13 @@ int lower_print(lowerer *L, ir_block *b, const expr *call) {
             if (add_item(&B, b, a->items[k])) return -1;
     }
     if (add_text(&B, end, end_len)) return -1;
+    /* Every device's compile time stays short up to here (issue 26). */
+    if (B.nvalues > PRINT_MAX_VALUES) {
+        ERR(L, call->line, call->col,
+            "print() in a kernel shows at most %d values; this one has %d (print in parts)",
+            PRINT_MAX_VALUES, B.nvalues);
+        return -1;
+    }
     if (!B.texts && !(B.texts = arena_alloc(&L->f->mem, sizeof *B.texts))) return lower_oom(L);
     B.texts[B.nvalues] = B.text;
     ir_stmt *s = ir_stmt_new(L->f, IR_PRINT, call->line, call->col);

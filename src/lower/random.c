@@ -190,7 +190,9 @@ ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *
         if (want_args(L, call, path, 2, 2)) return NULL;
         ir_expr *seed = lower_expr(L, call->items[0]), *i = lower_expr(L, call->items[1]);
         if (!seed || !i) return NULL;
-        if (lower_set_local(L, b, result, cast(L, seed, TACK_U64), at) || scramble(L, b, result, at) ||
+        ir_expr *seed64 = cast(L, seed, TACK_U64);
+        if (seed64) seed64->index_cast = 2; /* inference refuses a float seed */
+        if (lower_set_local(L, b, result, seed64, at) || scramble(L, b, result, at) ||
             lower_set_local(L, b, result, bin(L, OP_XOR, lower_read_local(L, result, at),
                                   bin(L, OP_MUL, cast(L, i, TACK_U64), u64c(L, GOLDEN, at), at), at),
                 at) ||
@@ -210,26 +212,48 @@ ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *
             return NULL;
         ir_expr *lo = lower_expr(L, call->items[1]), *hi = lower_expr(L, call->items[2]);
         int z = lo && hi ? next_bits(L, b, state, at) : -1;
-        int span = lower_temp(L, "span");
-        if (z < 0 || span < 0) return NULL;
-        /* lo + z % (hi - lo), the span counted in u64; lo when hi <= lo. */
-        int l = lower_temp(L, "lo");
-        if (l < 0 || lower_set_local(L, b, l, cast(L, lo, TACK_I64), at) ||
-            lower_set_local(L, b, span, bin(L, OP_SUB, cast(L, hi, TACK_I64), lower_read_local(L, l, at), at), at))
+        int l = lower_temp(L, "lo"), h = lower_temp(L, "hi"), span = lower_temp(L, "span");
+        int thr = lower_temp(L, "thr");
+        if (z < 0 || l < 0 || h < 0 || span < 0 || thr < 0) return NULL;
+        /* The span hi - lo counted in u64, so one of 2**63 or more (up to
+         * 2**64 - 1) is not a negative i64; 1 when hi <= lo (then lo).  A
+         * draw below 2**64 mod span is drawn again, so every value of the
+         * span has as many draws as the next (OpenBSD's arc4random_uniform):
+         * uniform for any span, and for a small one a redraw is rare. */
+        if (lower_set_local(L, b, l, cast(L, lo, TACK_I64), at) ||
+            lower_set_local(L, b, h, cast(L, hi, TACK_I64), at))
             return NULL;
         ir_expr *pick = ir_expr_new(L->f, IR_SELECT, at->line, at->col);
-        if (!pick) {
+        ir_stmt *redraw = ir_stmt_new(L->f, IR_WHILE, at->line, at->col);
+        if (!pick || !redraw) {
             lower_oom(L);
             return NULL;
         }
-        pick->cond = bin(L, OP_GT, lower_read_local(L, span, at),
-                         ir_const_int(L->f, 0, TACK_I64, at->line, at->col), at);
-        pick->a = bin(L, OP_ADD, lower_read_local(L, l, at),
-                      cast(L, bin(L, OP_MOD, lower_read_local(L, z, at), cast(L, lower_read_local(L, span, at), TACK_U64), at),
-                           TACK_I64),
-                      at);
-        pick->b = lower_read_local(L, l, at);
-        if (lower_set_local(L, b, result, pick, at)) return NULL;
+        pick->cond = bin(L, OP_GT, lower_read_local(L, h, at), lower_read_local(L, l, at), at);
+        pick->a = bin(L, OP_SUB, cast(L, lower_read_local(L, h, at), TACK_U64),
+                      cast(L, lower_read_local(L, l, at), TACK_U64), at);
+        pick->b = u64c(L, 1, at);
+        if (lower_set_local(L, b, span, pick, at) ||
+            lower_set_local(L, b, thr, bin(L, OP_MOD, bin(L, OP_SUB, u64c(L, 0, at), lower_read_local(L, span, at), at),
+                                           lower_read_local(L, span, at), at), at))
+            return NULL;
+        redraw->value = bin(L, OP_LT, lower_read_local(L, z, at), lower_read_local(L, thr, at), at);
+        if (lower_set_local(L, &redraw->body, state, bin(L, OP_ADD, lower_read_local(L, state, at), u64c(L, GOLDEN, at), at), at) ||
+            lower_set_local(L, &redraw->body, z, lower_read_local(L, state, at), at) ||
+            scramble(L, &redraw->body, z, at) || ir_block_push(L->f, b, redraw))
+            return NULL;
+        /* lo + z % span in u64 (wraps back into i64's range), lo when hi <= lo */
+        ir_expr *v = ir_expr_new(L->f, IR_SELECT, at->line, at->col);
+        if (!v) {
+            lower_oom(L);
+            return NULL;
+        }
+        v->cond = bin(L, OP_GT, lower_read_local(L, h, at), lower_read_local(L, l, at), at);
+        v->a = cast(L, bin(L, OP_ADD, cast(L, lower_read_local(L, l, at), TACK_U64),
+                           bin(L, OP_MOD, lower_read_local(L, z, at), lower_read_local(L, span, at), at), at),
+                    TACK_I64);
+        v->b = lower_read_local(L, l, at);
+        if (lower_set_local(L, b, result, v, at)) return NULL;
         return block_value(L, b, result, at);
     }
     default: { /* Numba's: the iteration's hidden stream */

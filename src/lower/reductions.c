@@ -179,6 +179,14 @@ static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
         *i = (int64_t)r; /* wraps as the kernel's integers do */
         return 0;
     }
+    if (e->kind == IR_CALL && e->fn == INTR_F16 && e->nargs == 1) { /* np.float16(0) */
+        ir_type from;
+        if (fold(e->args[0], &from, i, f)) return -1;
+        if (!ir_type_is_float(from) && from != IRT_WEAK_FLOAT)
+            *f = ir_type_is_signed(from) || from == IRT_WEAK_INT ? (double)*i : (double)(uint64_t)*i;
+        *t = TACK_F16;
+        return 0;
+    }
     if (e->kind == IR_CAST) {
         ir_type from;
         if (fold(e->a, &from, i, f)) return -1;
@@ -205,16 +213,32 @@ static int make_reduction(lowerer *L, prologue_name *pn) {
     ir_reduction r = {.op = (ir_atomic_op)pn->op};
     ir_expr *init = lower_expr(L, s->value);
     if (!init) return -1;
-    if (fold(init, &r.type, &r.i, &r.f)) {
+    int neg, huge, lit;
+    uint64_t mag;
+    char text[48];
+    lit = !literal_value(init, &neg, &mag, &huge, text, sizeof text);
+    if (lit && (huge || (neg && mag > (uint64_t)INT64_MAX + 1))) {
+        ERR(L, s->value->line, s->value->col, "the initial value of reduction '%s', %s, fits no "
+            "accumulator: a reduction is an i64 (from -2**63) or a u64 (up to 2**64 - 1)",
+            pn->name, text);
+        return -1;
+    }
+    if (lit && !neg && mag > (uint64_t)INT64_MAX) {
+        /* 2**64 - 1: only a u64 holds it, so the reduction is one. */
+        r.type = TACK_U64;
+        r.i = (int64_t)mag;
+    } else if (fold(init, &r.type, &r.i, &r.f)) {
         ERR(L, s->value->line, s->value->col, "the initial value of reduction '%s' must be a "
             "constant (a literal such as 0 or 0.0, -math.inf, a tack.constant, or a cast of one "
             "such as np.float32(0))", pn->name);
         return -1;
     }
-    if (r.type == TACK_BOOL || r.type == TACK_F16) {
-        ERR(L, s->value->line, s->value->col, "reduction '%s' starts as a %s; reductions are "
-            "integers or floats (write %s)", pn->name, r.type == TACK_BOOL ? "bool" : "f16",
-            r.type == TACK_BOOL ? "0 or 1, and return bool(s) from Python" : "np.float32(...)");
+    /* An f16 start accumulates in f32 (no device has f16 atomics; NumPy's
+     * own f16 sums add in f32 blocks too), returned as a Python float. */
+    if (r.type == TACK_F16) r.type = TACK_F32;
+    if (r.type == TACK_BOOL) {
+        ERR(L, s->value->line, s->value->col, "reduction '%s' starts as a bool; reductions are "
+            "integers or floats (write 0 or 1, and return bool(s) from Python)", pn->name);
         return -1;
     }
     int float_init = ir_type_is_float(r.type) || r.type == IRT_WEAK_FLOAT;

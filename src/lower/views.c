@@ -162,6 +162,7 @@ static int bind_row(lowerer *L, ir_block *b, const expr *name, const view *v) {
 int view_assign_row(lowerer *L, ir_block *b, const stmt *s) {
     const expr *t = s->targets[0];
     view v;
+    if (mat_chain_is_element(L, s->value)) return 1; /* a vector or matrix: its value */
     if (view_of(L, s->value, &v)) return -1;
     if (!v.nprefix) return 1; /* not a row after all */
     if (v.scratch >= 0 && v.nprefix >= L->f->scratch[v.scratch].ndim) return 1; /* an element */

@@ -267,8 +267,15 @@ static ir_type type_of(typer *T, ir_expr *e) {
         break;
     }
     case IR_CAST:
-        if (e->index_cast) type_indices(T, &e->a, 1);
-        else type_of(T, e->a);
+        if (e->index_cast == 2) {
+            if (ir_type_is_float(type_of(T, e->a)) || e->a->type == IRT_WEAK_FLOAT)
+                TERR(T, e->a, "the seed of tack.rng(seed, i) must be an integer in 0..2**64-1, "
+                     "not %s (a float seed would be truncated)", ir_type_name(settle(T, e->a->type)));
+        } else if (e->index_cast) {
+            type_indices(T, &e->a, 1);
+        } else {
+            type_of(T, e->a);
+        }
         if (e->type == IRT_LIKE_PARAM) e->type = ir_value_type(T->f->params[e->index].type);
         return e->type;
     case IR_CALL:
@@ -371,6 +378,28 @@ static ir_expr *half_operand(typer *T, ir_expr *e) {
     return fix(T, e, wide ? settle(T, e->type) : TACK_F32);
 }
 
+/* A comparison of an integer with a literal it cannot hold (x_u8 < 300,
+ * x_u32 > -1) compares the values, as NumPy does: in i64, or u64 for a
+ * large positive literal; the literal's own check then refuses only what
+ * no integer type holds. */
+static ir_type compare_literal(const ir_expr *e, ir_type common) {
+    if (!concrete(common) || !ir_type_is_int(common) || common == TACK_BOOL) return common;
+    for (int k = 0; k < 2; k++) {
+        const ir_expr *lit = k ? e->b : e->a, *other = k ? e->a : e->b;
+        int neg, huge;
+        uint64_t mag;
+        if (lit->type != IRT_WEAK_INT || other->type == IRT_WEAK_INT ||
+            literal_value(lit, &neg, &mag, &huge, NULL, 0))
+            continue;
+        if (huge) return common;
+        int fits_i64 = neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX;
+        if (common == TACK_U64 && !neg) return common;
+        if (fits_i64 && common != TACK_U64) return TACK_I64;
+        if (!neg && !ir_type_is_signed(common)) return TACK_U64;
+    }
+    return common;
+}
+
 /* Gives `e` its settled type (children first), then converts it to `want`
  * (IRT_UNSET: keep).  Weak literal trees adopt `want` directly, so
  * x_f32 * (1 + 2) computes in f32. */
@@ -385,6 +414,14 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
                         ((e->kind == IR_BINOP && e->op >= OP_AND && e->op <= OP_SHR) ||
                          (e->kind == IR_UNOP && e->op == OP_INVERT));
         if (!keeps_float && !needs_int) target = want;
+    }
+    if (e->type == IRT_WEAK_INT && concrete(target) && target != TACK_BOOL &&
+        ir_type_is_int(target)) {
+        char msg[320]; /* a literal the type cannot hold: NEP 50 (ir/literals.c) */
+        if (literal_meets(e, target, msg, sizeof msg)) {
+            TERR(T, e, "%s", msg);
+            return e;
+        }
     }
     switch (e->kind) {
     case IR_CONST:
@@ -407,6 +444,7 @@ static ir_expr *fix(typer *T, ir_expr *e, ir_type want) {
     case IR_BINOP: {
         if (e->op >= OP_LT) {
             ir_type common = settle(T, promote(T, e->a->type, e->b->type));
+            common = compare_literal(e, common);
             e->a = fix(T, e->a, common);
             e->b = fix(T, e->b, common);
             target = TACK_BOOL;

@@ -47,6 +47,10 @@ static inline int stride_param_count(const ir_param *p) {
  * skips the access.  Runs on the IR template, after lowering. */
 tack_status pass_bounds_checks(ir_func *f, tack_error *err);
 
+/* launch_vars.c: a CompileError when the body assigns a launch variable
+ * (the launch check proves accesses from its range). */
+tack_status pass_launch_vars(const ir_func *f, tack_error *err);
+
 /* Layout of the errors array (i64): */
 enum {
     DEBUG_ERR_FIRST = 0,  /* lowest failing launch index, INT64_MAX if none */

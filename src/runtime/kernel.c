@@ -287,6 +287,10 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
             lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx,
                               k->stage};
             st = lower_kernel(&in, &f, err);
+            if (st == TACK_OK && pass_launch_vars(f, err) != TACK_OK) {
+                ir_func_free(f);
+                st = err->status;
+            }
             if (st == TACK_OK && key->debug && pass_bounds_checks(f, err) != TACK_OK) {
                 ir_func_free(f);
                 st = err->status;

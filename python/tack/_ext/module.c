@@ -163,11 +163,16 @@ static PyObject *ext_seed(PyObject *self, PyObject *arg)
         PyErr_Format(PyExc_TypeError, "tack.seed() takes an int, not %.100s", Py_TYPE(arg)->tp_name);
         return NULL;
     }
-    /* Any int: its low 64 bits, as NumPy's seeds take any size. */
-    unsigned long long s = PyLong_AsUnsignedLongLongMask(n);
-    Py_DECREF(n);
-    if (s == (unsigned long long)-1 && PyErr_Occurred())
+    /* 0..2**64-1 exactly: a larger or negative seed would otherwise be
+     * folded onto another one's stream. */
+    unsigned long long s = PyLong_AsUnsignedLongLong(n);
+    if (s == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "tack.seed(): seed %S is outside 0..2**64-1", n);
+        Py_DECREF(n);
         return NULL;
+    }
+    Py_DECREF(n);
     tack_seed((uint64_t)s);
     Py_RETURN_NONE;
 }

@@ -6,7 +6,7 @@
  * finds is described to the library as a tack_name: modules by name,
  * numbers by value, tuples of numbers as tables (their values; a list or
  * a tuple of anything else is OTHER, saying why), builtins by their own
- * name, device functions (@tack.func or another tack.Kernel) by their
+ * name, device functions (@tack.func; a tack.Kernel is OTHER) by their
  * source and a context for
  * the names inside them; anything else found as OTHER (with what it is and
  * the fix), and a name found nowhere as UNDEFINED.  Never UNBOUND: that
@@ -443,16 +443,17 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
         Py_XDECREF(why); /* other_text asks again, for the message */
         return -1;
     }
+    /* A kernel is a launch, not a device function: inlined, it would run
+     * its whole loop in every iteration of the caller (other_text says
+     * so). */
+    if (ext_Kernel_Check(v))
+        return -1;
     PyObject *func = NULL;
-    if (ext_Kernel_Check(v)) {
-        func = ((ext_KernelObject *)v)->func;
-    } else {
-        int marked = is_tack_func(v);
-        if (marked < 0)
-            return -1;
-        if (marked)
-            func = v;
-    }
+    int marked = is_tack_func(v);
+    if (marked < 0)
+        return -1;
+    if (marked)
+        func = v;
     if (func)
         return describe_func(ctx, func, out);
     const char *b = builtin_text(v);
@@ -507,7 +508,20 @@ static const char *other_text(ext_resolver_ctx *ctx, PyObject *key, PyObject *v)
         text = NULL;
     } else if (!v) {
         text = PyUnicode_FromString("a name whose lookup raised an error (the cause below)");
-    } else if (marked > 0 || ext_Kernel_Check(v)) {
+    } else if (ext_Kernel_Check(v)) {
+        ext_KernelObject *owner = ctx->home->kern;
+        PyObject *caller = owner && owner->name ? owner->name : NULL;
+        if (caller)
+            text = PyUnicode_FromFormat("the @tack.kernel '%U', which kernel '%U' cannot call: a "
+                                        "kernel is launched from Python, not from a kernel; "
+                                        "decorate the shared code with @tack.func and call "
+                                        "that (from both kernels if need be)",
+                                        ((ext_KernelObject *)v)->name, caller);
+        else
+            text = PyUnicode_FromFormat("the @tack.kernel '%U', which a kernel cannot call: "
+                                        "decorate the shared code with @tack.func and call that",
+                                        ((ext_KernelObject *)v)->name);
+    } else if (marked > 0) {
         text = PyUnicode_FromString("a device function whose source Tack cannot read "
                                     "(the cause below)");
     } else if (PyFunction_Check(v) || PyMethod_Check(v)) {

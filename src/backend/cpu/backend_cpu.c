@@ -18,6 +18,8 @@ struct backend_code {
     cpu_entry_fn entry;
     cpu_range_fn range;
     cpu_object obj; /* kept for the disk cache's artifact */
+    ir_func *range_ir;  /* range_check.c: a range that reads array elements */
+    unsigned range_u64; /* range_check.c: bounds converted from u64 */
 };
 
 /* Launches shorter than this many iterations run on the calling thread:
@@ -96,11 +98,15 @@ static const char *cpu_cache_target(const backend *b) {
 static void code_free(backend_code *c) {
     if (!c) return;
     if (c->code) cpu_jit_unload(c->code);
+    if (c->range_ir) ir_func_free(c->range_ir);
     cpu_object_free(&c->obj);
     free(c);
 }
 
-static tack_status link_code(backend_code *c, backend_code **out, tack_error *err) {
+static tack_status link_code(const ir_func *f, backend_code *c, backend_code **out,
+                             tack_error *err) {
+    c->range_u64 = cpu_range_u64_mask(f);
+    c->range_ir = cpu_range_checked_ir(f);
     tack_status st = cpu_jit_load(&c->obj, &c->code, &c->entry, &c->range, err);
     if (st) {
         code_free(c);
@@ -126,7 +132,7 @@ static tack_status cpu_build(backend *b, const ir_func *f, const char *symbol_ba
         code_free(c);
         return st;
     }
-    return link_code(c, out, err);
+    return link_code(f, c, out, err);
 }
 
 /* The object code with its two symbols. */
@@ -170,7 +176,7 @@ static tack_status cpu_load(backend *b, const ir_func *f, const void *bytes, siz
     }
     memcpy(c->obj.bytes, obj, size);
     c->obj.size = size;
-    return link_code(c, out, err);
+    return link_code(f, c, out, err);
 }
 
 static void cpu_release(backend *b, backend_code *c) {
@@ -193,9 +199,12 @@ static void run_chunk(void *arg, int64_t lo, int64_t hi) {
 /* The code's own range function (codegen.c). */
 static tack_status cpu_range(backend *b, backend_code *code, const backend_call *call,
                              int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    (void)b, (void)err;
+    (void)b;
+    if (code->range_ir && cpu_range_check_reads(code->range_ir, call->slots, call->dims, err))
+        return err->status;
     code->range(call->slots, &call->dims[0][0], out);
-    return TACK_OK;
+    return code->range_u64 ? cpu_range_refuse_u64(call->kernel_name, code->range_u64, out, err)
+                           : TACK_OK;
 }
 
 /* Splits the parallel loop across the pool. */

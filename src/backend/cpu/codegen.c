@@ -1084,50 +1084,48 @@ static void ensure_open_block(gen *g) {
         LLVMPositionBuilderAtEnd(g->b, block(g, "dead"));
 }
 
-/* print(): one printf call per statement, so that a line comes out whole
- * (stdio locks the stream for each call); the launch flushes stdout
- * (backend_cpu.c).  backend_print_format says what each value is given. */
+/* print(): the values go to a stack buffer of 64-bit slots (a float as
+ * the bits of its f64 value, a bool as 0 / 1) and one call of
+ * tack_cpu_print (print_rt.c) formats and writes the whole line; the launch
+ * flushes stdout (backend_cpu.c).  Not a variadic printf: LLVM's SLP
+ * vectorizer took minutes on a printf of 256 float arguments (issue 26). */
 static void emit_print(gen *g, const ir_stmt *s) {
     char *fmt = backend_print_format(s, "%lld", "%llu", NULL);
-    LLVMValueRef *args = malloc((2 * (size_t)s->nindices + 1) * sizeof *args);
-    if (!fmt || !args) {
-        free(fmt);
-        free(args);
+    if (!fmt) {
         g->nomem = 1;
         return;
     }
-    int na = 0;
-    args[na++] = LLVMBuildGlobalStringPtr(g->b, fmt, "print.format");
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetModuleContext(g->mod));
+    unsigned n = s->nindices ? (unsigned)s->nindices : 1;
+    LLVMTypeRef at = LLVMArrayType(i64, n);
+    /* In the entry block: one slot array per statement, not one per iteration. */
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(LLVMGetBasicBlockParent(here));
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first) LLVMPositionBuilderBefore(g->b, first);
+    else LLVMPositionBuilderAtEnd(g->b, entry);
+    LLVMValueRef buf = LLVMBuildAlloca(g->b, at, "print.values");
+    LLVMPositionBuilderAtEnd(g->b, here);
+    LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
     for (int i = 0; i < s->nindices; i++) {
         ir_type t = s->indices[i]->type;
         LLVMValueRef v = emit(g, s->indices[i]);
-        if (t == TACK_BOOL) {
-            args[na++] = LLVMBuildSelect(g->b, v, LLVMBuildGlobalStringPtr(g->b, "True", ""),
-                                         LLVMBuildGlobalStringPtr(g->b, "False", ""), "");
-        } else if (ir_type_is_float(t)) {
-            LLVMValueRef mag = intrinsic(g, "llvm.fabs", t, &v, 1);
-            LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, v, v, "");
-            LLVMValueRef shown = LLVMBuildSelect(g->b, nan, mag, v, "");
-            args[na++] = t == TACK_F32 ? LLVMBuildFPExt(g->b, shown, g->f64, "") : shown;
-            LLVMValueRef whole = LLVMBuildFCmp(g->b, LLVMRealOEQ, v,
-                                               intrinsic(g, "llvm.trunc", t, &v, 1), "");
-            LLVMValueRef small = LLVMBuildFCmp(
-                g->b, LLVMRealOLT, mag,
-                LLVMConstReal(ty(g, t), backend_print_integral_bound(t)), "");
-            args[na++] = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, whole, small, ""),
-                                         LLVMBuildGlobalStringPtr(g->b, ".0", ""),
-                                         LLVMBuildGlobalStringPtr(g->b, "", ""), "");
-        } else {
-            args[na++] = convert(g, v, t, ir_type_is_signed(t) ? TACK_I64 : TACK_U64);
-        }
+        if (t == TACK_BOOL) v = LLVMBuildZExt(g->b, v, i64, "");
+        else if (ir_type_is_float(t))
+            v = LLVMBuildBitCast(g->b, t == TACK_F32 ? LLVMBuildFPExt(g->b, v, g->f64, "") : v, i64, "");
+        else v = convert(g, v, t, ir_type_is_signed(t) ? TACK_I64 : TACK_U64);
+        LLVMValueRef idx[2] = {zero, LLVMConstInt(i64, (unsigned long long)i, 0)};
+        LLVMBuildStore(g->b, v, LLVMBuildInBoundsGEP2(g->b, at, buf, idx, 2, ""));
     }
-    LLVMTypeRef i8p = LLVMPointerType(g->i8, 0);
-    LLVMTypeRef ft = LLVMFunctionType(g->i32, &i8p, 1, 1);
-    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "printf");
-    if (!fn) fn = LLVMAddFunction(g->mod, "printf", ft);
-    LLVMBuildCall2(g->b, ft, fn, args, na, "");
+    LLVMTypeRef i8p = LLVMPointerType(g->i8, 0), i64p = LLVMPointerType(i64, 0);
+    LLVMTypeRef ps[2] = {i8p, i64p};
+    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(LLVMGetModuleContext(g->mod)), ps, 2, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "tack_cpu_print");
+    if (!fn) fn = LLVMAddFunction(g->mod, "tack_cpu_print", ft);
+    LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, fmt, "print.format"),
+                            LLVMBuildBitCast(g->b, buf, i64p, "")};
+    LLVMBuildCall2(g->b, ft, fn, args, 2, "");
     free(fmt);
-    free(args);
 }
 
 static void emit_stmt(gen *g, const ir_stmt *s) {

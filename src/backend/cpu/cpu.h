@@ -28,6 +28,17 @@ typedef void (*cpu_entry_fn)(const uint64_t *slots, const int64_t *range, int64_
                              const int64_t *dims);
 typedef void (*cpu_range_fn)(const uint64_t *slots, const int64_t *dims, int64_t *out);
 
+/* range_check.c: the launch range's checks before anything runs.  A copy
+ * of f to evaluate a range that reads array elements with each index
+ * checked (NULL: it reads none, or debug mode guards them); the bounds
+ * converted from u64 (bit i: range[i]); the refusals. */
+ir_func *cpu_range_checked_ir(const ir_func *f);
+tack_status cpu_range_check_reads(const ir_func *f, const uint64_t *slots,
+                                  const int64_t (*dims)[TACK_MAX_NDIM], tack_error *err);
+unsigned cpu_range_u64_mask(const ir_func *f);
+tack_status cpu_range_refuse_u64(const char *kernel, unsigned mask, const int64_t *range,
+                                 tack_error *err);
+
 typedef struct cpu_object {
     unsigned char *bytes; /* malloc'd object file */
     size_t size;

@@ -84,6 +84,23 @@ static void define_half_calls(void) {
 #endif
 }
 
+void tack_cpu_print(const char *fmt, const uint64_t *vals); /* print_rt.c */
+
+/* print()'s call (print_rt.c), defined by address: libtack's symbols need
+ * not be visible to the process's symbol search. */
+static void define_print_call(void) {
+    LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(jit);
+    LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0};
+    LLVMJITCSymbolMapPair sym = {LLVMOrcExecutionSessionIntern(es, "tack_cpu_print"),
+                                 {(LLVMOrcExecutorAddress)(uintptr_t)tack_cpu_print, flags}};
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(&sym, 1);
+    LLVMErrorRef e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
+    if (e) {
+        LLVMOrcDisposeMaterializationUnit(mu);
+        keep_error(e, "could not define the print call");
+    }
+}
+
 static void init_jit(void) {
     LLVMInitializeNativeTarget();
     LLVMInitializeNativeAsmPrinter();
@@ -104,6 +121,7 @@ static void init_jit(void) {
     }
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
     define_half_calls();
+    define_print_call();
 }
 
 static tack_status fail(tack_error *err, const char *what, LLVMErrorRef e) {

@@ -1112,6 +1112,17 @@ static void print_statement(gen *g, const ir_stmt *s) {
                 g->d->title ? g->d->title : g->d->name);
         return;
     }
+    /* CUDA's printf takes at most 32 arguments after the format and ignores
+     * the rest (CUDA C++ Programming Guide, "Formatted Output"); a float
+     * takes two (its value and its ".0"). */
+    int nargs = 0;
+    for (int i = 0; i < s->nindices; i++) nargs += ir_type_is_float(s->indices[i]->type) ? 2 : 1;
+    if (!strcmp(g->d->name, "cuda") && nargs > 32) {
+        fail_at(g, s->src, s->line, s->col,
+                "print() in a CUDA kernel takes at most 32 printf arguments (a float takes 2); "
+                "this one needs %d (print in parts)", nargs);
+        return;
+    }
     char *fmt = backend_print_format(s, g->d->print_i64, g->d->print_u64, g->d->print_f64);
     if (!fmt) {
         nomem(g);

@@ -670,5 +670,19 @@ tack_status gpu_range_eval(const ir_func *f, const uint64_t *slots,
                  f->name);
         return TACK_ERR_INTERNAL;
     }
+    /* A u64 bound of 2**63 or more wraps negative in the launch's i64:
+     * refused, never a launch that silently runs nothing. */
+    for (int i = 0; i < 5; i++)
+        if ((i < 3 || i - 3 < f->ninner) && v[i]->kind == IR_CAST && v[i]->a &&
+            v[i]->a->type == TACK_U64 && out[i] < 0) {
+            static const char *what[5] = {"start", "length", "step", "ndindex extent",
+                                          "ndindex extent"};
+            err->status = TACK_ERR_VALUE;
+            snprintf(err->message, sizeof err->message,
+                     "kernel '%s': the parallel loop's %s %llu (a uint64) is 2**63 or more, "
+                     "past what a launch can run",
+                     f->name, what[i], (unsigned long long)out[i]);
+            return TACK_ERR_VALUE;
+        }
     return TACK_OK;
 }
