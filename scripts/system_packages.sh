@@ -7,9 +7,15 @@
 #   scripts/system_packages.sh ci     that, plus clang and libFuzzer for `make fuzz`
 # Debian and Ubuntu (apt-get).  As root it installs; otherwise through sudo;
 # where neither is possible it prints the one command to run and fails.
-# `scripts/system_packages.sh llvm-config` prints the llvm-config it finds.
+# `scripts/system_packages.sh llvm-config` prints the llvm-config it finds;
+# `scripts/system_packages.sh STEP --dry-run` prints what it would run (and
+# exits 1 when something is missing) without installing anything.
 set -euo pipefail
 step=${1:-demo}
+dry=${2:-}
+case "$step" in demo|test|ci|llvm-config) ;; *)
+  echo "usage: $0 demo|test|ci|llvm-config [--dry-run]" >&2; exit 2;; esac
+case "$dry" in ''|--dry-run) ;; *) echo "usage: $0 $step [--dry-run]" >&2; exit 2;; esac
 
 # LLVM 14 to 19 under the names distributions give it: llvm-config (Debian's
 # default), llvm-config-N (Ubuntu, Debian's versioned packages), or only
@@ -32,8 +38,10 @@ find_llvm_config() {
 }
 if [ "$step" = llvm-config ]; then find_llvm_config; exit; fi
 
-need=()
+need=()      # installed with their recommended packages
+lean=()      # without them (drivers and MPI: as CI always installed them)
 want() { need+=("$@"); }
+want_lean() { lean+=("$@"); }
 
 # demo: building libtack and the extension in a virtual environment.
 command -v gcc >/dev/null || want gcc
@@ -58,16 +66,16 @@ if [ "$step" = test ] || [ "$step" = ci ]; then
   [ -f /usr/lib/x86_64-linux-gnu/libcrypto.a ] || want libssl-dev
   # OpenCL runs for real on PoCL; Intel's driver (with ocloc, Level Zero's
   # offline compiler) is what many users have beside it.
-  [ -e /etc/OpenCL/vendors/pocl.icd ] || want pocl-opencl-icd
-  [ -e /etc/OpenCL/vendors/intel.icd ] || want intel-opencl-icd
-  [ -e /usr/include/CL/cl.h ] || want ocl-icd-opencl-dev opencl-headers
+  [ -e /etc/OpenCL/vendors/pocl.icd ] || want_lean pocl-opencl-icd
+  [ -e /etc/OpenCL/vendors/intel.icd ] || want_lean intel-opencl-icd
+  [ -e /usr/include/CL/cl.h ] || want_lean ocl-icd-opencl-dev opencl-headers
   command -v spirv-val >/dev/null || want spirv-tools
   # HIP's offline check: hipRTC inside libamdhip64 and the device libraries.
   [ -e /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 ] || want hipcc
   # The disk cache's MPI test and the MPI example run under a real mpirun.
-  command -v mpirun >/dev/null || want openmpi-bin libopenmpi-dev
+  command -v mpirun >/dev/null || want_lean openmpi-bin libopenmpi-dev
   # The sanitizer builds use gcc's runtimes (libasan, libubsan).
-  [ "$(gcc -print-file-name=libasan.so)" != libasan.so ] || want libasan8
+  [ "$(gcc -print-file-name=libasan.so 2>/dev/null || echo libasan.so)" != libasan.so ] || want libasan8
 fi
 if [ "$step" = ci ]; then
   { command -v clang-14 >/dev/null &&
@@ -75,13 +83,21 @@ if [ "$step" = ci ]; then
     want clang-14 libclang-rt-14-dev
 fi
 
-[ ${#need[@]} -gt 0 ] || exit 0
-# One package once, in the order first asked for.
-mapfile -t need < <(printf '%s\n' "${need[@]}" | awk '!seen[$0]++')
-cmd="apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${need[*]}"
-echo "system_packages.sh ($step): installing ${need[*]}" >&2
+[ ${#need[@]} -gt 0 ] || [ ${#lean[@]} -gt 0 ] || exit 0
+# Each package once, in the order first asked for.
+dedup() { printf '%s\n' "$@" | awk 'NF && !seen[$0]++' | tr '\n' ' ' | sed 's/ $//'; }
+need_s=$(dedup "${need[@]}")
+lean_s=$(dedup "${lean[@]}")
+cmd="apt-get update -q"
+[ -z "$need_s" ] || cmd="$cmd && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $need_s"
+[ -z "$lean_s" ] || cmd="$cmd && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $lean_s"
+echo "system_packages.sh ($step): missing ${need_s}${need_s:+${lean_s:+ }}${lean_s}" >&2
+if [ "$dry" = --dry-run ]; then
+  echo "$cmd"
+  exit 1
+fi
 if ! command -v apt-get >/dev/null; then
-  echo "system_packages.sh: no apt-get here; install the equivalents of: ${need[*]}" >&2
+  echo "system_packages.sh: no apt-get here; install the equivalents of: $need_s $lean_s" >&2
   exit 1
 fi
 if [ "$(id -u)" = 0 ]; then
@@ -91,6 +107,6 @@ elif command -v sudo >/dev/null && sudo -v 2>/dev/null; then
 else
   echo "system_packages.sh: these packages are missing and this user cannot install them." >&2
   echo "Run this once as root, then run make again:" >&2
-  echo "  sudo sh -c '$cmd'" >&2
+  echo "  su -c '$cmd'" >&2
   exit 1
 fi
