@@ -17,6 +17,8 @@ $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q numpy pytest scikit-build-core pillow
+	@# The distribution was `tack` before `tack-kernels`: an old venv's copy goes.
+	$(VPY) -m pip uninstall -q -y tack 2>/dev/null || true
 	touch $@
 
 venv: $(VENV)/.ready
