@@ -112,7 +112,7 @@ install-ext: venv
 	$(VPY) -m pip install -q $(SKBUILD_DEV) .
 
 # The examples, each checked against NumPy, writing PNGs to build/examples/
-# (Pillow is installed for these only).
+# (Pillow: .venv has it; without it an example says so and draws nothing).
 examples: install
 	$(VPY) -m pip install -q pillow
 	cd examples && for e in mandelbrot heat nbody histogram; do ../$(VPY) $$e.py || exit 1; done
