@@ -64,6 +64,9 @@ def test_scalars_broadcast_and_dtypes_follow_the_kernel_rules(device):
     r = sq_plus(on(device, i), on(device, j))          # i32 stays i32
     assert host(r).dtype == np.int32
     np.testing.assert_array_equal(host(r), i * i + j)
+    r = sq_plus(on(device, i), j)      # a NumPy array beside a device array goes there
+    assert isinstance(r, np.ndarray) == device.host_memory
+    np.testing.assert_array_equal(host(r), i * i + j)
     r = axpb(np.int32(3), on(device, i), np.int32(-1))   # typed scalars
     assert host(r).dtype == np.int32
     np.testing.assert_array_equal(host(r), 3 * i - 1)
