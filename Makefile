@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 BUILD := build
 
-.PHONY: all build venv install wheel gpu-check-bundle demo examples docs test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
+.PHONY: all build venv install install-ext wheel gpu-check-bundle demo examples docs test test-c test-python test-sanitize test-python-sanitize venv-asan fuzz fuzz-build fuzz-seeds bench clean
 
 all: install
 
@@ -17,6 +17,8 @@ $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q numpy pytest scikit-build-core pillow
+	@# The distribution was `tack` before `tack-kernels`: an old venv's copy goes.
+	$(VPY) -m pip uninstall -q -y tack 2>/dev/null || true
 	touch $@
 
 venv: $(VENV)/.ready
@@ -64,7 +66,7 @@ wheel: venv
 		echo "== the wheel for $$($$py -V) ($$py)"; \
 		$$py -m venv $(WHEEL_TMP)/venv-$$v; \
 		$(WHEEL_TMP)/venv-$$v/bin/python -m pip wheel -q --no-deps -w $(WHEEL_TMP)/wheels \
-			$(WHEEL_TMP)/tack-*.tar.gz; \
+			$(WHEEL_TMP)/tack_kernels-*.tar.gz; \
 	done
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair --wheel-dir dist $(WHEEL_TMP)/wheels/*.whl
 	cp $(WHEEL_TMP)/*.tar.gz dist/
@@ -98,11 +100,19 @@ gpu-check-bundle: venv
 			-L$(CUDA_ROOT)/lib64 -lcuda -o $(GPU_CHECK)/bench/gpu/cuda_floor; fi
 	du -sh $(GPU_CHECK); ls -l $(GPU_CHECK)/wheels
 
-demo: install
+# `make demo` on a fresh machine: the system packages it needs (installed
+# when missing, scripts/system_packages.sh), then only the extension (the
+# pip build's one target), not the C tests and fuzzers.
+demo:
+	bash scripts/system_packages.sh demo
+	$(MAKE) --no-print-directory install-ext
 	$(VPY) examples/quickstart.py
 
+install-ext: venv
+	$(VPY) -m pip install -q $(SKBUILD_DEV) .
+
 # The examples, each checked against NumPy, writing PNGs to build/examples/
-# (Pillow is installed for these only).
+# (Pillow: .venv has it; without it an example says so and draws nothing).
 examples: install
 	$(VPY) -m pip install -q pillow
 	cd examples && for e in mandelbrot heat nbody histogram; do ../$(VPY) $$e.py || exit 1; done
@@ -208,7 +218,14 @@ test-python-sanitize: $(ASAN_VENV)/.ready
 		[ $$status != 0 ] || status=1; fi; \
 	exit $$status
 
-test: test-c test-sanitize test-python test-python-sanitize
+# `make test` likewise installs what its tests need first (OpenCL, the
+# offline GPU compilers, MPI and mpi4py), then runs them all.
+test:
+	bash scripts/system_packages.sh test
+	$(MAKE) --no-print-directory venv venv-asan
+	$(VPY) -m pip install -q mpi4py
+	$(ASAN_VENV)/bin/python -m pip install -q mpi4py
+	$(MAKE) --no-print-directory test-c test-sanitize test-python test-python-sanitize
 
 # libFuzzer targets (tests/fuzz/README.md), built with clang into build-fuzz.
 # `make fuzz` loads each committed corpus and past findings (a crash there

@@ -16,6 +16,7 @@ from . import cache  # noqa: F401  (tack.cache.load_bundle)
 from . import autodiff  # noqa: F401  (tack.Tape, requires_grad)
 from .autodiff import Tape, ones, stop_gradient  # noqa: F401
 from . import cuda, hip, level_zero, metal, opencl  # noqa: F401  (tack.cuda.compile, ...)
+from ._vectorize import vectorize  # noqa: F401  (@tack.vectorize, Numba's ufunc builder)
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,
@@ -181,6 +182,6 @@ __all__ = [
     "kernel", "ndindex", "func", "device_class", "struct", "constant", "math", "stats",
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
-    "rng", "uniform", "normal", "randint",
+    "rng", "uniform", "normal", "randint", "vectorize",
     "Tape", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")]  # star imports keep the builtins

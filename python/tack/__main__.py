@@ -163,11 +163,14 @@ def _system_info(args):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tack")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version",
+                   version="tack %s (LLVM %s)" % (_tack._build_info()["version"],
+                                                  _tack._build_info()["llvm_version"]))
+    sub = p.add_subparsers(dest="command")
     sub.add_parser("info", help="versions, CPU target, devices, cache and settings"
                    ).set_defaults(fn=_system_info)
     cache = sub.add_parser("cache", help="the disk cache of compiled kernels")
-    act = cache.add_subparsers(dest="action", required=True)
+    act = cache.add_subparsers(dest="action")
     act.add_parser("info", help="directory, fingerprint, sizes and counts").set_defaults(fn=_info)
     act.add_parser("list", help="entries with kernel names and ages").set_defaults(fn=_list)
     act.add_parser("clear", help="delete every entry of every version").set_defaults(fn=_clear)
@@ -177,6 +180,15 @@ def main(argv=None):
     v.set_defaults(fn=_verify)
     act.add_parser("bundle", help="pack this build's entries into one file").set_defaults(fn=_bundle)
     args = p.parse_args(argv)
+    if args.command is None:
+        # No command: what a newcomer wants to see first, then what else there is.
+        _system_info(args)
+        print()
+        p.print_help()
+        return 0
+    if args.command == "cache" and args.action is None:
+        cache.print_help()
+        return 0
     try:
         return args.fn(args) or 0
     except (OSError, RuntimeError) as e:

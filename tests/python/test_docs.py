@@ -57,3 +57,24 @@ def test_checker_finds_broken_links(tmp_path):
     if checker.FULL_TREE:
         assert len(paths) == 1 and "src/no/such_file.c" in paths[0], problems
     assert len(problems) == 3 + len(paths), problems
+
+
+def test_readme_starts_with_a_kernel_that_prints_what_it_says(tmp_path):
+    """The README's first screen shows a kernel: its first python block
+    starts within the first 40 lines, runs, and prints what its comments
+    promise (the `# value` after each print)."""
+    readme = os.path.join(DOCS, "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    first = BLOCK.search(text)
+    assert first and text[:first.start()].count("\n") < 40, "no python block in README's first 40 lines"
+    code = first.group(1)
+    promised = [line.split("#")[-1].strip() for line in code.splitlines()
+                if line.startswith("print(") and "#" in line]
+    assert promised, code
+    script = tmp_path / "readme_first.py"
+    script.write_text(code)
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:len(promised)] == promised, (r.stdout, promised)

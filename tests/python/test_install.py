@@ -32,12 +32,14 @@ GLIBC_LEVEL = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "librt
 # The oldest glibc the wheel's extension may need (manylinux_2_17;
 # python/glibc_compat.c keeps the newer symbol versions out).
 GLIBC_FLOOR = (2, 17)
+# The distribution's name on PyPI (the import name is tack; pyproject.toml).
+DIST_NAME = "tack-kernels"
 
 
 def _wheel_tags():
     """The installed distribution's wheel tags (its WHEEL file's Tag lines)."""
     try:
-        text = importlib.metadata.distribution("tack").read_text("WHEEL") or ""
+        text = importlib.metadata.distribution(DIST_NAME).read_text("WHEEL") or ""
     except importlib.metadata.PackageNotFoundError:
         return []
     return [line.split(":", 1)[1].strip() for line in text.splitlines()
@@ -88,8 +90,8 @@ def test_package_has_no_sources():
     """Only Python modules, stubs and the compiled extension are installed:
     the C sources are compiled in, and nothing else from the checkout comes
     along."""
-    files = [str(f) for f in importlib.metadata.distribution("tack").files or []]
-    in_package = [f for f in files if f.startswith("tack/") or f.startswith("tack.libs/")]
+    files = [str(f) for f in importlib.metadata.distribution(DIST_NAME).files or []]
+    in_package = [f for f in files if f.startswith("tack/") or f.startswith("tack_kernels.libs/")]
     assert "tack/__init__.py" in in_package, files
     assert any(f.startswith("tack/_tack.") and f.endswith(".so") for f in in_package), files
     # Modules, type stubs (.pyi, py.typed), the extension, bundled libraries.
@@ -107,7 +109,7 @@ def test_metadata_pypi_shows():
     """The distribution carries what PyPI shows: the license (an SPDX
     expression and the LICENSE file itself), a classifier for the running
     Python, and the README as its Markdown long description."""
-    dist = importlib.metadata.distribution("tack")
+    dist = importlib.metadata.distribution(DIST_NAME)
     meta = dist.metadata
     assert meta["License-Expression"] == "MIT", meta.get_all("License-Expression")
     assert "LICENSE" in (meta.get_all("License-File") or []), meta.get_all("License-File")
@@ -126,7 +128,7 @@ def test_metadata_pypi_shows():
 def test_extension_links_only_glibc_or_bundled_libraries():
     """The extension needs no libLLVM, libcrypto or libstdc++ from the
     system: only glibc's libraries, or those auditwheel bundled."""
-    bundled_dir = os.path.realpath(os.path.join(PACKAGE_DIR, "..", "tack.libs"))
+    bundled_dir = os.path.realpath(os.path.join(PACKAGE_DIR, "..", "tack_kernels.libs"))
     libs = _ldd(EXTENSION)
     assert libs, "ldd listed nothing"
     for name, where in libs:
@@ -172,7 +174,7 @@ def test_compiling_a_kernel_maps_only_the_wheels_libraries(tmp_path):
     assert p.returncode == 0, p.stderr
     added = json.loads(p.stdout)
     assert os.path.realpath(EXTENSION) in {os.path.realpath(a) for a in added}, added
-    bundled_dir = os.path.realpath(os.path.join(PACKAGE_DIR, "..", "tack.libs"))
+    bundled_dir = os.path.realpath(os.path.join(PACKAGE_DIR, "..", "tack_kernels.libs"))
     python_dirs = tuple(os.path.realpath(d) + os.sep for d in {sys.prefix, sys.base_prefix})
     # What manylinux leaves to the system may come new: libdl and libpthread
     # (the extension names them for glibc < 2.34, where its dl and pthread
