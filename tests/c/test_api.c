@@ -244,7 +244,7 @@ static void test_math_builtins(void) {
 static void test_errors(void) {
     tack_error err;
     /* Compile errors carry the user's file and line. */
-    tack_kernel *bad = tack_kernel_create("def k(x):\n    for i in range(3):\n        x[i] = [1]\n",
+    tack_kernel *bad = tack_kernel_create("def k(x):\n    for i in range(3):\n        x[i] = {1: 2}\n",
                                           "user.py", 40, NULL, NULL, &err);
     CHECK(bad == NULL && err.status == TACK_ERR_COMPILE && err.lineno == 42);
     CHECK(strstr(err.message, "user.py:42") != NULL);
