@@ -58,11 +58,11 @@ static int rec_push(adj *A, reclist *l, rec *r);
 static rec *rec_new(adj *A, int kind);
 static int rec_inline(adj *A, reclist *out, const ir_expr *e);
 
-static tack_status fail(adj *A, int src, int line, int col, const char *fmt, const char *a,
-                        const char *b) {
+/* src_error names the kernel itself: fmt starts after "kernel 'k': ". */
+static tack_status fail(adj *A, int src, int line, int col, const char *fmt, const char *a) {
     if (A->failed++) return A->err->status;
     src_info where = lower_source_info(A->f, src);
-    return src_error(&where, line, col, A->err, fmt, a, b);
+    return src_error(&where, line, col, A->err, fmt, a);
 }
 
 static int isf(ir_type t) { return t == TACK_F32 || t == TACK_F64; }
@@ -142,8 +142,7 @@ static ir_expr *rename_expr(adj *A, reclist *out, const ir_expr *e) {
     case IR_UNOP: case IR_ANDOR: case IR_SELECT: case IR_CAST: case IR_CALL: break;
     default:
         fail(A, e->src, e->line, e->col,
-             "kernel '%s': this expression is not differentiated yet (tack.Tape / backward)%s",
-             A->f->name, "");
+             "this expression is not differentiated yet (tack.Tape / backward)", "");
         return NULL;
     }
     ir_expr *c = arena_alloc(&A->f->mem, sizeof *c);
@@ -314,8 +313,8 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
         return 0;
     }
     default:
-        return fail(A, e->src, e->line, e->col, "kernel '%s': %s() has no gradient in Tack yet",
-                    A->f->name, ir_intrinsic_name(fn));
+        return fail(A, e->src, e->line, e->col, "%s() has no gradient in Tack yet",
+                    ir_intrinsic_name(fn));
     }
     return prop_held(A, out, x, bin(A, OP_MUL, g, d, t));
 power: {
@@ -377,6 +376,9 @@ static int reads_param_block(const ir_block *b, int p) {
     return 0;
 }
 
+static int stores_on_path(adj *A, const ir_block *b, const ir_stmt *target,
+                          const ir_stmt **second);
+
 /* The overwrite rule: an array the body stores to (or updates atomically)
  * is read only by its own `+=` updates. */
 static int check_overwrite(adj *A, const ir_block *b) {
@@ -389,11 +391,81 @@ static int check_overwrite(adj *A, const ir_block *b) {
         if (p < 0 || p >= A->n || !isf(A->f->params[p].type)) continue;
         if (reads_param_block(&A->f->body, p))
             return fail(A, s->src, s->line, s->col,
-                        "kernel '%s': array '%s' is overwritten here and also read by the kernel; "
+                        "array '%s' is overwritten here and also read by the kernel; "
                         "the gradient needs the value it had before (write the result to another array)",
-                        A->f->name, A->f->params[p].name);
+                        A->f->params[p].name);
+        const ir_stmt *second = NULL;
+        if (s->kind == IR_STORE && stores_on_path(A, &A->f->body, s, &second) >= 2 && second)
+            return fail(A, second->src, second->line, second->col,
+                        "array '%s' may be stored more than once per element here; "
+                        "the gradient of a store assumes it is the element's only one (keep the "
+                        "value in a local and store it once)",
+                        A->f->params[p].name);
     }
     return 0;
+}
+
+static int mentions_local(const ir_expr *e, const char *assigned, int var) {
+    if (!e) return 0;
+    if (e->kind == IR_LOCAL && (e->index == var || assigned[e->index])) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (mentions_local(e->args[i], assigned, var)) return 1;
+    return mentions_local(e->a, assigned, var) || mentions_local(e->b, assigned, var) ||
+           mentions_local(e->cond, assigned, var);
+}
+
+static void mark_assigned(const ir_block *b, char *assigned) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_ASSIGN || s->kind == IR_FOR) assigned[s->index] = 1;
+        mark_assigned(&s->body, assigned);
+        mark_assigned(&s->orelse, assigned);
+    }
+}
+
+static int same_element(const ir_stmt *a, const ir_stmt *b) {
+    if (a->index != b->index || a->nindices != b->nindices) return 0;
+    for (int k = 0; k < a->nindices; k++)
+        if (!same_expr(a->indices[k], b->indices[k])) return 0;
+    return 1;
+}
+
+/* How many plain stores to the element `target` stores (its array, the
+ * same index expressions) one path through b makes, 2 meaning "more than
+ * one": a store's adjoint takes the element's gradient whole, so a second
+ * store would hand the gradient of the surviving value to the replaced one
+ * as well.  The branches of an `if` are alternatives; a store in a loop
+ * counts twice unless its index moves with the loop (names the loop
+ * variable or a local the loop assigns). */
+static int stores_on_path(adj *A, const ir_block *b, const ir_stmt *target, const ir_stmt **second) {
+    int n = 0;
+    for (int i = 0; i < b->n && n < 2; i++) {
+        const ir_stmt *s = b->stmts[i];
+        int here = 0;
+        if (s->kind == IR_STORE && !update_read(s)) {
+            here = same_element(s, target);
+        } else if (s->kind == IR_IF) {
+            int t = stores_on_path(A, &s->body, target, second);
+            int e = stores_on_path(A, &s->orelse, target, second);
+            here = t > e ? t : e;
+        } else if (s->kind == IR_FOR || s->kind == IR_WHILE) {
+            here = stores_on_path(A, &s->body, target, second);
+            if (here == 1) {
+                char *assigned = calloc((size_t)A->f->nlocals + 1, 1);
+                if (!assigned) return 2;
+                mark_assigned(&s->body, assigned);
+                int moves = 0;
+                for (int k = 0; k < target->nindices; k++)
+                    moves |= mentions_local(target->indices[k], assigned,
+                                            s->kind == IR_FOR ? s->index : -1);
+                free(assigned);
+                here = moves ? 1 : 2;
+            }
+        }
+        if (here && n + here >= 2 && !*second) *second = s;
+        n += here;
+    }
+    return n;
 }
 
 /* ---- the record ---- */
@@ -590,7 +662,7 @@ static int rec_inline(adj *A, reclist *out, const ir_expr *e) {
 
 static int unsupported(adj *A, const ir_stmt *s, const char *what) {
     return fail(A, s->src, s->line, s->col,
-                "kernel '%s': backward of %s is not supported (tack.Tape / backward)", A->f->name, what);
+                "backward of %s is not supported (tack.Tape / backward)", what);
 }
 
 static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id) {
@@ -844,7 +916,7 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     /* A kernel with reductions or hidden template parameters is not ours yet. */
     if (f->nreductions || f->ninner || f->collective || f->rng_seed >= 0) {
         fail(&A, 0, f->first_line, 0,
-                    "kernel '%s': backward of kernels with %s is not supported yet", f->name,
+                    "backward of kernels with %s is not supported yet",
                     f->nreductions ? "reductions" : f->ninner ? "tack.ndindex" :
                     f->collective ? "workgroups" : "random numbers");
         goto out;
@@ -853,8 +925,8 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
         if (f->params[p].role == ROLE_ARRAY && f->params[p].vec_width)
         {
             fail(&A, 0, f->params[p].line, f->params[p].col,
-                 "kernel '%s': backward through vector array '%s' is not supported yet",
-                 f->name, f->params[p].name);
+                 "backward through vector array '%s' is not supported yet",
+                 f->params[p].name);
             goto out;
         }
     if (check_overwrite(&A, &f->body)) goto out;

@@ -153,6 +153,44 @@ def test_refusals_name_the_construct(device):
     assert not x.grad.numpy().any()  # nothing written when refused
 
 
+def test_a_second_store_of_an_element_is_refused(device):
+    @tack.kernel
+    def twice(x, y):
+        for i in range(x.shape[0]):
+            y[i] = x[i] * 2.0
+            y[i] = x[i] * 3.0  # the first value is dead: its gradient must not count
+
+    x = tack.array(np.ones(3), device=device, requires_grad=True)
+    y = tack.zeros(3, dtype=tack.f64, device=device, requires_grad=True)
+    with pytest.raises(tack.CompileError) as info:
+        twice.backward(x, y, adj={y: tack.array(np.ones(3), device=device)})
+    message = str(info.value)
+    assert "'y' may be stored more than once" in message
+    assert message.count("kernel 'twice'") == 1  # named once, not once per layer
+    assert not x.grad.numpy().any()
+
+    @tack.kernel
+    def one_per_path(x, y, rows):
+        for i in range(x.shape[0]):
+            if x[i] > 0.0:
+                y[i] = x[i] * 2.0
+            else:
+                y[i] = x[i] * 3.0
+            for j in range(rows.shape[1]):  # the index moves with j: one store per element
+                rows[i, j] = x[i] * j
+
+    xs = np.array([1.0, -2.0, 0.5])
+    x = tack.array(xs, device=device, requires_grad=True)
+    y = tack.zeros(3, dtype=tack.f64, device=device, requires_grad=True)
+    rows = tack.zeros((3, 4), dtype=tack.f64, device=device, requires_grad=True)
+    tape = tack.Tape()
+    with tape:
+        one_per_path(x, y, rows)
+    tape.backward(grads={y: tack.array(np.ones(3), device=device),
+                         rows: tack.array(np.ones((3, 4)), device=device)})
+    np.testing.assert_allclose(x.grad.numpy(), np.where(xs > 0, 2.0, 3.0) + 6.0)
+
+
 def test_ball_throw_example_converges(device, tmp_path):
     import os
     import subprocess
