@@ -308,8 +308,10 @@ static PyMethodDef module_methods[] = {
      "variants of one device are built together (on OpenCL, one program for\n"
      "all); each is kept and stored in the disk cache as its first call would\n"
      "store it.  device: where they run (None: as each call picks it).  A call\n"
-     "a launch would refuse raises before anything is compiled; a kernel that\n"
-     "fails to compile raises its error after the others are compiled."},
+     "a launch would refuse for its arguments' types raises before anything is\n"
+     "compiled; one refused for its ranges or lengths (which the compiled code\n"
+     "evaluates), or a kernel that fails to compile, raises the first such\n"
+     "error after the others are compiled and kept."},
     {"_disk_cache_flush", ext_disk_cache_flush, METH_NOARGS,
      "_disk_cache_flush()\n--\n\n"
      "Waits until the disk-cache entries being made are written (run at exit,\n"
