@@ -34,6 +34,8 @@ typedef struct adj {
     int cap;
     int failed;
     int n0;       /* locals before the pass: ver's size */
+    int owned;    /* every read of a differentiated array is row i of the
+                     launch variable i: gradients add without atomics */
 } adj;
 
 /* The record of the body (see the top): statements renamed to versions. */
@@ -199,6 +201,16 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
     case IR_LOAD: {
         int p = e->index;
         if (p >= A->n || !isf(A->f->params[p].type) || A->f->params[p].written) return 0;
+        if (A->owned) { /* x.grad[i] += g: iteration i alone touches row i */
+            ir_expr *old = mk(A, IR_LOAD, A->f->params[p].type);
+            ir_stmt *s = ir_stmt_new(A->f, IR_STORE, e->line, e->col);
+            if (!old || !s) return push(A, out, NULL);
+            old->index = s->index = A->n + p;
+            old->args = s->indices = e->args;
+            old->nargs = s->nindices = e->nargs;
+            s->value = bin(A, OP_ADD, old, castto(A, g, old->type), old->type);
+            return push(A, out, s);
+        }
         ir_expr *at = mk(A, IR_ATOMIC, A->f->params[p].type);
         ir_stmt *s = ir_stmt_new(A->f, IR_EVAL, e->line, e->col);
         if (!at || !s) return push(A, out, NULL);
@@ -466,6 +478,37 @@ static int stores_on_path(adj *A, const ir_block *b, const ir_stmt *target, cons
         n += here;
     }
     return n;
+}
+
+/* Whether every read of a differentiated array in e, b is indexed first
+ * by the launch variable, which nothing reassigns: then no two iterations
+ * touch one element of its gradient. */
+static int owned_expr(const adj *A, const ir_expr *e);
+
+static int owned_block(const adj *A, const ir_block *b) {
+    int v = A->f->loop_var;
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if ((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == v) return 0;
+        if (!owned_expr(A, s->value) || !owned_expr(A, s->start) || !owned_expr(A, s->stop) ||
+            !owned_expr(A, s->step) || !owned_block(A, &s->body) || !owned_block(A, &s->orelse))
+            return 0;
+        for (int k = 0; k < s->nindices; k++)
+            if (!owned_expr(A, s->indices[k])) return 0;
+    }
+    return 1;
+}
+
+static int owned_expr(const adj *A, const ir_expr *e) {
+    if (!e) return 1;
+    int p = e->index;
+    if (e->kind == IR_LOAD && p < A->n && isf(A->f->params[p].type) && !A->f->params[p].written &&
+        !(e->nargs >= 1 && e->args[0]->kind == IR_LOCAL && e->args[0]->index == A->f->loop_var))
+        return 0;
+    if (e->kind == IR_INLINE && e->body && !owned_block(A, e->body)) return 0;
+    for (int i = 0; i < e->nargs; i++)
+        if (!owned_expr(A, e->args[i])) return 0;
+    return owned_expr(A, e->a) && owned_expr(A, e->b) && owned_expr(A, e->cond);
 }
 
 /* ---- the record ---- */
@@ -903,7 +946,7 @@ void pass_strip_stop_gradient(ir_func *f) {
 }
 
 tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
-    adj A = {f, err, nforward, NULL, NULL, 0, 0, f->nlocals};
+    adj A = {.f = f, .err = err, .n = nforward, .n0 = f->nlocals};
     int n0 = f->nlocals;
     A.ver = malloc((n0 ? n0 : 1) * sizeof *A.ver);
     A.cap = n0 * 4 + 16;
@@ -930,6 +973,7 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
             goto out;
         }
     if (check_overwrite(&A, &f->body)) goto out;
+    A.owned = f->loop_var >= 0 && owned_block(&A, &f->body);
     if (rec_block(&A, &record, f->body.stmts, f->body.n, -1) || A.failed) goto out;
     if (emit_fwd(&A, &record, &fwd, 1) || emit_rev(&A, &record, &rev)) goto out;
     /* every adjoint starts at 0 */
