@@ -125,6 +125,10 @@ ir_expr *lower_read_local(lowerer *L, int local, const expr *at);
 int lower_set_local(lowerer *L, ir_block *b, int local, ir_expr *value, const expr *at);
 
 ir_expr *lower_expr(lowerer *L, const expr *e);
+/* IR nodes for lowering code (vector_builtins.c); NULL operands give NULL. */
+ir_expr *lower_bin(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
+ir_expr *lower_sel(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const expr *at);
+ir_expr *lower_ival(lowerer *L, int v, const expr *at); /* a weak integer literal */
 int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
 int lower_declare_locals(lowerer *L, stmt *const *body, int n);
 
@@ -213,6 +217,12 @@ int mat_target_kind(lowerer *L, const expr *t);
  * x[i][r, c], (a @ b)[0, 1]) rather than an array; mat_subscript lowers it. */
 int mat_is_value_subscript(lowerer *L, const expr *e);
 ir_expr *mat_subscript(lowerer *L, const expr *e);
+/* dynamic_components.c: v[k], m[r, c], m[r] with an index that is not a
+ * literal (a select over the components). */
+int dyn_is_dynamic(const expr *sub);
+ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub);
+int dyn_assign(lowerer *L, ir_block *b, const binding *bound, const expr *sub, ir_expr *value,
+               const stmt *at);
 /* `x[i].x op= v`: the atomic form, one IR_ATOMIC on the component, into b. */
 int mat_component_update(lowerer *L, ir_block *b, const stmt *s, ir_atomic_op aop);
 ir_expr *mat_matmul(lowerer *L, ir_expr *a, ir_expr *b, const expr *at);

@@ -469,6 +469,7 @@ int mat_assign_component(lowerer *L, ir_block *b, const expr *t, ir_expr *value,
     if (base->kind == EX_NAME) {
         const binding *bound = scope_find(L->sc, base->name);
         if (!bound || bound->kind != BIND_VECTOR) return 1;
+        if (dyn_is_dynamic(sub)) return dyn_assign(L, b, bound, sub, value, at);
         ir_expr *cur = vec_read_local(L, bound, base);
         int first, count, stride;
         if (!cur || mat_component_index(L, cur, sub, &first, &count, &stride)) return -1;
@@ -571,6 +572,7 @@ int mat_is_value_subscript(lowerer *L, const expr *e) {
 
 ir_expr *mat_subscript(lowerer *L, const expr *e) {
     ir_expr *v = lower_expr(L, e->a);
+    if (v && vec_is(v) && dyn_is_dynamic(e)) return dyn_subscript(L, v, e);
     int first, count, stride;
     if (!v || mat_component_index(L, v, e, &first, &count, &stride)) return NULL;
     return mat_select(L, v, first, count, e);

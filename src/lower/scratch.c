@@ -241,7 +241,46 @@ ir_expr *scratch_load_at(lowerer *L, int id, ir_expr **idx, int n, const expr *a
     return x;
 }
 
+/* A row of a module-level table, DIRS[k] of ((1, 0), (0, 1), ...): a
+ * vector of the last dimension's entries, as Warp's and Taichi's tables of
+ * vectors are used. */
+static ir_expr *table_row(lowerer *L, int id, const expr *sub) {
+    const ir_scratch *a = &L->f->scratch[id];
+    int width = (int)a->dims[a->ndim - 1], n = a->ndim - 1;
+    ir_expr *row = vec_new(L, width, sub);
+    ir_expr **first = arena_alloc(&L->f->mem, n * sizeof *first);
+    int held[TACK_MAX_NDIM];
+    if (!row || !first) {
+        if (row) lower_oom(L);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        ir_expr *x = lower_expr(L, sub->items[i]);
+        if (!x || (held[i] = lower_temp(L, "t")) < 0 || lower_set_local(L, row->body, held[i], x, sub))
+            return NULL;
+    }
+    for (int k = 0; k < width; k++) {
+        ir_expr **idx = arena_alloc(&L->f->mem, (n + 1) * sizeof *idx);
+        if (!idx) {
+            lower_oom(L);
+            return NULL;
+        }
+        for (int i = 0; i < n; i++)
+            if (!(idx[i] = lower_read_local(L, held[i], sub))) return NULL;
+        if (!(idx[n] = lower_ival(L, k, sub)) ||
+            lower_set_local(L, row->body, row->args[k]->index, scratch_load_at(L, id, idx, n + 1, sub), sub))
+            return NULL;
+    }
+    return row;
+}
+
 ir_expr *scratch_load(lowerer *L, int id, const expr *sub) {
+    const ir_scratch *a = &L->f->scratch[id];
+    const binding *row = sub->a->kind == EX_NAME ? scope_find(L->sc, sub->a->name) : NULL;
+    if (scratch_is_table(L, id) && sub->a->kind == EX_NAME && !(row && row->kind == BIND_ROW) &&
+        a->ndim >= 2 &&
+        sub->nitems == a->ndim - 1 && a->dims[a->ndim - 1] <= MAX_COMPONENTS)
+        return table_row(L, id, sub);
     ir_expr **idx = scratch_indices(L, id, sub);
     return idx ? scratch_load_at(L, id, idx, L->f->scratch[id].ndim, sub) : NULL;
 }

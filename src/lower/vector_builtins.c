@@ -50,7 +50,7 @@ static int cols(const ir_expr *m) { return m->dim ? m->nargs / m->dim : m->nargs
 
 static ir_expr *rd(lowerer *L, int local, const expr *at) { return lower_read_local(L, local, at); }
 
-static ir_expr *bin(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
+ir_expr *lower_bin(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
     if (!a || !b) return NULL;
     ir_expr *x = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
     if (!x) {
@@ -79,7 +79,7 @@ static ir_expr *call(lowerer *L, ir_intrinsic fn, ir_expr *a, ir_expr *b, const 
     return x;
 }
 
-static ir_expr *sel(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const expr *at) {
+ir_expr *lower_sel(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const expr *at) {
     if (!cond || !a || !b) return NULL;
     ir_expr *x = ir_expr_new(L->f, IR_SELECT, at->line, at->col);
     if (!x) {
@@ -92,7 +92,7 @@ static ir_expr *sel(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const exp
     return x;
 }
 
-static ir_expr *ival(lowerer *L, int v, const expr *at) {
+ir_expr *lower_ival(lowerer *L, int v, const expr *at) {
     ir_expr *x = ir_const_int(L->f, v, IRT_WEAK_INT, at->line, at->col);
     if (!x) lower_oom(L);
     return x;
@@ -192,8 +192,8 @@ static ir_expr *elementwise(lowerer *L, ir_expr **ops, int n, elem_fn fn, const 
 static int sign_of(lowerer *L, ir_block *b, int into, const int *x, int n, const expr *at) {
     (void)n;
     if (lower_set_local(L, b, into, rd(L, x[0], at), at)) return -1;
-    return lower_set_local(L, b, into, sel(L, bin(L, OP_LT, rd(L, x[0], at), ival(L, 0, at), at),
-                                         ival(L, -1, at), ival(L, 1, at), at), at);
+    return lower_set_local(L, b, into, lower_sel(L, lower_bin(L, OP_LT, rd(L, x[0], at), lower_ival(L, 0, at), at),
+                                         lower_ival(L, -1, at), lower_ival(L, 1, at), at), at);
 }
 
 /* step(x) (Warp): 1 where x < 0, else 0.  step(edge, x) (Taichi, GLSL):
@@ -201,9 +201,9 @@ static int sign_of(lowerer *L, ir_block *b, int into, const int *x, int n, const
 static int step_of(lowerer *L, ir_block *b, int into, const int *x, int n, const expr *at) {
     int v = x[n - 1];
     if (lower_set_local(L, b, into, rd(L, v, at), at)) return -1;
-    ir_expr *lt = bin(L, OP_LT, rd(L, v, at), n == 2 ? rd(L, x[0], at) : ival(L, 0, at), at);
-    return lower_set_local(L, b, into, n == 2 ? sel(L, lt, ival(L, 0, at), ival(L, 1, at), at)
-                                              : sel(L, lt, ival(L, 1, at), ival(L, 0, at), at), at);
+    ir_expr *lt = lower_bin(L, OP_LT, rd(L, v, at), n == 2 ? rd(L, x[0], at) : lower_ival(L, 0, at), at);
+    return lower_set_local(L, b, into, n == 2 ? lower_sel(L, lt, lower_ival(L, 0, at), lower_ival(L, 1, at), at)
+                                              : lower_sel(L, lt, lower_ival(L, 1, at), lower_ival(L, 0, at), at), at);
 }
 
 static int clamp_of(lowerer *L, ir_block *b, int into, const int *x, int n, const expr *at) {
@@ -216,9 +216,9 @@ static int clamp_of(lowerer *L, ir_block *b, int into, const int *x, int n, cons
 /* lerp(a, b, t) = a + t * (b - a) */
 static int lerp_of(lowerer *L, ir_block *b, int into, const int *x, int n, const expr *at) {
     (void)n;
-    return lower_set_local(L, b, into, bin(L, OP_ADD, rd(L, x[0], at),
-                                           bin(L, OP_MUL, rd(L, x[2], at),
-                                               bin(L, OP_SUB, rd(L, x[1], at), rd(L, x[0], at), at), at),
+    return lower_set_local(L, b, into, lower_bin(L, OP_ADD, rd(L, x[0], at),
+                                           lower_bin(L, OP_MUL, rd(L, x[2], at),
+                                               lower_bin(L, OP_SUB, rd(L, x[1], at), rd(L, x[0], at), at), at),
                                            at), at);
 }
 
@@ -227,25 +227,25 @@ static int smoothstep_of(lowerer *L, ir_block *b, int into, const int *x, int n,
     (void)n;
     int t = lower_temp(L, "t");
     if (t < 0) return -1;
-    ir_expr *q = bin(L, OP_DIV, bin(L, OP_SUB, rd(L, x[2], at), rd(L, x[0], at), at),
-                     bin(L, OP_SUB, rd(L, x[1], at), rd(L, x[0], at), at), at);
+    ir_expr *q = lower_bin(L, OP_DIV, lower_bin(L, OP_SUB, rd(L, x[2], at), rd(L, x[0], at), at),
+                     lower_bin(L, OP_SUB, rd(L, x[1], at), rd(L, x[0], at), at), at);
     if (lower_set_local(L, b, t, call(L, INTR_MIN, call(L, INTR_MAX, q, fval(L, 0.0, at), at),
                                       fval(L, 1.0, at), at), at))
         return -1;
-    ir_expr *poly = bin(L, OP_MUL, bin(L, OP_MUL, rd(L, t, at), rd(L, t, at), at),
-                        bin(L, OP_SUB, fval(L, 3.0, at),
-                            bin(L, OP_MUL, fval(L, 2.0, at), rd(L, t, at), at), at), at);
+    ir_expr *poly = lower_bin(L, OP_MUL, lower_bin(L, OP_MUL, rd(L, t, at), rd(L, t, at), at),
+                        lower_bin(L, OP_SUB, fval(L, 3.0, at),
+                            lower_bin(L, OP_MUL, fval(L, 2.0, at), rd(L, t, at), at), at), at);
     return lower_set_local(L, b, into, poly, at);
 }
 
 static int mul_of(lowerer *L, ir_block *b, int into, const int *x, int n, const expr *at) {
     (void)n;
-    return lower_set_local(L, b, into, bin(L, OP_MUL, rd(L, x[0], at), rd(L, x[1], at), at), at);
+    return lower_set_local(L, b, into, lower_bin(L, OP_MUL, rd(L, x[0], at), rd(L, x[1], at), at), at);
 }
 
 static int div_of(lowerer *L, ir_block *b, int into, const int *x, int n, const expr *at) {
     (void)n;
-    return lower_set_local(L, b, into, bin(L, OP_DIV, rd(L, x[0], at), rd(L, x[1], at), at), at);
+    return lower_set_local(L, b, into, lower_bin(L, OP_DIV, rd(L, x[0], at), rd(L, x[1], at), at), at);
 }
 
 /* ---- reductions of one vector or matrix to a scalar ---- */
@@ -262,7 +262,7 @@ static ir_expr *reduce(lowerer *L, int how, ir_expr *v, ir_expr *w, const expr *
         /* The first index of the least (greatest) component, as i32. */
         int best = lower_temp(L, "best");
         if (best < 0 || lower_set_local(L, body, best, rd(L, comp(v, 0), at), at) ||
-            lower_set_local(L, body, r, ival(L, 0, at), at))
+            lower_set_local(L, body, r, lower_ival(L, 0, at), at))
             return NULL;
         for (int k = 1; k < n; k++) {
             ir_stmt *s = ir_stmt_new(L->f, IR_IF, at->line, at->col);
@@ -270,10 +270,10 @@ static ir_expr *reduce(lowerer *L, int how, ir_expr *v, ir_expr *w, const expr *
                 lower_oom(L);
                 return NULL;
             }
-            s->value = bin(L, how == RED_ARGMIN ? OP_LT : OP_GT, rd(L, comp(v, k), at),
+            s->value = lower_bin(L, how == RED_ARGMIN ? OP_LT : OP_GT, rd(L, comp(v, k), at),
                            rd(L, best, at), at);
             if (lower_set_local(L, &s->body, best, rd(L, comp(v, k), at), at) ||
-                lower_set_local(L, &s->body, r, ival(L, k, at), at) || ir_block_push(L->f, body, s))
+                lower_set_local(L, &s->body, r, lower_ival(L, k, at), at) || ir_block_push(L->f, body, s))
                 return NULL;
         }
         ir_expr *c = ir_expr_new(L->f, IR_CAST, at->line, at->col);
@@ -289,10 +289,10 @@ static ir_expr *reduce(lowerer *L, int how, ir_expr *v, ir_expr *w, const expr *
     for (int k = 0; k < n; k++) {
         int at_k = how == RED_TRACE ? k * cols(v) + k : k;
         ir_expr *term = rd(L, comp(v, at_k), at);
-        if (how == RED_DOT) term = bin(L, OP_MUL, term, rd(L, comp(w, k), at), at);
+        if (how == RED_DOT) term = lower_bin(L, OP_MUL, term, rd(L, comp(w, k), at), at);
         if (!acc) acc = term;
         else if (how == RED_MIN || how == RED_MAX) acc = call(L, how == RED_MIN ? INTR_MIN : INTR_MAX, acc, term, at);
-        else acc = bin(L, OP_ADD, acc, term, at);
+        else acc = lower_bin(L, OP_ADD, acc, term, at);
     }
     return lower_set_local(L, body, r, acc, at) ? NULL : x;
 }
@@ -310,8 +310,8 @@ static ir_expr *cross(lowerer *L, ir_expr *a, ir_expr *b, const expr *at) {
             "not %d and %d", a->nargs, b->nargs);
         return NULL;
     }
-#define P(i, j) bin(L, OP_SUB, bin(L, OP_MUL, rd(L, comp(a, i), at), rd(L, comp(b, j), at), at), \
-                    bin(L, OP_MUL, rd(L, comp(a, j), at), rd(L, comp(b, i), at), at), at)
+#define P(i, j) lower_bin(L, OP_SUB, lower_bin(L, OP_MUL, rd(L, comp(a, i), at), rd(L, comp(b, j), at), at), \
+                    lower_bin(L, OP_MUL, rd(L, comp(a, j), at), rd(L, comp(b, i), at), at), at)
     if (a->nargs == 2) { /* Taichi: the scalar a.x*b.y - a.y*b.x */
         ir_block *body;
         int r;
@@ -336,15 +336,15 @@ static ir_expr *normalize(lowerer *L, ir_expr *v, const expr *at) {
     if (!out || vec_eval(L, out->body, v)) return NULL;
     ir_expr *sq = NULL;
     for (int k = 0; k < v->nargs; k++) {
-        ir_expr *t = bin(L, OP_MUL, rd(L, comp(v, k), at), rd(L, comp(v, k), at), at);
-        sq = sq ? bin(L, OP_ADD, sq, t, at) : t;
+        ir_expr *t = lower_bin(L, OP_MUL, rd(L, comp(v, k), at), rd(L, comp(v, k), at), at);
+        sq = sq ? lower_bin(L, OP_ADD, sq, t, at) : t;
     }
     int len = hoist(L, out->body, sqrt_of(L, sq, at), at);
     if (len < 0) return NULL;
     for (int k = 0; k < v->nargs; k++) {
-        ir_expr *q = sel(L, bin(L, OP_GT, rd(L, len, at), ival(L, 0, at), at),
-                         bin(L, OP_DIV, rd(L, comp(v, k), at), rd(L, len, at), at),
-                         bin(L, OP_MUL, rd(L, comp(v, k), at), ival(L, 0, at), at), at);
+        ir_expr *q = lower_sel(L, lower_bin(L, OP_GT, rd(L, len, at), lower_ival(L, 0, at), at),
+                         lower_bin(L, OP_DIV, rd(L, comp(v, k), at), rd(L, len, at), at),
+                         lower_bin(L, OP_MUL, rd(L, comp(v, k), at), lower_ival(L, 0, at), at), at);
         if (lower_set_local(L, out->body, comp(out, k), q, at)) return NULL;
     }
     return out;
@@ -362,7 +362,7 @@ static ir_expr *diag(lowerer *L, ir_expr *v, const expr *at) {
             /* off the diagonal: 0 in v's type (assigned v's component first) */
             int into = comp(out, r * n + c);
             if (r != c && lower_set_local(L, out->body, into, rd(L, comp(v, r), at), at)) return NULL;
-            ir_expr *x = r == c ? rd(L, comp(v, r), at) : ival(L, 0, at);
+            ir_expr *x = r == c ? rd(L, comp(v, r), at) : lower_ival(L, 0, at);
             if (lower_set_local(L, out->body, into, x, at)) return NULL;
         }
     return out;
@@ -394,7 +394,7 @@ static ir_expr *skew(lowerer *L, ir_expr *v, const expr *at) {
         int into = comp(out, k);
         int c = src[k] < 0 ? 0 : src[k];
         if (lower_set_local(L, out->body, into, rd(L, comp(v, c), at), at)) return NULL;
-        ir_expr *x = src[k] < 0 ? ival(L, 0, at) : rd(L, comp(v, c), at);
+        ir_expr *x = src[k] < 0 ? lower_ival(L, 0, at) : rd(L, comp(v, c), at);
         if (neg[k]) {
             ir_expr *u = ir_expr_new(L->f, IR_UNOP, at->line, at->col);
             if (!u) return NULL;
@@ -609,10 +609,10 @@ static ir_expr *norm(lowerer *L, ir_expr *v, ir_expr *eps, int root, const expr 
     if (!x || vec_eval(L, body, v)) return NULL;
     ir_expr *sq = NULL;
     for (int k = 0; k < v->nargs; k++) {
-        ir_expr *t = bin(L, OP_MUL, rd(L, comp(v, k), at), rd(L, comp(v, k), at), at);
-        sq = sq ? bin(L, OP_ADD, sq, t, at) : t;
+        ir_expr *t = lower_bin(L, OP_MUL, rd(L, comp(v, k), at), rd(L, comp(v, k), at), at);
+        sq = sq ? lower_bin(L, OP_ADD, sq, t, at) : t;
     }
-    if (eps) sq = bin(L, OP_ADD, sq, eps, at);
+    if (eps) sq = lower_bin(L, OP_ADD, sq, eps, at);
     return lower_set_local(L, body, r, root ? sqrt_of(L, sq, at) : sq, at) ? NULL : x;
 }
 
@@ -624,8 +624,8 @@ static ir_expr *any_all(lowerer *L, ir_expr *v, int all, const expr *at) {
     if (!x || vec_eval(L, body, v)) return NULL;
     ir_expr *acc = NULL;
     for (int k = 0; k < v->nargs; k++) {
-        ir_expr *t = bin(L, OP_NE, rd(L, comp(v, k), at), ival(L, 0, at), at);
-        acc = acc ? bin(L, all ? OP_AND : OP_OR, acc, t, at) : t;
+        ir_expr *t = lower_bin(L, OP_NE, rd(L, comp(v, k), at), lower_ival(L, 0, at), at);
+        acc = acc ? lower_bin(L, all ? OP_AND : OP_OR, acc, t, at) : t;
     }
     ir_expr *c = ir_expr_new(L->f, IR_CAST, at->line, at->col);
     if (!c) return NULL;
