@@ -89,7 +89,7 @@ static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_d
 }
 
 static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
-                            const int **results, int *nresults) {
+                            const int **results, int *nresults, const scope **callee_out) {
     if (call->nkw) { /* the parser let them through for a function named print */
         ERR(L, call->line, call->col, "keyword arguments are not supported");
         return NULL;
@@ -172,6 +172,7 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
     L->f->cur_src = caller_src;
     L->sc = caller;
     if (rc) return NULL;
+    if (callee_out) *callee_out = callee;
     if (callee->result_width) {
         *nresults = 1;
         return vec_from_locals(L, x, callee->results, callee->result_width, callee->result_rows, call);
@@ -192,12 +193,20 @@ static int push_exit(lowerer *L, ir_block *b, const stmt *s) {
 
 ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
                            const int **results, int *nresults) {
-    return inline_call(L, call, fn, NULL, results, nresults);
+    return inline_call(L, call, fn, NULL, results, nresults, NULL);
+}
+
+ir_expr *lower_device_call_slots(lowerer *L, const expr *call, const tack_name *fn,
+                                 const scope **callee) {
+    const int *results;
+    int n;
+    *callee = NULL;
+    return inline_call(L, call, fn, NULL, &results, &n, callee);
 }
 
 ir_expr *lower_method_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
                            const int **results, int *nresults) {
-    return inline_call(L, call, fn, self, results, nresults);
+    return inline_call(L, call, fn, self, results, nresults, NULL);
 }
 
 int lower_return(lowerer *L, ir_block *b, const stmt *s) {
@@ -226,6 +235,7 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
                     sc->def->name, what);
                 return -1;
             }
+            sc->slot_first[0] = 0, sc->slot_width[0] = value->nargs, sc->slot_rows[0] = value->dim;
             if (vec_eval(L, b, value)) return -1;
             for (int k = 0; k < value->nargs; k++) {
                 ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
@@ -244,6 +254,7 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
         }
         if (sc->nresults < 0) {
             sc->nresults = 1;
+            sc->slot_first[0] = sc->slot_width[0] = sc->slot_rows[0] = 0;
             if ((sc->results[0] = lower_temp(L, "ret")) < 0) return -1;
         } else if (sc->nresults != 1) {
             ERR(L, s->line, s->col, "'%s' returns 1 value here but %d elsewhere", sc->def->name,
@@ -261,23 +272,47 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
         ERR(L, s->line, s->col, "'%s' returns a vector elsewhere", sc->def->name);
         return -1;
     }
-    if (sc->nresults < 0) {
+    ir_expr *values[MAX_RESULTS];
+    for (int k = 0; k < n; k++)
+        if (!(values[k] = lower_expr(L, v->kind == EX_TUPLE ? v->items[k] : v))) return -1;
+    if (sc->nresults < 0) { /* the first return sets each value's shape */
+        int used = 0;
+        for (int k = 0; k < n; k++) {
+            int width = vec_is(values[k]) ? values[k]->nargs : 0;
+            if (used + (width ? width : 1) > MAX_RESULT_LOCALS) {
+                ERR(L, s->line, s->col, "a device function returns at most %d numbers in all",
+                    MAX_RESULT_LOCALS);
+                return -1;
+            }
+            sc->slot_first[k] = used;
+            sc->slot_width[k] = width;
+            sc->slot_rows[k] = width ? values[k]->dim : 0;
+            for (int c = 0; c < (width ? width : 1); c++)
+                if ((sc->results[used++] = lower_temp(L, "ret")) < 0) return -1;
+        }
         sc->nresults = n;
-        for (int k = 0; k < n; k++)
-            if ((sc->results[k] = lower_temp(L, "ret")) < 0) return -1;
     } else if (sc->nresults != n) {
         ERR(L, s->line, s->col, "'%s' returns %d value%s here but %d elsewhere", sc->def->name, n,
             n == 1 ? "" : "s", sc->nresults);
         return -1;
     }
     for (int k = 0; k < n; k++) {
-        ir_expr *value = lower_expr(L, v->kind == EX_TUPLE ? v->items[k] : v);
-        ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
-        if (!value) return -1;
-        if (!a) return lower_oom(L);
-        a->index = sc->results[k];
-        a->value = value;
-        if (ir_block_push(L->f, b, a)) return lower_oom(L);
+        ir_expr *value = values[k];
+        int width = vec_is(value) ? value->nargs : 0, first = sc->slot_first[k];
+        if (width != sc->slot_width[k] || (width && value->dim != sc->slot_rows[k])) {
+            ERR(L, s->line, s->col, "'%s' returns value %d with another shape elsewhere",
+                sc->def->name, k + 1);
+            return -1;
+        }
+        if (width && vec_eval(L, b, value)) return -1;
+        for (int c = 0; c < (width ? width : 1); c++) {
+            ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
+            ir_expr *part = width ? lower_read_local(L, value->args[c]->index, v) : value;
+            if (!a || !part) return lower_oom(L);
+            a->index = sc->results[first + c];
+            a->value = part;
+            if (ir_block_push(L->f, b, a)) return lower_oom(L);
+        }
     }
     return push_exit(L, b, s);
 }

@@ -1153,10 +1153,13 @@ static int is_device_call(lowerer *L, const expr *e, tack_name *fn) {
 
 /* a, b = f(...): the device function's result locals, assigned in order. */
 static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack_name *fn) {
-    const int *results;
-    int n;
-    ir_expr *call = lower_device_call(L, s->value, fn, &results, &n);
+    const scope *callee;
+    ir_expr *call = lower_device_call_slots(L, s->value, fn, &callee);
     if (!call) return -1;
+    int n = callee->nresults > 0 ? callee->nresults : 0;
+    if (callee->result_width && s->ntargets == 1 && s->targets[0]->kind == EX_TUPLE) {
+        return vb_unpack_value(L, b, s, call); /* a, b, c = f(...) of one vector: its components */
+    }
     ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
     if (!eval) return oom(L);
     eval->value = call;
@@ -1170,9 +1173,12 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
             return -1;
         }
         for (int i = 0; i < n; i++) {
-            ir_expr *v = ir_expr_new(L->f, IR_LOCAL, s->line, s->col);
-            if (!v) return oom(L);
-            v->index = results[i];
+            const int *locals = callee->results + callee->slot_first[i];
+            ir_expr *v = callee->slot_width[i]
+                             ? vec_from_locals(L, NULL, locals, callee->slot_width[i], callee->slot_rows[i],
+                                               s->value)
+                             : lower_read_local(L, locals[0], s->value);
+            if (!v) return -1;
             if (lower_assign_to(L, b, tgt->kind == EX_TUPLE ? tgt->items[i] : tgt, v, s)) return -1;
         }
     }

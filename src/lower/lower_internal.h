@@ -56,6 +56,7 @@ typedef struct binding {
 } binding;
 
 #define MAX_RESULTS 16
+#define MAX_RESULT_LOCALS 64 /* a tuple of vectors and matrices: all their components */
 
 typedef struct scope {
     struct scope *parent;
@@ -67,10 +68,13 @@ typedef struct scope {
     int nbinds, cap;
     /* Device functions only: */
     int inline_id;       /* -1 in the kernel */
-    int results[MAX_RESULTS]; /* result locals, made by the first `return v` */
+    int results[MAX_RESULT_LOCALS]; /* result locals, made by the first `return v` */
     int nresults;        /* -1 until a return is seen; 0: returns no value */
     int result_width;    /* returns a vector of this many components (results[]) */
     int result_rows;     /* ... a matrix of this many rows; 0: a vector */
+    /* A tuple return: value k is results[slot_first[k]] (slot_width[k] 0)
+     * or a vector or matrix in the slot_width[k] locals from there. */
+    int slot_first[MAX_RESULTS], slot_width[MAX_RESULTS], slot_rows[MAX_RESULTS];
 } scope;
 
 typedef struct lowerer {
@@ -259,6 +263,9 @@ ir_expr *template_method_call(lowerer *L, const expr *call, tmpl_node *self);
  * locals (a tuple return has several). */
 ir_expr *lower_device_call(lowerer *L, const expr *call, const tack_name *fn,
                            const int **results, int *nresults);
+/* a, b = fn(...): the callee's scope too, for the shapes of its values. */
+ir_expr *lower_device_call_slots(lowerer *L, const expr *call, const tack_name *fn,
+                                 const scope **callee);
 /* The same for a method: self (not NULL) is bound to the first parameter. */
 ir_expr *lower_method_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
                            const int **results, int *nresults);
@@ -395,6 +402,7 @@ ir_expr *vb_method(lowerer *L, const char *name, ir_expr *self, ir_expr **args, 
 /* a, b, c = v (1: the value is not a vector); vb_held: a vector reading
  * the component locals of v, whose setup has already run. */
 int vb_unpack(lowerer *L, ir_block *b, const stmt *s);
+int vb_unpack_value(lowerer *L, ir_block *b, const stmt *s, ir_expr *v); /* v lowered already */
 ir_expr *vb_held(lowerer *L, const ir_expr *v, const expr *at);
 /* structs.c: arrays of @tack.struct records (templates marked as such):
  * the statement with x[i].f read as x.f[i], x.shape and len(x) as the

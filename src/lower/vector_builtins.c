@@ -722,8 +722,11 @@ int vb_unpack(lowerer *L, ir_block *b, const stmt *s) {
     if (s->ntargets != 1 || s->targets[0]->kind != EX_TUPLE || s->value->kind == EX_TUPLE ||
         !looks_like_vector(L, s->value))
         return 1;
+    return vb_unpack_value(L, b, s, lower_expr(L, s->value));
+}
+
+int vb_unpack_value(lowerer *L, ir_block *b, const stmt *s, ir_expr *v) {
     const expr *tgt = s->targets[0];
-    ir_expr *v = lower_expr(L, s->value);
     if (!v) return -1;
     if (!vec_is(v)) {
         ERR(L, s->line, s->col, "tuple unpacking needs a tuple, a vector or a matrix of %d values "

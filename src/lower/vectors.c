@@ -519,8 +519,8 @@ ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int widt
         lower_oom(L);
         return NULL;
     }
-    s->value = setup;
-    if (push(L, out->body, s)) return NULL;
+    s->value = setup; /* NULL: the locals are set already */
+    if (setup && push(L, out->body, s)) return NULL;
     for (int k = 0; k < width; k++)
         if (lower_set_local(L, out->body, comp_local(out, k), lower_read_local(L, locals[k], at), at)) return NULL;
     return out;
