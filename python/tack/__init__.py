@@ -163,6 +163,11 @@ from ._vector_functions import (  # noqa: E402,F401  (tack.cross, tack.lerp, ...
     smoothstep, step, trace, transpose, vec2, vec3, vec4,
 )
 from ._vector_functions import _NAMES as _VECTOR_FUNCTION_NAMES  # noqa: E402
+from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device functions)
+    QUATERNION_FUNCTIONS as _QUATERNION_FUNCTIONS, quat_from_axis_angle, quat_from_matrix,
+    quat_identity, quat_inverse, quat_mul, quat_rotate, quat_rotate_inv, quat_rpy, quat_slerp,
+    quat_to_axis_angle, quat_to_matrix, quatd, quatf,
+)
 
 
 # tack.math.*: intrinsics inside kernels, Python's math outside them.
@@ -184,4 +189,5 @@ __all__ = [
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint", "vectorize",
     "Tape", "ones", "stop_gradient",
-] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")]  # star imports keep the builtins
+] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")] + [  # star imports keep the builtins
+    "quatf", "quatd", *_QUATERNION_FUNCTIONS]

@@ -307,6 +307,38 @@ static callee classify(lowerer *L, const expr *e, char *path, size_t size) {
     return none;
 }
 
+/* Whether callee is `mod.f` or `pkg.mod.f` naming a device function through
+ * modules (`tack.quat_rotate`, `mylib.kick`); fills *fn.  Not an error
+ * when it is not: the caller goes on with its own reading. */
+static int is_module_function(lowerer *L, const expr *callee, tack_name *fn) {
+    char path[256];
+    size_t len = 0;
+    const expr *parts[8];
+    int n = 0;
+    for (; callee->kind == EX_ATTR && n < 8; callee = callee->a) parts[n++] = callee;
+    if (!n || callee->kind != EX_NAME || is_bound(L, callee->name)) return 0;
+    len = (size_t)snprintf(path, sizeof path, "%s", callee->name);
+    while (n-- && len < sizeof path) len += (size_t)snprintf(path + len, sizeof path - len, ".%s", parts[n]->name);
+    if (len >= sizeof path ||
+        lower_resolve_name(L->in->resolver, L->sc->resolver_ctx, path, fn) || fn->kind != TACK_NAME_FUNC)
+        return 0;
+    if (ir_record_resolution(L->f, L->f->cur_src, path, fn)) return lower_oom(L), 0;
+    return 1;
+}
+
+/* A device call used as one value. */
+static ir_expr *one_result_call(lowerer *L, const expr *e, const tack_name *fn) {
+    const int *results;
+    int nresults;
+    ir_expr *x = lower_device_call(L, e, fn, &results, &nresults);
+    if (x && nresults > 1) {
+        ERR(L, e->line, e->col, "'%s' returns %d values; unpack them as in 'a, b = %s(...)'",
+            e->a->name, nresults, e->a->name);
+        return NULL;
+    }
+    return x;
+}
+
 int lower_call_is_pure(lowerer *L, const expr *e) {
     char path[256];
     callee_kind k = classify(L, e->a, path, sizeof path).kind;
@@ -813,18 +845,10 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         tack_name n;
         int local = is_bound(L, e->a->name);
         if (!local && resolve(L, e->a, &n)) return NULL; /* resolve said why */
-        if (!local && n.kind == TACK_NAME_FUNC) {
-            const int *results;
-            int nresults;
-            ir_expr *x = lower_device_call(L, e, &n, &results, &nresults);
-            if (x && nresults > 1) {
-                ERR(L, e->line, e->col, "'%s' returns %d values; unpack them as in "
-                    "'a, b = %s(...)'", e->a->name, nresults, e->a->name);
-                return NULL;
-            }
-            return x;
-        }
+        if (!local && n.kind == TACK_NAME_FUNC) return one_result_call(L, e, &n);
     }
+    tack_name modfn;
+    if (e->a->kind == EX_ATTR && is_module_function(L, e->a, &modfn)) return one_result_call(L, e, &modfn);
     /* `math.sqrt(x)` where math is not a module here (math = 3): say so. */
     const expr *root = e->a;
     while (root->kind == EX_ATTR) root = root->a;
@@ -1147,6 +1171,7 @@ int lower_declare_locals(lowerer *L, stmt *const *body, int n) {
 
 /* Whether `e` calls a device function; fills *fn. */
 static int is_device_call(lowerer *L, const expr *e, tack_name *fn) {
+    if (e->kind == EX_CALL && e->a->kind == EX_ATTR) return is_module_function(L, e->a, fn);
     return e->kind == EX_CALL && e->a->kind == EX_NAME && !is_bound(L, e->a->name) &&
            lower_resolve(L, e->a, fn) == 0 && fn->kind == TACK_NAME_FUNC;
 }

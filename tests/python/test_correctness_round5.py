@@ -13,12 +13,6 @@ pytestmark = pytest.mark.every_device
 WG = 256
 
 
-def _collective_or_skip(device):
-    """Collective kernels run on GPU devices; the CPU refuses them before
-    anything runs (checked here too)."""
-    return device.name != "cpu"
-
-
 # ---- item 13: group_index() stores in the launch check ---------------------
 
 @tack.kernel
@@ -71,10 +65,9 @@ def group_guarded(x, out):
 
 
 def _refused(device, call, exc=IndexError, match="out"):
-    with pytest.raises(ValueError if device.name == "cpu" else exc) as e:
+    with pytest.raises(exc) as e:  # the CPU runs workgroup kernels too, checked alike
         call()
-    if device.name != "cpu":
-        assert match in str(e.value), str(e.value)
+    assert match in str(e.value), str(e.value)
     return e
 
 
@@ -82,11 +75,8 @@ def test_group_index_store_past_the_end_is_refused(device):
     x = np.random.default_rng(0).random(WG * 5).astype(np.float32)
     out = np.full(4, -1.0, np.float32)  # one short of the 5 groups
     e = _refused(device, lambda: block_sum(x, out))
-    if device.name != "cpu":
-        assert "block_sum" in str(e.value) and "(4,)" in str(e.value)
+    assert "block_sum" in str(e.value) and "(4,)" in str(e.value)
     assert (out == -1.0).all()  # nothing written
-    if device.name == "cpu":
-        return
     out = np.zeros(5, np.float32)
     block_sum(x, out)
     np.testing.assert_allclose(out, x.reshape(5, WG).sum(axis=1), rtol=2e-6)
@@ -102,8 +92,6 @@ def test_group_index_with_offsets_and_lane_index(device):
     small = np.full(100, 5.0, np.float32)
     _refused(device, lambda: lane_store(x, small))  # lanes 0..255 into 100
     assert (small == 5.0).all()
-    if device.name == "cpu":
-        return
     out = np.zeros(4, np.float32)
     group_count(x, out, 1)
     np.testing.assert_array_equal(out, [0, WG, WG, WG])
@@ -113,8 +101,6 @@ def test_group_index_with_offsets_and_lane_index(device):
 
 
 def test_group_index_guarded_by_the_group_runs(device):
-    if device.name == "cpu":
-        pytest.skip("collective kernels run on GPU devices")
     x = np.arange(WG * 6, dtype=np.float32)
     out = np.zeros(4, np.float32)
     group_guarded(x, out)  # groups 4 and 5 write nothing

@@ -100,7 +100,7 @@ def test_source_may_hold_only_the_function():
 
 
 def test_compile_error_names_the_pseudo_file_and_line():
-    src = "\n# generated\ndef bad(x, out):\n    for i in range(x.shape[0]):\n        out[i] = [x[i]]\n"
+    src = "\n# generated\ndef bad(x, out):\n    for i in range(x.shape[0]):\n        out[i] = {x[i]}\n"
     f = run_exec(src, "bad")
     with pytest.raises(tack.CompileError) as info:
         tack.kernel(f, source=src)
@@ -159,7 +159,7 @@ def test_linecache_pseudo_file_needs_no_source():
         out = np.zeros_like(x)
         g["cell"](x, out)
         np.testing.assert_array_equal(out, x - 1)
-        bad = src.replace("x[i] - 1", "[x[i] - 1]")
+        bad = src.replace("x[i] - 1", "{x[i] - 1}")
         linecache.cache[name] = (len(bad), None, bad.splitlines(True), name)
         with pytest.raises(tack.CompileError) as info:
             exec(compile(bad, name, "exec"), {})

@@ -630,7 +630,7 @@ BAD = [
     (bad_divmod_count, "divmod() returns 2 values but 3 are expected", np.float64),
     (bad_pow_modulus, "pow() with a modulus", np.int64),
     (bad_round_digits, "round(x, ndigits) is not supported in kernels", np.float64),
-    (bad_numpy_erf, "'numpy.erf' cannot be called in a kernel", np.float64),
+    (bad_numpy_erf, "'numpy.erf' is a NumPy function kernels", np.float64),
     (bad_fsum, "math.fsum() is not available in kernels: it takes a sequence", np.float64),
     (bad_imported_ufunc, "'imported_maximum' is numpy.maximum, a NumPy ufunc kernels do not have",
      np.float64),

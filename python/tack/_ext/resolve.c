@@ -567,10 +567,24 @@ int ext_resolve(void *vctx, const char *name, tack_name *out)
     int rc = -1;
     if (!builtins_module)
         builtins_module = PyImport_ImportModule("builtins");
-    PyObject *key = PyUnicode_FromString(name);
+    /* "mod.f" (a device function called through a module): the module by
+     * its first name, then attributes of modules only. */
+    const char *dot = ctx->cls ? NULL : strchr(name, '.');
+    PyObject *key = dot ? PyUnicode_FromStringAndSize(name, dot - name) : PyUnicode_FromString(name);
     PyObject *v = NULL;
     if (key && builtins_module)
         v = ctx->cls ? class_attr(ctx->cls, key) : lookup(ctx->func, key);
+    while (v && dot) {
+        const char *next = strchr(dot + 1, '.');
+        PyObject *part = next ? PyUnicode_FromStringAndSize(dot + 1, next - dot - 1)
+                              : PyUnicode_FromString(dot + 1);
+        PyObject *inner = part && PyModule_Check(v) ? PyObject_GetAttr(v, part) : NULL;
+        if (!inner)
+            PyErr_Clear(); /* no such function: UNDEFINED below, as a missing name */
+        Py_XDECREF(part);
+        Py_SETREF(v, inner);
+        dot = next;
+    }
     if (v)
         rc = ctx->cls ? describe_method(ctx, v, out) : describe(ctx, v, out);
     if (rc < 0) {
