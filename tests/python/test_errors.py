@@ -309,20 +309,6 @@ def test_compile_error_lambda():
     check_message(err, "bad_lambda")
 
 
-def test_compile_error_dict_literal():
-    # (a list literal is a local array since complex and NumPy-call support)
-    def build():
-        @tack.kernel
-        def bad_dict(x, out):
-            for i in range(x.shape[0]):
-                t = {1: 2.0}  #@dictlit
-                out[i] = x[i] + t[1]
-        bad_dict(X, X.copy())
-    err = compile_error(build)
-    assert err.lineno == here("dictlit")
-    check_message(err, "bad_dict")
-
-
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex_values_into_a_real_array_are_refused(dtype):
     d = dst()
