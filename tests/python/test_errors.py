@@ -433,7 +433,7 @@ def test_compile_error_dict_literal():
                 out[i] = x[i]
         bad_dict(X, X.copy())
     err = compile_error(build)
-    assert err.lineno == here("dictlit")
+    assert err.lineno == here("dict")
 
 
 def test_compile_error_list_comprehension():
