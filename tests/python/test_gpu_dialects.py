@@ -42,6 +42,9 @@ from test_workgroups import block_scan, block_sum, tiled_matmul
 from test_complex_arrays import axpy as complex_axpy, mandelbrot as complex_mandelbrot, updates as complex_updates
 from test_numpy_calls import histogram as np_histogram, local_arrays as np_local_arrays, scalar_funcs as np_scalar_funcs
 from test_workgroups import stencil as shared_stencil
+from test_dynamic_components import frobenius_and_rows
+from test_quaternions import rotations as quat_rotations
+from test_device_function_tuples import use_results as tuple_results
 
 
 def _cases():
@@ -147,6 +150,17 @@ def _cases():
     out.append(("np_searchsorted", np_histogram, (z(8), z(5), z(4, np.int64), z((8, 3), np.int64)),
                 False))
     out.append(("np_scalar_funcs", np_scalar_funcs, (z(8), z(8), z((8, 17))), False))
+    # Run-time component indices, quaternions, tuple results of device functions.
+    out.append(("dynamic_components", frobenius_and_rows,
+                (tack.zeros((4,), dtype=tack.mat33f), z(4, np.float32),
+                 tack.zeros((4,), dtype=tack.vec3f), 2), False))
+    v3 = lambda: tack.zeros((4,), dtype=tack.vec3f)
+    q4 = lambda: tack.zeros((4,), dtype=tack.quatf)
+    out.append(("quaternions", quat_rotations,
+                (v3(), z(4, np.float32), v3(), q4(), v3(), v3(), tack.zeros((4,), dtype=tack.mat33f),
+                 q4(), q4(), q4(), v3(), z(4, np.float32)), False))
+    out.append(("tuple_results", tuple_results,
+                (z(4, np.float32), z(4, np.float32), tack.zeros((4,), dtype=tack.vec2f)), False))
     return out
 
 
