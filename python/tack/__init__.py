@@ -168,6 +168,10 @@ from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device
     quat_identity, quat_inverse, quat_mul, quat_rotate, quat_rotate_inv, quat_rpy, quat_slerp,
     quat_to_axis_angle, quat_to_matrix, quatd, quatf,
 )
+from ._decompositions import (  # noqa: E402,F401  (tack.svd3, ... as device functions)
+    DECOMPOSITION_FUNCTIONS as _DECOMPOSITION_FUNCTIONS, eig2, eig3, polar2, polar3, qr3, svd2,
+    svd3,
+)
 
 
 # tack.math.*: intrinsics inside kernels, Python's math outside them.
@@ -190,4 +194,4 @@ __all__ = [
     "rng", "uniform", "normal", "randint", "vectorize",
     "Tape", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")] + [  # star imports keep the builtins
-    "quatf", "quatd", *_QUATERNION_FUNCTIONS]
+    "quatf", "quatd", *_QUATERNION_FUNCTIONS, *_DECOMPOSITION_FUNCTIONS]
