@@ -92,8 +92,14 @@ typedef struct gen {
         LLVMValueRef copy;   /* [CPU_PRIVATE_MAX_ELEMENTS x T] on the stack */
         LLVMValueRef used;   /* i1: this chunk updates the copy */
         LLVMValueRef count;  /* i64: the array's elements */
+        int lanes;           /* a reduction's lanes (reduction_lanes.c), else 0 */
     } *priv;
+    /* impl, a launch with lanes: the iteration's number in its block of
+     * CPU_LANE_BLOCK (or in the remainder), which picks the lane. */
+    LLVMValueRef lane;
+    int want_lane;          /* the next counted_loop's counter is `lane` */
     int nomem;              /* an allocation of ours failed (print formats) */
+    int lane_launch;        /* impl: the launch keeps reductions in lanes */
 } gen;
 
 static LLVMTypeRef ty(gen *g, ir_type t) {
@@ -561,6 +567,13 @@ static void emit_private_atomic(gen *g, const ir_expr *e) {
     const struct private_copy *pc = &g->priv[e->index];
     LLVMValueRef idx = emit(g, e->args[0]);
     LLVMValueRef v = emit(g, e->a);
+    if (pc->lanes) { /* a reduction: its lane, lane j mod K of iteration j */
+        LLVMTypeRef et = ty(g, e->type);
+        LLVMValueRef at = LLVMBuildAnd(g->b, g->lane, LLVMConstInt(g->i64, (uint64_t)pc->lanes - 1, 0), "lane");
+        LLVMValueRef slot = LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, "");
+        LLVMBuildStore(g->b, private_combine(g, e, LLVMBuildLoad2(g->b, et, slot, ""), v), slot);
+        return;
+    }
     LLVMValueRef inside = LLVMBuildAnd(g->b, pc->used,
                                        LLVMBuildICmp(g->b, LLVMIntULT, idx, pc->count, ""), "");
     LLVMBasicBlockRef local = block(g, "priv"), shared = block(g, "shared"), join = block(g, "priv_done");
@@ -606,9 +619,9 @@ static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
     for (int p = 0; p < f->nparams; p++)
         if (g->priv[p].family) {
             int reduction = ir_reduction_of_param(f, p) >= 0;
+            int n = g->priv[p].lanes ? g->priv[p].lanes : reduction ? 1 : CPU_PRIVATE_MAX_ELEMENTS;
             g->priv[p].copy = LLVMBuildArrayAlloca(g->b, ty(g, f->params[p].type),
-                                                   LLVMConstInt(g->i64, reduction ? 1 : CPU_PRIVATE_MAX_ELEMENTS, 0),
-                                                   "priv");
+                                                   LLVMConstInt(g->i64, (uint64_t)n, 0), "priv");
         }
     for (int p = 0; p < f->nparams; p++) {
         struct private_copy *pc = &g->priv[p];
@@ -619,7 +632,11 @@ static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
             /* One element, always used: every chunk takes its turn. */
             pc->count = LLVMConstInt(g->i64, 1, 0);
             pc->used = LLVMConstInt(g->i1, 1, 0);
-            LLVMBuildStore(g->b, private_identity(g, pc->family, t), pc->copy);
+            for (int l = 0; l < (pc->lanes ? pc->lanes : 1); l++) {
+                LLVMValueRef at = LLVMConstInt(g->i64, (uint64_t)l, 0);
+                LLVMBuildStore(g->b, private_identity(g, pc->family, t),
+                               LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, ""));
+            }
             continue;
         }
         LLVMValueRef count = LLVMConstInt(g->i64, 1, 0);
@@ -656,6 +673,22 @@ static void reduction_end(gen *g, int p, LLVMValueRef lo, LLVMValueRef hi) {
     const struct private_copy *pc = &g->priv[p];
     ir_type t = g->f->params[p].type;
     LLVMTypeRef et = ty(g, t);
+    static const ir_atomic_op combine[] = {
+        [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
+        [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
+        [CPU_PRIVATE_MUL] = ATOM_MUL};
+    ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p, .atomic = combine[pc->family]};
+    /* The lanes in a fixed pairwise tree (lane l with lane l + w), before
+     * the wait: the chunk's partial is its lane 0. */
+    LLVMValueRef lane[CPU_LANE_BLOCK];
+    int nl = pc->lanes ? pc->lanes : 1;
+    for (int l = 0; l < nl; l++) {
+        LLVMValueRef at = LLVMConstInt(g->i64, (uint64_t)l, 0);
+        lane[l] = LLVMBuildLoad2(g->b, et, LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, ""), "");
+    }
+    for (int w = nl / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) lane[l] = private_combine(g, &op, lane[l], lane[l + w]);
+    LLVMValueRef part = lane[0];
     LLVMValueRef value = element_ptr(g, p, LLVMConstInt(g->i64, 0, 0));
     LLVMValueRef one = LLVMConstInt(g->i64, 1, 0);
     LLVMValueRef turn = LLVMBuildGEP2(g->b, g->i64,
@@ -672,13 +705,7 @@ static void reduction_end(gen *g, int p, LLVMValueRef lo, LLVMValueRef hi) {
     c_call(g, "sched_yield", g->i32, NULL, 0);
     LLVMBuildBr(g->b, wait);
     LLVMPositionBuilderAtEnd(g->b, go);
-    static const ir_atomic_op combine[] = {
-        [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
-        [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
-        [CPU_PRIVATE_MUL] = ATOM_MUL};
-    ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p, .atomic = combine[pc->family]};
     LLVMValueRef old = LLVMBuildLoad2(g->b, et, value, "");
-    LLVMValueRef part = LLVMBuildLoad2(g->b, et, pc->copy, "");
     LLVMBuildStore(g->b, private_combine(g, &op, old, part), value);
     LLVMValueRef pass = LLVMBuildStore(g->b, hi, turn);
     LLVMSetOrdering(pass, LLVMAtomicOrderingRelease);
@@ -1059,6 +1086,10 @@ static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
     LLVMBuildCondBr(g->b, any, head, exit);
     LLVMPositionBuilderAtEnd(g->b, head);
     LLVMValueRef k = LLVMBuildPhi(g->b, g->i64, "k");
+    if (g->want_lane) { /* the launch's loop over a block of lanes */
+        g->lane = k;
+        g->want_lane = 0;
+    }
     LLVMBuildBr(g->b, bodyb);
     LLVMPositionBuilderAtEnd(g->b, bodyb);
     LLVMValueRef v = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k, step, ""), "");
@@ -1294,6 +1325,43 @@ static void launch_body(gen *g, const void *ctx) {
                  launch_body, &next);
 }
 
+/* A launch with reduction lanes (reduction_lanes.c): the chunk's
+ * iterations first..end-1 as whole blocks of CPU_LANE_BLOCK, each a loop
+ * of constant trip count whose counter is the lane number (LLVM unrolls
+ * it and vectorizes the lanes' updates), then the remainder, counted from
+ * 0 again.  Iteration j of the chunk thus updates lane j mod K of every
+ * reduction (K divides the block).  The body is emitted twice. */
+static void lane_loops(gen *g, LLVMValueRef first, LLVMValueRef end, LLVMValueRef start,
+                       LLVMValueRef step, const launch_level *top) {
+    LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0), blk = LLVMConstInt(g->i64, CPU_LANE_BLOCK, 0);
+    LLVMValueRef n = LLVMBuildSub(g->b, end, first, "");
+    n = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, n, zero, ""), zero, n, "");
+    LLVMValueRef nblocks = LLVMBuildLShr(g->b, n, LLVMConstInt(g->i64, 5, 0), "blocks");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), head = block(g, "lanes"),
+                      latch = block(g, "lanes_next"), rest = block(g, "lanes_rest");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, nblocks, zero, ""), head, rest);
+    LLVMPositionBuilderAtEnd(g->b, head);
+    LLVMValueRef bi = LLVMBuildPhi(g->b, g->i64, "block");
+    /* This block's first launch value: start + (first + 32 bi) * step. */
+    LLVMValueRef k0 = LLVMBuildAdd(g->b, first, LLVMBuildMul(g->b, bi, blk, ""), "");
+    LLVMValueRef s0 = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k0, step, ""), "");
+    g->want_lane = 1;
+    counted_loop(g, zero, blk, g->f->loop_var, s0, step, launch_body, top);
+    LLVMBuildBr(g->b, latch);
+    LLVMPositionBuilderAtEnd(g->b, latch);
+    LLVMValueRef bi2 = LLVMBuildAdd(g->b, bi, LLVMConstInt(g->i64, 1, 0), "");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, bi2, nblocks, ""), head, rest);
+    LLVMValueRef vals[2] = {zero, bi2};
+    LLVMBasicBlockRef froms[2] = {pre, latch};
+    LLVMAddIncoming(bi, vals, froms, 2);
+    LLVMPositionBuilderAtEnd(g->b, rest);
+    LLVMValueRef done = LLVMBuildMul(g->b, nblocks, blk, "");
+    LLVMValueRef k1 = LLVMBuildAdd(g->b, first, done, "");
+    LLVMValueRef s1 = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k1, step, ""), "");
+    g->want_lane = 1;
+    counted_loop(g, zero, LLVMBuildSub(g->b, n, done, ""), g->f->loop_var, s1, step, launch_body, top);
+}
+
 /* impl(params..., start, step, e1, e2, lo, hi, dims, scratch) */
 #define IMPL_EXTRA 8
 
@@ -1386,7 +1454,10 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
         start = LLVMConstInt(g->i64, 0, 0);
         step = LLVMConstInt(g->i64, IR_WORKGROUP, 0);
     }
-    counted_loop(g, first, end, f->loop_var, start, step, launch_body, &top);
+    if (g->lane_launch)
+        lane_loops(g, first, end, start, step, &top);
+    else
+        counted_loop(g, first, end, f->loop_var, start, step, launch_body, &top);
     private_end(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5));
     LLVMBuildRetVoid(g->b);
     return fn;
@@ -1512,6 +1583,10 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     if (g.priv && family) {
         cpu_private_atomics(f, family);
         for (int p = 0; p < f->nparams; p++) g.priv[p].family = family[p];
+        int lanes = cpu_launch_takes_lanes(f);
+        for (int p = 0; p < f->nparams && lanes; p++)
+            if (family[p] && ir_reduction_of_param(f, p) >= 0)
+                g.lane_launch = g.priv[p].lanes = cpu_reduction_lanes(f->params[p].type);
     }
     free(family);
     tack_status st = TACK_OK;
