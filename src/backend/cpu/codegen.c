@@ -93,6 +93,7 @@ typedef struct gen {
         LLVMValueRef used;   /* i1: this chunk updates the copy */
         LLVMValueRef count;  /* i64: the array's elements */
         int lanes;           /* a reduction's lanes (reduction_lanes.c), else 0 */
+        LLVMValueRef cur;    /* lanes: this iteration's lane, a scalar */
     } *priv;
     /* impl, a launch with lanes: the iteration's number in its block of
      * CPU_LANE_BLOCK (or in the remainder), which picks the lane. */
@@ -567,11 +568,9 @@ static void emit_private_atomic(gen *g, const ir_expr *e) {
     const struct private_copy *pc = &g->priv[e->index];
     LLVMValueRef idx = emit(g, e->args[0]);
     LLVMValueRef v = emit(g, e->a);
-    if (pc->lanes) { /* a reduction: its lane, lane j mod K of iteration j */
+    if (pc->lanes) { /* a reduction: this iteration's lane (lanes_load) */
         LLVMTypeRef et = ty(g, e->type);
-        LLVMValueRef at = LLVMBuildAnd(g->b, g->lane, LLVMConstInt(g->i64, (uint64_t)pc->lanes - 1, 0), "lane");
-        LLVMValueRef slot = LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, "");
-        LLVMBuildStore(g->b, private_combine(g, e, LLVMBuildLoad2(g->b, et, slot, ""), v), slot);
+        LLVMBuildStore(g->b, private_combine(g, e, LLVMBuildLoad2(g->b, et, pc->cur, ""), v), pc->cur);
         return;
     }
     LLVMValueRef inside = LLVMBuildAnd(g->b, pc->used,
@@ -587,6 +586,23 @@ static void emit_private_atomic(gen *g, const ir_expr *e) {
     atomic_at(g, e, element_ptr(g, e->index, idx), v);
     LLVMBuildBr(g->b, join);
     LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+/* Iteration j's lane of each reduction, lane j mod K, is read into a
+ * scalar at the iteration's start and written back at its end, on every
+ * path: updates under an `if` then become selects of a scalar (as a
+ * single accumulator's did), not stores on a branch, and the stores stay
+ * unconditional for the vectorizer. */
+static void lanes_access(gen *g, int store) {
+    for (int p = 0; p < g->f->nparams; p++) {
+        const struct private_copy *pc = &g->priv[p];
+        if (!pc->lanes) continue;
+        LLVMTypeRef et = ty(g, g->f->params[p].type);
+        LLVMValueRef at = LLVMBuildAnd(g->b, g->lane, LLVMConstInt(g->i64, (uint64_t)pc->lanes - 1, 0), "lane");
+        LLVMValueRef slot = LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, "");
+        if (store) LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, et, pc->cur, ""), slot);
+        else LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, et, slot, ""), pc->cur);
+    }
 }
 
 /* i = 0 .. count-1 over a copy's elements, leaving to `exit`: returns i,
@@ -622,6 +638,7 @@ static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
             int n = g->priv[p].lanes ? g->priv[p].lanes : reduction ? 1 : CPU_PRIVATE_MAX_ELEMENTS;
             g->priv[p].copy = LLVMBuildArrayAlloca(g->b, ty(g, f->params[p].type),
                                                    LLVMConstInt(g->i64, (uint64_t)n, 0), "priv");
+            if (g->priv[p].lanes) g->priv[p].cur = LLVMBuildAlloca(g->b, ty(g, f->params[p].type), "lane");
         }
     for (int p = 0; p < f->nparams; p++) {
         struct private_copy *pc = &g->priv[p];
@@ -1086,7 +1103,8 @@ static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
     LLVMBuildCondBr(g->b, any, head, exit);
     LLVMPositionBuilderAtEnd(g->b, head);
     LLVMValueRef k = LLVMBuildPhi(g->b, g->i64, "k");
-    if (g->want_lane) { /* the launch's loop over a block of lanes */
+    int lanes = g->want_lane; /* the launch's loop over a block of lanes */
+    if (lanes) {
         g->lane = k;
         g->want_lane = 0;
     }
@@ -1094,11 +1112,13 @@ static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
     LLVMPositionBuilderAtEnd(g->b, bodyb);
     LLVMValueRef v = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k, step, ""), "");
     LLVMBuildStore(g->b, v, g->locals[var]);
+    if (lanes) lanes_access(g, 0);
     g->loops[g->nloops++] = (loop_targets){latch, exit};
     body(g, ctx);
     g->nloops--;
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, latch);
     LLVMPositionBuilderAtEnd(g->b, latch);
+    if (lanes) lanes_access(g, 1);
     LLVMValueRef k2 = LLVMBuildAdd(g->b, k, LLVMConstInt(g->i64, 1, 0), "");
     LLVMValueRef more = LLVMBuildICmp(g->b, LLVMIntSLT, k2, end, "");
     LLVMBuildCondBr(g->b, more, head, exit);
