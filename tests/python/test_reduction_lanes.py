@@ -98,6 +98,14 @@ def mixed(x, y):
 
 
 @tack.kernel
+def ranged_total(x, a, b, c):
+    s = 0.0
+    for i in range(a, b, c):
+        s += x[i]
+    return s
+
+
+@tack.kernel
 def rows_total(x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -222,6 +230,16 @@ def test_strided_views(view, threads):
     base = np.random.default_rng(11).standard_normal((40_000, 3))
     x = {"step": base.ravel()[::3], "slice": base.ravel()[10:-7], "column": base[:, 1]}[view]
     bits_equal(np.float64(total(x)), lane_model(np.ascontiguousarray(x), 0.0, "add", 2))
+
+
+@pytest.mark.parametrize("a,b,c", [(5, 119_990, 3), (119_999, -1, -3)])
+def test_range_with_start_and_step(a, b, c, threads):
+    """Lanes count iterations, whatever values i takes."""
+    x = np.random.default_rng(12).standard_normal(120_000)
+    for nt in (1, 2):
+        threads(nt)
+        want = lane_model(np.ascontiguousarray(x[a:b if b >= 0 else None:c]), 0.0, "add", nt)
+        bits_equal(np.float64(ranged_total(x, a, b, c)), want)
 
 
 def test_more_accurate_than_in_order(threads):
