@@ -11,6 +11,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h> /* LLVMTemporaryMDNode: a loop's self-referencing ID */
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -98,7 +99,8 @@ typedef struct gen {
     /* impl, a launch with lanes: the iteration's number in its block of
      * CPU_LANE_BLOCK (or in the remainder), which picks the lane. */
     LLVMValueRef lane;
-    int want_lane;          /* the next counted_loop's counter is `lane` */
+    int want_lane;          /* the next counted_loop's counter is `lane`
+                               (2: and the loop stays scalar) */
     int nomem;              /* an allocation of ours failed (print formats) */
     int lane_launch;        /* impl: the launch keeps reductions in lanes */
 } gen;
@@ -588,6 +590,21 @@ static void emit_private_atomic(gen *g, const ir_expr *e) {
     LLVMPositionBuilderAtEnd(g->b, join);
 }
 
+/* Marks the loop whose latch branch is `br` to stay as written: the
+ * remainder of a launch with lanes, under CPU_LANE_BLOCK iterations, gains
+ * nothing from vectorizing or unrolling but compile time. */
+static void scalar_loop(gen *g, LLVMValueRef br) {
+    LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
+    LLVMMetadataRef vec[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.enable", 26),
+                              LLVMValueAsMetadata(LLVMConstInt(g->i1, 0, 0))};
+    LLVMMetadataRef unroll = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.disable", 24);
+    LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, vec, 2),
+                              LLVMMDNodeInContext2(g->ctx, &unroll, 1)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, 3);
+    LLVMMetadataReplaceAllUsesWith(self, id); /* and frees the temporary */
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), LLVMMetadataAsValue(g->ctx, id));
+}
+
 /* Iteration j's lane of each reduction, lane j mod K, is read into a
  * scalar at the iteration's start and written back at its end, on every
  * path: updates under an `if` then become selects of a scalar (as a
@@ -695,17 +712,28 @@ static void reduction_end(gen *g, int p, LLVMValueRef lo, LLVMValueRef hi) {
         [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
         [CPU_PRIVATE_MUL] = ATOM_MUL};
     ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p, .atomic = combine[pc->family]};
-    /* The lanes in a fixed pairwise tree (lane l with lane l + w), before
-     * the wait: the chunk's partial is its lane 0. */
-    LLVMValueRef lane[CPU_LANE_BLOCK];
-    int nl = pc->lanes ? pc->lanes : 1;
-    for (int l = 0; l < nl; l++) {
-        LLVMValueRef at = LLVMConstInt(g->i64, (uint64_t)l, 0);
-        lane[l] = LLVMBuildLoad2(g->b, et, LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, ""), "");
+    /* The lanes in a fixed pairwise tree (lane l with lane l + w, as
+     * halves of a vector), before the wait: the chunk's partial is lane 0. */
+    LLVMValueRef part;
+    if (pc->lanes) {
+        LLVMTypeRef vt = LLVMVectorType(et, (unsigned)pc->lanes);
+        LLVMValueRef v = LLVMBuildLoad2(g->b, vt, LLVMBuildBitCast(g->b, pc->copy, LLVMPointerType(vt, 0), ""), "");
+        LLVMSetAlignment(v, (unsigned)tack_dtype_size((tack_dtype)t));
+        for (int w = pc->lanes / 2; w >= 1; w /= 2) {
+            LLVMValueRef lo[CPU_LANE_BLOCK / 2], hi[CPU_LANE_BLOCK / 2];
+            for (int l = 0; l < w; l++) {
+                lo[l] = LLVMConstInt(g->i32, (uint64_t)l, 0);
+                hi[l] = LLVMConstInt(g->i32, (uint64_t)(l + w), 0);
+            }
+            LLVMValueRef undef = LLVMGetUndef(LLVMTypeOf(v));
+            LLVMValueRef a = LLVMBuildShuffleVector(g->b, v, undef, LLVMConstVector(lo, (unsigned)w), "");
+            LLVMValueRef b = LLVMBuildShuffleVector(g->b, v, undef, LLVMConstVector(hi, (unsigned)w), "");
+            v = private_combine(g, &op, a, b);
+        }
+        part = LLVMBuildExtractElement(g->b, v, LLVMConstInt(g->i32, 0, 0), "");
+    } else {
+        part = LLVMBuildLoad2(g->b, et, pc->copy, "");
     }
-    for (int w = nl / 2; w >= 1; w /= 2)
-        for (int l = 0; l < w; l++) lane[l] = private_combine(g, &op, lane[l], lane[l + w]);
-    LLVMValueRef part = lane[0];
     LLVMValueRef value = element_ptr(g, p, LLVMConstInt(g->i64, 0, 0));
     LLVMValueRef one = LLVMConstInt(g->i64, 1, 0);
     LLVMValueRef turn = LLVMBuildGEP2(g->b, g->i64,
@@ -1121,7 +1149,8 @@ static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
     if (lanes) lanes_access(g, 1);
     LLVMValueRef k2 = LLVMBuildAdd(g->b, k, LLVMConstInt(g->i64, 1, 0), "");
     LLVMValueRef more = LLVMBuildICmp(g->b, LLVMIntSLT, k2, end, "");
-    LLVMBuildCondBr(g->b, more, head, exit);
+    LLVMValueRef br = LLVMBuildCondBr(g->b, more, head, exit);
+    if (lanes == 2) scalar_loop(g, br);
     LLVMValueRef vals[2] = {first, k2};
     LLVMBasicBlockRef froms[2] = {pre, latch};
     LLVMAddIncoming(k, vals, froms, 2);
@@ -1356,7 +1385,7 @@ static void lane_loops(gen *g, LLVMValueRef first, LLVMValueRef end, LLVMValueRe
     LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0), blk = LLVMConstInt(g->i64, CPU_LANE_BLOCK, 0);
     LLVMValueRef n = LLVMBuildSub(g->b, end, first, "");
     n = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, n, zero, ""), zero, n, "");
-    LLVMValueRef nblocks = LLVMBuildLShr(g->b, n, LLVMConstInt(g->i64, 5, 0), "blocks");
+    LLVMValueRef nblocks = LLVMBuildUDiv(g->b, n, blk, "blocks");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), head = block(g, "lanes"),
                       latch = block(g, "lanes_next"), rest = block(g, "lanes_rest");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, nblocks, zero, ""), head, rest);
@@ -1378,7 +1407,7 @@ static void lane_loops(gen *g, LLVMValueRef first, LLVMValueRef end, LLVMValueRe
     LLVMValueRef done = LLVMBuildMul(g->b, nblocks, blk, "");
     LLVMValueRef k1 = LLVMBuildAdd(g->b, first, done, "");
     LLVMValueRef s1 = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k1, step, ""), "");
-    g->want_lane = 1;
+    g->want_lane = 2; /* the remainder: a scalar loop */
     counted_loop(g, zero, LLVMBuildSub(g->b, n, done, ""), g->f->loop_var, s1, step, launch_body, top);
 }
 

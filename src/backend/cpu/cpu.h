@@ -81,7 +81,8 @@ enum {
 int cpu_private_atomics(const ir_func *f, int *family);
 /* reduction_lanes.c: whether a launch's chunks keep each reduction's
  * partial in lanes (one-dimensional, no loops in the body), and how many
- * lanes a reduction of type t has (32, or 16 for 8-byte types). */
+ * lanes a reduction of type t has (32, or 16 for 8-byte types: at most
+ * CPU_LANE_BLOCK). */
 #define CPU_LANE_BLOCK 32
 int cpu_launch_takes_lanes(const ir_func *f);
 int cpu_reduction_lanes(ir_type t);

@@ -15,7 +15,7 @@
  * at every optimization level and on every target), while consecutive
  * iterations update independent lanes, which LLVM turns into vector
  * operations (codegen.c runs a chunk as blocks of CPU_LANE_BLOCK
- * iterations with constant lane numbers, then the remainder). */
+ * iterations, with constant lane numbers, then the remainder). */
 #include "cpu.h"
 
 int cpu_reduction_lanes(ir_type t) { return tack_dtype_size((tack_dtype)t) == 8 ? 16 : 32; }
