@@ -267,6 +267,7 @@ bench: install
 	$(VPY) bench/bench_compile.py
 	$(VPY) bench/bench_debug.py
 	$(VPY) bench/bench_atomics.py
+	$(VPY) bench/bench_reductions.py
 	$(VPY) -m pip install -q pyopencl || true
 	$(VPY) bench/bench_opencl.py
 	$(VPY) bench/bench_ndindex.py

@@ -11,6 +11,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h> /* LLVMTemporaryMDNode: a loop's self-referencing ID */
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -92,8 +93,16 @@ typedef struct gen {
         LLVMValueRef copy;   /* [CPU_PRIVATE_MAX_ELEMENTS x T] on the stack */
         LLVMValueRef used;   /* i1: this chunk updates the copy */
         LLVMValueRef count;  /* i64: the array's elements */
+        int lanes;           /* a reduction's lanes (reduction_lanes.c), else 0 */
+        LLVMValueRef cur;    /* lanes: this iteration's lane, a scalar */
     } *priv;
+    /* impl, a launch with lanes: the iteration's number in its block of
+     * CPU_LANE_BLOCK (or in the remainder), which picks the lane. */
+    LLVMValueRef lane;
+    int want_lane;          /* the next counted_loop's counter is `lane`
+                               (2: and the loop stays scalar) */
     int nomem;              /* an allocation of ours failed (print formats) */
+    int lane_launch;        /* impl: the launch keeps reductions in lanes */
 } gen;
 
 static LLVMTypeRef ty(gen *g, ir_type t) {
@@ -561,6 +570,11 @@ static void emit_private_atomic(gen *g, const ir_expr *e) {
     const struct private_copy *pc = &g->priv[e->index];
     LLVMValueRef idx = emit(g, e->args[0]);
     LLVMValueRef v = emit(g, e->a);
+    if (pc->lanes) { /* a reduction: this iteration's lane (lanes_load) */
+        LLVMTypeRef et = ty(g, e->type);
+        LLVMBuildStore(g->b, private_combine(g, e, LLVMBuildLoad2(g->b, et, pc->cur, ""), v), pc->cur);
+        return;
+    }
     LLVMValueRef inside = LLVMBuildAnd(g->b, pc->used,
                                        LLVMBuildICmp(g->b, LLVMIntULT, idx, pc->count, ""), "");
     LLVMBasicBlockRef local = block(g, "priv"), shared = block(g, "shared"), join = block(g, "priv_done");
@@ -574,6 +588,38 @@ static void emit_private_atomic(gen *g, const ir_expr *e) {
     atomic_at(g, e, element_ptr(g, e->index, idx), v);
     LLVMBuildBr(g->b, join);
     LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+/* Marks the loop whose latch branch is `br` to stay as written: the
+ * remainder of a launch with lanes, under CPU_LANE_BLOCK iterations, gains
+ * nothing from vectorizing or unrolling but compile time. */
+static void scalar_loop(gen *g, LLVMValueRef br) {
+    LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
+    LLVMMetadataRef vec[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.enable", 26),
+                              LLVMValueAsMetadata(LLVMConstInt(g->i1, 0, 0))};
+    LLVMMetadataRef unroll = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.disable", 24);
+    LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, vec, 2),
+                              LLVMMDNodeInContext2(g->ctx, &unroll, 1)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, 3);
+    LLVMMetadataReplaceAllUsesWith(self, id); /* and frees the temporary */
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), LLVMMetadataAsValue(g->ctx, id));
+}
+
+/* Iteration j's lane of each reduction, lane j mod K, is read into a
+ * scalar at the iteration's start and written back at its end, on every
+ * path: updates under an `if` then become selects of a scalar (as a
+ * single accumulator's did), not stores on a branch, and the stores stay
+ * unconditional for the vectorizer. */
+static void lanes_access(gen *g, int store) {
+    for (int p = 0; p < g->f->nparams; p++) {
+        const struct private_copy *pc = &g->priv[p];
+        if (!pc->lanes) continue;
+        LLVMTypeRef et = ty(g, g->f->params[p].type);
+        LLVMValueRef at = LLVMBuildAnd(g->b, g->lane, LLVMConstInt(g->i64, (uint64_t)pc->lanes - 1, 0), "lane");
+        LLVMValueRef slot = LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, "");
+        if (store) LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, et, pc->cur, ""), slot);
+        else LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, et, slot, ""), pc->cur);
+    }
 }
 
 /* i = 0 .. count-1 over a copy's elements, leaving to `exit`: returns i,
@@ -606,9 +652,10 @@ static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
     for (int p = 0; p < f->nparams; p++)
         if (g->priv[p].family) {
             int reduction = ir_reduction_of_param(f, p) >= 0;
+            int n = g->priv[p].lanes ? g->priv[p].lanes : reduction ? 1 : CPU_PRIVATE_MAX_ELEMENTS;
             g->priv[p].copy = LLVMBuildArrayAlloca(g->b, ty(g, f->params[p].type),
-                                                   LLVMConstInt(g->i64, reduction ? 1 : CPU_PRIVATE_MAX_ELEMENTS, 0),
-                                                   "priv");
+                                                   LLVMConstInt(g->i64, (uint64_t)n, 0), "priv");
+            if (g->priv[p].lanes) g->priv[p].cur = LLVMBuildAlloca(g->b, ty(g, f->params[p].type), "lane");
         }
     for (int p = 0; p < f->nparams; p++) {
         struct private_copy *pc = &g->priv[p];
@@ -619,7 +666,11 @@ static void private_begin(gen *g, LLVMValueRef dims, LLVMValueRef work) {
             /* One element, always used: every chunk takes its turn. */
             pc->count = LLVMConstInt(g->i64, 1, 0);
             pc->used = LLVMConstInt(g->i1, 1, 0);
-            LLVMBuildStore(g->b, private_identity(g, pc->family, t), pc->copy);
+            for (int l = 0; l < (pc->lanes ? pc->lanes : 1); l++) {
+                LLVMValueRef at = LLVMConstInt(g->i64, (uint64_t)l, 0);
+                LLVMBuildStore(g->b, private_identity(g, pc->family, t),
+                               LLVMBuildGEP2(g->b, et, pc->copy, &at, 1, ""));
+            }
             continue;
         }
         LLVMValueRef count = LLVMConstInt(g->i64, 1, 0);
@@ -656,6 +707,33 @@ static void reduction_end(gen *g, int p, LLVMValueRef lo, LLVMValueRef hi) {
     const struct private_copy *pc = &g->priv[p];
     ir_type t = g->f->params[p].type;
     LLVMTypeRef et = ty(g, t);
+    static const ir_atomic_op combine[] = {
+        [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
+        [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
+        [CPU_PRIVATE_MUL] = ATOM_MUL};
+    ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p, .atomic = combine[pc->family]};
+    /* The lanes in a fixed pairwise tree (lane l with lane l + w, as
+     * halves of a vector), before the wait: the chunk's partial is lane 0. */
+    LLVMValueRef part;
+    if (pc->lanes) {
+        LLVMTypeRef vt = LLVMVectorType(et, (unsigned)pc->lanes);
+        LLVMValueRef v = LLVMBuildLoad2(g->b, vt, LLVMBuildBitCast(g->b, pc->copy, LLVMPointerType(vt, 0), ""), "");
+        LLVMSetAlignment(v, (unsigned)tack_dtype_size((tack_dtype)t));
+        for (int w = pc->lanes / 2; w >= 1; w /= 2) {
+            LLVMValueRef lo[CPU_LANE_BLOCK / 2], hi[CPU_LANE_BLOCK / 2];
+            for (int l = 0; l < w; l++) {
+                lo[l] = LLVMConstInt(g->i32, (uint64_t)l, 0);
+                hi[l] = LLVMConstInt(g->i32, (uint64_t)(l + w), 0);
+            }
+            LLVMValueRef undef = LLVMGetUndef(LLVMTypeOf(v));
+            LLVMValueRef a = LLVMBuildShuffleVector(g->b, v, undef, LLVMConstVector(lo, (unsigned)w), "");
+            LLVMValueRef b = LLVMBuildShuffleVector(g->b, v, undef, LLVMConstVector(hi, (unsigned)w), "");
+            v = private_combine(g, &op, a, b);
+        }
+        part = LLVMBuildExtractElement(g->b, v, LLVMConstInt(g->i32, 0, 0), "");
+    } else {
+        part = LLVMBuildLoad2(g->b, et, pc->copy, "");
+    }
     LLVMValueRef value = element_ptr(g, p, LLVMConstInt(g->i64, 0, 0));
     LLVMValueRef one = LLVMConstInt(g->i64, 1, 0);
     LLVMValueRef turn = LLVMBuildGEP2(g->b, g->i64,
@@ -672,13 +750,7 @@ static void reduction_end(gen *g, int p, LLVMValueRef lo, LLVMValueRef hi) {
     c_call(g, "sched_yield", g->i32, NULL, 0);
     LLVMBuildBr(g->b, wait);
     LLVMPositionBuilderAtEnd(g->b, go);
-    static const ir_atomic_op combine[] = {
-        [CPU_PRIVATE_ADD] = ATOM_ADD, [CPU_PRIVATE_OR] = ATOM_OR, [CPU_PRIVATE_AND] = ATOM_AND,
-        [CPU_PRIVATE_XOR] = ATOM_XOR, [CPU_PRIVATE_MIN] = ATOM_MIN, [CPU_PRIVATE_MAX] = ATOM_MAX,
-        [CPU_PRIVATE_MUL] = ATOM_MUL};
-    ir_expr op = {.kind = IR_ATOMIC, .type = t, .index = p, .atomic = combine[pc->family]};
     LLVMValueRef old = LLVMBuildLoad2(g->b, et, value, "");
-    LLVMValueRef part = LLVMBuildLoad2(g->b, et, pc->copy, "");
     LLVMBuildStore(g->b, private_combine(g, &op, old, part), value);
     LLVMValueRef pass = LLVMBuildStore(g->b, hi, turn);
     LLVMSetOrdering(pass, LLVMAtomicOrderingRelease);
@@ -1059,18 +1131,26 @@ static void counted_loop(gen *g, LLVMValueRef first, LLVMValueRef end, int var,
     LLVMBuildCondBr(g->b, any, head, exit);
     LLVMPositionBuilderAtEnd(g->b, head);
     LLVMValueRef k = LLVMBuildPhi(g->b, g->i64, "k");
+    int lanes = g->want_lane; /* the launch's loop over a block of lanes */
+    if (lanes) {
+        g->lane = k;
+        g->want_lane = 0;
+    }
     LLVMBuildBr(g->b, bodyb);
     LLVMPositionBuilderAtEnd(g->b, bodyb);
     LLVMValueRef v = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k, step, ""), "");
     LLVMBuildStore(g->b, v, g->locals[var]);
+    if (lanes) lanes_access(g, 0);
     g->loops[g->nloops++] = (loop_targets){latch, exit};
     body(g, ctx);
     g->nloops--;
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(g->b))) LLVMBuildBr(g->b, latch);
     LLVMPositionBuilderAtEnd(g->b, latch);
+    if (lanes) lanes_access(g, 1);
     LLVMValueRef k2 = LLVMBuildAdd(g->b, k, LLVMConstInt(g->i64, 1, 0), "");
     LLVMValueRef more = LLVMBuildICmp(g->b, LLVMIntSLT, k2, end, "");
-    LLVMBuildCondBr(g->b, more, head, exit);
+    LLVMValueRef br = LLVMBuildCondBr(g->b, more, head, exit);
+    if (lanes == 2) scalar_loop(g, br);
     LLVMValueRef vals[2] = {first, k2};
     LLVMBasicBlockRef froms[2] = {pre, latch};
     LLVMAddIncoming(k, vals, froms, 2);
@@ -1294,6 +1374,43 @@ static void launch_body(gen *g, const void *ctx) {
                  launch_body, &next);
 }
 
+/* A launch with reduction lanes (reduction_lanes.c): the chunk's
+ * iterations first..end-1 as whole blocks of CPU_LANE_BLOCK, each a loop
+ * of constant trip count whose counter is the lane number (LLVM unrolls
+ * it and vectorizes the lanes' updates), then the remainder, counted from
+ * 0 again.  Iteration j of the chunk thus updates lane j mod K of every
+ * reduction (K divides the block).  The body is emitted twice. */
+static void lane_loops(gen *g, LLVMValueRef first, LLVMValueRef end, LLVMValueRef start,
+                       LLVMValueRef step, const launch_level *top) {
+    LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0), blk = LLVMConstInt(g->i64, CPU_LANE_BLOCK, 0);
+    LLVMValueRef n = LLVMBuildSub(g->b, end, first, "");
+    n = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, n, zero, ""), zero, n, "");
+    LLVMValueRef nblocks = LLVMBuildUDiv(g->b, n, blk, "blocks");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), head = block(g, "lanes"),
+                      latch = block(g, "lanes_next"), rest = block(g, "lanes_rest");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, nblocks, zero, ""), head, rest);
+    LLVMPositionBuilderAtEnd(g->b, head);
+    LLVMValueRef bi = LLVMBuildPhi(g->b, g->i64, "block");
+    /* This block's first launch value: start + (first + 32 bi) * step. */
+    LLVMValueRef k0 = LLVMBuildAdd(g->b, first, LLVMBuildMul(g->b, bi, blk, ""), "");
+    LLVMValueRef s0 = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k0, step, ""), "");
+    g->want_lane = 1;
+    counted_loop(g, zero, blk, g->f->loop_var, s0, step, launch_body, top);
+    LLVMBuildBr(g->b, latch);
+    LLVMPositionBuilderAtEnd(g->b, latch);
+    LLVMValueRef bi2 = LLVMBuildAdd(g->b, bi, LLVMConstInt(g->i64, 1, 0), "");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, bi2, nblocks, ""), head, rest);
+    LLVMValueRef vals[2] = {zero, bi2};
+    LLVMBasicBlockRef froms[2] = {pre, latch};
+    LLVMAddIncoming(bi, vals, froms, 2);
+    LLVMPositionBuilderAtEnd(g->b, rest);
+    LLVMValueRef done = LLVMBuildMul(g->b, nblocks, blk, "");
+    LLVMValueRef k1 = LLVMBuildAdd(g->b, first, done, "");
+    LLVMValueRef s1 = LLVMBuildAdd(g->b, start, LLVMBuildMul(g->b, k1, step, ""), "");
+    g->want_lane = 2; /* the remainder: a scalar loop */
+    counted_loop(g, zero, LLVMBuildSub(g->b, n, done, ""), g->f->loop_var, s1, step, launch_body, top);
+}
+
 /* impl(params..., start, step, e1, e2, lo, hi, dims, scratch) */
 #define IMPL_EXTRA 8
 
@@ -1386,7 +1503,10 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
         start = LLVMConstInt(g->i64, 0, 0);
         step = LLVMConstInt(g->i64, IR_WORKGROUP, 0);
     }
-    counted_loop(g, first, end, f->loop_var, start, step, launch_body, &top);
+    if (g->lane_launch)
+        lane_loops(g, first, end, start, step, &top);
+    else
+        counted_loop(g, first, end, f->loop_var, start, step, launch_body, &top);
     private_end(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5));
     LLVMBuildRetVoid(g->b);
     return fn;
@@ -1512,6 +1632,10 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     if (g.priv && family) {
         cpu_private_atomics(f, family);
         for (int p = 0; p < f->nparams; p++) g.priv[p].family = family[p];
+        int lanes = cpu_launch_takes_lanes(f);
+        for (int p = 0; p < f->nparams && lanes; p++)
+            if (family[p] && ir_reduction_of_param(f, p) >= 0)
+                g.lane_launch = g.priv[p].lanes = cpu_reduction_lanes(f->params[p].type);
     }
     free(family);
     tack_status st = TACK_OK;

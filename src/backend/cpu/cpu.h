@@ -79,6 +79,13 @@ enum {
 /* The largest private copy, in elements (a stack array per chunk). */
 #define CPU_PRIVATE_MAX_ELEMENTS 2048
 int cpu_private_atomics(const ir_func *f, int *family);
+/* reduction_lanes.c: whether a launch's chunks keep each reduction's
+ * partial in lanes (one-dimensional, no loops in the body), and how many
+ * lanes a reduction of type t has (32, or 16 for 8-byte types: at most
+ * CPU_LANE_BLOCK). */
+#define CPU_LANE_BLOCK 32
+int cpu_launch_takes_lanes(const ir_func *f);
+int cpu_reduction_lanes(ir_type t);
 
 /* "cpu-name:features" of the code generator's target, for cache keys. */
 const char *cpu_target_description(void);
