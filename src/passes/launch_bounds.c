@@ -92,6 +92,42 @@ static int proven(const walker *w, int axis, int64_t c, int p, int d) {
            step->type == IRT_WEAK_INT && step->i > 0 && start->i >= -c;
 }
 
+/* e's form, or one with a second axis: an inner loop's variable added to
+ * a form of another axis (x[i + k - 1]); *axis2 is -1 without one.  Both
+ * are i64 locals, so the sum is exact. */
+static form form2_of(const walker *w, const ir_expr *e, int *axis2) {
+    *axis2 = -1;
+    form x = form_of(w, e);
+    if (x.ok || e->kind != IR_BINOP || (e->op != OP_ADD && e->op != OP_SUB)) return x;
+    int a2, b2;
+    form a = form2_of(w, e->a, &a2), b = form2_of(w, e->b, &b2);
+    if (!a.ok || !b.ok) return unknown;
+    if (e->op == OP_SUB) { /* only an axis-free part may be subtracted */
+        if (b2 >= 0 || b.axis >= 0 || b.c == INT64_MIN) return unknown;
+        b.c = -b.c;
+        if (b.scalar >= 0) b.sign = -b.sign;
+    }
+    if (a2 >= 0 && b2 >= 0) return unknown;
+    int two = a2 >= 0 ? a2 : b2;
+    /* Without a second axis yet, the inner loop's own (scalar-free) part
+     * becomes it. */
+    if (two < 0 && a.axis >= IR_AXIS_LOOP && b.axis >= 0 && b.axis < IR_AXIS_LOOP &&
+        a.scalar < 0) {
+        two = a.axis;
+        a.axis = -1;
+    } else if (two < 0 && b.axis >= IR_AXIS_LOOP && a.axis >= 0 && a.axis < IR_AXIS_LOOP &&
+               b.scalar < 0) {
+        two = b.axis;
+        b.axis = -1;
+    }
+    if (two < 0 || (a.axis >= 0 && b.axis >= 0) || (a.scalar >= 0 && b.scalar >= 0)) return unknown;
+    form r = {1, a.axis >= 0 ? a.axis : b.axis, a.scalar >= 0 ? a.scalar : b.scalar,
+              a.scalar >= 0 ? a.sign : b.scalar >= 0 ? b.sign : 1, 0};
+    if (r.axis < 0 || __builtin_add_overflow(a.c, b.c, &r.c)) return unknown;
+    *axis2 = two;
+    return r;
+}
+
 /* Records the access's entries; returns whether every index of it is
  * checked (or proven) by them, and if so notes the node in w->cov. */
 static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n, int written) {
@@ -99,17 +135,19 @@ static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n
     /* The component index of a vector array is its width's business. */
     if (w->f->params[p].vec_width) n--;
     for (int d = 0; d < n; d++) {
-        form x = form_of(w, idx[d]);
-        if (!x.ok || (w->group_only && x.axis != IR_AXIS_GROUP)) {
+        int axis2;
+        form x = form2_of(w, idx[d], &axis2);
+        if (!x.ok || (w->group_only && (x.axis != IR_AXIS_GROUP || axis2 >= 0))) {
             all = 0;
             continue;
         }
-        if (x.axis >= 0 && x.scalar < 0 && proven(w, x.axis, x.c, p, d)) continue;
+        if (x.axis >= 0 && x.scalar < 0 && axis2 < 0 && proven(w, x.axis, x.c, p, d)) continue;
         int k = 0;
         for (; k < w->n; k++) {
             launch_check *c = &w->out[k];
             if (c->param == p && c->dim == d && c->axis == x.axis && c->scalar == x.scalar &&
-                c->sign == x.sign && c->written == written && c->loop == w->cur_loop)
+                c->sign == x.sign && c->written == written && c->loop == w->cur_loop &&
+                c->axis2 == axis2)
                 break;
         }
         if (k == w->n) {
@@ -122,7 +160,8 @@ static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n
                                             .scalar = (int16_t)x.scalar, .dim = (int8_t)d,
                                             .axis = (int8_t)x.axis, .sign = (int8_t)x.sign,
                                             .written = (int8_t)written,
-                                            .loop = (int8_t)w->cur_loop};
+                                            .loop = (int8_t)w->cur_loop,
+                                            .axis2 = (int8_t)axis2};
         }
         if (x.c < w->out[k].lo) w->out[k].lo = x.c;
         if (x.c > w->out[k].hi) w->out[k].hi = x.c;
@@ -360,7 +399,7 @@ static int assigned_block(const ir_block *b, int l) {
 
 static int same_range(const launch_check *a, const launch_check *b) {
     return a->axis == b->axis && a->scalar == b->scalar && a->sign == b->sign && a->lo == b->lo &&
-           a->hi == b->hi && a->loop == b->loop;
+           a->hi == b->hi && a->loop == b->loop && a->axis2 == b->axis2;
 }
 
 #define CMP(x, y) if ((x) != (y)) return (x) < (y) ? -1 : 1
@@ -371,6 +410,7 @@ static int by_range(const void *pa, const void *pb) {
     const launch_check *a = pa, *b = pb;
     CMP(a->scalar >= 0 || a->loop >= 0, b->scalar >= 0 || b->loop >= 0);
     CMP(a->loop, b->loop);
+    CMP(a->axis2, b->axis2);
     CMP(a->axis, b->axis);
     CMP(a->scalar, b->scalar);
     CMP(b->sign, a->sign);

@@ -88,6 +88,8 @@ typedef struct launch_check {
     int8_t loop;    /* the innermost inner loop around the access (an index
                        into launch_loops), or -1: it runs only when every
                        loop around it has trips */
+    int8_t axis2;   /* an inner loop's axis (IR_AXIS_LOOP + l) added to
+                       axis (x[i + k]), or -1 */
 } launch_check;
 
 /* An inner sequential `for` whose range is known at launch: start, stop

@@ -185,6 +185,10 @@ static int index_range(const launch_check *c, const call_info *info, const int64
         amin = a;
         amax = b;
     }
+    if (c->axis2 >= 0) {
+        amin += lmin[c->axis2 - IR_AXIS_LOOP];
+        amax += lmax[c->axis2 - IR_AXIS_LOOP];
+    }
     *lo = amin + c->lo + (wide)c->sign * s;
     *hi = amax + c->hi + (wide)c->sign * s;
     return 1;

@@ -151,6 +151,16 @@ static void test_analysis(void) {
                         "            out[i, k] = 0.0\n"),
                  NULL, "a.0 i0 -1..-1 r; a.1 i9 1..1 r; out.0 i0 0..0 w; out.0 i0 0..0 w; "
                        "out.1 i8 0..0 w; out.1 i9 0..0 w"));
+    /* The launch variable plus a loop variable (a convolution's x[i + k])
+     * is checked with both ranges (one entry: x[i + k - 1] and x[k + i]);
+     * two loop variables, or one subtracted, are not (they are checked per
+     * access); out[i] is proven by the launch range. */
+    CHECK(expect(KERNEL("x, w, out", "range(out.shape[0])",
+                        "        for k in range(w.shape[0]):\n"
+                        "            out[i] += x[i + k - 1] * w[k] + x[k + i] + x[i - k]\n"
+                        "            for l in range(3):\n"
+                        "                out[i] += x[k + l]\n"),
+                 NULL, "x.0 i0 -1..0 r"));
     /* Data-dependent and computed indices are not checked. */
     CHECK(expect(KERNEL("a, idx, out", "range(out.shape[0])",
                         "        out[i] = a[idx[i]] + a[i * 2] + a[2 - i] + a[n]\n"
