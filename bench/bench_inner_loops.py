@@ -49,6 +49,9 @@ def conv1d(x, w, out):
         out[i] = s
 
 
+REPS = int(os.environ.get("REPS", "30"))
+
+
 def best_us(fn, reps):
     fn()
     best = float("inf")
@@ -68,16 +71,16 @@ def main():
     want = np.zeros_like(uh)
     want[1:-1, 1:-1] = np.float32(0.25) * (uh[:-2, 1:-1] + uh[2:, 1:-1] + uh[1:-1, :-2]
                                            + uh[1:-1, 2:])
-    t = best_us(lambda: rows_jacobi(u, v, n), 30)
+    t = best_us(lambda: rows_jacobi(u, v, n), REPS)
     ok = np.array_equal(v.numpy(), want)
     print(f"{dev.name:7s} rows jacobi {n}x{n}      {t:9.1f} us{'' if ok else '  WRONG'}")
-    t = best_us(lambda: periodic(u, v), 30)
+    t = best_us(lambda: periodic(u, v), REPS)
     ok = np.allclose(v.numpy(), np.float32(0.5) * (np.roll(uh, 1, 0) + np.roll(uh, -1, 0)))
     print(f"{dev.name:7s} periodic {n}x{n}         {t:9.1f} us{'' if ok else '  WRONG'}")
     xh, wh = rng.random(1 << 20, dtype=np.float32), rng.random(16, dtype=np.float32)
     x, w = tack.array(xh, device=dev), tack.array(wh, device=dev)
     out = tack.zeros(((1 << 20) - 15,), device=dev)
-    t = best_us(lambda: conv1d(x, w, out), 30)
+    t = best_us(lambda: conv1d(x, w, out), REPS)
     ok = np.allclose(out.numpy(), np.convolve(xh, wh[::-1], "valid"), rtol=1e-4)
     print(f"{dev.name:7s} conv1d 2^20 x 16          {t:9.1f} us{'' if ok else '  WRONG'}")
     us, vs = tack.array(uh[:64, :64].copy(), device=dev), tack.zeros((64, 64), device=dev)

@@ -25,7 +25,9 @@
 #include "ir/ir.h"
 
 /* Bump on any change to what write_expr/write_stmt/... emit. */
-#define IR_FORMAT_VERSION 6
+/* 7: a plain template now holds its inner-loop bounds checks (bounds.c),
+ * which version-6 entries lack: the same format, new content. */
+#define IR_FORMAT_VERSION 7
 
 /* ---- bytes out -------------------------------------------------------- */
 
