@@ -6,7 +6,9 @@ access (no change to the code), a per-access check where they do not.
     .venv/bin/python bench/bench_inner_loops.py [cpu|opencl]
 
   rows jacobi   u[i - 1, j] ... over range(1, m - 1): proven at launch
-  periodic      u[(i - 1) % n, j]: a computed index, checked per access
+  periodic      u[(i - 1) % u.shape[0], j]: in bounds once the shape is
+                not 0, checked at launch
+  periodic n    u[(i - 1) % n, j] with n a parameter: checked per access
   conv1d        x[i + k] * w[k]: two loop variables, checked per access
   small launch  the rows stencil on 64x64: the launch check's own cost
 
@@ -35,7 +37,13 @@ def rows_jacobi(u, v, m):
 @tack.kernel
 def periodic(u, v):
     for i in range(u.shape[0]):
-        n = u.shape[0]
+        for j in range(u.shape[1]):
+            v[i, j] = 0.5 * (u[(i - 1) % u.shape[0], j] + u[(i + 1) % u.shape[0], j])
+
+
+@tack.kernel
+def periodic_n(u, v, n):
+    for i in range(u.shape[0]):
         for j in range(u.shape[1]):
             v[i, j] = 0.5 * (u[(i - 1) % n, j] + u[(i + 1) % n, j])
 
@@ -77,6 +85,9 @@ def main():
     t = best_us(lambda: periodic(u, v), REPS)
     ok = np.allclose(v.numpy(), np.float32(0.5) * (np.roll(uh, 1, 0) + np.roll(uh, -1, 0)))
     print(f"{dev.name:7s} periodic {n}x{n}         {t:9.1f} us{'' if ok else '  WRONG'}")
+    t = best_us(lambda: periodic_n(u, v, n), REPS)
+    ok = np.allclose(v.numpy(), np.float32(0.5) * (np.roll(uh, 1, 0) + np.roll(uh, -1, 0)))
+    print(f"{dev.name:7s} periodic n {n}x{n}       {t:9.1f} us{'' if ok else '  WRONG'}")
     xh, wh = rng.random(1 << 20, dtype=np.float32), rng.random(16, dtype=np.float32)
     x, w = tack.array(xh, device=dev), tack.array(wh, device=dev)
     out = tack.zeros(((1 << 20) - 15,), device=dev)

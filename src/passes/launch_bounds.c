@@ -137,6 +137,13 @@ static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n
     for (int d = 0; d < n; d++) {
         int axis2;
         form x = form2_of(w, idx[d], &axis2);
+        const ir_expr *e = idx[d];
+        if (!x.ok && e->kind == IR_BINOP && e->op == OP_MOD && e->b->kind == IR_DIM &&
+            e->b->index == p && e->b->dim == d)
+            /* e % a.shape[d] (the periodic wrap) rounds toward -inf: it
+             * lies in 0..extent - 1 when the extent is not 0 (x % 0 is 0),
+             * which index 0's entry checks. */
+            x = (form){1, -1, -1, 1, 0};
         if (!x.ok || (w->group_only && (x.axis != IR_AXIS_GROUP || axis2 >= 0))) {
             all = 0;
             continue;
