@@ -1,20 +1,19 @@
 """Stencils written Numba's way, the columns as an inner sequential loop,
-for the cost of the bounds checks of inner-loop accesses (issue 26, item
-15): a launch-time check where the loop's range and the index prove the
-access (no change to the code), a per-access check where they do not.
+for the cost of the launch-time bounds checks of inner-loop accesses
+(issue 26, item 15), which leave the compiled code as it was and add a
+few compares per call:
 
     .venv/bin/python bench/bench_inner_loops.py [cpu|opencl]
 
-  rows jacobi   u[i - 1, j] ... over range(1, m - 1): proven at launch
-  periodic      u[(i - 1) % u.shape[0], j]: in bounds once the shape is
-                not 0, checked at launch
-  periodic n    u[(i - 1) % n, j] with n a parameter: checked per access
-  conv1d        x[i + k] * w[k]: two loop variables, checked per access
+  rows jacobi   u[i - 1, j] ... over range(1, m - 1): checked at launch
+  periodic      u[(i - 1) % u.shape[0], j]: checked at launch
+  periodic n    u[(i - 1) % n, j] with n a parameter: unchecked
+  conv1d        x[i + k] * w[k]: checked at launch
   small launch  the rows stencil on 64x64: the launch check's own cost
 
-Each figure is the best of several timed calls (the machine is shared);
-results are checked against NumPy.  Run it with the Tack before the change
-and after to compare.
+Each figure is the best of REPS (default 30) timed calls (the machine is
+shared); results are checked against NumPy.  Run it with the Tack before
+the change and after to compare.
 """
 import os
 import sys

@@ -25,9 +25,7 @@
 #include "ir/ir.h"
 
 /* Bump on any change to what write_expr/write_stmt/... emit. */
-/* 7: a plain template now holds its inner-loop bounds checks (bounds.c),
- * which version-6 entries lack: the same format, new content. */
-#define IR_FORMAT_VERSION 7
+#define IR_FORMAT_VERSION 6
 
 /* ---- bytes out -------------------------------------------------------- */
 

@@ -17,20 +17,7 @@ typedef struct checker {
     ir_func *f;
     int failed;
     int temps;
-    /* pass_inner_loop_checks: only accesses in inner loops (depth > 0)
-     * outside cov[] are guarded, against IR_DIM extents. */
-    int selective, depth, ncov;
-    const void **cov;
 } checker;
-
-/* Whether the selective pass leaves this access alone. */
-static int skip(const checker *c, const void *node, int p) {
-    if (!c->selective) return 0;
-    if (c->depth == 0 || p < 0 || p == c->f->debug_errors) return 1;
-    for (int i = 0; i < c->ncov; i++)
-        if (c->cov[i] == node) return 1;
-    return 0;
-}
 
 static ir_expr *node(checker *c, ir_expr_kind kind, const ir_expr *at_e, int line, int col) {
     ir_expr *e = ir_expr_new(c->f, kind, at_e ? at_e->line : line, at_e ? at_e->col : col);
@@ -126,14 +113,6 @@ typedef struct access {
 /* Extent k of the access's array: a parameter's from the extents array,
  * a scratch array's (p < 0: scratch -1 - p) its literal. */
 static ir_expr *extent_of(checker *c, int p, int k, int line, int col) {
-    if (p >= 0 && c->selective) { /* the variant's own dimension */
-        ir_expr *e = node(c, IR_DIM, NULL, line, col);
-        if (e) {
-            e->index = p;
-            e->dim = k;
-        }
-        return e;
-    }
     if (p >= 0) return extent(c, p, k, line, col);
     return lit(c, c->f->scratch[-1 - p].dims[k], line, col);
 }
@@ -156,10 +135,7 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, access a, int src
     for (int k = 0; k < n; k++)
         if ((t[k] = assign(c, body, idx[k], line, col, src)) < 0) return NULL;
     ir_expr *ok = NULL;
-    /* A vector's component index is a literal below its width; the
-     * selective pass checks only the logical dimensions. */
-    int nchk = c->selective && p >= 0 && c->f->params[p].vec_width ? n - 1 : n;
-    for (int k = 0; k < nchk; k++) {
+    for (int k = 0; k < n; k++) {
         ir_expr *in = node(c, IR_ANDOR, NULL, line, col);
         if (!in) return NULL;
         in->op = OP_AND;
@@ -251,7 +227,6 @@ static ir_expr *check_expr(checker *c, ir_expr *e) {
     if (e->body) check_block(c, e->body);
     switch (e->kind) {
     case IR_DIM: {
-        if (c->selective) return e;
         ir_expr *x = extent(c, e->index, e->dim, e->line, e->col);
         if (x) x->src = e->src;
         return x;
@@ -259,12 +234,11 @@ static ir_expr *check_expr(checker *c, ir_expr *e) {
     case IR_LOAD:
     case IR_ATOMIC:
         if (e->index == c->f->debug_extents) return e; /* our own reads */
-        if (skip(c, e, e->index)) return e;
         return guard(c, e->index, e->args, e->nargs, (access){e, NULL}, e->src, e->line,
                      e->col);
     case IR_SLOAD:
         /* One index is the zeroing loop's own offset, always inside. */
-        if (c->selective || e->nargs != c->f->scratch[e->index].ndim) return e;
+        if (e->nargs != c->f->scratch[e->index].ndim) return e;
         return guard(c, -1 - e->index, e->args, e->nargs, (access){e, NULL}, e->src, e->line,
                      e->col);
     default:
@@ -275,21 +249,15 @@ static ir_expr *check_expr(checker *c, ir_expr *e) {
 static void check_block(checker *c, ir_block *b) {
     for (int i = 0; i < b->n && !c->failed; i++) {
         ir_stmt *s = b->stmts[i];
-        int loop = s->kind == IR_FOR || s->kind == IR_WHILE;
-        c->depth += s->kind == IR_WHILE; /* its condition runs every trip */
         s->value = check_expr(c, s->value);
-        c->depth -= s->kind == IR_WHILE;
         s->start = check_expr(c, s->start);
         s->stop = check_expr(c, s->stop);
         s->step = check_expr(c, s->step);
         for (int k = 0; k < s->nindices; k++) s->indices[k] = check_expr(c, s->indices[k]);
-        c->depth += loop;
         check_block(c, &s->body);
         check_block(c, &s->orelse);
-        c->depth -= loop;
-        int scratch = s->kind == IR_SSTORE && s->nindices == c->f->scratch[s->index].ndim &&
-                      !c->selective;
-        if ((s->kind == IR_STORE && !skip(c, s, s->index)) || scratch) {
+        int scratch = s->kind == IR_SSTORE && s->nindices == c->f->scratch[s->index].ndim;
+        if (s->kind == IR_STORE || scratch) {
             ir_stmt *eval = new_stmt(c, IR_EVAL, s->line, s->col, s->src);
             if (!eval) return;
             eval->value = guard(c, scratch ? -1 - s->index : s->index, s->indices, s->nindices,
@@ -310,7 +278,7 @@ static int hidden_array(checker *c, const char *name) {
 }
 
 tack_status pass_bounds_checks(ir_func *f, tack_error *err) {
-    checker c = {f, 0, 0, 0, 0, 0, NULL};
+    checker c = {f, 0, 0};
     if (f->nparams > TACK_MAX_PARAMS - 2) {
         err->status = TACK_ERR_COMPILE;
         snprintf(err->message, sizeof err->message,
@@ -338,65 +306,4 @@ tack_status pass_bounds_checks(ir_func *f, tack_error *err) {
         return TACK_ERR_NOMEM;
     }
     return ir_verify(f, "bounds_checks", 0, err);
-}
-
-/* Whether some access of b lies in a loop (depth > 0) outside cov. */
-static int needs(const checker *c, const ir_block *b, int depth);
-
-static int needs_expr(const checker *c, const ir_expr *e, int depth) {
-    if (!e) return 0;
-    if ((e->kind == IR_LOAD || e->kind == IR_ATOMIC) && depth > 0) {
-        checker at = *c;
-        at.depth = depth;
-        if (!skip(&at, e, e->index)) return 1;
-    }
-    if (needs_expr(c, e->a, depth) || needs_expr(c, e->b, depth) || needs_expr(c, e->cond, depth))
-        return 1;
-    for (int i = 0; i < e->nargs; i++)
-        if (needs_expr(c, e->args[i], depth)) return 1;
-    return e->body && needs(c, e->body, depth);
-}
-
-static int needs(const checker *c, const ir_block *b, int depth) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        int in = depth + (s->kind == IR_FOR || s->kind == IR_WHILE);
-        if (s->kind == IR_STORE && depth > 0) {
-            checker at = *c;
-            at.depth = depth;
-            if (!skip(&at, s, s->index)) return 1;
-        }
-        if (needs_expr(c, s->value, s->kind == IR_WHILE ? in : depth) ||
-            needs_expr(c, s->start, depth) || needs_expr(c, s->stop, depth) ||
-            needs_expr(c, s->step, depth) || needs(c, &s->body, in) || needs(c, &s->orelse, in))
-            return 1;
-        for (int k = 0; k < s->nindices; k++)
-            if (needs_expr(c, s->indices[k], depth)) return 1;
-    }
-    return 0;
-}
-
-tack_status pass_inner_loop_checks(ir_func *f, tack_error *err) {
-    if (f->collective || f->debug_errors >= 0 || f->loop_var < 0) return TACK_OK;
-    const void *cov[MAX_LAUNCH_COVER];
-    checker c = {f, 0, 0, 1, 0, 0, cov};
-    c.ncov = launch_covered(f, cov, MAX_LAUNCH_COVER);
-    if (!needs(&c, &f->body, 0)) return TACK_OK; /* the plain code, unchanged */
-    if (f->nparams > TACK_MAX_PARAMS - 1) return TACK_OK; /* no room: unchecked, as before */
-    f->debug_errors = hidden_array(&c, "__errors__");
-    if (f->debug_errors < 0) {
-        err->status = TACK_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory adding bounds checks to '%s'",
-                 f->name);
-        return TACK_ERR_NOMEM;
-    }
-    f->params[f->debug_errors].written = 1;
-    check_block(&c, &f->body);
-    if (c.failed) {
-        err->status = TACK_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory adding bounds checks to '%s'",
-                 f->name);
-        return TACK_ERR_NOMEM;
-    }
-    return ir_verify(f, "inner_loop_checks", 0, err);
 }

@@ -44,8 +44,6 @@ typedef struct walker {
     int group_only; /* under a lane condition: only group-indexed accesses */
     launch_loop *loops;
     int nloops, cur_loop; /* the loops found; the innermost around the walk */
-    const void **cov;     /* launch_covered: the accesses fully checked */
-    int ncov, covcap;
 } walker;
 
 #define unknown ir_form_unknown
@@ -128,10 +126,7 @@ static form form2_of(const walker *w, const ir_expr *e, int *axis2) {
     return r;
 }
 
-/* Records the access's entries; returns whether every index of it is
- * checked (or proven) by them, and if so notes the node in w->cov. */
-static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n, int written) {
-    int all = 1;
+static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
     /* The component index of a vector array is its width's business. */
     if (w->f->params[p].vec_width) n--;
     for (int d = 0; d < n; d++) {
@@ -144,10 +139,7 @@ static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n
              * lies in 0..extent - 1 when the extent is not 0 (x % 0 is 0),
              * which index 0's entry checks. */
             x = (form){1, -1, -1, 1, 0};
-        if (!x.ok || (w->group_only && (x.axis != IR_AXIS_GROUP || axis2 >= 0))) {
-            all = 0;
-            continue;
-        }
+        if (!x.ok || (w->group_only && (x.axis != IR_AXIS_GROUP || axis2 >= 0))) continue;
         if (x.axis >= 0 && x.scalar < 0 && axis2 < 0 && proven(w, x.axis, x.c, p, d)) continue;
         int k = 0;
         for (; k < w->n; k++) {
@@ -158,10 +150,7 @@ static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n
                 break;
         }
         if (k == w->n) {
-            if (w->n == w->cap) { /* left unchecked, as before */
-                all = 0;
-                continue;
-            }
+            if (w->n == w->cap) continue; /* left unchecked, as before */
             w->out[w->n++] = (launch_check){.lo = x.c, .hi = x.c, .param = (int16_t)p,
                                             .slot = (int16_t)(p * TACK_MAX_NDIM + d),
                                             .scalar = (int16_t)x.scalar, .dim = (int8_t)d,
@@ -173,8 +162,6 @@ static int record(walker *w, const void *node, int p, ir_expr *const *idx, int n
         if (x.c < w->out[k].lo) w->out[k].lo = x.c;
         if (x.c > w->out[k].hi) w->out[k].hi = x.c;
     }
-    if (all && w->ncov < w->covcap) w->cov[w->ncov++] = node;
-    return all;
 }
 
 /* Code that may or may not run: every local it may assign is unknown
@@ -298,8 +285,8 @@ static void walk_expr(walker *w, const ir_expr *e) {
     walk_expr(w, e->a);
     walk_expr(w, e->b);
     walk_expr(w, e->cond);
-    if (e->kind == IR_LOAD) record(w, e, e->index, e->args, e->nargs, 0);
-    if (e->kind == IR_ATOMIC) record(w, e, e->index, e->args, e->nargs, 1);
+    if (e->kind == IR_LOAD) record(w, e->index, e->args, e->nargs, 0);
+    if (e->kind == IR_ATOMIC) record(w, e->index, e->args, e->nargs, 1);
 }
 
 /* A block run from its start: the launch body (inline_id -1) or an inlined
@@ -319,7 +306,7 @@ static void walk_block(walker *w, const ir_block *b, int inline_id) {
         case IR_STORE:
             walk_expr(w, s->value);
             for (int k = 0; k < s->nindices; k++) walk_expr(w, s->indices[k]);
-            record(w, s, s->index, s->indices, s->nindices, 1);
+            record(w, s->index, s->indices, s->nindices, 1);
             break;
         case IR_EVAL:
             walk_expr(w, s->value);
@@ -430,12 +417,11 @@ static int by_range(const void *pa, const void *pb) {
 }
 #undef CMP
 
-static int walk_all(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops,
-                    const void **cov, int covcap, int *ncov) {
+int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops) {
     *nloops = 0;
-    if (f->loop_var < 0 || f->debug_extents >= 0) return 0;
+    if (f->loop_var < 0 || f->debug_errors >= 0) return 0;
     walker w = {f, malloc((f->nlocals ? f->nlocals : 1) * sizeof *w.known), out, 0, cap, 0,
-                loops, 0, -1, cov, 0, covcap};
+                loops, 0, -1};
     if (!w.known) return 0; /* out of memory: unchecked, as before */
     for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
     int vars[3] = {f->loop_var, f->inner_var[0], f->inner_var[1]};
@@ -444,7 +430,6 @@ static int walk_all(const ir_func *f, launch_check *out, int cap, launch_loop *l
     walk_block(&w, &f->body, -1);
     free(w.known);
     *nloops = w.nloops;
-    if (ncov) *ncov = w.ncov;
     qsort(out, w.n, sizeof *out, by_range);
     for (int i = 0, first = 0; i < w.n; i++) {
         if (i > 0 && same_range(&out[i], &out[first])) continue;
@@ -452,16 +437,4 @@ static int walk_all(const ir_func *f, launch_check *out, int cap, launch_loop *l
         for (int j = i; j < w.n && same_range(&out[j], &out[i]); j++) out[i].group++;
     }
     return w.n;
-}
-
-int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops) {
-    return walk_all(f, out, cap, loops, nloops, NULL, 0, NULL);
-}
-
-int launch_covered(const ir_func *f, const void **nodes, int cap) {
-    launch_check out[MAX_LAUNCH_COVER];
-    launch_loop loops[MAX_LAUNCH_LOOPS];
-    int nloops, n = 0;
-    walk_all(f, out, MAX_LAUNCH_COVER, loops, &nloops, nodes, cap, &n);
-    return n;
 }

@@ -112,21 +112,6 @@ typedef struct launch_loop {
  * *nloops. */
 int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops);
 
-/* The loads, atomics (ir_expr *) and stores (ir_stmt *) whose every index
- * launch_bounds checks or proves, with MAX_LAUNCH_COVER entries at most
- * (as the runtime's MAX_LAUNCH_CHECKS); fills nodes (capacity cap) and
- * returns the count. */
-#define MAX_LAUNCH_COVER 64
-int launch_covered(const ir_func *f, const void **nodes, int cap);
-
-/* bounds.c, outside debug mode: every array access inside an inner loop
- * (for or while) that launch_covered does not cover gets debug mode's
- * guard, against the call's (baked) dimensions: a failed one is skipped
- * and the launch raises IndexError naming the line.  Adds only the hidden
- * errors array (debug_extents stays -1); nothing when no access needs it.
- * Not for collective kernels. */
-tack_status pass_inner_loop_checks(ir_func *f, tack_error *err);
-
 /* infer.c: gives every node and local a concrete type from the parameter
  * types (set by the caller on f->params[].type and f->default_float) and
  * inserts the conversions the numeric rules call for (docs/language.md).

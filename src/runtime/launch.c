@@ -206,10 +206,10 @@ static tack_status run_debug_staged(const tack_kernel *k, const ir_template *t, 
     void *dext = derr ? tack_device_alloc(dev, next, err) : NULL;
     tack_status st = dext ? TACK_OK : err->status;
     if (!st) st = tack_device_write(dev, derr, 0, errors, nerr, err);
-    if (!st && f->debug_extents >= 0) st = tack_device_write(dev, dext, 0, extents, next, err);
+    if (!st) st = tack_device_write(dev, dext, 0, extents, next, err);
     if (!st) {
         info->slots[f->debug_errors] = (uint64_t)(uintptr_t)derr;
-        if (f->debug_extents >= 0) info->slots[f->debug_extents] = (uint64_t)(uintptr_t)dext;
+        info->slots[f->debug_extents] = (uint64_t)(uintptr_t)dext;
         st = run_variant(k, t, v, info, dev, err);
     }
     if (!st) st = tack_device_read(dev, derr, 0, errors, nerr, err);
@@ -351,14 +351,9 @@ tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *ar
         errors[DEBUG_ERR_FIRST] = errors[DEBUG_ERR_INDEX] = INT64_MAX;
         int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info->nargs + 2) * TACK_MAX_NDIM;
         info->args[info->nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
+        info->args[info->nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
         /* Off the host they are staged through device memory (run_debug). */
-        if (!dev->caps.host_memory) info->args[info->nargs - 1].device = dev;
-        /* Inner-loop checks outside debug mode (passes/bounds.c) have no
-         * extents array: their dimensions are baked in. */
-        if (t->ir->debug_extents >= 0) {
-            info->args[info->nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
-            if (!dev->caps.host_memory) info->args[info->nargs - 1].device = dev;
-        }
+        if (!dev->caps.host_memory) info->args[info->nargs - 2].device = info->args[info->nargs - 1].device = dev;
     }
     if (call_classify(k, dev, t, info, tkey, err)) return err->status;
     if (debug)
@@ -402,9 +397,7 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     fast_sig sig;
     int fast = nargs == k->def->nparams && fast_signature(args, nargs, debug, &sig) == 0;
     uint64_t epoch = fast_epoch();
-    /* (A template with inner-loop checks has a hidden errors array: the
-     * slow path adds it.) */
-    if (fast && (retire_pending(), t = fast_template(k, dev, &sig)) && t->ir->debug_errors < 0) {
+    if (fast && (retire_pending(), t = fast_template(k, dev, &sig))) {
         static const template_key plain; /* no templates: nothing to copy */
         memcpy(info->args, args, nargs * sizeof *args);
         info->nargs = nargs;
@@ -513,8 +506,7 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     /* Same template (no vector width changed) and same variant key: run the
      * prepared variant; anything else takes the full path. */
     if (!simple_call(l->k, args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
-        l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1 ||
-        l->t->ir->debug_errors >= 0)
+        l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1)
         return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     for (int i = 0; i < nargs; i++) {
         int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;

@@ -42,7 +42,6 @@ from test_workgroups import block_scan, block_sum, tiled_matmul
 from test_complex_arrays import axpy as complex_axpy, mandelbrot as complex_mandelbrot, updates as complex_updates
 from test_numpy_calls import histogram as np_histogram, local_arrays as np_local_arrays, scalar_funcs as np_scalar_funcs
 from test_workgroups import stencil as shared_stencil
-from test_inner_loop_bounds import strided_conv
 
 
 def _cases():
@@ -124,9 +123,6 @@ def _cases():
     out.append(("gather_debug", gather, g, True))
     out.append(("arith_debug", arith, (z(4, np.int16),) * 3, True))
     out.append(("fill3_debug", fill3, (z((2, 3, 4), np.int64),), True))
-    # An inner-loop access checked per access outside debug mode.
-    out.append(("inner_loop_checks", strided_conv, (z(10, np.float32), z(3, np.float32),
-                                                    z(4, np.float32)), False))
     out.append(("scale", scale, (z(16, np.float32), z(16, np.float32), 2.0), False))
     # Arrays of structs: one array per field, atomic field updates.
     out.append(("structs_f32", push, (tack.zeros(6, dtype=Body), z(8, np.int32),

@@ -1061,27 +1061,6 @@ static const char *ex(gen *g, const ir_expr *e) {
  * (so work items of one SIMD group never wait on each other). */
 static void bounds_fail(gen *g, const ir_stmt *s) {
     const ir_func *f = g->f;
-    if (!g->d->cas64 && f->debug_extents < 0 && f->debug_errors >= 0 &&
-        f->params[f->debug_errors].type == TACK_I64) {
-        /* An inner-loop check outside debug mode (passes/bounds.c) on a
-         * dialect without 64-bit atomics: plain stores.  Racing failures
-         * may mix their details, but any failure leaves the first slot
-         * below INT64_MAX, so the launch still raises IndexError. */
-        int ep = f->debug_errors, n = s->nindices < TACK_MAX_NDIM ? s->nindices : TACK_MAX_NDIM;
-        const char *key = once(g, TACK_I64, local_name(g, f->loop_var));
-        line(g, "if (%s < p%d[%d]) {", key, ep, DEBUG_ERR_FIRST);
-        g->indent++;
-        line(g, "p%d[%d] = %s;", ep, DEBUG_ERR_FIRST, key);
-        line(g, "p%d[%d] = %s;", ep, DEBUG_ERR_INDEX, key);
-        line(g, "p%d[%d] = %d;", ep, DEBUG_ERR_SITE, s->index);
-        line(g, "p%d[%d] = %d;", ep, DEBUG_ERR_NDIM, s->nindices);
-        for (int k = 0; k < n; k++)
-            line(g, "p%d[%d] = %s;", ep, DEBUG_ERR_VALUES + k,
-                 convert(g, ex(g, s->indices[k]), s->indices[k]->type, TACK_I64));
-        g->indent--;
-        line(g, "}");
-        return;
-    }
     if (!g->d->cas64) {
         fail_at(g, s->src, s->line, s->col,
                 "debug mode (tack.set_debug) records a bad index with 64-bit atomics, which %s "
