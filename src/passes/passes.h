@@ -85,12 +85,32 @@ typedef struct launch_check {
                        IR_AXIS_LANE its workgroup and lane */
     int8_t sign;    /* the scalar's coefficient, +1 or -1 */
     int8_t written; /* a store or atomic (for the message) */
+    int8_t loop;    /* the innermost inner loop around the access (an index
+                       into launch_loops), or -1: it runs only when every
+                       loop around it has trips */
+    int8_t axis2;   /* an inner loop's axis (IR_AXIS_LOOP + l) added to
+                       axis (x[i + k]), or -1 */
 } launch_check;
+
+/* An inner sequential `for` whose range is known at launch: start, stop
+ * and step are each a literal, a scalar parameter or a dimension, plus or
+ * minus literals (one parameter or dimension at most, so its type is the
+ * expression's).  Its variable is axis IR_AXIS_LOOP + its index; entries
+ * with such an axis or inside such a loop are checked with the loops'
+ * ranges evaluated per dispatch (launch_check.c). */
+#define IR_AXIS_LOOP 8
+#define MAX_LAUNCH_LOOPS 16
+typedef struct launch_loop {
+    const ir_expr *start, *stop, *step; /* the template's, alive with it */
+    int parent;                         /* the enclosing one, or -1 */
+} launch_loop;
 
 /* Fills out (capacity cap) and returns the count; none in debug mode, whose
  * own checks cover every access.  Entries past cap, or all of them when
- * memory runs out, are left unchecked as any other access. */
-int launch_bounds(const ir_func *f, launch_check *out, int cap);
+ * memory runs out, are left unchecked as any other access.  The inner
+ * loops the entries name go to loops (MAX_LAUNCH_LOOPS), their count to
+ * *nloops. */
+int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops);
 
 /* infer.c: gives every node and local a concrete type from the parameter
  * types (set by the caller on f->params[].type and f->default_float) and

@@ -317,7 +317,8 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                 /* At most one per (parameter, dimension): MAX_SHAPE_DEPS. */
                 t->ndeps = shape_deps(f, t->deps, MAX_SHAPE_DEPS);
                 t->has_inner_loops = body_has_loops(&f->body);
-                t->nchecks = launch_bounds(f, t->checks, MAX_LAUNCH_CHECKS);
+                t->nchecks =
+                    launch_bounds(f, t->checks, MAX_LAUNCH_CHECKS, t->loops, &t->nloops);
                 pthread_mutex_lock(&k->lock);
                 t->next = atomic_load(&k->tmpl);
                 if (lowered) {

@@ -131,6 +131,8 @@ typedef struct ir_template {
     int has_inner_loops; /* the body loops: parallelize small launches too */
     int nchecks;         /* accesses checked against the launch range */
     launch_check checks[MAX_LAUNCH_CHECKS];
+    int nloops; /* the inner loops whose ranges those checks use */
+    launch_loop loops[MAX_LAUNCH_LOOPS];
 } ir_template;
 
 struct tack_kernel {

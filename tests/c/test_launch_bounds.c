@@ -60,7 +60,9 @@ static const char *checks_of(const char *src, const uint8_t *vec) {
     if (!f) fprintf(stderr, "%s\n", err.message);
     if (f) {
         launch_check c[16];
-        int n = launch_bounds(f, c, 16);
+        launch_loop loops[MAX_LAUNCH_LOOPS];
+        int nloops;
+        int n = launch_bounds(f, c, 16, loops, &nloops);
         /* Grouped by index range: each group's first entry counts it. */
         for (int i = 0; i < n;) {
             int size = c[i].group;
@@ -121,14 +123,44 @@ static void test_analysis(void) {
                         "        out[i] = a[3] + a[n] + a[i] + a[i - 2] + a[i - 3]\n"),
                  NULL, "a.0 - 3..3 r; a.0 - 0..0 +n r; a.0 i0 -3..-3 r; out.0 i0 0..0 w"));
     /* A guarded access may be in bounds whatever its index: not checked,
-     * nor ones in loops or conditional expressions. */
+     * nor ones in conditional expressions; one in an inner loop whose
+     * range is known at launch is (issue 26, item 15). */
     CHECK(expect(KERNEL("a, out", "range(a.shape[0])",
                         "        if i > 0 and i < a.shape[0] - 1:\n"
                         "            out[i] = a[i - 1] + a[i + 1]\n"
                         "        for j in range(2):\n"
                         "            out[i + 5] = 0.0\n"
                         "        out[i] = a[i + 7] if i < 3 else 0.0\n"),
-                 NULL, "out.0 i0 0..0 w"));
+                 NULL, "out.0 i0 0..0 w; out.0 i0 5..5 w"));
+    /* Inner loops: the loop variable is an axis of its own (i8 the first
+     * loop, i9 the next); range(a.shape[1]) proves a[i, j] (not out[i, j]); a break or
+     * continue guards what follows it; a range made of the launch variable,
+     * or a loop variable the body assigns, is not known at launch. */
+    CHECK(expect(KERNEL("a, out, m", "range(a.shape[0])",
+                        "        for j in range(a.shape[1]):\n"
+                        "            out[i, j] = a[i - 1, j] + a[i, j]\n"
+                        "        for k in range(1, m - 1):\n"
+                        "            out[i, k] = a[i, k + 1]\n"
+                        "            if k > 3:\n"
+                        "                continue\n"
+                        "            out[i, k] = a[i, k + 2]\n"
+                        "        for k in range(i):\n"
+                        "            out[i, k] = a[i, k + 1]\n"
+                        "        for k in range(m):\n"
+                        "            k = k + 1\n"
+                        "            out[i, k] = 0.0\n"),
+                 NULL, "a.0 i0 -1..-1 r; a.1 i9 1..1 r; out.0 i0 0..0 w; out.0 i0 0..0 w; "
+                       "out.1 i8 0..0 w; out.1 i9 0..0 w"));
+    /* The launch variable plus a loop variable (a convolution's x[i + k])
+     * is checked with both ranges (one entry: x[i + k - 1] and x[k + i]);
+     * two loop variables, or one subtracted, are not (they are checked per
+     * access); out[i] is proven by the launch range. */
+    CHECK(expect(KERNEL("x, w, out", "range(out.shape[0])",
+                        "        for k in range(w.shape[0]):\n"
+                        "            out[i] += x[i + k - 1] * w[k] + x[k + i] + x[i - k]\n"
+                        "            for l in range(3):\n"
+                        "                out[i] += x[k + l]\n"),
+                 NULL, "x.0 i0 -1..0 r"));
     /* Data-dependent and computed indices are not checked. */
     CHECK(expect(KERNEL("a, idx, out", "range(out.shape[0])",
                         "        out[i] = a[idx[i]] + a[i * 2] + a[2 - i] + a[n]\n"
