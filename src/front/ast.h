@@ -155,6 +155,7 @@ typedef struct func_def {
     const char **params;
     int nparams;
     int *param_lines, *param_cols;
+    expr **defaults;   /* per parameter: its default value or NULL (device functions) */
     const char **decorators; /* dotted text of each decorator, e.g. "tack.kernel" */
     int ndecorators;
     stmt **body;   /* a leading docstring is dropped */

@@ -1054,8 +1054,28 @@ static int p_params(parser *p, func_def *f) {
             advance(p);
             if (!skip_annotation(p, stops, 3)) return 0;
         }
-        if (is_op(cur(p), "="))
-            return perr(p, cur(p), "default parameter values are not supported in kernels"), 0;
+        expr *dflt = NULL;
+        if (is_op(cur(p), "=")) {
+            /* A device function's defaults are bound where it is inlined;
+             * a kernel's arguments all come from its call. */
+            if (!p->src.is_function)
+                return perr(p, cur(p), "default parameter values are not supported in kernels"), 0;
+            advance(p);
+            if (!(dflt = p_test(p))) return 0;
+        } else if (f->defaults) {
+            for (int k = 0; k < f->nparams; k++)
+                if (f->defaults[k])
+                    return perr(p, t, "parameter '%s' without a default follows one with a default",
+                                t->text), 0;
+        }
+        if (dflt && !f->defaults) {
+            f->defaults = arena_alloc(p->a, 64 * sizeof *f->defaults); /* zeroed */
+            if (!f->defaults) return nomem(p), 0;
+        }
+        if (f->defaults) {
+            if (f->nparams >= 64) return perr(p, t, "a device function with defaults takes at most 64 parameters"), 0;
+            f->defaults[f->nparams] = dflt;
+        }
         PUSH(p, f->params, f->nparams, cap, t->text, 0);
         PUSH(p, f->param_lines, nl, lcap, t->line, 0);
         PUSH(p, f->param_cols, nc, ccap, t->col, 0);

@@ -88,12 +88,56 @@ static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_d
     return scope_bind(L, callee, pname, BIND_LOCAL, local);
 }
 
+static int is_literal(const expr *e) {
+    if (e->kind == EX_UNARY && (!strcmp(e->op, "-") || !strcmp(e->op, "+"))) e = e->a;
+    return e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_BOOL;
+}
+
+/* args[i] for each parameter i >= first: the positional arguments, then
+ * the keyword ones by name, then the defaults (literals, as Python would
+ * have evaluated them once at the def). */
+static int place_arguments(lowerer *L, const expr *call, const func_def *def, int first,
+                           const char *what, const char *name, const expr **args) {
+    int want = def->nparams - first;
+    for (int i = 0; i < def->nparams; i++) args[i] = NULL;
+    if (call->nitems > want) {
+        ERR(L, call->line, call->col, "%s '%s' takes %d argument%s, got %d", what, name, want,
+            want == 1 ? "" : "s", call->nitems);
+        return -1;
+    }
+    for (int k = 0; k < call->nitems; k++) args[first + k] = call->items[k];
+    for (int k = 0; k < call->nkw; k++) {
+        int at = -1;
+        for (int i = first; i < def->nparams; i++)
+            if (!strcmp(def->params[i], call->kw_names[k])) at = i;
+        if (at < 0 || args[at]) {
+            ERR(L, call->kw_values[k]->line, call->kw_values[k]->col,
+                at < 0 ? "%s '%s' has no parameter '%s'" : "%s '%s' got two values for '%s'", what,
+                name, call->kw_names[k]);
+            return -1;
+        }
+        args[at] = call->kw_values[k];
+    }
+    for (int i = first; i < def->nparams; i++) {
+        if (args[i]) continue;
+        const expr *d = def->defaults ? def->defaults[i] : NULL;
+        if (!d) {
+            ERR(L, call->line, call->col, "%s '%s' is missing its argument '%s'", what, name,
+                def->params[i]);
+            return -1;
+        }
+        if (!is_literal(d)) {
+            ERR(L, call->line, call->col, "%s '%s': the default of '%s' must be a number or a "
+                "bool literal; pass '%s' here", what, name, def->params[i], def->params[i]);
+            return -1;
+        }
+        args[i] = d;
+    }
+    return 0;
+}
+
 static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, tmpl_node *self,
                             const int **results, int *nresults, const scope **callee_out) {
-    if (call->nkw) { /* the parser let them through for a function named print */
-        ERR(L, call->line, call->col, "keyword arguments are not supported");
-        return NULL;
-    }
     const char *name = call->a->kind == EX_NAME || call->a->kind == EX_ATTR ? call->a->name : "?";
     *results = NULL;
     *nresults = 0;
@@ -125,12 +169,13 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
     callee->src.kernel_name = def->name;
     callee->src.is_function = 1;
     int first = self ? 1 : 0; /* a method's self is bound, not passed */
-    if (call->nitems + first != def->nparams) {
-        ERR(L, call->line, call->col, "%s '%s' takes %d argument%s, got %d",
-            self ? "method" : "device function", name, def->nparams - first,
-            def->nparams - first == 1 ? "" : "s", call->nitems);
+    const expr **args = arena_alloc(&L->scratch, (size_t)(def->nparams + 1) * sizeof *args);
+    if (!args) {
+        lower_oom(L);
         return NULL;
     }
+    if (place_arguments(L, call, def, first, self ? "method" : "device function", name, args))
+        return NULL;
     callee->parent = L->sc;
     callee->def = def;
     callee->resolver_ctx = fn->func_ctx;
@@ -151,7 +196,7 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
         callee->binds[callee->nbinds - 1].tmpl = self;
     }
     for (int i = first; i < def->nparams; i++)
-        if (bind_argument(L, callee, body, def, i, call->items[i - first])) return NULL;
+        if (bind_argument(L, callee, body, def, i, args[i])) return NULL;
 
     /* Lower the body in the callee's scope; break/continue cannot cross. */
     scope *caller = L->sc;

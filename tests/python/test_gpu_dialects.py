@@ -609,12 +609,22 @@ def test_adjoint_ptx_passes_ptxas(tmp_path):
     if NVRTC_MISSING is not None:
         pytest.skip(f"NVRTC absent: {NVRTC_MISSING}")
     a = np.zeros(8)
-    ptx = tack._tack._generate(flow, "cuda:sm_90", (a, a, 3, a, a, 0), False, True)
-    assert ".entry" in ptx and "atom" in ptx  # x.grad[i] += ... is an atomic add
+    owned = tack._tack._generate(flow, "cuda:sm_90", (a, a, 3, a, a, 0), False, True)
+    # flow reads x[i] only: iteration i alone adds into x.grad[i], no atomics
+    assert ".entry" in owned and "atom" not in owned
+    shared = tack._tack._generate(_neighbours, "cuda:sm_90", (a, a, a, a), False, True)
+    assert ".entry" in shared and "atom" in shared  # x[i + 1] is read by two iterations
     if PTXAS is None:
         pytest.skip("ptxas absent")
-    src = tmp_path / "adj.ptx"
-    src.write_text(ptx)
-    r = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(tmp_path / "adj.cubin"), str(src)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    for name, ptx in (("owned", owned), ("shared", shared)):
+        src = tmp_path / f"{name}.ptx"
+        src.write_text(ptx)
+        r = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(tmp_path / f"{name}.cubin"), str(src)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+
+
+@tack.kernel
+def _neighbours(x, y):
+    for i in range(x.shape[0] - 1):
+        y[i] = x[i] * x[i + 1]

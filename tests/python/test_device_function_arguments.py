@@ -1,0 +1,70 @@
+"""Device functions called as Python calls them: default parameter values,
+keyword arguments, and the errors for a missing, unknown or doubled
+argument, naming the function and the parameter."""
+import numpy as np
+import pytest
+
+import tack
+
+pytestmark = pytest.mark.every_device
+
+
+@tack.func
+def affine(x, scale=2.0, shift=0.0, flip=False):
+    y = x * scale + shift
+    if flip:
+        y = -y
+    return y
+
+
+@tack.kernel
+def calls(x, out):
+    for i in range(x.shape[0]):
+        out[i] = (affine(x[i]) + affine(x[i], 3.0) + affine(x[i], shift=1.0)
+                  + affine(shift=-1.0, x=x[i], scale=-0.5) + affine(x[i], 1.0, 2.0, True))
+
+
+def test_defaults_and_keywords(device):
+    x = np.arange(5, dtype=np.float64)
+    out = tack.zeros(5, dtype=tack.f64, device=device)
+    calls(tack.array(x, device=device), out)
+    want = 2 * x + 3 * x + (2 * x + 1) + (-0.5 * x - 1) - (x + 2)
+    np.testing.assert_allclose(out.numpy(), want)
+
+
+@pytest.mark.parametrize("call,message", [
+    ("affine()", "is missing its argument 'x'"),
+    ("affine(x[i], bias=1.0)", "has no parameter 'bias'"),
+    ("affine(x[i], x=1.0)", "got two values for 'x'"),
+    ("affine(x[i], 1.0, 2.0, True, 5.0)", "takes 4 arguments, got 5"),
+])
+def test_argument_errors_name_the_parameter(device, call, message):
+    src = f"def bad(x, out):\n    for i in range(x.shape[0]):\n        out[i] = {call}\n"
+    scope = {"affine": affine, "tack": tack}
+    exec(compile(src, "<bad>", "exec"), scope)
+    k = tack.kernel(scope["bad"], source=src)
+    with pytest.raises(tack.CompileError, match=message) as info:
+        k(tack.zeros(2, dtype=tack.f64, device=device), tack.zeros(2, dtype=tack.f64, device=device))
+    assert "affine" in str(info.value)
+
+
+def test_kernels_still_refuse_defaults():
+    with pytest.raises(tack.CompileError, match="default parameter values are not supported in kernels"):
+        @tack.kernel
+        def k(x, scale=2.0):
+            for i in range(x.shape[0]):
+                x[i] *= scale
+
+
+def test_a_default_must_be_a_literal(device):
+    @tack.func
+    def shifted(x, by=np.pi):
+        return x + by
+
+    @tack.kernel
+    def k(x):
+        for i in range(x.shape[0]):
+            x[i] = shifted(x[i])
+
+    with pytest.raises(tack.CompileError, match="the default of 'by' must be a number"):
+        k(tack.zeros(2, dtype=tack.f64, device=device))
