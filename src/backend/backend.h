@@ -207,6 +207,10 @@ const char *backend_fill_symbols(void *lib, void *table, const backend_symbol *s
 char *backend_print_format(const ir_stmt *s, const char *int_conv, const char *uint_conv,
                            const char *f64_conv); /* NULL: "%.17g%s" */
 double backend_print_integral_bound(ir_type t);
+/* cpu/print_rt.c: the line of a print() with that format and its values in
+ * 64-bit slots (integers widened, floats as an f64's bits, bools 0 / 1),
+ * malloc'd with its length (NULL: no memory). */
+char *tack_print_line(const char *fmt, const uint64_t *vals, size_t *len);
 
 int backend_register(const backend_ops *ops);
 const backend_ops *backend_find(const char *name, size_t len);

@@ -1,6 +1,6 @@
 /* print_format.c - the printf format of a print() statement (IR_PRINT),
- * shared by the CPU's print runtime (cpu/print_rt.c formats the same
- * directives itself) and the GPU dialects' printf.
+ * which the CPU's print runtime (cpu/print_rt.c) reads, for the CPU's
+ * print() and the GPU devices' print records (gpu/print_buf.c) alike.
  *
  * How values look (docs/language.md, "Printing"): integers in decimal, as
  * Python prints them; bools as True / False; floats with enough digits to

@@ -4,7 +4,9 @@
  * formats the line and writes it with one fwrite under the stream's lock, so
  * a line comes out whole.  It replaces one variadic printf call: LLVM's SLP
  * vectorizer took minutes on a call of 256 or more float arguments (issue 26),
- * and a call through a buffer compiles in time linear in its values. */
+ * and a call through a buffer compiles in time linear in its values.
+ * tack_print_line formats one line for the GPU devices' print records too
+ * (gpu/print_buf.c), so every device prints the same text. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +49,7 @@ static void put_float(line_buf *b, double v, int is_f32) {
         put(b, ".0", 2);
 }
 
-void tack_cpu_print(const char *fmt, const uint64_t *vals) {
+char *tack_print_line(const char *fmt, const uint64_t *vals, size_t *len) {
     line_buf b = {0};
     char t[32];
     for (const char *c = fmt; *c;) {
@@ -76,6 +78,18 @@ void tack_cpu_print(const char *fmt, const uint64_t *vals) {
         case 5: put(&b, t, (size_t)snprintf(t, sizeof t, "%llu", (unsigned long long)v)); break;
         }
     }
-    if (!b.failed && b.len) fwrite(b.s, 1, b.len, stdout); /* stdio locks stdout per call */
-    free(b.s);
+    put(&b, "", 0); /* an empty line still gets its buffer */
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    *len = b.len;
+    return b.s;
+}
+
+void tack_cpu_print(const char *fmt, const uint64_t *vals) {
+    size_t n;
+    char *s = tack_print_line(fmt, vals, &n);
+    if (s && n) fwrite(s, 1, n, stdout); /* stdio locks stdout per call */
+    free(s);
 }

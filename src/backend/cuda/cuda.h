@@ -31,6 +31,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/gpu.h"
 #include "cuda_api.h"
 
 /* One f32 Texture3D's texture object (texture.c), keyed by the device
@@ -82,6 +83,7 @@ struct backend_code {
     int nwritten;
     int *written;     /* the arrays the kernel may store to (malloc'd): a
                          texture over one of them is stale after a launch */
+    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* nvrtc.c */

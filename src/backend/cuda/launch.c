@@ -9,6 +9,8 @@
 #include "cuda.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/gpu/gpu.h"
 
@@ -51,6 +53,19 @@ void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int6
     }
 }
 
+static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+                                   int ninner, int64_t count, int64_t inner0, int64_t inner1,
+                                   const backend_call *call, tack_error *err);
+static tack_status cuda_print_lines(backend *b, backend_code *c, const char *name, CUdeviceptr pbuf,
+                                    uint32_t pcap, tack_error *err);
+
+static tack_status nomem_print(tack_error *err, const char *name) {
+    err->status = TACK_ERR_NOMEM;
+    snprintf(err->message, sizeof err->message, "kernel '%s': out of memory reading its print()s",
+             name);
+    return TACK_ERR_NOMEM;
+}
+
 tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *call,
                              const int64_t *pack, tack_error *err) {
     const char *name = call->kernel_name ? call->kernel_name : c->f->name;
@@ -76,7 +91,7 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
      * each hardware texture's object. */
     CUdeviceptr ptrs[2 * TACK_MAX_PARAMS];
     CUtexObject texs[2 * TACK_MAX_PARAMS];
-    void *params[1 + 2 * TACK_MAX_PARAMS];
+    void *params[2 + 2 * TACK_MAX_PARAMS]; /* the pack, arrays, textures, print buffer */
     int n = 0;
     params[n++] = (void *)pack;
     for (int a = 0; a < c->narrays; a++) {
@@ -90,6 +105,62 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
             return st;
         params[n++] = &texs[t];
     }
+    /* print(): a record buffer for this launch, its header written first
+     * (gpu/print_buf.c); its lines are written after the launch. */
+    CUdeviceptr pbuf = 0;
+    uint32_t pcap = 0;
+    if (c->prints.n) {
+        uint32_t header[GPU_PRINT_HEADER];
+        pcap = gpu_print_capacity();
+        gpu_print_header(header, pcap);
+        CUresult r = b->cu->MemAlloc(&pbuf, 4 * ((size_t)GPU_PRINT_HEADER + pcap));
+        if (r == CUDA_SUCCESS)
+            r = b->cu->MemcpyHtoDAsync(pbuf, header, sizeof header, b->stream);
+        if (r == CUDA_SUCCESS) r = b->cu->StreamSynchronize(b->stream);
+        if (r != CUDA_SUCCESS) {
+            if (pbuf) b->cu->MemFree(pbuf);
+            char what[160];
+            snprintf(what, sizeof what, "kernel '%s'", name);
+            return cuda_fail(b->cu, err, what, "the print buffer", r);
+        }
+        params[n++] = &pbuf;
+    }
+    st = launch_and_wait(b, c, name, params, ninner, count, inner0, inner1, call, err);
+    if (pbuf) {
+        if (st == TACK_OK) st = cuda_print_lines(b, c, name, pbuf, pcap, err);
+        b->cu->MemFree(pbuf);
+    }
+    return st;
+}
+
+/* The records of a printing launch back, formatted in whole lines. */
+static tack_status cuda_print_lines(backend *b, backend_code *c, const char *name, CUdeviceptr pbuf,
+                                    uint32_t pcap, tack_error *err) {
+    uint32_t header[GPU_PRINT_HEADER];
+    CUresult r = b->cu->MemcpyDtoHAsync(header, pbuf, sizeof header, b->stream);
+    if (r == CUDA_SUCCESS) r = b->cu->StreamSynchronize(b->stream);
+    size_t used = header[GPU_PRINT_OFFSET] < pcap ? header[GPU_PRINT_OFFSET] : pcap;
+    uint32_t *all = r == CUDA_SUCCESS ? malloc(4 * (GPU_PRINT_HEADER + used)) : NULL;
+    if (r == CUDA_SUCCESS && !all) return nomem_print(err, name);
+    if (r == CUDA_SUCCESS) {
+        memcpy(all, header, sizeof header);
+        if (used) r = b->cu->MemcpyDtoHAsync(all + GPU_PRINT_HEADER, pbuf + sizeof header, 4 * used,
+                                             b->stream);
+        if (r == CUDA_SUCCESS) r = b->cu->StreamSynchronize(b->stream);
+        if (r == CUDA_SUCCESS) gpu_print_output(&c->prints, name, all);
+        free(all);
+    }
+    if (r != CUDA_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "kernel '%s'", name);
+        return cuda_fail(b->cu, err, what, "reading the print buffer", r);
+    }
+    return TACK_OK;
+}
+
+static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+                                   int ninner, int64_t count, int64_t inner0, int64_t inner1,
+                                   const backend_call *call, tack_error *err) {
     unsigned grid[3], block[3];
     cuda_grid(b, ninner, count, inner0, inner1, grid, block);
     if (c->f->collective && block[0] != IR_WORKGROUP) {

@@ -61,6 +61,10 @@ tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, si
         if (gpu_hardware_texture(f, p, &gpu_dialect_cuda)) c->textures[c->ntextures++] = p;
         if (f->params[p].written) c->written[c->nwritten++] = p;
     }
+    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        cuda_release(b, c);
+        return nomem(err, f->name);
+    }
 
     char what[160];
     snprintf(what, sizeof what, "kernel '%s'", f->name);
@@ -112,6 +116,7 @@ void cuda_release(backend *b, backend_code *c) {
     free(c->arrays);
     free(c->textures);
     free(c->written);
+    gpu_print_table_free(&c->prints);
     free(c);
 }
 

@@ -83,15 +83,6 @@ struct gpu_dialect {
      * language has none (such kernels are refused). */
     const char *shared_qual;
     const char *barrier;
-    /* print(): the language's printf ("printf"; NULL where it has none,
-     * and print() is refused) and its conversions of a 64-bit signed and
-     * unsigned integer ("%ld" for OpenCL's long, "%lld" for CUDA's), and
-     * of an f64 with its suffix string (NULL: "%.17g%s"; OpenCL says
-     * "%.17lg%s", as PoCL reads a plain %g's argument as a float). */
-    const char *printf_fn, *print_i64, *print_u64, *print_f64;
-    /* Lines around a printf of an f64 that quiet the compiler's format
-     * check where print_f64 is not C's spelling (NULL: none). */
-    const char *print_f64_before, *print_f64_after;
     /* What a language without parts of C needs (MSL); NULL or 0 in the
      * others, which keep C's spelling. */
     const char *title;       /* its devices in refusals: "Metal"; set only by

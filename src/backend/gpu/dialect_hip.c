@@ -59,7 +59,6 @@ static void make_hip(void) {
         "    return tk_f16_value(tk_f16_bits_f64(v));\n}\n";
     hip.texture3d_f32 = NULL;
     hip.texture_object = NULL;
-    /* print(): HIP's device printf, with CUDA's spelling (the table's). */
 }
 
 const gpu_dialect *gpu_dialect_hip(void) {

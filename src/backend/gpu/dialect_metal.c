@@ -108,7 +108,6 @@ const gpu_dialect gpu_dialect_metal = {
                    "    return (float)(half)v;\n}\n",
     .shared_qual = "threadgroup ",
     .barrier = "threadgroup_barrier(mem_flags::mem_threadgroup)",
-    /* No printf: MSL has none, so print() is refused (printf_fn NULL). */
     .pack_param = "constant %s_pack &pack [[buffer(0)]]",
     .buffer_attr = " [[buffer(%d)]]",
     .entry_extra = ", uint3 tk_gid [[thread_position_in_grid]], uint3 tk_gsize [[threads_per_grid]]",

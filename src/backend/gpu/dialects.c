@@ -101,14 +101,6 @@ const gpu_dialect gpu_dialect_opencl = {
         "    return vload_half(0, (const half *)&h);\n}\n",
     .shared_qual = "__local ",
     .barrier = "barrier(CLK_LOCAL_MEM_FENCE)",
-    .printf_fn = "printf", /* OpenCL C 1.2 */
-    .print_i64 = "%ld",
-    .print_u64 = "%lu",
-    .print_f64 = "%.17lg%s",
-    /* Clang (PoCL's, Intel's) warns that C gives %lg's l no effect. */
-    .print_f64_before = "#pragma clang diagnostic push\n"
-                        "#pragma clang diagnostic ignored \"-Wformat\"",
-    .print_f64_after = "#pragma clang diagnostic pop",
 };
 
 const gpu_dialect gpu_dialect_cuda = {
@@ -225,9 +217,6 @@ const gpu_dialect gpu_dialect_cuda = {
         "    return tk_f16_value(tk_f16_bits_f64(v));\n}\n",
     .shared_qual = "__shared__ ",
     .barrier = "__syncthreads()",
-    .printf_fn = "printf", /* vprintf in PTX */
-    .print_i64 = "%lld",
-    .print_u64 = "%llu",
 };
 
 static gpu_dialect level_zero;

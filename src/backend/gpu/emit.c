@@ -70,7 +70,7 @@ static void sb_put(sbuf *b, const char *fmt, ...) {
 
 /* Helpers emitted on first use, per element type. */
 enum {
-    H_FLOORDIV, H_MOD, H_POW, H_SHL, H_SHR, H_F2I_F32, H_F2I_F64, H_TRIP, H_GCD, H_LCM,
+    H_FLOORDIV, H_MOD, H_POW, H_SHL, H_SHR, H_F2I_F32, H_F2I_F64, H_TRIP, H_GCD, H_LCM, H_PRINT,
     H_ATOMIC0, /* H_ATOMIC0 + ir_atomic_op */
     H_COUNT = H_ATOMIC0 + ATOM_COUNT
 };
@@ -103,6 +103,8 @@ typedef struct gen {
     int ninlines, inlines_cap;
     unsigned char breakable_is_inline[MAX_BREAKABLES];
     int nbreakables;
+    const ir_stmt **prints; /* print() statements, numbered (print_buf.c) */
+    int nprints;
     tack_error *err;
     int failed;
 } gen;
@@ -1104,69 +1106,65 @@ static void bounds_fail(gen *g, const ir_stmt *s) {
     line(g, "}");
 }
 
-/* print(): one printf call per statement (backend_print_format says what
- * each value is given), its format a C string literal. */
+/* print(): a record in the print buffer (gpu/print_buf.c).  The values
+ * are evaluated first, then one atomic add reserves the record's words
+ * (tk_print_at: the index of its first word, or ~0 when it does not fit
+ * and the drop is counted), then the statement's id and each value's 64
+ * bits go in, low word first. */
+static const char *print_reserve(gen *g) {
+    const char *name = "tk_print_at";
+    const char *add = helper_atomic(g, ATOM_ADD, TACK_U32); /* first: helpers come whole */
+    if (!helper_needed(g, H_PRINT, TACK_U32, name)) return name;
+    const gpu_dialect *d = g->d;
+    const char *U = tn(g, TACK_U32), *G = d->global_qual;
+    HPUT("%s %s %s(%s%s *b, %s n) {\n", d->func_qual, U, name, G, U, U);
+    /* Past the capacity no reservation is made, so the offset cannot wrap. */
+    HPUT("    const %s cap = b[%d];\n", U, GPU_PRINT_CAPACITY);
+    HPUT("    if (*(volatile %s%s *)&b[%d] < cap) {\n", G, U, GPU_PRINT_OFFSET);
+    HPUT("        const %s at = %s(&b[%d], n);\n", U, add, GPU_PRINT_OFFSET);
+    HPUT("        if (at < cap && cap - at >= n) return %du + at;\n", GPU_PRINT_HEADER);
+    HPUT("    }\n");
+    HPUT("    (void)%s(&b[%d], 1u);\n", add, GPU_PRINT_DROPPED);
+    HPUT("    return 0xffffffffu;\n}\n");
+    return name;
+}
+
 static void print_statement(gen *g, const ir_stmt *s) {
-    if (!g->d->printf_fn) {
-        fail_at(g, s->src, s->line, s->col, "print() needs printf, which %s kernels do not have",
-                g->d->title ? g->d->title : g->d->name);
+    int id = 0;
+    while (id < g->nprints && g->prints[id] != s) id++;
+    if (id == g->nprints) {
+        fail_at(g, s->src, s->line, s->col, "internal error: a print() missing from the table");
         return;
     }
-    /* CUDA's printf takes at most 32 arguments after the format and ignores
-     * the rest (CUDA C++ Programming Guide, "Formatted Output"); a float
-     * takes two (its value and its ".0"). */
-    int nargs = 0;
-    for (int i = 0; i < s->nindices; i++) nargs += ir_type_is_float(s->indices[i]->type) ? 2 : 1;
-    if (!strcmp(g->d->name, "cuda") && nargs > 32) {
-        fail_at(g, s->src, s->line, s->col,
-                "print() in a CUDA kernel takes at most 32 printf arguments (a float takes 2); "
-                "this one needs %d (print in parts)", nargs);
-        return;
-    }
-    char *fmt = backend_print_format(s, g->d->print_i64, g->d->print_u64, g->d->print_f64);
-    if (!fmt) {
+    const char *U = tn(g, TACK_U32), *U64 = tn(g, TACK_U64), *L = tn(g, TACK_I64);
+    const char **bits = malloc((size_t)(s->nindices + 1) * sizeof *bits);
+    if (!bits) {
         nomem(g);
         return;
     }
-    sbuf call = {0};
-    sb_put(&call, "%s(\"", g->d->printf_fn);
-    for (const unsigned char *c = (const unsigned char *)fmt; *c; c++) {
-        if (*c == '\\' || *c == '"' || *c == '?') sb_put(&call, "\\%c", *c); /* ? : no trigraphs */
-        else if (*c < 0x20 || *c >= 0x7f) sb_put(&call, "\\%03o", *c); /* three digits: never more */
-        else sb_put(&call, "%c", *c);
-    }
-    sb_put(&call, "\"");
-    free(fmt);
     for (int i = 0; i < s->nindices; i++) {
         const ir_expr *e = s->indices[i];
         ir_type t = e->type;
         const char *v = ex(g, e);
-        if (t == TACK_BOOL) {
-            sb_put(&call, ", (%s) ? \"True\" : \"False\"", v);
-        } else if (ir_type_is_float(t)) {
-            int prec = t == TACK_F64;
-            v = once(g, t, v);
-            const char *fabs_fn = g->d->math[INTR_FABS][prec], *trunc_fn = g->d->math[INTR_TRUNC][prec];
-            /* NaN without its sign; ".0" after an integral value %g shows bare. */
-            sb_put(&call, ", (%s != %s) ? %s(%s) : %s", v, v, fabs_fn, v, v);
-            sb_put(&call, ", (%s(%s) < %s && %s == %s(%s)) ? \".0\" : \"\"", fabs_fn, v,
-                   prec ? "1e17" : "1e9f", v, trunc_fn, v);
-        } else {
-            sb_put(&call, ", (%s)(%s)", tn(g, ir_type_is_signed(t) ? TACK_I64 : TACK_U64), v);
-        }
+        if (t == TACK_BOOL) v = str(g, "(%s)((%s) ? 1 : 0)", U64, v);
+        else if (t == TACK_F64) v = str(g, "(%s)%s(%s)", U64, g->d->f64_to_bits, v);
+        else if (ir_type_is_float(t)) v = str(g, "(%s)%s((float)(%s))", U64, g->d->f32_to_bits, v);
+        else if (ir_type_is_signed(t)) v = str(g, "(%s)(%s)(%s)", U64, L, v);
+        else v = str(g, "(%s)(%s)", U64, v);
+        bits[i] = new_temp(g, TACK_U64, v);
     }
-    if (call.failed) {
-        free(call.s);
-        nomem(g);
-        return;
+    const char *at = new_temp(g, TACK_U32, str(g, "%s(tk_print, %d%s)", print_reserve(g),
+                                              1 + 2 * s->nindices, "u"));
+    line(g, "if (%s != 0xffffffffu) {", at);
+    g->indent++;
+    line(g, "tk_print[%s] = %du;", at, id);
+    for (int i = 0; i < s->nindices; i++) {
+        line(g, "tk_print[%s + %d] = (%s)%s;", at, 1 + 2 * i, U, bits[i]);
+        line(g, "tk_print[%s + %d] = (%s)(%s >> 32);", at, 2 + 2 * i, U, bits[i]);
     }
-    int quiet = 0;
-    for (int i = 0; i < s->nindices; i++) quiet |= s->indices[i]->type == TACK_F64;
-    quiet = quiet && g->d->print_f64_before;
-    if (quiet) sb_put(&g->body, "%s\n", g->d->print_f64_before);
-    line(g, "%s);", call.s);
-    if (quiet) sb_put(&g->body, "%s\n", g->d->print_f64_after);
-    free(call.s);
+    g->indent--;
+    line(g, "}");
+    free(bits);
 }
 
 static void statement(gen *g, const ir_stmt *s) {
@@ -1389,6 +1387,10 @@ static void entry(gen *g) {
     }
     for (int p = 0; p < f->nparams; p++)
         if (gpu_hardware_texture(f, p, d)) sb_put(&g->body, ", %s tex%d", d->texture_object, p);
+    if (g->nprints) {
+        sb_put(&g->body, ", %s%s *tk_print", d->global_qual, tn(g, TACK_U32));
+        if (d->buffer_attr) sb_put(&g->body, d->buffer_attr, ++buffer);
+    }
     if (d->entry_extra) sb_put(&g->body, "%s", d->entry_extra);
     sb_put(&g->body, ") {\n");
     g->indent = 1;
@@ -1501,6 +1503,8 @@ static tack_status emit(const ir_func *f, const gpu_dialect *d, const char *entr
         g.failed = 1; /* a dialect without f64: err names the first use */
     else if (gpu_check_private(f, d->title ? d->title : d->name, err))
         g.failed = 1;
+    else if ((g.nprints = gpu_print_statements(f, &g.prints)) < 0)
+        nomem(&g);
     else entry(&g);
     sbuf out = {0};
     if (!g.failed) {
@@ -1525,6 +1529,7 @@ static tack_status emit(const ir_func *f, const gpu_dialect *d, const char *entr
     free(g.body.s);
     free(g.helpers.s);
     free(g.inlines);
+    free(g.prints);
     arena_free(&g.strs);
     if (g.failed) {
         free(out.s);

@@ -137,4 +137,32 @@ tack_status gpu_pack_from_range(const ir_func *f, const int64_t range[5], const 
  * ir_clone would share names with).  NULL: out of memory. */
 ir_func *gpu_keep_ir(const ir_func *f);
 
+/* print_buf.c: print() on GPU devices.  A kernel with print() takes one
+ * more argument after its arrays and textures (a dialect's buffer index
+ * follows the arrays'): a buffer of 32-bit words, GPU_PRINT_HEADER of
+ * them, then the records.  The host writes the header before the launch
+ * (gpu_print_header) and formats the records after it (gpu_print_output). */
+enum {
+    GPU_PRINT_OFFSET = 0, /* words of records reserved (may pass the capacity) */
+    GPU_PRINT_CAPACITY,   /* words of records the buffer holds */
+    GPU_PRINT_DROPPED,    /* prints whose record did not fit */
+    GPU_PRINT_HEADER = 4
+};
+/* The IR_PRINT statements of f, each once, in the order that numbers
+ * them (a record's first word); malloc'd list, -1: no memory. */
+int gpu_print_statements(const ir_func *f, const ir_stmt ***out);
+typedef struct gpu_print_table {
+    int n;
+    char **fmts;     /* backend_print_format, as the CPU's */
+    ir_type **types; /* the values' types */
+    int *nvals;
+} gpu_print_table;
+int gpu_print_table_init(gpu_print_table *t, const ir_func *f); /* its n; -1: no memory */
+void gpu_print_table_free(gpu_print_table *t);
+uint32_t gpu_print_capacity(void); /* record words per launch (TACK_PRINT_BUFFER bytes) */
+void gpu_print_header(uint32_t header[GPU_PRINT_HEADER], uint32_t capacity);
+/* Writes the lines of buf (the header, then its records) to stdout, and
+ * to stderr how many were dropped; -1 on a malformed buffer or no memory. */
+int gpu_print_output(const gpu_print_table *t, const char *kernel, const uint32_t *buf);
+
 #endif

@@ -32,6 +32,7 @@
 #define TACK_HIP_H
 
 #include "backend/backend.h"
+#include "backend/gpu/gpu.h"
 #include "hip_api.h"
 
 struct backend {
@@ -61,6 +62,7 @@ struct backend_code {
     ir_func *f;       /* post-pass IR that owns its strings (the pack fill) */
     int narrays;
     int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
+    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* hiprtc.c */

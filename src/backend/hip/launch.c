@@ -6,6 +6,8 @@
 #include "hip.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/gpu/gpu.h"
 
@@ -51,6 +53,12 @@ void hip_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64
     block[2] = (unsigned)bz;
 }
 
+static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+                                   int ninner, int64_t count, int64_t inner0, int64_t inner1,
+                                   tack_error *err);
+static tack_status print_lines(backend *b, backend_code *c, const char *name, void *pbuf,
+                               uint32_t pcap, tack_error *err);
+
 tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *call,
                             const int64_t *pack, tack_error *err) {
     const char *name = call->kernel_name ? call->kernel_name : c->f->name;
@@ -69,13 +77,73 @@ tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *cal
     /* kernelParams[i] points at parameter i's value: the pack, then each
      * array's device pointer (the slot is the hipMalloc handle). */
     void *ptrs[2 * TACK_MAX_PARAMS];
-    void *params[1 + 2 * TACK_MAX_PARAMS];
+    void *params[2 + 2 * TACK_MAX_PARAMS]; /* and the print buffer */
     int n = 0;
     params[n++] = (void *)pack;
     for (int a = 0; a < c->narrays; a++) {
         ptrs[a] = (void *)(uintptr_t)call->slots[c->arrays[a]];
         params[n++] = &ptrs[a];
     }
+    /* print(): a record buffer for this launch, its header written first
+     * (gpu/print_buf.c); its lines are written after the launch. */
+    void *pbuf = NULL;
+    uint32_t pcap = 0;
+    if (c->prints.n) {
+        uint32_t header[GPU_PRINT_HEADER];
+        pcap = gpu_print_capacity();
+        gpu_print_header(header, pcap);
+        hipError_t r = b->hip->Malloc(&pbuf, 4 * ((size_t)GPU_PRINT_HEADER + pcap));
+        if (r == hipSuccess)
+            r = b->hip->MemcpyHtoDAsync((hipDeviceptr_t)pbuf, header, sizeof header, b->stream);
+        if (r == hipSuccess) r = b->hip->StreamSynchronize(b->stream);
+        if (r != hipSuccess) {
+            if (pbuf) b->hip->Free(pbuf);
+            char what[160];
+            snprintf(what, sizeof what, "kernel '%s'", name);
+            return hip_fail(b->hip, err, what, "the print buffer", r);
+        }
+        params[n++] = &pbuf;
+    }
+    st = launch_and_wait(b, c, name, params, ninner, count, inner0, inner1, err);
+    if (pbuf) {
+        if (st == TACK_OK) st = print_lines(b, c, name, pbuf, pcap, err);
+        b->hip->Free(pbuf);
+    }
+    return st;
+}
+
+/* The records of a printing launch back, formatted in whole lines. */
+static tack_status print_lines(backend *b, backend_code *c, const char *name, void *pbuf,
+                               uint32_t pcap, tack_error *err) {
+    uint32_t header[GPU_PRINT_HEADER];
+    hipError_t r = b->hip->MemcpyDtoHAsync(header, (hipDeviceptr_t)pbuf, sizeof header, b->stream);
+    if (r == hipSuccess) r = b->hip->StreamSynchronize(b->stream);
+    size_t used = header[GPU_PRINT_OFFSET] < pcap ? header[GPU_PRINT_OFFSET] : pcap;
+    uint32_t *all = r == hipSuccess ? malloc(4 * (GPU_PRINT_HEADER + used)) : NULL;
+    if (r == hipSuccess && !all)
+        return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory reading its print()s",
+                             name);
+    if (r == hipSuccess) {
+        memcpy(all, header, sizeof header);
+        if (used)
+            r = b->hip->MemcpyDtoHAsync(all + GPU_PRINT_HEADER,
+                                        (hipDeviceptr_t)((char *)pbuf + sizeof header), 4 * used,
+                                        b->stream);
+        if (r == hipSuccess) r = b->hip->StreamSynchronize(b->stream);
+        if (r == hipSuccess) gpu_print_output(&c->prints, name, all);
+        free(all);
+    }
+    if (r != hipSuccess) {
+        char what[160];
+        snprintf(what, sizeof what, "kernel '%s'", name);
+        return hip_fail(b->hip, err, what, "reading the print buffer", r);
+    }
+    return TACK_OK;
+}
+
+static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+                                   int ninner, int64_t count, int64_t inner0, int64_t inner1,
+                                   tack_error *err) {
     unsigned grid[3], block[3];
     hip_grid(b, ninner, count, inner0, inner1, grid, block);
     if (c->f->collective && block[0] != IR_WORKGROUP)

@@ -58,6 +58,10 @@ tack_status hip_code_from_object(backend *b, const ir_func *f, const void *objec
     memcpy(c->object, object, len);
     for (int p = 0; p < f->nparams; p++)
         if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
+    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        hip_release(b, c);
+        return nomem(err, f->name);
+    }
 
     char what[160];
     snprintf(what, sizeof what, "kernel '%s'", f->name);
@@ -99,6 +103,7 @@ void hip_release(backend *b, backend_code *c) {
     free(c->object);
     free(c->arch);
     free(c->arrays);
+    gpu_print_table_free(&c->prints);
     free(c);
 }
 

@@ -7,6 +7,8 @@
 #include "level_zero.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/gpu/gpu.h"
 
@@ -51,6 +53,9 @@ void l0_groups(const backend *b, int ninner, int64_t count, int64_t inner0, int6
     size[2] = (uint32_t)sz;
 }
 
+static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
+                          int64_t inner0, int64_t inner1, tack_error *err);
+
 tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call,
                            const int64_t *pack, tack_error *err) {
     const ze_api *ze = b->ze;
@@ -81,6 +86,51 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
             return l0_fail(err, what, call_name, r);
         }
     }
+    /* print(): a record buffer for this launch, its header written first
+     * (gpu/print_buf.c); its lines are written after the launch. */
+    void *pbuf = NULL;
+    uint32_t pcap = 0;
+    if (c->prints.n) {
+        uint32_t header[GPU_PRINT_HEADER];
+        pcap = gpu_print_capacity();
+        gpu_print_header(header, pcap);
+        tack_status st = l0_mem_alloc(b, 4 * ((size_t)GPU_PRINT_HEADER + pcap), &pbuf, err);
+        if (!st) st = l0_mem_write(b, pbuf, 0, header, sizeof header, err);
+        if (!st && (r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + c->narrays),
+                                                    sizeof pbuf, &pbuf)) != ZE_RESULT_SUCCESS)
+            st = l0_fail(err, what, "zeKernelSetArgumentValue(the print buffer)", r);
+        if (st) {
+            if (pbuf) l0_mem_free(b, pbuf);
+            return st;
+        }
+    }
+    tack_status st = launch(b, c, what, ninner, count, inner0, inner1, err);
+    if (pbuf) {
+        if (!st) {
+            uint32_t header[GPU_PRINT_HEADER];
+            st = l0_mem_read(b, pbuf, 0, header, sizeof header, err);
+            size_t used = header[GPU_PRINT_OFFSET] < pcap ? header[GPU_PRINT_OFFSET] : pcap;
+            uint32_t *all = st ? NULL : malloc(4 * (GPU_PRINT_HEADER + used));
+            if (!st && !all)
+                st = backend_error(err, TACK_ERR_NOMEM, "%s: out of memory reading its print()s",
+                                   what);
+            if (all) {
+                memcpy(all, header, sizeof header);
+                if (used) st = l0_mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
+                if (!st) gpu_print_output(&c->prints, name, all);
+                free(all);
+            }
+        }
+        l0_mem_free(b, pbuf);
+    }
+    return st;
+}
+
+static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
+                          int64_t inner0, int64_t inner1, tack_error *err) {
+    const ze_api *ze = b->ze;
+    const char *name = c->f->name;
+    ze_result_t r;
     uint32_t groups[3], size[3];
     l0_groups(b, ninner, count, inner0, inner1, groups, size);
     /* A collective kernel's groups are exactly the language's workgroups. */

@@ -38,6 +38,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/gpu.h"
 #include "ze_api.h"
 
 struct backend {
@@ -72,6 +73,7 @@ struct backend_code {
     ir_func *f;        /* post-pass IR that owns its strings (the pack fill) */
     int narrays;
     int *arrays;       /* the ROLE_ARRAY parameters, in order (malloc'd) */
+    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* ocloc.c */

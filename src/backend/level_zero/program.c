@@ -89,6 +89,10 @@ tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t
     }
     for (int p = 0; p < f->nparams; p++)
         if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
+    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        l0_release(b, c);
+        return nomem(err, f->name);
+    }
     tack_status st = TACK_ERR_DEVICE;
     tack_error native_err = {0};
     if (native && native_len) {
@@ -146,6 +150,7 @@ void l0_release(backend *b, backend_code *c) {
     free(c->native);
     free(c->spirv);
     free(c->arrays);
+    gpu_print_table_free(&c->prints);
     free(c);
 }
 

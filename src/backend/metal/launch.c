@@ -9,6 +9,8 @@
 #include "metal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/gpu/gpu.h"
 
@@ -54,6 +56,24 @@ void metal_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int
     group->width = (uint64_t)t[0], group->height = (uint64_t)t[1], group->depth = (uint64_t)t[2];
 }
 
+/* The records of a printing launch back, formatted in whole lines. */
+static tack_status print_lines(backend *b, backend_code *c, const char *name, void *pbuf,
+                               uint32_t pcap, tack_error *err) {
+    uint32_t header[GPU_PRINT_HEADER];
+    tack_status st = metal_mem_read(b, pbuf, 0, header, sizeof header, err);
+    if (st) return st;
+    size_t used = header[GPU_PRINT_OFFSET] < pcap ? header[GPU_PRINT_OFFSET] : pcap;
+    uint32_t *all = malloc(4 * (GPU_PRINT_HEADER + used));
+    if (!all)
+        return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory reading its print()s",
+                             name);
+    memcpy(all, header, sizeof header);
+    if (used) st = metal_mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
+    if (!st) gpu_print_output(&c->prints, name, all);
+    free(all);
+    return st;
+}
+
 tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *call,
                               const int64_t *pack, tack_error *err) {
     const metal_objc_api *o = b->objc;
@@ -82,6 +102,21 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
                              (unsigned long long)(c->max_threads < b->max_threads.width
                                                       ? c->max_threads
                                                       : b->max_threads.width));
+    /* print(): a record buffer for this launch, its header written first
+     * (gpu/print_buf.c); its lines are written after the launch. */
+    void *pbuf = NULL;
+    uint32_t pcap = 0;
+    if (c->prints.n) {
+        uint32_t header[GPU_PRINT_HEADER];
+        pcap = gpu_print_capacity();
+        gpu_print_header(header, pcap);
+        tack_status pst = metal_mem_alloc(b, 4 * ((size_t)GPU_PRINT_HEADER + pcap), &pbuf, err);
+        if (!pst) pst = metal_mem_write(b, pbuf, 0, header, sizeof header, err);
+        if (pst) {
+            if (pbuf) metal_mem_free(b, pbuf);
+            return pst;
+        }
+    }
     tack_status st = TACK_OK;
     void *pool = o->pool_push();
     pthread_mutex_lock(&b->lock);
@@ -98,6 +133,7 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
     for (int a = 0; a < c->narrays; a++)
         o->v_id_u64_u64(enc, s->set_buffer, (objc_id)(uintptr_t)call->slots[c->arrays[a]], 0,
                         (uint64_t)(1 + a));
+    if (pbuf) o->v_id_u64_u64(enc, s->set_buffer, (objc_id)pbuf, 0, (uint64_t)(1 + c->narrays));
     if (b->nonuniform) {
         o->v_size_size(enc, s->dispatch_threads, grid, group);
     } else {
@@ -121,5 +157,9 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
     }
 done:
     o->pool_pop(pool);
+    if (pbuf) {
+        if (!st) st = print_lines(b, c, name, pbuf, pcap, err);
+        metal_mem_free(b, pbuf);
+    }
     return st;
 }

@@ -39,6 +39,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/gpu.h"
 #include "objc_api.h"
 
 /* The selectors the driver sends (field, Objective-C name), registered
@@ -95,6 +96,7 @@ struct backend_code {
     ir_func *f;            /* post-pass IR that owns its strings (the pack fill) */
     int narrays;
     int *arrays;           /* the ROLE_ARRAY parameters, in order (malloc'd) */
+    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* device.c */

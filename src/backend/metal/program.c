@@ -91,6 +91,10 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
     }
     for (int p = 0; p < f->nparams; p++)
         if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
+    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        metal_release(b, c);
+        return nomem(err, f->name);
+    }
     void *pool = b->objc->pool_push();
     tack_status st = compile(b, c, err); /* err is filled before the pool goes */
     b->objc->pool_pop(pool);
@@ -109,6 +113,7 @@ void metal_release(backend *b, backend_code *c) {
     free(c->entry);
     free(c->source);
     free(c->arrays);
+    gpu_print_table_free(&c->prints);
     free(c);
 }
 

@@ -1,7 +1,7 @@
 /* launch.c - one dispatch: the pack by value and one buffer per array
  * parameter as the kernel's arguments (gpu.h's order), a global size that
  * covers the range (in pieces past a launch's cap), and a wait for
- * completion.
+ * completion; then the lines of a printing kernel's record buffer.
  *
  * Setting arguments mutates the cl_kernel, so launches of one code object
  * are serialized by the runtime (caps.locked_dispatch); the queue itself is
@@ -9,6 +9,8 @@
 #include "opencl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/gpu/gpu.h"
 
@@ -50,6 +52,31 @@ static tack_status call_fail(tack_error *err, const char *kernel_name, const cha
     return opencl_fail(err, what, call, code);
 }
 
+/* After a printing launch: the records back, formatted in whole lines. */
+static tack_status print_lines(backend *b, backend_code *c, const char *name, tack_error *err) {
+    const opencl_api *cl = b->cl;
+    uint32_t header[GPU_PRINT_HEADER];
+    cl_int e = cl->EnqueueReadBuffer(b->queue, c->print_buf, CL_TRUE, 0, sizeof header, header, 0,
+                                     NULL, NULL);
+    if (e != CL_SUCCESS) return call_fail(err, name, "clEnqueueReadBuffer(the print buffer)", e);
+    size_t used = header[GPU_PRINT_OFFSET] < c->print_cap ? header[GPU_PRINT_OFFSET] : c->print_cap;
+    uint32_t *all = malloc(4 * (GPU_PRINT_HEADER + used));
+    if (!all) {
+        err->status = TACK_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "kernel '%s': out of memory reading its print()s",
+                 name);
+        return TACK_ERR_NOMEM;
+    }
+    memcpy(all, header, sizeof header);
+    if (used)
+        e = cl->EnqueueReadBuffer(b->queue, c->print_buf, CL_TRUE, sizeof header, 4 * used,
+                                  all + GPU_PRINT_HEADER, 0, NULL, NULL);
+    if (e == CL_SUCCESS) gpu_print_output(&c->prints, name, all);
+    free(all);
+    if (e != CL_SUCCESS) return call_fail(err, name, "clEnqueueReadBuffer(the print buffer)", e);
+    return TACK_OK;
+}
+
 tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *call,
                                const int64_t *pack, tack_error *err) {
     const opencl_api *cl = b->cl;
@@ -82,6 +109,31 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
                      c->f->params[p].name ? c->f->params[p].name : "?");
             return call_fail(err, name, what, e);
         }
+    }
+    if (c->prints.n) {
+        /* print(): the record buffer, its header reset for this launch. */
+        uint32_t cap = gpu_print_capacity(), header[GPU_PRINT_HEADER];
+        if (c->print_buf && cap != c->print_cap) {
+            cl->ReleaseMemObject(c->print_buf);
+            c->print_buf = NULL;
+        }
+        if (!c->print_buf) {
+            c->print_buf = cl->CreateBuffer(b->context, CL_MEM_READ_WRITE,
+                                            4 * ((size_t)GPU_PRINT_HEADER + cap), NULL, &e);
+            if (e != CL_SUCCESS || !c->print_buf) {
+                if (c->print_buf) cl->ReleaseMemObject(c->print_buf);
+                c->print_buf = NULL;
+                return call_fail(err, name, "clCreateBuffer(the print buffer)", e ? e : -4);
+            }
+            c->print_cap = cap;
+        }
+        gpu_print_header(header, cap);
+        e = cl->EnqueueWriteBuffer(b->queue, c->print_buf, CL_TRUE, 0, sizeof header, header, 0,
+                                   NULL, NULL);
+        if (e != CL_SUCCESS) return call_fail(err, name, "clEnqueueWriteBuffer(the print buffer)", e);
+        e = cl->SetKernelArg(c->kernel, (cl_uint)(1 + c->narrays), sizeof c->print_buf,
+                             &c->print_buf);
+        if (e != CL_SUCCESS) return call_fail(err, name, "clSetKernelArg(the print buffer)", e);
     }
     /* The kernel runs one iteration per work item (the dialect's covering
      * grid): one launch covers the range, or, past the cap on a launch's
@@ -116,5 +168,5 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
      * kernel's execution raised surfaces here. */
     e = cl->Finish(b->queue);
     if (e != CL_SUCCESS) return call_fail(err, name, "clFinish", e);
-    return TACK_OK;
+    return c->prints.n ? print_lines(b, c, name, err) : TACK_OK;
 }

@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/gpu.h"
 #include "cl_api.h"
 
 struct backend {
@@ -67,6 +68,12 @@ struct backend_code {
     int pack_words;
     int narrays;
     int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
+    /* print(): the statements' formats, and the record buffer (made at the
+     * first launch, remade when TACK_PRINT_BUFFER changes; launches of one
+     * code object are serialized, caps.locked_dispatch). */
+    gpu_print_table prints;
+    cl_mem print_buf;
+    uint32_t print_cap;
 };
 
 

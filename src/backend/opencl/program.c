@@ -202,6 +202,14 @@ static backend_code *code_new(const ir_func *f, const char *entry, size_t entry_
     c->pack_words = gpu_pack_words(f);
     for (int p = 0; p < f->nparams; p++)
         if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
+    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        ir_func_free(c->f);
+        free(c->entry);
+        free(c->source);
+        free(c->arrays);
+        free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -282,6 +290,8 @@ int opencl_code_many(backend *b, int n, const ir_func *const *fs, const char *co
 void opencl_release(backend *b, backend_code *c) {
     if (!c) return;
     if (c->kernel) b->cl->ReleaseKernel(c->kernel);
+    if (c->print_buf) b->cl->ReleaseMemObject(c->print_buf);
+    gpu_print_table_free(&c->prints);
     program_unref(c->prog);
     ir_func_free(c->f);
     free(c->entry);
