@@ -69,6 +69,8 @@ static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_d
         const binding *b = arg->kind == EX_NAME ? scope_find(L->sc, arg->name) : NULL;
         if (b && b->kind == BIND_PARAM) p = b->index;
         if (p >= 0) return scope_bind(L, callee, pname, BIND_PARAM, p);
+        int rc = view_bind_parameter(L, callee, body, def, pname, arg);
+        if (rc <= 0) return rc;
     }
     ir_expr *v = lower_expr(L, arg);
     if (!v) return -1;

@@ -332,6 +332,8 @@ int view_of(lowerer *L, const expr *arr, view *v);
 int view_name_is_indexed(lowerer *L, const char *name);
 /* Each returns 1 (nothing emitted) when the statement is not its kind. */
 int view_assign_row(lowerer *L, ir_block *b, const stmt *s);   /* row = b[i] */
+int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *def,
+                        const char *pname, const expr *arg); /* f(b[i]), f(row), f(local) */
 int view_for(lowerer *L, ir_block *b, const stmt *s);          /* for v in seq */
 int view_unpack_shape(lowerer *L, ir_block *b, const stmt *s); /* n, m = a.shape */
 int view_assign_tuple(lowerer *L, ir_block *b, const stmt *s); /* w = (1.0, 2.0) */

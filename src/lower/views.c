@@ -169,6 +169,39 @@ int view_assign_row(lowerer *L, ir_block *b, const stmt *s) {
     return bind_row(L, b, t, &v);
 }
 
+/* A device function's parameter given a row (`dist(c[i], c[j])`, where the
+ * function indexes it) or a row or local array the caller holds by name:
+ * bound in the callee's scope to the same array, a row's indices evaluated
+ * into b now.  1: arg is none of these (it is passed as a value). */
+int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *def,
+                        const char *pname, const expr *arg) {
+    if (arg->kind == EX_NAME) {
+        const binding *held = scope_find(L->sc, arg->name);
+        if (!held || (held->kind != BIND_ROW && held->kind != BIND_SCRATCH)) return 1;
+        if (scope_bind(L, callee, pname, held->kind, held->index)) return -1;
+        binding *bound = &callee->binds[callee->nbinds - 1];
+        bound->row_scratch = held->row_scratch;
+        bound->nprefix = held->nprefix;
+        memcpy(bound->prefix, held->prefix, sizeof bound->prefix);
+        return 0;
+    }
+    if (arg->kind != EX_SUBSCRIPT || !body_indexes(def->body, def->nbody, pname) ||
+        mat_chain_is_element(L, arg))
+        return 1;
+    view v;
+    if (view_of(L, arg, &v)) return -1;
+    if (!v.nprefix || (v.scratch >= 0 && v.nprefix >= L->f->scratch[v.scratch].ndim)) return 1;
+    if (scope_bind(L, callee, pname, BIND_ROW, v.scratch >= 0 ? v.scratch : v.param)) return -1;
+    binding *bound = &callee->binds[callee->nbinds - 1];
+    bound->row_scratch = v.scratch >= 0;
+    bound->nprefix = v.nprefix;
+    for (int i = 0; i < v.nprefix; i++)
+        if ((bound->prefix[i] = lower_temp(L, "row")) < 0 ||
+            lower_set_local(L, b, bound->prefix[i], v.prefix[i], arg))
+            return -1;
+    return 0;
+}
+
 /* ---- n, m = a.shape ---- */
 
 int view_unpack_shape(lowerer *L, ir_block *b, const stmt *s) {

@@ -68,3 +68,41 @@ def test_a_default_must_be_a_literal(device):
 
     with pytest.raises(tack.CompileError, match="the default of 'by' must be a number"):
         k(tack.zeros(2, dtype=tack.f64, device=device))
+
+
+@tack.func
+def distance(a, b):
+    s = 0.0
+    for k in range(a.shape[0]):
+        d = a[k] - b[k]
+        s += d * d
+    return s ** 0.5
+
+
+@tack.func
+def fill_and_sum(w, x):
+    for k in range(len(w)):
+        w[k] = x * k
+    s = 0.0
+    for v in w:
+        s += v
+    return s
+
+
+@tack.kernel
+def rows_and_locals(c, out, sums):
+    for i in range(c.shape[0]):
+        r = c[i]
+        out[i] = distance(c[i], c[0]) + 10.0 * distance(r, c[c.shape[0] - 1]) + 0.0 * r[0]
+        wl = tack.local((4,), tack.f64)
+        sums[i] = fill_and_sum(wl, c[i, 0]) + wl[3]
+
+
+def test_rows_and_local_arrays_as_arguments(device):
+    c = np.random.default_rng(3).random((5, 4))
+    out = tack.zeros(5, dtype=tack.f64, device=device)
+    sums = tack.zeros(5, dtype=tack.f64, device=device)
+    rows_and_locals(tack.array(c, device=device), out, sums)
+    want = np.linalg.norm(c - c[0], axis=1) + 10 * np.linalg.norm(c - c[-1], axis=1)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(sums.numpy(), 6 * c[:, 0] + 3 * c[:, 0], rtol=1e-12)
