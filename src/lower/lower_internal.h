@@ -332,6 +332,8 @@ int view_of(lowerer *L, const expr *arr, view *v);
 int view_name_is_indexed(lowerer *L, const char *name);
 /* Each returns 1 (nothing emitted) when the statement is not its kind. */
 int view_assign_row(lowerer *L, ir_block *b, const stmt *s);   /* row = b[i] */
+/* The most indices `name[...]` takes at once in body (matrices.c). */
+int lower_widest_index(stmt *const *body, int n, const char *name);
 int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *def,
                         const char *pname, const expr *arg); /* f(b[i]), f(row), f(local) */
 int view_for(lowerer *L, ir_block *b, const stmt *s);          /* for v in seq */

@@ -514,7 +514,7 @@ static int widest_subscript(const expr *e, const char *name) {
     return w;
 }
 
-static int widest_in_body(stmt *const *body, int n, const char *name) {
+int lower_widest_index(stmt *const *body, int n, const char *name) {
     int w = 0;
     for (int i = 0; i < n; i++) {
         const stmt *s = body[i];
@@ -522,8 +522,8 @@ static int widest_in_body(stmt *const *body, int n, const char *name) {
         for (int t = 0; t < s->ntargets; t++)
             if ((k = widest_subscript(s->targets[t], name)) > w) w = k;
         if ((k = widest_subscript(s->value, name)) > w) w = k;
-        if ((k = widest_in_body(s->body, s->nbody, name)) > w) w = k;
-        if ((k = widest_in_body(s->orelse, s->norelse, name)) > w) w = k;
+        if ((k = lower_widest_index(s->body, s->nbody, name)) > w) w = k;
+        if ((k = lower_widest_index(s->orelse, s->norelse, name)) > w) w = k;
     }
     return w;
 }
@@ -542,7 +542,7 @@ int mat_chain_is_element(lowerer *L, const expr *e) {
         name = L->f->params[b->index].name;
     }
     const func_def *d = L->sc->def;
-    int dims = d ? widest_in_body(d->body, d->nbody, name) : 0;
+    int dims = d ? lower_widest_index(d->body, d->nbody, name) : 0;
     return total == (dims > 1 ? dims : 1);
 }
 

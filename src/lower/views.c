@@ -191,6 +191,14 @@ int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *
     view v;
     if (view_of(L, arg, &v)) return -1;
     if (!v.nprefix || (v.scratch >= 0 && v.nprefix >= L->f->scratch[v.scratch].ndim)) return 1;
+    /* A parameter's dimensions are known only from how the caller indexes
+     * it: b[i] is a row where the caller also writes b[i, j]. */
+    const expr *root = arg;
+    while (root->kind == EX_SUBSCRIPT) root = root->a;
+    const func_def *d = L->sc->def;
+    if (v.scratch < 0 && (root->kind != EX_NAME || !d ||
+                          lower_widest_index(d->body, d->nbody, root->name) <= v.nprefix))
+        return 1;
     if (scope_bind(L, callee, pname, BIND_ROW, v.scratch >= 0 ? v.scratch : v.param)) return -1;
     binding *bound = &callee->binds[callee->nbinds - 1];
     bound->row_scratch = v.scratch >= 0;

@@ -58,8 +58,8 @@ def test_a_device_function_s_parse_error_says_device_function():
     from conftest import line_of
 
     @tack.func
-    def scaled(v, k=2.0):  #@default
-        return v * k
+    def scaled(v, *k):  #@starargs
+        return v * k[0]
 
     @tack.kernel
     def uses(x):
@@ -69,7 +69,7 @@ def test_a_device_function_s_parse_error_says_device_function():
         uses(np.ones(3))
     assert "device function 'scaled'" in str(e.value)
     assert "kernel 'scaled'" not in str(e.value)
-    assert e.value.lineno == line_of(HERE, "#@" + "default")
+    assert e.value.lineno == line_of(HERE, "#@" + "starargs")
 
 
 def test_recursion_is_refused_by_name():
