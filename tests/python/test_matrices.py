@@ -392,13 +392,18 @@ def test_constant_index_out_of_range(device):
     assert "out of range" in str(e) and e.lineno == k2.__code__.co_firstlineno + 3
 
 
-def test_variable_index_is_refused(device):
+def test_variable_index_reads_the_component(device):
+    # once refused ("integer constants"); a run-time index picks the component
+    # (tests/python/test_dynamic_components.py has the whole family)
+    @tack.kernel
     def k(out):
         for i in range(out.shape[0]):
-            m = tack.mat22f()
-            out[i] = m[i, 0]
-    e = compile_error(k, np.zeros(2, np.float32))
-    assert "integer constants" in str(e)
+            m = tack.mat22f(1.0, 2.0, 3.0, 4.0)
+            out[i] = m[i, 0] + m[1, i - 2]  # i - 2 counts from the end for i < 2
+
+    out = tack.zeros(4, dtype=tack.f32, device=device)
+    k(out)
+    np.testing.assert_array_equal(out.numpy(), [1.0 + 3.0, 3.0 + 4.0, 0.0 + 3.0, 0.0 + 4.0])
 
 
 def test_unknown_attribute_and_wrong_kinds(device):
