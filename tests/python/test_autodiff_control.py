@@ -200,3 +200,43 @@ def test_ball_throw_example_converges(device, tmp_path):
                         "--png", str(tmp_path / "b.png")], cwd=ex, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0 and "ball_throw: ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_spring_chain_gradient_matches_finite_differences(device):
+    """The gradient of the chain's end position through 40 launches of a
+    kernel with neighbour reads and branches, against central differences."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "examples"))
+    import spring_fit as S
+    goal = tack.array(np.array([1.0, -0.5]), device=device)
+
+    def loss_of(r):
+        end = S.simulate(tack.array(r, device=device), device)[-1]
+        loss = tack.zeros(1, dtype=tack.f64, device=device)
+        S.miss(end[0], end[1], goal, loss)
+        return loss.numpy()[0]
+
+    r0 = np.linspace(0.18, 0.24, S.N - 1)
+    rest = tack.array(r0, device=device, requires_grad=True)
+    loss = tack.zeros(1, dtype=tack.f64, device=device, requires_grad=True)
+    tape = tack.Tape()
+    states = S.simulate(rest, device, tape)
+    with tape:
+        S.miss(states[-1][0], states[-1][1], goal, loss)
+    tape.backward(loss)
+    h = 1e-6
+    fd = [(loss_of(r0 + h * e) - loss_of(r0 - h * e)) / (2 * h) for e in np.eye(S.N - 1)]
+    np.testing.assert_allclose(rest.grad.numpy(), fd, rtol=1e-6)
+
+
+def test_spring_fit_example_converges(device, tmp_path):
+    import os
+    import subprocess
+    import sys
+    ex = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+    r = subprocess.run([sys.executable, "spring_fit.py", "--device", device.name,
+                        "--png", str(tmp_path / "s.png")], cwd=ex, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "spring_fit: ok" in r.stdout, r.stdout + r.stderr
