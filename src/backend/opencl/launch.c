@@ -45,6 +45,8 @@ void opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, in
     }
 }
 
+#define ROW_GROUP 64
+
 static tack_status call_fail(tack_error *err, const char *kernel_name, const char *call,
                              cl_int code) {
     char what[160];
@@ -157,8 +159,15 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
                     int64_t rest = round_up(r.extent[d] - (int64_t)off[d], r.multiple[d]);
                     g[d] = (size_t)(rest < r.piece[d] ? rest : r.piece[d]);
                 }
+                /* 2-D and 3-D ranges: groups of (64, 1, 1) along the innermost
+                 * index, which opencl_grid rounds to a multiple of 64 when it
+                 * is longer.  Left to itself PoCL picked groups that ran a
+                 * 2048^2 Jacobi step 3.7x slower (bench/bench_ndindex.py). */
+                size_t row[3] = {ROW_GROUP, 1, 1};
+                int rows = !whole_groups && r.dims >= 2 && g[0] % ROW_GROUP == 0 &&
+                           b->caps.max_workgroup >= ROW_GROUP;
                 e = cl->EnqueueNDRangeKernel(b->queue, c->kernel, (cl_uint)r.dims, off, g,
-                                             whole_groups ? group : NULL, 0, NULL, NULL);
+                                             whole_groups ? group : rows ? row : NULL, 0, NULL, NULL);
                 if (e != CL_SUCCESS) {
                     cl->Finish(b->queue); /* what was queued finishes before we return */
                     return call_fail(err, name, "clEnqueueNDRangeKernel", e);
