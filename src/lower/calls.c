@@ -121,28 +121,6 @@ static ir_expr *node(lowerer *L, ir_expr_kind k, const expr *at) {
     return x;
 }
 
-static ir_expr *bin(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
-    if (!a || !b) return NULL;
-    ir_expr *x = node(L, IR_BINOP, at);
-    if (x) {
-        x->op = op;
-        x->a = a;
-        x->b = b;
-    }
-    return x;
-}
-
-static ir_expr *sel(lowerer *L, ir_expr *c, ir_expr *a, ir_expr *b, const expr *at) {
-    if (!c || !a || !b) return NULL;
-    ir_expr *x = node(L, IR_SELECT, at);
-    if (x) {
-        x->cond = c;
-        x->a = a;
-        x->b = b;
-    }
-    return x;
-}
-
 static ir_expr *fn(lowerer *L, ir_intrinsic f, ir_expr *a, ir_expr *b, const expr *at) {
     int n = ir_intrinsic_nargs(f);
     if (n < 0) n = 2; /* min, max */
@@ -291,11 +269,11 @@ static ir_expr *searchsorted(lowerer *L, const expr *e) {
         lower_oom(L);
         return NULL;
     }
-    loop->value = bin(L, OP_LT, rd(L, lo, e), rd(L, hi, e), e);
+    loop->value = lower_bin(L, OP_LT, rd(L, lo, e), rd(L, hi, e), e);
     /* mid = lo + (hi - lo) // 2 never overflows */
     if (lower_set_local(L, &loop->body, mid,
-                        bin(L, OP_ADD, rd(L, lo, e),
-                            bin(L, OP_FLOORDIV, bin(L, OP_SUB, rd(L, hi, e), rd(L, lo, e), e),
+                        lower_bin(L, OP_ADD, rd(L, lo, e),
+                            lower_bin(L, OP_FLOORDIV, lower_bin(L, OP_SUB, rd(L, hi, e), rd(L, lo, e), e),
                                 icon(L, 2, e), e), e), e))
         return NULL;
     ir_expr *a = lower_expr(L, &elem);
@@ -306,8 +284,8 @@ static ir_expr *searchsorted(lowerer *L, const expr *e) {
         return NULL;
     }
     /* left: the first i with a[i] >= v; right: the first with a[i] > v */
-    step->value = bin(L, right ? OP_LE : OP_LT, a, rd(L, vt, e), e);
-    if (lower_set_local(L, &step->body, lo, bin(L, OP_ADD, rd(L, mid, e), icon(L, 1, e), e), e) ||
+    step->value = lower_bin(L, right ? OP_LE : OP_LT, a, rd(L, vt, e), e);
+    if (lower_set_local(L, &step->body, lo, lower_bin(L, OP_ADD, rd(L, mid, e), icon(L, 1, e), e), e) ||
         lower_set_local(L, &step->orelse, hi, rd(L, mid, e), e) || push(L, &loop->body, step) ||
         push(L, body, loop))
         return NULL;
@@ -337,7 +315,7 @@ static ir_expr *numpy_scalar(lowerer *L, const expr *e, const char *leaf) {
     char name[64];
     snprintf(name, sizeof name, "numpy.%s", leaf);
     if (scalar_args(L, e, name, three ? 3 : two ? 2 : 1, args)) return NULL;
-    if (!strcmp(leaf, "where")) return sel(L, args[0], args[1], args[2], e);
+    if (!strcmp(leaf, "where")) return lower_sel(L, args[0], args[1], args[2], e);
     if (!strcmp(leaf, "minimum") || !strcmp(leaf, "fmin")) return fn(L, INTR_MIN, args[0], args[1], e);
     if (!strcmp(leaf, "maximum") || !strcmp(leaf, "fmax")) return fn(L, INTR_MAX, args[0], args[1], e);
     if (!strcmp(leaf, "clip")) /* NumPy's minimum(maximum(a, a_min), a_max) */
@@ -353,9 +331,9 @@ static ir_expr *numpy_scalar(lowerer *L, const expr *e, const char *leaf) {
     if (!strcmp(leaf, "positive")) return args[0];
     if (!strcmp(leaf, "rint")) return fn(L, INTR_ROUND, args[0], NULL, e);
     if (!strcmp(leaf, "fix")) return fn(L, INTR_TRUNC, args[0], NULL, e);
-    if (!strcmp(leaf, "reciprocal")) return bin(L, OP_DIV, fcon(L, 1.0, e), args[0], e);
+    if (!strcmp(leaf, "reciprocal")) return lower_bin(L, OP_DIV, fcon(L, 1.0, e), args[0], e);
     if (!strcmp(leaf, "signbit"))
-        return bin(L, OP_LT, fn(L, INTR_COPYSIGN, fcon(L, 1.0, e), args[0], e), fcon(L, 0.0, e), e);
+        return lower_bin(L, OP_LT, fn(L, INTR_COPYSIGN, fcon(L, 1.0, e), args[0], e), fcon(L, 0.0, e), e);
     /* The rest read an argument more than once: hold them in locals. */
     ir_block *body = new_block(L);
     int r = lower_temp(L, "np");
@@ -363,33 +341,33 @@ static ir_expr *numpy_scalar(lowerer *L, const expr *e, const char *leaf) {
     int a = hold(L, body, args[0], e), b = two ? hold(L, body, args[1], e) : -1;
     if (a < 0 || (two && b < 0)) return NULL;
     ir_expr *v;
-    if (!strcmp(leaf, "square")) v = bin(L, OP_MUL, rd(L, a, e), rd(L, a, e), e);
+    if (!strcmp(leaf, "square")) v = lower_bin(L, OP_MUL, rd(L, a, e), rd(L, a, e), e);
     else if (!strcmp(leaf, "sign")) /* 1, -1, or x itself (0, -0, nan), in x's type */
-        v = sel(L, bin(L, OP_GT, rd(L, a, e), icon(L, 0, e), e),
-                bin(L, OP_ADD, bin(L, OP_MUL, rd(L, a, e), icon(L, 0, e), e), icon(L, 1, e), e),
-                sel(L, bin(L, OP_LT, rd(L, a, e), icon(L, 0, e), e),
-                    bin(L, OP_SUB, bin(L, OP_MUL, rd(L, a, e), icon(L, 0, e), e), icon(L, 1, e), e),
+        v = lower_sel(L, lower_bin(L, OP_GT, rd(L, a, e), icon(L, 0, e), e),
+                lower_bin(L, OP_ADD, lower_bin(L, OP_MUL, rd(L, a, e), icon(L, 0, e), e), icon(L, 1, e), e),
+                lower_sel(L, lower_bin(L, OP_LT, rd(L, a, e), icon(L, 0, e), e),
+                    lower_bin(L, OP_SUB, lower_bin(L, OP_MUL, rd(L, a, e), icon(L, 0, e), e), icon(L, 1, e), e),
                     rd(L, a, e), e), e);
     else if (!strcmp(leaf, "heaviside"))
-        v = sel(L, bin(L, OP_LT, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 0.0, e),
-                sel(L, bin(L, OP_GT, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 1.0, e),
-                    sel(L, bin(L, OP_EQ, rd(L, a, e), fcon(L, 0.0, e), e), rd(L, b, e),
+        v = lower_sel(L, lower_bin(L, OP_LT, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 0.0, e),
+                lower_sel(L, lower_bin(L, OP_GT, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 1.0, e),
+                    lower_sel(L, lower_bin(L, OP_EQ, rd(L, a, e), fcon(L, 0.0, e), e), rd(L, b, e),
                         rd(L, a, e), e), e), e);
     else if (!strcmp(leaf, "sinc")) {
-        int px = hold(L, body, bin(L, OP_MUL, rd(L, a, e), fcon(L, M_PI, e), e), e);
+        int px = hold(L, body, lower_bin(L, OP_MUL, rd(L, a, e), fcon(L, M_PI, e), e), e);
         if (px < 0) return NULL;
-        v = sel(L, bin(L, OP_EQ, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 1.0, e),
-                bin(L, OP_DIV, fn(L, INTR_SIN, rd(L, px, e), NULL, e), rd(L, px, e), e), e);
+        v = lower_sel(L, lower_bin(L, OP_EQ, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 1.0, e),
+                lower_bin(L, OP_DIV, fn(L, INTR_SIN, rd(L, px, e), NULL, e), rd(L, px, e), e), e);
     } else { /* logaddexp(2): the larger plus log1p(exp(-|a - b|)) */
         int base2 = !strcmp(leaf, "logaddexp2");
-        ir_expr *d = fn(L, INTR_FABS, bin(L, OP_SUB, rd(L, a, e), rd(L, b, e), e), NULL, e);
-        ir_expr *t = base2 ? bin(L, OP_DIV, fn(L, INTR_LOG1P, fn(L, INTR_EXP2, bin(L, OP_MUL, fcon(L, -1.0, e), d, e), NULL, e), NULL, e),
+        ir_expr *d = fn(L, INTR_FABS, lower_bin(L, OP_SUB, rd(L, a, e), rd(L, b, e), e), NULL, e);
+        ir_expr *t = base2 ? lower_bin(L, OP_DIV, fn(L, INTR_LOG1P, fn(L, INTR_EXP2, lower_bin(L, OP_MUL, fcon(L, -1.0, e), d, e), NULL, e), NULL, e),
                                  fcon(L, M_LN2, e), e)
-                           : fn(L, INTR_LOG1P, fn(L, INTR_EXP, bin(L, OP_MUL, fcon(L, -1.0, e), d, e), NULL, e), NULL, e);
+                           : fn(L, INTR_LOG1P, fn(L, INTR_EXP, lower_bin(L, OP_MUL, fcon(L, -1.0, e), d, e), NULL, e), NULL, e);
         /* equal infinities: a + log(2) would give nan from inf - inf */
-        v = sel(L, bin(L, OP_EQ, rd(L, a, e), rd(L, b, e), e),
-                bin(L, OP_ADD, rd(L, a, e), fcon(L, base2 ? 1.0 : M_LN2, e), e),
-                bin(L, OP_ADD, fn(L, INTR_MAX, rd(L, a, e), rd(L, b, e), e), t, e), e);
+        v = lower_sel(L, lower_bin(L, OP_EQ, rd(L, a, e), rd(L, b, e), e),
+                lower_bin(L, OP_ADD, rd(L, a, e), fcon(L, base2 ? 1.0 : M_LN2, e), e),
+                lower_bin(L, OP_ADD, fn(L, INTR_MAX, rd(L, a, e), rd(L, b, e), e), t, e), e);
     }
     if (!v || lower_set_local(L, body, r, v, e)) return NULL;
     return inline_value(L, body, r, e);

@@ -21,19 +21,6 @@ static ir_expr *K(lowerer *L, double v, const expr *at) {
     return x;
 }
 
-static ir_expr *BIN(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
-    if (!a || !b) return NULL;
-    ir_expr *x = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
-    if (!x) {
-        lower_oom(L);
-        return NULL;
-    }
-    x->op = op;
-    x->a = a;
-    x->b = b;
-    return x;
-}
-
 static ir_expr *NEG(lowerer *L, ir_expr *a, const expr *at) {
     if (!a) return NULL;
     ir_expr *x = ir_expr_new(L->f, IR_UNOP, at->line, at->col);
@@ -70,19 +57,6 @@ static ir_expr *LOGIC(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *
         return NULL;
     }
     x->op = op;
-    x->a = a;
-    x->b = b;
-    return x;
-}
-
-static ir_expr *SEL(lowerer *L, ir_expr *c, ir_expr *a, ir_expr *b, const expr *at) {
-    if (!c || !a || !b) return NULL;
-    ir_expr *x = ir_expr_new(L->f, IR_SELECT, at->line, at->col);
-    if (!x) {
-        lower_oom(L);
-        return NULL;
-    }
-    x->cond = c;
     x->a = a;
     x->b = b;
     return x;
@@ -146,39 +120,39 @@ ir_expr *cx_make(lowerer *L, ir_expr *re, ir_expr *im, const expr *at) {
 /* a / b by Smith's method, which avoids overflow in |b|^2 (NumPy's too). */
 static ir_expr *divide(lowerer *L, ir_expr *z, int ar, int ai, int br, int bi, const expr *at) {
     if (bi < 0) /* a real divisor */
-        return finish(L, z, BIN(L, OP_DIV, part(L, ar, at), R(L, br, at), at),
-                      BIN(L, OP_DIV, part(L, ai, at), R(L, br, at), at), at);
-    int big = temp(L, z->body, BIN(L, OP_GE, CALL(L, INTR_FABS, R(L, br, at), NULL, at),
+        return finish(L, z, lower_bin(L, OP_DIV, part(L, ar, at), R(L, br, at), at),
+                      lower_bin(L, OP_DIV, part(L, ai, at), R(L, br, at), at), at);
+    int big = temp(L, z->body, lower_bin(L, OP_GE, CALL(L, INTR_FABS, R(L, br, at), NULL, at),
                                    CALL(L, INTR_FABS, R(L, bi, at), NULL, at), at), at);
     if (big < 0) return NULL;
     /* |br| >= |bi|: r = bi/br, d = br + bi r; else r = br/bi, d = bi + br r */
-    int r = temp(L, z->body, SEL(L, R(L, big, at), BIN(L, OP_DIV, R(L, bi, at), R(L, br, at), at),
-                                 BIN(L, OP_DIV, R(L, br, at), R(L, bi, at), at), at), at);
+    int r = temp(L, z->body, lower_sel(L, R(L, big, at), lower_bin(L, OP_DIV, R(L, bi, at), R(L, br, at), at),
+                                 lower_bin(L, OP_DIV, R(L, br, at), R(L, bi, at), at), at), at);
     if (r < 0) return NULL;
     int d = temp(L, z->body,
-                 SEL(L, R(L, big, at), BIN(L, OP_ADD, R(L, br, at), BIN(L, OP_MUL, R(L, bi, at), R(L, r, at), at), at),
-                     BIN(L, OP_ADD, R(L, bi, at), BIN(L, OP_MUL, R(L, br, at), R(L, r, at), at), at), at), at);
+                 lower_sel(L, R(L, big, at), lower_bin(L, OP_ADD, R(L, br, at), lower_bin(L, OP_MUL, R(L, bi, at), R(L, r, at), at), at),
+                     lower_bin(L, OP_ADD, R(L, bi, at), lower_bin(L, OP_MUL, R(L, br, at), R(L, r, at), at), at), at), at);
     if (d < 0) return NULL;
-    ir_expr *re = SEL(L, R(L, big, at),
-                      BIN(L, OP_ADD, part(L, ar, at), BIN(L, OP_MUL, part(L, ai, at), R(L, r, at), at), at),
-                      BIN(L, OP_ADD, BIN(L, OP_MUL, part(L, ar, at), R(L, r, at), at), part(L, ai, at), at), at);
-    ir_expr *im = SEL(L, R(L, big, at),
-                      BIN(L, OP_SUB, part(L, ai, at), BIN(L, OP_MUL, part(L, ar, at), R(L, r, at), at), at),
-                      BIN(L, OP_SUB, BIN(L, OP_MUL, part(L, ai, at), R(L, r, at), at), part(L, ar, at), at), at);
-    return finish(L, z, BIN(L, OP_DIV, re, R(L, d, at), at), BIN(L, OP_DIV, im, R(L, d, at), at), at);
+    ir_expr *re = lower_sel(L, R(L, big, at),
+                      lower_bin(L, OP_ADD, part(L, ar, at), lower_bin(L, OP_MUL, part(L, ai, at), R(L, r, at), at), at),
+                      lower_bin(L, OP_ADD, lower_bin(L, OP_MUL, part(L, ar, at), R(L, r, at), at), part(L, ai, at), at), at);
+    ir_expr *im = lower_sel(L, R(L, big, at),
+                      lower_bin(L, OP_SUB, part(L, ai, at), lower_bin(L, OP_MUL, part(L, ar, at), R(L, r, at), at), at),
+                      lower_bin(L, OP_SUB, lower_bin(L, OP_MUL, part(L, ai, at), R(L, r, at), at), part(L, ar, at), at), at);
+    return finish(L, z, lower_bin(L, OP_DIV, re, R(L, d, at), at), lower_bin(L, OP_DIV, im, R(L, d, at), at), at);
 }
 
 static ir_expr *multiply(lowerer *L, ir_expr *z, int ar, int ai, int br, int bi, const expr *at) {
     if (ai < 0 || bi < 0) { /* by a real: scale both parts (no 0*inf terms) */
         int s = ai < 0 ? ar : br, cr = ai < 0 ? br : ar, ci = ai < 0 ? bi : ai;
-        return finish(L, z, BIN(L, OP_MUL, R(L, cr, at), R(L, s, at), at),
-                      BIN(L, OP_MUL, part(L, ci, at), R(L, s, at), at), at);
+        return finish(L, z, lower_bin(L, OP_MUL, R(L, cr, at), R(L, s, at), at),
+                      lower_bin(L, OP_MUL, part(L, ci, at), R(L, s, at), at), at);
     }
     return finish(L, z,
-                  BIN(L, OP_SUB, BIN(L, OP_MUL, R(L, ar, at), R(L, br, at), at),
-                      BIN(L, OP_MUL, R(L, ai, at), R(L, bi, at), at), at),
-                  BIN(L, OP_ADD, BIN(L, OP_MUL, R(L, ar, at), R(L, bi, at), at),
-                      BIN(L, OP_MUL, R(L, ai, at), R(L, br, at), at), at),
+                  lower_bin(L, OP_SUB, lower_bin(L, OP_MUL, R(L, ar, at), R(L, br, at), at),
+                      lower_bin(L, OP_MUL, R(L, ai, at), R(L, bi, at), at), at),
+                  lower_bin(L, OP_ADD, lower_bin(L, OP_MUL, R(L, ar, at), R(L, bi, at), at),
+                      lower_bin(L, OP_MUL, R(L, ai, at), R(L, br, at), at), at),
                   at);
 }
 
@@ -224,21 +198,21 @@ ir_expr *cx_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) 
         ir_expr *im = ai < 0 && bi < 0 ? K(L, 0.0, at)
                       : bi < 0         ? R(L, ai, at)
                       : ai < 0         ? (op == OP_SUB ? NEG(L, R(L, bi, at), at) : R(L, bi, at))
-                                       : BIN(L, op, R(L, ai, at), R(L, bi, at), at);
-        return finish(L, z, BIN(L, op, R(L, ar, at), R(L, br, at), at), im, at);
+                                       : lower_bin(L, op, R(L, ai, at), R(L, bi, at), at);
+        return finish(L, z, lower_bin(L, op, R(L, ar, at), R(L, br, at), at), im, at);
     }
     case OP_MUL: return multiply(L, z, ar, ai, br, bi, at);
     case OP_DIV:
         if (ai < 0 && bi >= 0) {
             /* real / complex: give the real numerator a zero part */
-            ai = temp(L, z->body, BIN(L, OP_MUL, R(L, ar, at), K(L, 0.0, at), at), at);
+            ai = temp(L, z->body, lower_bin(L, OP_MUL, R(L, ar, at), K(L, 0.0, at), at), at);
             if (ai < 0) return NULL;
         }
         return divide(L, z, ar, ai, br, bi, at);
     default: {
         /* == and !=: a scalar of the result's setup, read like a part */
-        ir_expr *eq = LOGIC(L, OP_AND, BIN(L, OP_EQ, R(L, ar, at), R(L, br, at), at),
-                            BIN(L, OP_EQ, part(L, ai, at), part(L, bi, at), at), at);
+        ir_expr *eq = LOGIC(L, OP_AND, lower_bin(L, OP_EQ, R(L, ar, at), R(L, br, at), at),
+                            lower_bin(L, OP_EQ, part(L, ai, at), part(L, bi, at), at), at);
         if (op == OP_NE) {
             ir_expr *x = ir_expr_new(L->f, IR_UNOP, at->line, at->col);
             if (!x) return NULL;
@@ -274,7 +248,7 @@ ir_expr *cx_part(lowerer *L, ir_expr *v, int imag, const expr *at) {
         return NULL;
     }
     if (!imag) return v;
-    return BIN(L, OP_MUL, v, K(L, 0.0, at), at); /* typed like v; NaN stays NaN */
+    return lower_bin(L, OP_MUL, v, K(L, 0.0, at), at); /* typed like v; NaN stays NaN */
 }
 
 ir_expr *cx_conj(lowerer *L, ir_expr *a, const expr *at) {
@@ -298,34 +272,34 @@ static ir_expr *cx_log_exp(lowerer *L, int log, ir_expr *a, const expr *at) {
     if (y < 0) return finish(L, z, CALL(L, INTR_EXP, R(L, x, at), NULL, at), K(L, 0.0, at), at);
     int e = temp(L, z->body, CALL(L, INTR_EXP, R(L, x, at), NULL, at), at);
     if (e < 0) return NULL;
-    return finish(L, z, BIN(L, OP_MUL, R(L, e, at), CALL(L, INTR_COS, R(L, y, at), NULL, at), at),
-                  BIN(L, OP_MUL, R(L, e, at), CALL(L, INTR_SIN, R(L, y, at), NULL, at), at), at);
+    return finish(L, z, lower_bin(L, OP_MUL, R(L, e, at), CALL(L, INTR_COS, R(L, y, at), NULL, at), at),
+                  lower_bin(L, OP_MUL, R(L, e, at), CALL(L, INTR_SIN, R(L, y, at), NULL, at), at), at);
 }
 
 static ir_expr *cx_sqrt(lowerer *L, ir_expr *a, const expr *at) {
     ir_expr *z = cx_new(L, at);
     int x, y;
     if (!z || operand(L, z, a, &x, &y, at)) return NULL;
-    if (y < 0 && (y = temp(L, z->body, BIN(L, OP_MUL, R(L, x, at), K(L, 0.0, at), at), at)) < 0)
+    if (y < 0 && (y = temp(L, z->body, lower_bin(L, OP_MUL, R(L, x, at), K(L, 0.0, at), at), at)) < 0)
         return NULL;
     /* t = sqrt((|x| + |z|) / 2); x >= 0: (t, y / 2t), else (|y| / 2t, t with y's sign) */
     int t = temp(L, z->body,
                  CALL(L, INTR_SQRT,
-                      BIN(L, OP_MUL, K(L, 0.5, at),
-                          BIN(L, OP_ADD, CALL(L, INTR_FABS, R(L, x, at), NULL, at),
+                      lower_bin(L, OP_MUL, K(L, 0.5, at),
+                          lower_bin(L, OP_ADD, CALL(L, INTR_FABS, R(L, x, at), NULL, at),
                               CALL(L, INTR_HYPOT, R(L, x, at), R(L, y, at), at), at), at),
                       NULL, at), at);
     if (t < 0) return NULL;
-    int zero = temp(L, z->body, LOGIC(L, OP_AND, BIN(L, OP_EQ, R(L, x, at), K(L, 0.0, at), at),
-                                      BIN(L, OP_EQ, R(L, y, at), K(L, 0.0, at), at), at), at);
-    int pos = temp(L, z->body, BIN(L, OP_GE, R(L, x, at), K(L, 0.0, at), at), at);
+    int zero = temp(L, z->body, LOGIC(L, OP_AND, lower_bin(L, OP_EQ, R(L, x, at), K(L, 0.0, at), at),
+                                      lower_bin(L, OP_EQ, R(L, y, at), K(L, 0.0, at), at), at), at);
+    int pos = temp(L, z->body, lower_bin(L, OP_GE, R(L, x, at), K(L, 0.0, at), at), at);
     if (zero < 0 || pos < 0) return NULL;
-    ir_expr *q = BIN(L, OP_DIV, R(L, y, at), BIN(L, OP_MUL, K(L, 2.0, at), R(L, t, at), at), at);
-    ir_expr *re = SEL(L, R(L, zero, at), K(L, 0.0, at),
-                      SEL(L, R(L, pos, at), R(L, t, at), CALL(L, INTR_FABS, q, NULL, at), at), at);
-    ir_expr *q2 = BIN(L, OP_DIV, R(L, y, at), BIN(L, OP_MUL, K(L, 2.0, at), R(L, t, at), at), at);
-    ir_expr *im = SEL(L, R(L, zero, at), R(L, y, at),
-                      SEL(L, R(L, pos, at), q2, CALL(L, INTR_COPYSIGN, R(L, t, at), R(L, y, at), at), at),
+    ir_expr *q = lower_bin(L, OP_DIV, R(L, y, at), lower_bin(L, OP_MUL, K(L, 2.0, at), R(L, t, at), at), at);
+    ir_expr *re = lower_sel(L, R(L, zero, at), K(L, 0.0, at),
+                      lower_sel(L, R(L, pos, at), R(L, t, at), CALL(L, INTR_FABS, q, NULL, at), at), at);
+    ir_expr *q2 = lower_bin(L, OP_DIV, R(L, y, at), lower_bin(L, OP_MUL, K(L, 2.0, at), R(L, t, at), at), at);
+    ir_expr *im = lower_sel(L, R(L, zero, at), R(L, y, at),
+                      lower_sel(L, R(L, pos, at), q2, CALL(L, INTR_COPYSIGN, R(L, t, at), R(L, y, at), at), at),
                       at);
     return finish(L, z, re, im, at);
 }
@@ -342,20 +316,20 @@ static ir_expr *cx_trig(lowerer *L, int which, ir_expr *a, const expr *at) {
     ir_expr *re, *im;
     switch (which) {
     case CX_SIN:
-        re = BIN(L, OP_MUL, CALL(L, INTR_SIN, R(L, x, at), NULL, at), CALL(L, INTR_COSH, Y, NULL, at), at);
-        im = BIN(L, OP_MUL, CALL(L, INTR_COS, R(L, x, at), NULL, at), CALL(L, INTR_SINH, Y2, NULL, at), at);
+        re = lower_bin(L, OP_MUL, CALL(L, INTR_SIN, R(L, x, at), NULL, at), CALL(L, INTR_COSH, Y, NULL, at), at);
+        im = lower_bin(L, OP_MUL, CALL(L, INTR_COS, R(L, x, at), NULL, at), CALL(L, INTR_SINH, Y2, NULL, at), at);
         break;
     case CX_COS:
-        re = BIN(L, OP_MUL, CALL(L, INTR_COS, R(L, x, at), NULL, at), CALL(L, INTR_COSH, Y, NULL, at), at);
-        im = NEG(L, BIN(L, OP_MUL, CALL(L, INTR_SIN, R(L, x, at), NULL, at), CALL(L, INTR_SINH, Y2, NULL, at), at), at);
+        re = lower_bin(L, OP_MUL, CALL(L, INTR_COS, R(L, x, at), NULL, at), CALL(L, INTR_COSH, Y, NULL, at), at);
+        im = NEG(L, lower_bin(L, OP_MUL, CALL(L, INTR_SIN, R(L, x, at), NULL, at), CALL(L, INTR_SINH, Y2, NULL, at), at), at);
         break;
     case CX_SINH:
-        re = BIN(L, OP_MUL, CALL(L, INTR_SINH, R(L, x, at), NULL, at), CALL(L, INTR_COS, Y, NULL, at), at);
-        im = BIN(L, OP_MUL, CALL(L, INTR_COSH, R(L, x, at), NULL, at), CALL(L, INTR_SIN, Y2, NULL, at), at);
+        re = lower_bin(L, OP_MUL, CALL(L, INTR_SINH, R(L, x, at), NULL, at), CALL(L, INTR_COS, Y, NULL, at), at);
+        im = lower_bin(L, OP_MUL, CALL(L, INTR_COSH, R(L, x, at), NULL, at), CALL(L, INTR_SIN, Y2, NULL, at), at);
         break;
     default:
-        re = BIN(L, OP_MUL, CALL(L, INTR_COSH, R(L, x, at), NULL, at), CALL(L, INTR_COS, Y, NULL, at), at);
-        im = BIN(L, OP_MUL, CALL(L, INTR_SINH, R(L, x, at), NULL, at), CALL(L, INTR_SIN, Y2, NULL, at), at);
+        re = lower_bin(L, OP_MUL, CALL(L, INTR_COSH, R(L, x, at), NULL, at), CALL(L, INTR_COS, Y, NULL, at), at);
+        im = lower_bin(L, OP_MUL, CALL(L, INTR_SINH, R(L, x, at), NULL, at), CALL(L, INTR_SIN, Y2, NULL, at), at);
         break;
     }
     return finish(L, z, re, im, at);
@@ -452,8 +426,8 @@ int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out) {
         ir_expr *z = cx_new(L, e);
         int rl, pl;
         if (!z || (rl = temp(L, z->body, r, e)) < 0 || (pl = temp(L, z->body, phi, e)) < 0) return 1;
-        *out = finish(L, z, BIN(L, OP_MUL, R(L, rl, e), CALL(L, INTR_COS, R(L, pl, e), NULL, e), e),
-                      BIN(L, OP_MUL, R(L, rl, e), CALL(L, INTR_SIN, R(L, pl, e), NULL, e), e), e);
+        *out = finish(L, z, lower_bin(L, OP_MUL, R(L, rl, e), CALL(L, INTR_COS, R(L, pl, e), NULL, e), e),
+                      lower_bin(L, OP_MUL, R(L, rl, e), CALL(L, INTR_SIN, R(L, pl, e), NULL, e), e), e);
         return 1;
     }
     int k = 0;

@@ -19,19 +19,6 @@ static int push(lowerer *L, ir_block *b, ir_stmt *s) {
     return 0;
 }
 
-static ir_expr *bin(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
-    if (!a || !b) return NULL;
-    ir_expr *x = ir_expr_new(L->f, IR_BINOP, at->line, at->col);
-    if (!x) {
-        lower_oom(L);
-        return NULL;
-    }
-    x->op = op;
-    x->a = a;
-    x->b = b;
-    return x;
-}
-
 static ir_expr *cast_to(lowerer *L, ir_type t, ir_expr *a, const expr *at) {
     if (!a) return NULL;
     ir_expr *c = ir_expr_new(L->f, IR_CAST, at->line, at->col);
@@ -133,7 +120,7 @@ static ir_expr *outer(lowerer *L, ir_expr *u, ir_expr *v, const expr *at) {
     for (int r = 0; r < u->nargs; r++)
         for (int c = 0; c < v->nargs; c++)
             if (lower_set_local(L, out->body, local_of(out, r * v->nargs + c),
-                                bin(L, OP_MUL, read_comp(L, u, r, at), read_comp(L, v, c, at), at), at))
+                                lower_bin(L, OP_MUL, read_comp(L, u, r, at), read_comp(L, v, c, at), at), at))
                 return NULL;
     return out;
 }
@@ -144,15 +131,15 @@ static ir_expr *det_of(lowerer *L, const ir_expr *m, int n, const int *rows, con
                        int k, const expr *at) {
 #define AT(r, c) read_comp(L, m, rows[r] * n + cols[c], at)
     if (k == 1) return AT(0, 0);
-    if (k == 2) return bin(L, OP_SUB, bin(L, OP_MUL, AT(0, 0), AT(1, 1), at),
-                           bin(L, OP_MUL, AT(0, 1), AT(1, 0), at), at);
+    if (k == 2) return lower_bin(L, OP_SUB, lower_bin(L, OP_MUL, AT(0, 0), AT(1, 1), at),
+                           lower_bin(L, OP_MUL, AT(0, 1), AT(1, 0), at), at);
     ir_expr *sum = NULL;
     for (int j = 0; j < k; j++) {
         int sub_cols[4], s = 0;
         for (int c = 0; c < k; c++)
             if (c != j) sub_cols[s++] = cols[c];
-        ir_expr *term = bin(L, OP_MUL, AT(0, j), det_of(L, m, n, rows + 1, sub_cols, k - 1, at), at);
-        sum = !sum ? term : bin(L, j % 2 ? OP_SUB : OP_ADD, sum, term, at);
+        ir_expr *term = lower_bin(L, OP_MUL, AT(0, j), det_of(L, m, n, rows + 1, sub_cols, k - 1, at), at);
+        sum = !sum ? term : lower_bin(L, j % 2 ? OP_SUB : OP_ADD, sum, term, at);
     }
     return sum;
 #undef AT
@@ -215,7 +202,7 @@ static ir_expr *inverse(lowerer *L, ir_expr *m, const expr *at) {
                 minor = neg;
             }
             if (lower_set_local(L, out->body, local_of(out, i * n + j),
-                                bin(L, OP_DIV, minor, lower_read_local(L, det, at), at), at))
+                                lower_bin(L, OP_DIV, minor, lower_read_local(L, det, at), at), at))
                 return NULL;
         }
     return out;
@@ -263,9 +250,9 @@ ir_expr *mat_matmul(lowerer *L, ir_expr *a, ir_expr *b, const expr *at) {
         for (int c = 0; c < bc; c++) {
             ir_expr *sum = NULL;
             for (int k = 0; k < ak; k++) {
-                ir_expr *p = bin(L, OP_MUL, read_comp(L, a, r * ak + k, at),
+                ir_expr *p = lower_bin(L, OP_MUL, read_comp(L, a, r * ak + k, at),
                                  read_comp(L, b, k * bc + c, at), at);
-                sum = !sum ? p : bin(L, OP_ADD, sum, p, at);
+                sum = !sum ? p : lower_bin(L, OP_ADD, sum, p, at);
             }
             if (lower_set_local(L, out->body, local_of(out, r * bc + c), sum, at)) return NULL;
         }
