@@ -1308,9 +1308,9 @@ int gpu_workgroup_reduction(const ir_func *f, const gpu_dialect *d) {
 static ir_atomic_op partial_op(ir_atomic_op op) { return op == ATOM_SUB ? ATOM_ADD : op; }
 
 /* A reduction kernel on a covering grid (gpu_workgroup_reduction): each
- * work item combines its iteration into register r<param> (the identity
+ * work item combines its iterations into register r<param> (the identity
  * when it has none, or left early: an early exit jumps within the
- * bound-checked block, so every item reaches what follows), the group
+ * loop's body, so every item reaches what follows), the group
  * combines its items' registers in a tree in workgroup memory, and one
  * item per group makes the one atomic.  The launch gives groups of
  * exactly IR_WORKGROUP items, aligned so that an item's lane is its
@@ -1326,9 +1326,10 @@ static void workgroup_reduction_body(gen *g) {
         line(g, "%s%s tk_wg%d[%d];", d->shared_qual, tn(g, t), p, IR_WORKGROUP);
         line(g, "%s r%d = %s;", tn(g, t), p, reduction_identity(g, f->reductions[r].op, t));
     }
-    line(g, "const %s k0 = %s;", L, d->global_id[0]);
-    line(g, "const %s lane = (%s)(k0 & %d);", I, I, IR_WORKGROUP - 1);
-    line(g, "if (k0 < count) {");
+    /* A grid-stride loop: the launch caps the grid (opencl/launch.c), so
+     * each item combines many iterations and few groups make atomics. */
+    line(g, "const %s lane = (%s)(%s & %d);", I, I, d->global_id[0], IR_WORKGROUP - 1);
+    line(g, "for (%s k0 = %s; k0 < count; k0 += %s) {", L, d->global_id[0], d->global_size[0]);
     g->indent++;
     line(g, "l%d = (%s)((%s)start + (%s)k0 * (%s)step);", f->loop_var, L, U, U, U);
     g->in_registers = 1;

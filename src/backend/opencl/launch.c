@@ -46,6 +46,7 @@ void opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, in
 }
 
 #define ROW_GROUP 64
+#define REDUCTION_GROUPS 4096
 
 static tack_status call_fail(tack_error *err, const char *kernel_name, const char *call,
                              cl_int code) {
@@ -150,6 +151,15 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
     if (whole_groups) {
         r.multiple[0] = IR_WORKGROUP;
         r.piece[0] = r.piece[0] < IR_WORKGROUP ? IR_WORKGROUP : r.piece[0] / IR_WORKGROUP * IR_WORKGROUP;
+    }
+    if (!c->f->collective && whole_groups) {
+        /* A reduction strides over its range (gpu/emit.c): one launch of
+         * at most REDUCTION_GROUPS groups, whatever the count, so that
+         * few groups make the final atomics. */
+        int64_t items = round_up(r.extent[0], IR_WORKGROUP);
+        if (items > (int64_t)REDUCTION_GROUPS * IR_WORKGROUP) items = (int64_t)REDUCTION_GROUPS * IR_WORKGROUP;
+        if (items > r.piece[0]) items = r.piece[0]; /* the device's cap per launch */
+        r.extent[0] = r.piece[0] = items;
     }
     size_t off[3] = {0, 0, 0}, g[3];
     for (off[2] = 0; (int64_t)off[2] < r.extent[2]; off[2] += (size_t)r.piece[2])
