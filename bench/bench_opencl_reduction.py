@@ -4,7 +4,13 @@ array (issue 29.2: <= 1.0x ReductionKernel, no slower than the copy).
 Best of 10 calls each; the sum is checked against NumPy in f64.
 
     python bench/bench_opencl_reduction.py   (pyopencl and mako for the peer)"""
-import time, numpy as np, tack
+import time
+
+import numpy as np
+
+import tack
+
+
 @tack.kernel
 def total(x):
     s = 0.0
