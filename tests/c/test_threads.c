@@ -394,6 +394,12 @@ static void test_release_around_long_runs(void) {
      * and no inner trips, only the first few (a cold first run overstates
      * the time until timed runs correct it) and the odd sample that the
      * machine stalled let go. */
+    /* The threshold between the two lengths by far (a tiny run takes well
+     * under a microsecond, a few under the sanitizers; 8 x 50000 trips
+     * about half a millisecond), so that neither check depends on how
+     * fast or loaded the machine is (at 1 us, sanitizer builds on a busy
+     * machine crossed it with tiny runs). */
+    tack_set_release_threshold(50000);
     int tiny = hooks_during(tinyk, 2000, 8, 0, x, out);
     CHECK(tiny >= 1 && tiny <= 100);
     /* The same 8 iterations grow long (50000 trips): one of the first 16
