@@ -207,7 +207,7 @@ test-python-sanitize: $(ASAN_VENV)/.ready
 	LD_PRELOAD="$(SAN_PRELOAD)" PYTHONMALLOC=malloc \
 		ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(SAN_LOGS)/asan \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(CURDIR)/$(SAN_LOGS)/ubsan \
-		TACK_TEST_PROGRESS=$(CURDIR)/$(SAN_LOGS)/running TACK_TEST_PER_CALL_CLASSES=500 \
+		TACK_UBSAN_LOG=$(CURDIR)/$(SAN_LOGS)/ubsan TACK_TEST_PROGRESS=$(CURDIR)/$(SAN_LOGS)/running TACK_TEST_PER_CALL_CLASSES=500 \
 		$(ASAN_VENV)/bin/python -m pytest -q $(PY_TESTS) || status=$$?; \
 	for f in $(SAN_LOGS)/asan.* $(SAN_LOGS)/ubsan.*; do \
 		[ -e "$$f" ] || continue; echo "==== sanitizer report $$f:"; cat "$$f"; \

@@ -761,14 +761,15 @@ static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id
                 int n1 = s->body.n - x1, n2 = s->orelse.n - x2;
                 ir_stmt **tail = arena_alloc(&A->f->mem, (s->body.n + s->orelse.n + rest + 1) * sizeof *tail);
                 if (!tail) return push(A, NULL, NULL);
+                /* an empty branch has no statement array: copy by loop, not memcpy(NULL) */
                 if (!x1) {
-                    memcpy(tail, b1, n1 * sizeof *tail);
-                    memcpy(tail + n1, stmts + i + 1, rest * sizeof *tail);
+                    for (int k = 0; k < n1; k++) tail[k] = b1[k];
+                    for (int k = 0; k < rest; k++) tail[n1 + k] = stmts[i + 1 + k];
                     b1 = tail;
                     n1 += rest;
                 } else if (!x2) {
-                    memcpy(tail, b2, n2 * sizeof *tail);
-                    memcpy(tail + n2, stmts + i + 1, rest * sizeof *tail);
+                    for (int k = 0; k < n2; k++) tail[k] = b2[k];
+                    for (int k = 0; k < rest; k++) tail[n2 + k] = stmts[i + 1 + k];
                     b2 = tail;
                     n2 += rest;
                 }

@@ -242,6 +242,25 @@ def pytest_report_header(config):
 _PROGRESS = os.environ.get("TACK_TEST_PROGRESS")
 
 
+def _ubsan_reports_to_log_file():
+    """UBSan, preloaded beside ASan, keeps its own copy of the report path and
+    ignores UBSAN_OPTIONS' log_path: its reports would go to the fd 2 that
+    pytest captures and be lost with the process.  Point it at the log
+    directory the Makefile names (TACK_UBSAN_LOG)."""
+    path = os.environ.get("TACK_UBSAN_LOG")
+    if not path:
+        return
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libubsan.so.1", mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
+    except OSError:
+        return                          # not preloaded: nothing to redirect
+    lib.__sanitizer_set_report_path(path.encode())
+
+
+_ubsan_reports_to_log_file()
+
+
 def pytest_runtest_logstart(nodeid, location):
     if _PROGRESS:
         with open(_PROGRESS, "w") as f:
