@@ -731,6 +731,14 @@ static int check_target(parser *p, expr *e, int allow_tuple) {
         /* A field of a record (x[i].vel, x[i].inner.a): lowering checks it. */
         for (const expr *b = e->a; b; b = b->kind == EX_ATTR ? b->a : NULL)
             if (b->kind == EX_SUBSCRIPT) return 1;
+        /* A field of a record held in a local (p.vel, p.inner.a), unless the
+         * attribute is one arrays and matrices read only. */
+        static const char *const read_only[] = {"T", "shape", "ndim", "size", "dtype", "real", "imag"};
+        int named = 1;
+        for (size_t k = 0; k < sizeof read_only / sizeof *read_only; k++)
+            named &= strcmp(e->name, read_only[k]) != 0;
+        for (const expr *b = e->a; named && b; b = b->kind == EX_ATTR ? b->a : NULL)
+            if (b->kind == EX_NAME) return 1;
         perr(p, &pos, "cannot assign to attribute '%s'", e->name);
         return 0;
     case EX_CALL: perr(p, &pos, "cannot assign to a function call"); return 0;

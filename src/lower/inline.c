@@ -72,7 +72,15 @@ static int bind_argument(lowerer *L, scope *callee, ir_block *body, const func_d
         int rc = view_bind_parameter(L, callee, body, def, pname, arg);
         if (rc <= 0) return rc;
     }
-    ir_expr *v = lower_expr(L, arg);
+    int rc = struct_bind_argument(L, callee, body, pname, arg);
+    if (rc) return rc < 0 ? -1 : 0;
+    return inline_bind_value(L, callee, body, pname, lower_expr(L, arg), arg);
+}
+
+/* Binds `pname` in the callee to a copy of the value v (lowered in the
+ * caller's scope), the assignment appended to `body`. */
+int inline_bind_value(lowerer *L, scope *callee, ir_block *body, const char *pname, ir_expr *v,
+                      const expr *arg) {
     if (!v) return -1;
     if (vec_is(v)) {
         if (scope_bind(L, callee, pname, BIND_LOCAL, -1)) return -1;

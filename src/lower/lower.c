@@ -397,6 +397,11 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
             e->name);
         return NULL;
     }
+    if (vb && vb->kind == BIND_STRUCT) {
+        ERR(L, e->line, e->col, "'%s' is a whole record here; read its fields ('%s.field'), "
+            "assign it or pass it to a device function", e->name, e->name);
+        return NULL;
+    }
     int l = local_index(L, e->name);
     if (l >= 0) {
         ir_expr *x = new_expr(L, IR_LOCAL, e);
@@ -1460,6 +1465,12 @@ static int lower_launch_exit(lowerer *L, ir_block *b, const stmt *s) {
 }
 
 static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
+    const stmt **fields;
+    int nfields, whole = struct_value_expand(L, s, &fields, &nfields); /* p = x[i] */
+    if (whole < 0 || (whole && lower_declare_locals(L, (stmt *const *)fields, nfields))) return -1;
+    for (int i = 0; whole && i < nfields; i++)
+        if (lower_stmt(L, b, fields[i])) return -1;
+    if (whole) return 0;
     if (!(s = struct_rewrite_stmt(L, s))) return -1; /* x[i].f -> x.f[i] (structs.c) */
     switch (s->kind) {
     case ST_EXPR: {

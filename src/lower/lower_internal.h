@@ -18,7 +18,9 @@ typedef enum bind_kind { BIND_PARAM, BIND_LOCAL, BIND_VECTOR, BIND_TEMPLATE,
                          BIND_ROW,     /* index: the array of a row (views.c) */
                          BIND_REDUCTION, /* index: an ir_func.reductions entry */
                          BIND_PROLOGUE, /* value: assigned before the loop */
-                         BIND_FINISHED /* index: a reduction of an earlier loop */ } bind_kind;
+                         BIND_FINISHED, /* index: a reduction of an earlier loop */
+                         BIND_STRUCT /* tmpl: a record value, its fields in locals "name.field" */
+} bind_kind;
 
 /* A template instance as lowering sees it: per field, the hidden parameter
  * holding it (arrays and scalars) or the nested template. */
@@ -43,7 +45,7 @@ typedef struct binding {
     int comps[MAX_COMPONENTS];
     int holds_scalar;  /* BIND_LOCAL: a scalar was assigned to it */
     int owner;         /* inline_id of the scope it belongs to: names its locals */
-    tmpl_node *tmpl;   /* BIND_TEMPLATE */
+    tmpl_node *tmpl;   /* BIND_TEMPLATE; BIND_STRUCT: an array of its struct (the layout) */
     int row_scratch;   /* BIND_ROW: of a scratch array, not a parameter */
     int nprefix;       /* BIND_ROW: the locals holding the row's indices */
     int prefix[TACK_MAX_NDIM];
@@ -413,6 +415,18 @@ ir_expr *vb_held(lowerer *L, const ir_expr *v, const expr *at);
  * first field's; s itself when nothing changes, NULL after an error. */
 int struct_is_records(const tack_struct *s);
 const stmt *struct_rewrite_stmt(lowerer *L, const stmt *s);
+/* A statement that moves a whole record (p = x[i], x[j] = p, q = p,
+ * x[j] = x[i], p.inner = q.inner) as one statement per field, in *out
+ * (1); 0 when s moves no record, -1 after an error. */
+int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n);
+/* A device function's parameter bound to a record value (1), 0 when the
+ * argument is none, -1 after an error: its fields are lowered in the
+ * caller's scope and assigned to the callee's locals "pname.field". */
+int struct_bind_argument(lowerer *L, scope *callee, ir_block *body, const char *pname,
+                         const expr *arg);
+/* inline.c: binds `pname` in the callee to a copy of v, lowered in the caller. */
+int inline_bind_value(lowerer *L, scope *callee, ir_block *body, const char *pname, ir_expr *v,
+                      const expr *arg);
 /* The array whose shape x.shape and len(x) read: x, or for records its
  * first field's array; NULL after an error. */
 const expr *struct_dim_array(lowerer *L, const expr *arr);

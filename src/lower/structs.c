@@ -11,6 +11,15 @@
  *   x[i].g.h      ->  x.g.h[i]         the element, as any array's)
  *   x.shape[d], len(x)  ->  the first field's
  *
+ * A whole record is a value too (Warp's `p = particles[i]`): a struct
+ * local `p` is a BIND_STRUCT binding whose fields live in ordinary locals
+ * named "p.pos", "p.inner.h" (a dot no Python name holds), so
+ *
+ *   p = x[i]      ->  p.pos = x.pos[i]; p.vel = x.vel[i]; ...
+ *   x[j] = p      ->  x.pos[j] = p.pos; ...   (also x[j] = x[i], q = p)
+ *   p.pos         ->  the local "p.pos"
+ *   f(p), f(x[i]) ->  the device function's own copy of each field
+ *
  * The rewrite copies what it changes (in the lowerer's scratch arena); the
  * parsed function is never modified, so a device function inlined with
  * other arguments sees its own text. */
@@ -126,8 +135,49 @@ static expr **rewrite_list(lowerer *L, expr **items, int n, int *changed) {
     return out;
 }
 
+/* Where a record value lives: in an array of records (x[i], x[i].inner:
+ * the field arrays under `base`, indexed by `items`) or in locals (p,
+ * p.inner: the locals "prefix.field"). */
+typedef struct record_ref {
+    tmpl_node *node; /* its layout */
+    expr *base;      /* an array's: the records template the fields hang off */
+    expr **items;
+    int nitems;
+    const char *prefix; /* a local's */
+} record_ref;
+static int record_ref_of(lowerer *L, const expr *e, record_ref *r);
+static expr *local_field(lowerer *L, const char *prefix, const char *field, const expr *at);
+
 static expr *rewrite(lowerer *L, expr *e) {
     if (!e) return NULL;
+    if (e->kind == EX_CALL) { /* a record passed whole stays whole: struct_bind_argument */
+        int changed = 0;
+        expr *callee = rewrite(L, e->a);
+        if (!callee) return NULL;
+        expr **items = e->nitems ? arena_alloc(&L->scratch, e->nitems * sizeof *items) : NULL;
+        if (e->nitems && !items) return lower_oom(L), NULL;
+        for (int i = 0; i < e->nitems; i++) {
+            int k = record_ref_of(L, e->items[i], NULL);
+            if (k < 0 || (!k && !(items[i] = rewrite(L, e->items[i])))) return NULL;
+            if (k) items[i] = e->items[i];
+            changed |= items[i] != e->items[i];
+        }
+        expr **kw = rewrite_list(L, e->kw_values, e->nkw, &changed);
+        if (e->nkw && !kw) return NULL;
+        if (!changed && callee == e->a) return e;
+        expr *out = copy(L, e);
+        if (!out) return NULL;
+        out->a = callee;
+        out->items = items;
+        out->kw_values = kw;
+        return out;
+    }
+    if (e->kind == EX_ATTR) { /* p.f of a struct local: the local "p.f" */
+        record_ref r;
+        int k = record_ref_of(L, e->a, &r);
+        if (k < 0) return NULL;
+        if (k && record_ref_of(L, e, NULL) == 0 && r.prefix) return local_field(L, r.prefix, e->name, e);
+    }
     /* x[i].f: the field's array, indexed. */
     if (e->kind == EX_ATTR) {
         /* x[i].g.h: x[i].g is x.g[i] first. */
@@ -186,6 +236,14 @@ static expr *rewrite(lowerer *L, expr *e) {
             return NULL;
         }
     }
+    if (e->kind == EX_ATTR) {
+        record_ref r;
+        if (record_ref_of(L, e, &r) == 1) {
+            ERR(L, e->line, e->col, "the record '%s' is used whole here; read its fields, assign "
+                "it or pass it to a device function", e->name);
+            return NULL;
+        }
+    }
     int changed = 0;
     expr *a = rewrite(L, e->a), *b = rewrite(L, e->b), *c = rewrite(L, e->c);
     if ((e->a && !a) || (e->b && !b) || (e->c && !c)) return NULL;
@@ -208,8 +266,9 @@ const stmt *struct_rewrite_stmt(lowerer *L, const stmt *s) {
     int any = 0;
     for (const scope *sc = L->sc; sc && !any; sc = sc->parent)
         for (int i = 0; i < sc->nbinds && !any; i++)
-            any = sc->binds[i].kind == BIND_TEMPLATE && sc->binds[i].tmpl &&
-                  struct_is_records(sc->binds[i].tmpl->s);
+            any = (sc->binds[i].kind == BIND_TEMPLATE && sc->binds[i].tmpl &&
+                   struct_is_records(sc->binds[i].tmpl->s)) ||
+                  sc->binds[i].kind == BIND_STRUCT;
     if (!any) return s; /* no records in sight: nothing to copy */
     int changed = 0;
     expr *v = rewrite(L, s->value);
@@ -227,4 +286,275 @@ const stmt *struct_rewrite_stmt(lowerer *L, const stmt *s) {
     out->value = v;
     out->targets = targets;
     return out;
+}
+
+/* ---- whole records as values ---- */
+
+
+static const char *joined(lowerer *L, const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *t = arena_alloc(&L->scratch, n);
+    if (!t) return lower_oom(L), NULL;
+    snprintf(t, n, "%s.%s", a, b);
+    return t;
+}
+
+static expr *name_expr(lowerer *L, const char *name, const expr *at) {
+    expr *c = arena_alloc(&L->scratch, sizeof *c);
+    if (!c) return lower_oom(L), NULL;
+    memset(c, 0, sizeof *c);
+    c->kind = EX_NAME;
+    c->line = at->line;
+    c->col = at->col;
+    c->name = name;
+    return c;
+}
+
+static expr *local_field(lowerer *L, const char *prefix, const char *field, const expr *at) {
+    const char *n = joined(L, prefix, field);
+    return n ? name_expr(L, n, at) : NULL;
+}
+
+/* 1 when e is a whole record (filling *r when r is given), 0 when not,
+ * -1 after an error (a field the struct lacks). */
+static int record_ref_of(lowerer *L, const expr *e, record_ref *r) {
+    record_ref tmp;
+    if (!r) r = &tmp;
+    memset(r, 0, sizeof *r);
+    if (e->kind == EX_NAME) {
+        const binding *b = scope_find(L->sc, e->name);
+        if (!b || b->kind != BIND_STRUCT) return 0;
+        r->node = b->tmpl;
+        r->prefix = e->name;
+        return 1;
+    }
+    if (e->kind == EX_SUBSCRIPT) {
+        tmpl_node *n = records_of(L, e->a);
+        if (!n) return 0;
+        r->node = n;
+        r->base = e->a;
+        r->items = e->items;
+        r->nitems = e->nitems;
+        return 1;
+    }
+    if (e->kind != EX_ATTR) return 0;
+    int k = record_ref_of(L, e->a, r);
+    if (k <= 0) return k;
+    int i = field_of(r->node->s, e->name);
+    if (i < 0 || r->node->s->fields[i].role == TACK_FIELD_CONSTANT) {
+        char sname[128];
+        struct_name(r->node->s, sname, sizeof sname);
+        ERR(L, e->line, e->col, "struct '%s' has no field '%s'", sname, e->name);
+        return -1;
+    }
+    if (r->node->s->fields[i].role != TACK_FIELD_STRUCT) return 0; /* a field's value */
+    if (r->prefix && !(r->prefix = joined(L, r->prefix, e->name))) return -1;
+    if (r->base && !(r->base = attr(L, r->base, e->name, e))) return -1;
+    r->node = r->node->sub[i];
+    return 1;
+}
+
+/* The expression reading (or naming, as a target) field i of r. */
+static expr *field_expr(lowerer *L, const record_ref *r, int i, const expr *at) {
+    const char *f = r->node->s->fields[i].name;
+    if (r->prefix) return local_field(L, r->prefix, f, at);
+    expr *arr = attr(L, r->base, f, at), *sub = arr ? copy(L, at) : NULL;
+    if (!sub) return NULL;
+    memset(sub, 0, sizeof *sub);
+    sub->kind = EX_SUBSCRIPT;
+    sub->line = at->line;
+    sub->col = at->col;
+    sub->a = arr;
+    sub->items = r->items;
+    sub->nitems = r->nitems;
+    return sub;
+}
+
+/* Two layouts hold the same fields (records of one struct class). */
+static int same_layout(const tmpl_node *a, const tmpl_node *b) {
+    if (a->s->nfields != b->s->nfields) return 0;
+    char na[128], nb[128];
+    struct_name(a->s, na, sizeof na);
+    struct_name(b->s, nb, sizeof nb);
+    if (strcmp(na, nb)) return 0;
+    for (int i = 0; i < a->s->nfields; i++) {
+        const tack_field *fa = &a->s->fields[i], *fb = &b->s->fields[i];
+        if (strcmp(fa->name, fb->name) || fa->role != fb->role) return 0;
+        if (fa->role == TACK_FIELD_STRUCT && !same_layout(a->sub[i], b->sub[i])) return 0;
+    }
+    return 1;
+}
+
+/* Statements being built: a growing list in the scratch arena. */
+typedef struct stmt_list {
+    const stmt **items;
+    int n, cap;
+} stmt_list;
+
+static int list_push(lowerer *L, stmt_list *l, stmt *s) {
+    if (!s) return -1;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        const stmt **t = arena_grow(&L->scratch, (void *)l->items, l->n, cap, sizeof *t);
+        if (!t) return lower_oom(L);
+        l->items = t;
+        l->cap = cap;
+    }
+    l->items[l->n++] = s;
+    return 0;
+}
+
+static stmt *assign_stmt(lowerer *L, expr *target, expr *value, const stmt *at) {
+    stmt *s = arena_alloc(&L->scratch, sizeof *s);
+    expr **t = arena_alloc(&L->scratch, sizeof *t);
+    if (!s || !t || !target || !value) return target && value ? (lower_oom(L), NULL) : NULL;
+    memset(s, 0, sizeof *s);
+    s->kind = ST_ASSIGN;
+    s->line = at->line;
+    s->col = at->col;
+    t[0] = target;
+    s->targets = t;
+    s->ntargets = 1;
+    s->value = value;
+    return s;
+}
+
+/* Indices other than names and literals are computed once, before the
+ * fields move: x[rand(...)] must not draw once per field. */
+static int hold_indices(lowerer *L, record_ref *r, stmt_list *out, const stmt *at) {
+    if (!r->base) return 0;
+    expr **items = arena_alloc(&L->scratch, r->nitems * sizeof *items);
+    if (!items) return lower_oom(L);
+    for (int i = 0; i < r->nitems; i++) {
+        expr *ix = r->items[i];
+        items[i] = ix;
+        if (ix->kind == EX_NAME || ix->kind == EX_INT) continue;
+        char name[32];
+        snprintf(name, sizeof name, "$record_index%d", L->temps++);
+        const char *n = arena_strdup(&L->scratch, name);
+        if (!n || !(items[i] = name_expr(L, n, ix))) return lower_oom(L);
+        if (list_push(L, out, assign_stmt(L, items[i], ix, at))) return -1;
+    }
+    r->items = items;
+    return 0;
+}
+
+/* One assignment per field, nested records field by field. */
+static int move_fields(lowerer *L, const record_ref *dst, const record_ref *src, stmt_list *out,
+                       const stmt *at) {
+    for (int i = 0; i < src->node->s->nfields; i++) {
+        const tack_field *f = &src->node->s->fields[i];
+        if (f->role == TACK_FIELD_CONSTANT) continue;
+        if (f->role == TACK_FIELD_STRUCT) {
+            record_ref d = *dst, s = *src;
+            if ((d.prefix && !(d.prefix = joined(L, d.prefix, f->name))) ||
+                (d.base && !(d.base = attr(L, d.base, f->name, at->value))) ||
+                (s.prefix && !(s.prefix = joined(L, s.prefix, f->name))) ||
+                (s.base && !(s.base = attr(L, s.base, f->name, at->value))))
+                return -1;
+            d.node = dst->node->sub[i];
+            s.node = src->node->sub[i];
+            if (move_fields(L, &d, &s, out, at)) return -1;
+            continue;
+        }
+        if (list_push(L, out, assign_stmt(L, field_expr(L, dst, i, at->targets[0]),
+                                          field_expr(L, src, i, at->value), at)))
+            return -1;
+    }
+    return 0;
+}
+
+int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
+    *out = NULL;
+    *n = 0;
+    if (s->kind != ST_ASSIGN) return 0;
+    record_ref src;
+    int k = record_ref_of(L, s->value, &src);
+    if (k <= 0) {
+        if (k < 0) return -1;
+        for (int t = 0; t < s->ntargets; t++) { /* p = 3.0 where p holds a record */
+            record_ref dst;
+            int d = record_ref_of(L, s->targets[t], &dst);
+            if (d < 0) return -1;
+            if (d) {
+                ERR(L, s->line, s->col, "only a record can be assigned to the record '%s'",
+                    s->targets[t]->kind == EX_NAME || s->targets[t]->kind == EX_ATTR
+                        ? s->targets[t]->name : "x[i]");
+                return -1;
+            }
+        }
+        return 0;
+    }
+    stmt_list l = {0};
+    if (hold_indices(L, &src, &l, s)) return -1;
+    for (int t = 0; t < s->ntargets; t++) {
+        const expr *te = s->targets[t];
+        record_ref dst;
+        int d = record_ref_of(L, te, &dst);
+        if (d < 0) return -1;
+        if (!d && te->kind == EX_NAME) {
+            /* the local declared for the name (Python's function scope)
+             * becomes the record, unless it held something else */
+            binding *b = (binding *)scope_find(L->sc, te->name);
+            if (b && (b->kind != BIND_LOCAL || b->holds_scalar)) {
+                ERR(L, te->line, te->col, "'%s' already holds a value that is not a record; "
+                    "give the record another name", te->name);
+                return -1;
+            }
+            if (!b) {
+                if (scope_bind(L, L->sc, te->name, BIND_STRUCT, -1)) return -1;
+                b = &L->sc->binds[L->sc->nbinds - 1];
+            }
+            b->kind = BIND_STRUCT;
+            b->tmpl = src.node;
+            dst = (record_ref){.node = src.node, .prefix = te->name};
+        } else if (!d) {
+            char sname[128];
+            struct_name(src.node->s, sname, sizeof sname);
+            ERR(L, te->line, te->col, "a record of struct '%s' can be assigned to a name, an "
+                "element of an array of '%s' or a field of that struct, not here", sname, sname);
+            return -1;
+        }
+        if (!same_layout(dst.node, src.node)) {
+            char a[128], b[128];
+            struct_name(dst.node->s, a, sizeof a);
+            struct_name(src.node->s, b, sizeof b);
+            ERR(L, s->line, s->col, "a record of struct '%s' cannot be assigned to one of struct "
+                "'%s'", b, a);
+            return -1;
+        }
+        if (hold_indices(L, &dst, &l, s)) return -1;
+        stmt one = *s; /* the positions each field's statement reports */
+        expr *targets[1] = {(expr *)te};
+        one.targets = targets;
+        if (move_fields(L, &dst, &src, &l, &one)) return -1;
+    }
+    *out = l.items;
+    *n = l.n;
+    return 1;
+}
+
+int struct_bind_argument(lowerer *L, scope *callee, ir_block *body, const char *pname,
+                         const expr *arg) {
+    record_ref r;
+    int k = record_ref_of(L, arg, &r);
+    if (k <= 0) return k;
+    /* the caller's fields, each into the callee's local "pname.field"
+     * (an index expression is read once per field: indices have no effects) */
+    stmt_list l = {0};
+    stmt at = {.line = arg->line, .col = arg->col, .value = (expr *)arg};
+    expr *targets[1] = {(expr *)arg};
+    at.targets = targets;
+    record_ref dst = {.node = r.node, .prefix = pname};
+    if (move_fields(L, &dst, &r, &l, &at)) return -1;
+    for (int i = 0; i < l.n; i++) {
+        const stmt *f = l.items[i];
+        const stmt *rw = struct_rewrite_stmt(L, f);
+        if (!rw || inline_bind_value(L, callee, body, f->targets[0]->name,
+                                     lower_expr(L, rw->value), arg))
+            return -1;
+    }
+    if (scope_bind(L, callee, pname, BIND_STRUCT, -1)) return -1;
+    callee->binds[callee->nbinds - 1].tmpl = r.node;
+    return 1;
 }

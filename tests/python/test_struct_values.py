@@ -1,0 +1,199 @@
+"""Whole @tack.struct records as values in kernels (Warp's
+`p = particles[i]; ...; particles[i] = p`): struct locals, copies between
+locals and array elements, nested records, records passed to device
+functions by value; against NumPy structured arrays."""
+import numpy as np
+import pytest
+
+import tack
+from conftest import line_of
+
+pytestmark = pytest.mark.every_device
+
+
+@tack.struct
+class Inner:
+    h: tack.f64
+    k: tack.i32
+
+
+@tack.struct
+class Body:
+    pos: tack.vec3f
+    vel: tack.vec3f
+    mass: tack.f32
+    inner: Inner
+    rot: tack.mat22f
+
+
+@tack.struct
+class Other:
+    pos: tack.vec3f
+
+
+def records(n, seed=0):
+    rng = np.random.default_rng(seed)
+    r = np.zeros(n, dtype=Body.numpy)
+    r["pos"] = rng.standard_normal((n, 3))
+    r["vel"] = rng.standard_normal((n, 3))
+    r["mass"] = rng.uniform(1, 2, n)
+    r["inner"]["h"] = rng.standard_normal(n)
+    r["inner"]["k"] = rng.integers(-9, 9, n)
+    r["rot"] = rng.standard_normal((n, 2, 2))
+    return r
+
+
+@tack.kernel
+def integrate(bodies, out, dt):
+    for i in range(bodies.shape[0]):
+        b = bodies[i]
+        b.vel += tack.vec3f(0.0, -9.8, 0.0) * dt
+        b.pos = b.pos + dt * b.vel
+        b.pos.x = -b.pos.x
+        b.inner.h += 1.0
+        b.inner.k = b.inner.k * 2
+        b.rot[0, 1] = b.mass
+        out[i] = b
+
+
+def test_local_record_read_modified_and_stored(device):
+    r = records(9)
+    bodies = tack.array(r, dtype=Body, device=device)
+    out = tack.zeros(9, dtype=Body, device=device)
+    integrate(bodies, out, 0.125)
+    o = out.numpy()
+    vel = r["vel"].copy()
+    vel[:, 1] -= np.float32(9.8) * np.float32(0.125)
+    pos = r["pos"] + np.float32(0.125) * vel
+    pos[:, 0] *= -1
+    np.testing.assert_allclose(o["vel"], vel, rtol=1e-6)
+    np.testing.assert_allclose(o["pos"], pos, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(o["inner"]["h"], r["inner"]["h"] + 1.0)
+    np.testing.assert_array_equal(o["inner"]["k"], r["inner"]["k"] * 2)
+    rot = r["rot"].copy()
+    rot[:, 0, 1] = r["mass"]
+    np.testing.assert_array_equal(o["rot"], rot)
+    np.testing.assert_array_equal(o["mass"], r["mass"])
+    # the local was a copy: the source array is untouched
+    np.testing.assert_array_equal(bodies.numpy()["vel"], r["vel"])
+
+
+@tack.kernel
+def shuffle(src, dst, perm):
+    for i in range(dst.shape[0]):
+        dst[i] = src[perm[i]]          # element to element
+        dst[i].inner = src[i].inner    # a nested record alone
+
+
+@tack.kernel
+def copies(src, out):
+    for i in range(src.shape[0]):
+        a = src[i]
+        b = a                          # a copy, not an alias
+        b.mass = -1.0
+        c = src[(i + 1) % src.shape[0]]
+        a.inner = c.inner
+        out[i] = a
+
+
+def test_element_to_element_and_local_copies(device):
+    n = 11
+    r = records(n, seed=1)
+    perm = np.random.default_rng(2).permutation(n).astype(np.int32)
+    src = tack.array(r, dtype=Body, device=device)
+    dst = tack.zeros(n, dtype=Body, device=device)
+    shuffle(src, dst, perm)
+    d = dst.numpy()
+    for f in ("pos", "vel", "mass", "rot"):
+        np.testing.assert_array_equal(d[f], r[f][perm])
+    np.testing.assert_array_equal(d["inner"], r["inner"])
+    out = tack.zeros(n, dtype=Body, device=device)
+    copies(src, out)
+    o = out.numpy()
+    np.testing.assert_array_equal(o["mass"], r["mass"])
+    np.testing.assert_array_equal(o["inner"], np.roll(r["inner"], -1))
+    np.testing.assert_array_equal(o["pos"], r["pos"])
+
+
+@tack.func
+def kinetic(b):
+    return 0.5 * b.mass * tack.dot(b.vel, b.vel)
+
+
+@tack.func
+def pushed_x(b, dv):
+    b.vel = b.vel + dv                 # the callee's own copy
+    return b.vel[0] + b.inner.h
+
+
+@tack.kernel
+def energies(bodies, out):
+    for i in range(bodies.shape[0]):
+        b = bodies[i]
+        out[i] = kinetic(b) + kinetic(bodies[i]) + pushed_x(b, tack.vec3f(1.0, 0.0, 0.0)) - b.vel[0]
+
+
+def test_records_passed_to_device_functions_by_value(device):
+    r = records(6, seed=3)
+    bodies = tack.array(r, dtype=Body, device=device)
+    out = np.zeros(6, np.float64)
+    energies(bodies, out)
+    ke = 0.5 * r["mass"].astype(np.float64) * (r["vel"].astype(np.float64) ** 2).sum(1)
+    np.testing.assert_allclose(out, 2 * ke + 1.0 + r["inner"]["h"], rtol=1e-5)
+
+
+@tack.kernel
+def into_scalars(bodies, out):
+    for i in range(bodies.shape[0]):
+        out[i] = bodies[i]  # marker: record into scalars
+
+
+@tack.kernel
+def wrong_struct(bodies, others):
+    for i in range(bodies.shape[0]):
+        others[i] = bodies[i]  # marker: other struct
+
+
+@tack.kernel
+def scalar_then_record(bodies, out):
+    for i in range(bodies.shape[0]):
+        b = 1.0
+        b = bodies[i]  # marker: name held a scalar
+        out[i] = b.mass
+
+
+@tack.kernel
+def whole_in_arithmetic(bodies, out):
+    for i in range(bodies.shape[0]):
+        b = bodies[i]
+        out[i] = b * 2.0  # marker: whole in arithmetic
+
+
+@tack.kernel
+def record_missing_field(bodies, out):
+    for i in range(bodies.shape[0]):
+        b = bodies[i]
+        out[i] = b.charge  # marker: missing field
+
+
+@pytest.mark.parametrize("kern, marker, words", [
+    (into_scalars, "record into scalars", "struct 'Body'"),
+    (wrong_struct, "other struct", "struct 'Body' cannot be assigned to one of struct 'Other'"),
+    (scalar_then_record, "name held a scalar", "'b' already holds a value that is not a record"),
+    (whole_in_arithmetic, "whole in arithmetic", "'b' is a whole record here"),
+    (record_missing_field, "missing field", "struct 'Body' has no field 'charge'"),
+])
+def test_refusals_name_the_struct_and_the_line(device, kern, marker, words):
+    bodies = tack.zeros(3, dtype=Body, device=device)
+    out = tack.zeros(3, dtype=Other, device=device) if marker == "other struct" else np.zeros(3, np.float32)
+    with pytest.raises(tack.CompileError) as e:
+        kern(bodies, out)
+    assert words in str(e.value)
+    assert e.value.lineno == line_of(__file__, "marker: " + marker)
+
+
+def test_empty_array_of_records(device):
+    bodies = tack.zeros(0, dtype=Body, device=device)
+    out = tack.zeros(0, dtype=Body, device=device)
+    integrate(bodies, out, 0.5)
+    assert out.numpy().shape == (0,)
