@@ -9,6 +9,10 @@ those arrays, and ``x[i].f`` is read as ``x.f[i]`` (src/lower/structs.c).
 """
 import functools
 
+# The struct type of each record dtype: a record passed to a kernel by value
+# (a NumPy void scalar) finds its struct here.
+_BY_DTYPE = {}
+
 _FIELD_TYPES = "a tack dtype (tack.f32, tack.vec3f, tack.mat33f, ...) or a @tack.struct class"
 
 
@@ -59,6 +63,8 @@ class StructType:
         self.numpy = np.dtype({"names": names, "formats": formats, "offsets": offsets,
                                "itemsize": self.itemsize})
         self._array_cls = _array_class(self)
+        self._value_cls = _array_class(self, by_value=True)
+        _BY_DTYPE[self.numpy] = self
 
     def __repr__(self):
         return "<tack.struct %s>" % self.__qualname__
@@ -81,7 +87,7 @@ def struct(cls):
     return StructType(cls)
 
 
-def _array_class(stype):
+def _array_class(stype, by_value=False):
     t = _tack()
 
     class StructArray:
@@ -152,7 +158,34 @@ def _array_class(stype):
             return "tack.Array(%r, dtype=%s)" % (self.numpy(), stype.__name__)
 
     StructArray.__name__ = StructArray.__qualname__ = stype.__name__ + "Array"
+    if by_value:
+        # One record passed by value: kernels read `p.f` as `p[0].f`.
+        StructArray._tack_struct_value = 1
+        StructArray.__name__ = StructArray.__qualname__ = stype.__name__ + "ValueArray"
     return t.device_class(StructArray)
+
+
+def value_argument(rec, device=None):
+    """A record passed to a kernel (a NumPy void scalar of a struct's
+    dtype, as `P(...)` makes): a one-element array of records on `device`
+    marked as a value, so the kernel reads its fields as `p.f`.  Called by the
+    argument converter (python/tack/_ext/args.c)."""
+    t = _tack()
+    stype = _BY_DTYPE.get(rec.dtype)
+    if stype is None:
+        raise TypeError("a NumPy record of dtype %s is not a @tack.struct's (make it with "
+                        "P(field=value, ...) of a @tack.struct class P)" % (rec.dtype,))
+
+    def build(st, value):
+        fields = {}
+        for name, ftype in st.fields:
+            if isinstance(ftype, StructType):
+                fields[name] = ftype._array_cls(build(ftype, value[name]))
+            else:
+                fields[name] = t.array(value[name][None], dtype=ftype, device=device)
+        return fields
+
+    return stype._value_cls(build(stype, rec))
 
 
 def _new(stype, shape, device, make):

@@ -46,6 +46,7 @@ static void struct_name(const tack_struct *s, char *buf, size_t size) {
     const char *n = s->class_name ? s->class_name : "?";
     size_t len = strlen(n);
     if (len > 5 && !strcmp(n + len - 5, "Array")) len -= 5;
+    if (len > 5 && !strncmp(n + len - 5, "Value", 5)) len -= 5; /* ...ValueArray: by value */
     snprintf(buf, size, "%.*s", (int)len, n);
 }
 
@@ -66,6 +67,30 @@ static tmpl_node *node_of(lowerer *L, const expr *e) {
 static tmpl_node *records_of(lowerer *L, const expr *e) {
     tmpl_node *n = node_of(L, e);
     return n && struct_is_records(n->s) ? n : NULL;
+}
+
+/* A record passed to the kernel by value arrives as a one-element array of
+ * records marked `_tack_struct_value` (python/tack/_structs.py): its name
+ * stands for element 0.  The name's `[0]`, or NULL when e is none. */
+static expr *value_record(lowerer *L, const expr *e) {
+    if (e->kind != EX_NAME) return NULL;
+    tmpl_node *n = records_of(L, e);
+    int m = n ? field_of(n->s, "_tack_struct_value") : -1;
+    if (m < 0 || n->s->fields[m].role != TACK_FIELD_CONSTANT) return NULL;
+    expr *zero = arena_alloc(&L->scratch, sizeof *zero), *sub = arena_alloc(&L->scratch, sizeof *sub);
+    expr **items = arena_alloc(&L->scratch, sizeof *items);
+    if (!zero || !sub || !items) return lower_oom(L), NULL;
+    memset(zero, 0, sizeof *zero);
+    zero->kind = EX_INT;
+    zero->line = e->line;
+    zero->col = e->col;
+    *sub = *zero;
+    sub->kind = EX_SUBSCRIPT;
+    sub->a = (expr *)e;
+    items[0] = zero;
+    sub->items = items;
+    sub->nitems = 1;
+    return sub;
 }
 
 static expr *copy(lowerer *L, const expr *e) {
@@ -150,6 +175,8 @@ static expr *local_field(lowerer *L, const char *prefix, const char *field, cons
 
 static expr *rewrite(lowerer *L, expr *e) {
     if (!e) return NULL;
+    expr *v = value_record(L, e);
+    if (v) e = v; /* params -> params[0] */
     if (e->kind == EX_CALL) { /* a record passed whole stays whole: struct_bind_argument */
         int changed = 0;
         expr *callee = rewrite(L, e->a);
@@ -181,8 +208,9 @@ static expr *rewrite(lowerer *L, expr *e) {
     /* x[i].f: the field's array, indexed. */
     if (e->kind == EX_ATTR) {
         /* x[i].g.h: x[i].g is x.g[i] first. */
-        expr *base = e->a;
-        if (!(base->kind == EX_SUBSCRIPT && records_of(L, base->a)) && !(base = rewrite(L, e->a)))
+        expr *base = e->a, *by_value = value_record(L, base);
+        if (by_value) base = by_value; /* p.f of a record passed by value: p[0].f */
+        else if (!(base->kind == EX_SUBSCRIPT && records_of(L, base->a)) && !(base = rewrite(L, e->a)))
             return NULL;
         tmpl_node *n = base->kind == EX_SUBSCRIPT ? records_of(L, base->a) : NULL;
         if (!n && base != e->a) {
@@ -321,6 +349,8 @@ static int record_ref_of(lowerer *L, const expr *e, record_ref *r) {
     record_ref tmp;
     if (!r) r = &tmp;
     memset(r, 0, sizeof *r);
+    expr *v = value_record(L, e);
+    if (v) e = v; /* a record passed by value: element 0 */
     if (e->kind == EX_NAME) {
         const binding *b = scope_find(L->sc, e->name);
         if (!b || b->kind != BIND_STRUCT) return 0;
@@ -358,16 +388,18 @@ static int record_ref_of(lowerer *L, const expr *e, record_ref *r) {
 static expr *field_expr(lowerer *L, const record_ref *r, int i, const expr *at) {
     const char *f = r->node->s->fields[i].name;
     if (r->prefix) return local_field(L, r->prefix, f, at);
-    expr *arr = attr(L, r->base, f, at), *sub = arr ? copy(L, at) : NULL;
+    /* x[i].f as a user writes it: rewrite() makes it x.f[i] (and a record
+     * passed by value, p[0].f, p.f[0]) */
+    expr *sub = copy(L, at);
     if (!sub) return NULL;
     memset(sub, 0, sizeof *sub);
     sub->kind = EX_SUBSCRIPT;
     sub->line = at->line;
     sub->col = at->col;
-    sub->a = arr;
+    sub->a = r->base;
     sub->items = r->items;
     sub->nitems = r->nitems;
-    return sub;
+    return attr(L, sub, f, at);
 }
 
 /* Two layouts hold the same fields (records of one struct class). */

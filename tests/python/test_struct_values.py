@@ -197,3 +197,54 @@ def test_empty_array_of_records(device):
     out = tack.zeros(0, dtype=Body, device=device)
     integrate(bodies, out, 0.5)
     assert out.numpy().shape == (0,)
+
+
+@tack.struct
+class Scale:
+    factor: tack.f32
+
+
+@tack.struct
+class Params:
+    dt: tack.f32
+    gravity: tack.vec3f
+    steps: tack.i32
+    scale: Scale
+
+
+@tack.func
+def fall(prm, v):
+    return v + prm.gravity * prm.dt
+
+
+@tack.kernel
+def with_params(params, v, out):
+    for i in range(v.shape[0]):
+        p = params                     # a local copy of the whole record
+        p.dt = p.dt * 2.0
+        out[i] = fall(params, v[i]) * params.scale.factor + tack.vec3f(float(params.steps), 0.0, p.dt)
+
+
+def test_records_passed_to_kernels_by_value(device):
+    rng = np.random.default_rng(4)
+    v0 = rng.standard_normal((5, 3)).astype(np.float32)
+    v = tack.array(v0, dtype=tack.vec3f, device=device)
+    out = tack.zeros(5, dtype=tack.vec3f, device=device)
+    for dt, g, steps, factor in [(0.5, (0.0, -10.0, 0.0), 3, 2.0), (0.25, (1.0, 2.0, -3.0), -7, 0.5)]:
+        prm = Params(dt=dt, gravity=g, steps=steps, scale=(factor,))
+        with_params(prm, v, out)
+        ref = (v0 + np.float32(dt) * np.array(g, np.float32)) * np.float32(factor)
+        ref[:, 0] += steps
+        ref[:, 2] += 2 * dt
+        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)
+        assert prm["dt"] == np.float32(dt)   # the caller's record is untouched
+    # values are run-time data: both calls share one variant
+    assert len(with_params.variants(device=device)) == 1
+
+
+def test_a_record_of_another_dtype_is_refused(device):
+    v = tack.zeros(2, dtype=tack.vec3f, device=device)
+    out = tack.zeros(2, dtype=tack.vec3f, device=device)
+    foreign = np.zeros((), dtype=[("dt", "<f4")])[()]
+    with pytest.raises(TypeError, match="parameter 'params'.*not a @tack.struct"):
+        with_params(foreign, v, out)

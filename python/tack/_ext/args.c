@@ -605,6 +605,28 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern)
     st->nowners = 0;
 }
 
+/* A @tack.struct record passed by value (a NumPy void scalar): a
+ * one-element array of records on `device` that kernels read as one record
+ * (python/tack/_structs.py value_argument). */
+static int convert_record_value(conv *c, PyObject *o, const char *device, tack_arg *a)
+{
+    static PyObject *make_value;
+    if (!make_value) {
+        PyObject *m = PyImport_ImportModule("tack._structs");
+        make_value = m ? PyObject_GetAttrString(m, "value_argument") : NULL;
+        Py_XDECREF(m);
+        if (!make_value)
+            return conv_reraise(c);
+    }
+    PyObject *records = PyObject_CallFunction(make_value, "Os", o, device);
+    if (!records)
+        return conv_reraise(c);
+    if (hold(c, records) < 0)
+        return -1;
+    tack_field_role role;
+    return convert_value(c, records, a, &role);
+}
+
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
                      tack_arg *args, ext_launch_state *st)
 {
@@ -614,11 +636,16 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
     c.cls_name = NULL;
     c.depth = 0;
     c.path[0] = '\0';
+    int records = 0;
     for (int i = 0; i < (int)nargs; i++) {
         PyObject *o = objs[i];
         tack_arg *a = &args[i];
         tack_field_role role;
         c.i = i;
+        if (PyArray_IsScalar(o, Void)) { /* a record: once the device is known, below */
+            records = 1;
+            continue;
+        }
         int rc = convert_value(&c, o, a, &role);
         if (rc == 1)
             rc = conv_error(&c, PyExc_TypeError,
@@ -627,6 +654,23 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
         if (rc < 0) {
             ext_release_args(st);
             return -1;
+        }
+    }
+    if (records) { /* on the device of the array arguments, the host's without any */
+        const char *device = "cpu";
+        for (int i = 0; i < (int)nargs; i++)
+            if (!PyArray_IsScalar(objs[i], Void) && args[i].kind == TACK_ARG_ARRAY &&
+                args[i].device) {
+                device = tack_device_name(args[i].device);
+                break;
+            }
+        for (int i = 0; i < (int)nargs; i++) {
+            c.i = i;
+            if (PyArray_IsScalar(objs[i], Void) &&
+                convert_record_value(&c, objs[i], device, &args[i]) < 0) {
+                ext_release_args(st);
+                return -1;
+            }
         }
     }
     return 0;
