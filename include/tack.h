@@ -163,10 +163,15 @@ typedef enum tack_name_kind {
     TACK_NAME_UNDEFINED,   /* defined nowhere, builtins included: for a
                               host that does the whole lookup, as Python's
                               does (closure, globals, builtins) */
-    TACK_NAME_TABLE        /* a table of numbers (Python: a module-level
+    TACK_NAME_TABLE,       /* a table of numbers (Python: a module-level
                               tuple, nested for 2-D), inlined by value:
                               table_ndim, table_shape, and table_ints or
                               table_floats */
+    TACK_NAME_STRUCT       /* a record type, called in kernels to make one:
+                              text holds its layout, "Name{field:dtype,...}"
+                              with a nested record's field written
+                              "field:Inner{...}" and dtypes named as Tack's
+                              ("f32", "vec3f", "mat22f") */
 } tack_name_kind;
 
 /* The most numbers a TACK_NAME_TABLE may hold; a larger one is refused. */

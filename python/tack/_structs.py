@@ -62,6 +62,11 @@ class StructType:
         self.itemsize = -(-offset // align) * align
         self.numpy = np.dtype({"names": names, "formats": formats, "offsets": offsets,
                                "itemsize": self.itemsize})
+        # The layout kernels construct records from (`P(...)` in a kernel):
+        # tack.h's TACK_NAME_STRUCT text.
+        self._tack_layout = "%s{%s}" % (self.__name__, ",".join(
+            "%s:%s" % (name, ftype._tack_layout if isinstance(ftype, StructType) else ftype.name)
+            for name, ftype in fields))
         self._array_cls = _array_class(self)
         self._value_cls = _array_class(self, by_value=True)
         _BY_DTYPE[self.numpy] = self

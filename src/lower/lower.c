@@ -122,7 +122,12 @@ int lower_resolve_name(tack_resolver resolver, void *ctx, const char *name, tack
         memset(out, 0, sizeof *out);
         return -1;
     }
-    if ((out->kind < TACK_NAME_MODULE || out->kind > TACK_NAME_FUNC) && out->kind != TACK_NAME_TABLE) {
+    if (out->kind == TACK_NAME_STRUCT && !out->text) {
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    if ((out->kind < TACK_NAME_MODULE || out->kind > TACK_NAME_FUNC) && out->kind != TACK_NAME_TABLE &&
+        out->kind != TACK_NAME_STRUCT) {
         memset(out, 0, sizeof *out); /* a kind this library does not know */
         return -1;
     }
@@ -437,6 +442,10 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         return NULL;
     case TACK_NAME_MODULE:
         ERR(L, e->line, e->col, "'%s' is a module, not a value", e->name);
+        return NULL;
+    case TACK_NAME_STRUCT:
+        ERR(L, e->line, e->col, "'%s' is a struct type; make a record with p = %s(field=value, "
+            "...) and use its fields", e->name, e->name);
         return NULL;
     case TACK_NAME_BUILTIN:
     case TACK_NAME_FUNC:

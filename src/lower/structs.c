@@ -385,8 +385,7 @@ static int record_ref_of(lowerer *L, const expr *e, record_ref *r) {
 }
 
 /* The expression reading (or naming, as a target) field i of r. */
-static expr *field_expr(lowerer *L, const record_ref *r, int i, const expr *at) {
-    const char *f = r->node->s->fields[i].name;
+static expr *field_expr(lowerer *L, const record_ref *r, const char *f, const expr *at) {
     if (r->prefix) return local_field(L, r->prefix, f, at);
     /* x[i].f as a user writes it: rewrite() makes it x.f[i] (and a record
      * passed by value, p[0].f, p.f[0]) */
@@ -402,19 +401,25 @@ static expr *field_expr(lowerer *L, const record_ref *r, int i, const expr *at) 
     return attr(L, sub, f, at);
 }
 
-/* Two layouts hold the same fields (records of one struct class). */
+/* Two layouts hold the same fields (records of one struct class), matched
+ * by name: an array's fields come sorted with its class constants among
+ * them, a constructor's in declaration order. */
 static int same_layout(const tmpl_node *a, const tmpl_node *b) {
-    if (a->s->nfields != b->s->nfields) return 0;
     char na[128], nb[128];
     struct_name(a->s, na, sizeof na);
     struct_name(b->s, nb, sizeof nb);
     if (strcmp(na, nb)) return 0;
+    int count_a = 0, count_b = 0;
+    for (int i = 0; i < b->s->nfields; i++) count_b += b->s->fields[i].role != TACK_FIELD_CONSTANT;
     for (int i = 0; i < a->s->nfields; i++) {
-        const tack_field *fa = &a->s->fields[i], *fb = &b->s->fields[i];
-        if (strcmp(fa->name, fb->name) || fa->role != fb->role) return 0;
-        if (fa->role == TACK_FIELD_STRUCT && !same_layout(a->sub[i], b->sub[i])) return 0;
+        const tack_field *fa = &a->s->fields[i];
+        if (fa->role == TACK_FIELD_CONSTANT) continue;
+        count_a++;
+        int j = field_of(b->s, fa->name);
+        if (j < 0 || b->s->fields[j].role != fa->role) return 0;
+        if (fa->role == TACK_FIELD_STRUCT && !same_layout(a->sub[i], b->sub[j])) return 0;
     }
-    return 1;
+    return count_a == count_b;
 }
 
 /* Statements being built: a growing list in the scratch arena. */
@@ -484,13 +489,189 @@ static int move_fields(lowerer *L, const record_ref *dst, const record_ref *src,
                 (s.prefix && !(s.prefix = joined(L, s.prefix, f->name))) ||
                 (s.base && !(s.base = attr(L, s.base, f->name, at->value))))
                 return -1;
-            d.node = dst->node->sub[i];
+            d.node = dst->node->sub[field_of(dst->node->s, f->name)];
             s.node = src->node->sub[i];
             if (move_fields(L, &d, &s, out, at)) return -1;
             continue;
         }
-        if (list_push(L, out, assign_stmt(L, field_expr(L, dst, i, at->targets[0]),
-                                          field_expr(L, src, i, at->value), at)))
+        if (list_push(L, out, assign_stmt(L, field_expr(L, dst, f->name, at->targets[0]),
+                                          field_expr(L, src, f->name, at->value), at)))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- records made in kernels: P(field=value, ...) ---- */
+
+/* A struct type's layout parsed from its TACK_NAME_STRUCT text: the node
+ * a struct local binds, and each leaf field's dtype name. */
+typedef struct layout {
+    tmpl_node node; /* first: a layout's node is the layout */
+    tack_struct s;
+    const char **dtypes; /* per field: "f32", "vec3f"; NULL for a nested record */
+} layout;
+
+/* Parses "Name{f:dtype,g:Inner{...}}" from *p; NULL when malformed. */
+static layout *parse_layout(lowerer *L, const char **p) {
+    const char *t = *p, *open = strchr(t, '{');
+    if (!open) return NULL;
+    layout *y = arena_alloc(&L->scratch, sizeof *y);
+    if (!y) return lower_oom(L), NULL;
+    memset(y, 0, sizeof *y);
+    char *name = arena_alloc(&L->scratch, open - t + 1);
+    tack_field *fields = arena_alloc(&L->scratch, 64 * sizeof *fields);
+    y->node.sub = arena_alloc(&L->scratch, 64 * sizeof *y->node.sub);
+    y->dtypes = arena_alloc(&L->scratch, 64 * sizeof *y->dtypes);
+    if (!name || !fields || !y->node.sub || !y->dtypes) return lower_oom(L), NULL;
+    memcpy(name, t, open - t);
+    name[open - t] = 0;
+    y->s.class_name = name;
+    y->s.fields = fields;
+    y->node.s = &y->s;
+    t = open + 1;
+    while (*t && *t != '}') {
+        if (y->s.nfields == 64) return NULL;
+        const char *colon = strchr(t, ':');
+        if (!colon) return NULL;
+        char *fname = arena_alloc(&L->scratch, colon - t + 1);
+        if (!fname) return lower_oom(L), NULL;
+        memcpy(fname, t, colon - t);
+        fname[colon - t] = 0;
+        tack_field *f = &fields[y->s.nfields];
+        memset(f, 0, sizeof *f);
+        f->name = fname;
+        t = colon + 1;
+        size_t n = strcspn(t, ",{}");
+        if (t[n] == '{') { /* a nested record */
+            layout *sub = parse_layout(L, &t);
+            if (!sub) return NULL;
+            f->role = TACK_FIELD_STRUCT;
+            f->nested = &sub->s;
+            y->node.sub[y->s.nfields] = &sub->node;
+        } else {
+            char *d = arena_alloc(&L->scratch, n + 1);
+            if (!d) return lower_oom(L), NULL;
+            memcpy(d, t, n);
+            d[n] = 0;
+            f->role = TACK_FIELD_ARRAY;
+            y->dtypes[y->s.nfields] = d;
+            t += n;
+        }
+        y->s.nfields++;
+        if (*t == ',') t++;
+    }
+    if (*t != '}') return NULL;
+    *p = t + 1;
+    return y;
+}
+
+/* The layout of the struct type a call's callee names, or NULL (after an
+ * error when the name is a struct type whose text does not parse). */
+static layout *constructor_of(lowerer *L, const expr *call) {
+    if (call->kind != EX_CALL || call->a->kind != EX_NAME || scope_find(L->sc, call->a->name))
+        return NULL;
+    tack_name n;
+    if (lower_resolve_name(L->in->resolver, L->sc->resolver_ctx, call->a->name, &n) ||
+        n.kind != TACK_NAME_STRUCT)
+        return NULL;
+    lower_resolve(L, call->a, &n); /* recorded, for the disk cache to re-check */
+    const char *t = n.text;
+    layout *y = parse_layout(L, &t);
+    if (!y) ERR(L, call->line, call->col, "struct '%s': its layout '%s' is malformed", call->a->name, n.text);
+    return y;
+}
+
+static expr *call_expr(lowerer *L, const char *module, const char *fn, expr *arg, const expr *at) {
+    expr *callee = module ? attr(L, name_expr(L, module, at), fn, at) : name_expr(L, fn, at);
+    expr *c = callee ? copy(L, at) : NULL;
+    expr **args = arg ? arena_alloc(&L->scratch, sizeof *args) : NULL;
+    if (!c || (arg && !args)) return lower_oom(L), NULL;
+    memset(c, 0, sizeof *c);
+    c->kind = EX_CALL;
+    c->line = at->line;
+    c->col = at->col;
+    c->a = callee;
+    if (arg) {
+        args[0] = arg;
+        c->items = args;
+        c->nitems = 1;
+    }
+    return c;
+}
+
+/* A field's value converted to its dtype, or its dtype's zero. */
+static expr *field_value(lowerer *L, const char *dtype, expr *value, const expr *at) {
+    if (!strcmp(dtype, "bool")) {
+        if (value) return call_expr(L, NULL, "bool", value, at);
+        expr *f = name_expr(L, "False", at);
+        if (f) {
+            f->kind = EX_BOOL;
+            f->bval = 0;
+        }
+        return f;
+    }
+    int shaped = !strncmp(dtype, "vec", 3) || !strncmp(dtype, "mat", 3);
+    if (value && !strncmp(dtype, "mat", 3)) return value; /* the store converts its components */
+    if (!value && !shaped) {
+        value = name_expr(L, "0", at);
+        if (!value) return NULL;
+        value->kind = EX_INT;
+        value->ival = 0;
+    }
+    return call_expr(L, "tack", dtype, value, at);
+}
+
+/* dst = P(args): each field from its argument (positional in declaration
+ * order, or by keyword), the rest zero. */
+static int construct(lowerer *L, const record_ref *dst, layout *y, const expr *call, stmt_list *out,
+                     const stmt *at) {
+    const expr *given[64] = {0};
+    if (call->nitems > y->s.nfields) {
+        ERR(L, call->line, call->col, "struct '%s' has %d fields; %d values given", y->s.class_name,
+            y->s.nfields, call->nitems);
+        return -1;
+    }
+    for (int i = 0; i < call->nitems; i++) given[i] = call->items[i];
+    for (int k = 0; k < call->nkw; k++) {
+        int i = field_of(&y->s, call->kw_names[k]);
+        if (i < 0 || given[i]) {
+            ERR(L, call->kw_values[k]->line, call->kw_values[k]->col,
+                i < 0 ? "struct '%s' has no field '%s'" : "struct '%s': field '%s' given twice",
+                y->s.class_name, call->kw_names[k]);
+            return -1;
+        }
+        given[i] = call->kw_values[k];
+    }
+    for (int i = 0; i < y->s.nfields; i++) {
+        const char *f = y->s.fields[i].name;
+        if (y->s.fields[i].role == TACK_FIELD_ARRAY) {
+            expr *target = field_expr(L, dst, f, call);
+            expr *value = field_value(L, y->dtypes[i], (expr *)given[i], given[i] ? given[i] : call);
+            if (list_push(L, out, assign_stmt(L, target, value, at))) return -1;
+            continue;
+        }
+        record_ref d = *dst;
+        d.node = y->node.sub[i];
+        if ((d.prefix && !(d.prefix = joined(L, d.prefix, f))) ||
+            (d.base && !(d.base = attr(L, d.base, f, call))))
+            return -1;
+        layout *sub = (layout *)y->node.sub[i];
+        if (!given[i]) { /* zero */
+            expr none = *call;
+            none.nitems = none.nkw = 0;
+            if (construct(L, &d, sub, &none, out, at)) return -1;
+            continue;
+        }
+        layout *inner = constructor_of(L, given[i]);
+        record_ref src;
+        int k = inner ? 0 : record_ref_of(L, given[i], &src);
+        if (k < 0 || (inner && !same_layout(&inner->node, &sub->node)) || (!inner && !k)) {
+            if (k >= 0)
+                ERR(L, given[i]->line, given[i]->col, "field '%s' of struct '%s' takes a record "
+                    "of struct '%s'", f, y->s.class_name, sub->s.class_name);
+            return -1;
+        }
+        if (inner ? construct(L, &d, sub, given[i], out, at) : move_fields(L, &d, &src, out, at))
             return -1;
     }
     return 0;
@@ -501,7 +682,11 @@ int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
     *n = 0;
     if (s->kind != ST_ASSIGN) return 0;
     record_ref src;
-    int k = record_ref_of(L, s->value, &src);
+    int failed = L->failed;
+    layout *made = constructor_of(L, s->value); /* p = P(...) */
+    if (L->failed != failed) return -1;
+    int k = made ? 1 : record_ref_of(L, s->value, &src);
+    if (made) src = (record_ref){.node = &made->node};
     if (k <= 0) {
         if (k < 0) return -1;
         for (int t = 0; t < s->ntargets; t++) { /* p = 3.0 where p holds a record */
@@ -559,7 +744,8 @@ int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
         stmt one = *s; /* the positions each field's statement reports */
         expr *targets[1] = {(expr *)te};
         one.targets = targets;
-        if (move_fields(L, &dst, &src, &l, &one)) return -1;
+        if (made ? construct(L, &dst, made, s->value, &l, &one) : move_fields(L, &dst, &src, &l, &one))
+            return -1;
     }
     *out = l.items;
     *n = l.n;

@@ -248,3 +248,82 @@ def test_a_record_of_another_dtype_is_refused(device):
     foreign = np.zeros((), dtype=[("dt", "<f4")])[()]
     with pytest.raises(TypeError, match="parameter 'params'.*not a @tack.struct"):
         with_params(foreign, v, out)
+
+
+@tack.struct
+class Flagged:
+    pos: tack.vec3f
+    count: tack.i64
+    alive: tack.bool_
+    inner: Inner
+    rot: tack.mat22f
+
+
+@tack.kernel
+def construct(out, q):
+    for i in range(out.shape[0]):
+        p = Flagged(pos=tack.vec3f(1.0, 2.0, float(i)), count=2**40 + i)
+        p.inner.k = -i
+        out[i] = p
+        q[i] = Flagged(tack.vec3f(0.5), inner=Inner(h=1.5), alive=True,
+                       rot=tack.mat22f(1.0, 2.0, 3.0, 4.0))
+        z = Flagged()                 # every field zero
+        q[i].pos = q[i].pos + tack.vec3f(float(z.count), float(z.inner.h), -0.0)
+
+
+def test_records_constructed_in_kernels(device):
+    n = 4
+    out = tack.zeros(n, dtype=Flagged, device=device)
+    q = tack.zeros(n, dtype=Flagged, device=device)
+    construct(out, q)
+    o, r = out.numpy(), q.numpy()
+    ref = np.zeros(n, dtype=Flagged.numpy)
+    ref["pos"] = np.stack([np.ones(n), 2 * np.ones(n), np.arange(n)], axis=1)
+    ref["count"] = 2**40 + np.arange(n)
+    ref["inner"]["k"] = -np.arange(n)
+    np.testing.assert_array_equal(o, ref)
+    ref = np.zeros(n, dtype=Flagged.numpy)
+    ref["pos"] = 0.5
+    ref["alive"] = True
+    ref["inner"]["h"] = 1.5
+    ref["rot"] = [[1, 2], [3, 4]]
+    np.testing.assert_array_equal(r, ref)
+
+
+@tack.kernel
+def ctor_no_field(out):
+    for i in range(out.shape[0]):
+        out[i] = Flagged(charge=1.0)  # marker: ctor no field
+
+
+@tack.kernel
+def ctor_too_many(out):
+    for i in range(out.shape[0]):
+        out[i] = Flagged(tack.vec3f(), 1, True, Inner(), tack.mat22f(), 5)  # marker: ctor too many
+
+
+@tack.kernel
+def ctor_wrong_nested(out):
+    for i in range(out.shape[0]):
+        out[i] = Flagged(inner=Scale(factor=1.0))  # marker: ctor wrong nested
+
+
+@tack.kernel
+def struct_type_as_value(out):
+    for i in range(out.shape[0]):
+        t = Flagged  # marker: type as value
+        out[i] = Flagged()
+
+
+@pytest.mark.parametrize("kern, marker, words", [
+    (ctor_no_field, "ctor no field", "struct 'Flagged' has no field 'charge'"),
+    (ctor_too_many, "ctor too many", "struct 'Flagged' has 5 fields; 6 values given"),
+    (ctor_wrong_nested, "ctor wrong nested", "field 'inner' of struct 'Flagged' takes a record of struct 'Inner'"),
+    (struct_type_as_value, "type as value", "'Flagged' is a struct type"),
+])
+def test_constructor_refusals_name_the_struct_and_the_line(device, kern, marker, words):
+    out = tack.zeros(2, dtype=Flagged, device=device)
+    with pytest.raises(tack.CompileError) as e:
+        kern(out)
+    assert words in str(e.value)
+    assert e.value.lineno == line_of(__file__, "marker: " + marker)

@@ -385,6 +385,19 @@ static PyObject *table_of(ext_ctx_home *home, PyObject *v, tack_name *out, int *
  * meaning in a kernel. */
 static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
 {
+    if (!PyModule_Check(v) && !PyType_Check(v) && PyObject_HasAttrString(v, "_tack_layout")) {
+        /* a @tack.struct class (python/tack/_structs.py) */
+        PyObject *layout = PyObject_GetAttrString(v, "_tack_layout");
+        if (!layout || !PyUnicode_Check(layout)) {
+            Py_XDECREF(layout);
+            return -1;
+        }
+        out->text = keep_text(ctx->home, layout); /* takes it */
+        if (!out->text)
+            return -1;
+        out->kind = TACK_NAME_STRUCT;
+        return 0;
+    }
     if (PyModule_Check(v)) {
         out->text = module_text(ctx->home, v);
         if (!out->text)
