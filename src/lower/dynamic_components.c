@@ -78,6 +78,10 @@ static int flat_position(lowerer *L, ir_block *b, int rows, int width, const exp
     return flat ? hoist(L, b, flat, "k", sub) : -1;
 }
 
+int dyn_flat_position(lowerer *L, ir_block *b, int rows, int width, const expr *sub, int *count) {
+    return flat_position(L, b, rows, width, sub, count);
+}
+
 /* Component `first + k` of the components comps[] where the flat position
  * in local `flat` is `first`, a multiple of `step` below `width`; 0 when it
  * is none of them. */

@@ -226,6 +226,10 @@ ir_expr *mat_subscript(lowerer *L, const expr *e);
 /* dynamic_components.c: v[k], m[r, c], m[r] with an index that is not a
  * literal (a select over the components). */
 int dyn_is_dynamic(const expr *sub);
+/* The local holding the flat (row-major) position sub picks from a value of
+ * `rows` rows (0: a vector) and `width` components, set in b: below 0 when
+ * outside; *count is 1, or a row's width for m[r].  -1 after an error. */
+int dyn_flat_position(lowerer *L, ir_block *b, int rows, int width, const expr *sub, int *count);
 ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub);
 int dyn_assign(lowerer *L, ir_block *b, const binding *bound, const expr *sub, ir_expr *value,
                const stmt *at);

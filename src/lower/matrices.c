@@ -376,6 +376,51 @@ static int store_components(lowerer *L, ir_block *b, int p, ir_expr **idx, int n
     return 0;
 }
 
+/* x[i][k] = s and x[i][r, c] = s with indices known when the kernel runs:
+ * one store per component the position may name, each under its test (a
+ * position outside the element stores nothing, as for a local). */
+static int store_dynamic_component(lowerer *L, ir_block *b, const expr *base, int p,
+                                   const expr *sub, ir_expr *value, const stmt *at) {
+    const expr where = {.line = at->line, .col = at->col};
+    int width = vec_width_of(L, p), rows = mat_rows_of(L, p), count, n;
+    int flat = dyn_flat_position(L, b, rows, width, sub, &count);
+    if (flat < 0) return -1;
+    if (count != 1) {
+        ERR(L, sub->line, sub->col, "a matrix row stored at a run-time index: store its "
+            "components (x[i][r, c] = s) or the whole matrix");
+        return -1;
+    }
+    if (!value) return -1;
+    if (vec_is(value)) {
+        ERR(L, at->line, at->col, "a component takes a scalar");
+        return -1;
+    }
+    ir_expr **idx = lower_indices(L, base, &p, &n);
+    if (!idx) return -1;
+    int itmp[TACK_MAX_NDIM], scalar = lower_temp(L, "c");
+    if (scalar < 0 || lower_set_local(L, b, scalar, value, &where)) return -1;
+    for (int i = 0; i < n; i++)
+        if ((itmp[i] = lower_temp(L, "i")) < 0 || lower_set_local(L, b, itmp[i], idx[i], &where))
+            return -1;
+    L->f->params[p].written = 1;
+    for (int k = 0; k < width; k++) {
+        ir_stmt *test = ir_stmt_new(L->f, IR_IF, at->line, at->col);
+        ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
+        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
+        if (!test || !s || !args) return lower_oom(L);
+        test->value = lower_bin(L, OP_EQ, lower_read_local(L, flat, &where), lower_ival(L, k, &where),
+                                &where);
+        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], &where);
+        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
+        s->index = p;
+        s->indices = args;
+        s->nindices = n + 1;
+        s->value = lower_read_local(L, scalar, &where);
+        if (!test->value || push(L, &test->body, s) || push(L, b, test)) return -1;
+    }
+    return 0;
+}
+
 /* The same into a vector or matrix local. */
 static int assign_components(lowerer *L, ir_block *b, const binding *bound, int first, int count,
                              ir_expr *value, const stmt *at) {
@@ -467,6 +512,7 @@ int mat_assign_component(lowerer *L, ir_block *b, const expr *t, ir_expr *value,
     if (!mat_is_element_of(L, base) || (!whole && sub->nitems != 2)) return 1;
     int p = chain_param(L, base), n;
     if (!whole && !mat_rows_of(L, p)) return 1;
+    if (dyn_is_dynamic(sub)) return store_dynamic_component(L, b, base, p, sub, value, at);
     /* x[i][r, c] = s: the shape of an element, for the indices' check. */
     ir_expr shape = {.kind = IR_VECTOR, .nargs = vec_width_of(L, p), .dim = mat_rows_of(L, p)};
     int first, count, stride;

@@ -114,3 +114,32 @@ def test_a_vector_index_must_be_a_scalar(device):
     x = tack.zeros(2, dtype=tack.vec2f, device=device)
     with pytest.raises(tack.CompileError, match="index must be an integer"):
         bad(x, tack.zeros(2, dtype=tack.f32, device=device))
+
+
+@tack.kernel
+def element_component_stores(v, m, ks):
+    for i in range(v.shape[0]):
+        for c in range(3):
+            v[i][c] = float(c + 10 * i)
+        v[i][ks[i]] = -1.0
+        for r in range(2):
+            for c in range(2):
+                m[i][r, c] = float(r * 2 + c)
+        m[i][ks[i], -1] = 100.0
+
+
+def test_stores_into_array_elements_by_run_time_index(device):
+    ks_host = np.array([0, -1, 5, 1, -3, -4], np.int32)   # 5 and -4: outside, nothing stored
+    n = len(ks_host)
+    v = tack.zeros(n, dtype=tack.vec3f, device=device)
+    m = tack.zeros(n, dtype=tack.mat22f, device=device)
+    element_component_stores(v, m, tack.array(ks_host, device=device))
+    ref_v = np.arange(3, dtype=np.float32)[None, :] + 10 * np.arange(n, dtype=np.float32)[:, None]
+    ref_m = np.tile(np.arange(4, dtype=np.float32).reshape(2, 2), (n, 1, 1))
+    for i, k in enumerate(ks_host):
+        if -3 <= k < 3:
+            ref_v[i, k] = -1.0
+        if -2 <= k < 2:
+            ref_m[i, k, -1] = 100.0
+    np.testing.assert_array_equal(v.numpy(), ref_v)
+    np.testing.assert_array_equal(m.numpy(), ref_m)
