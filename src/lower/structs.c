@@ -69,6 +69,28 @@ static tmpl_node *records_of(lowerer *L, const expr *e) {
     return n && struct_is_records(n->s) ? n : NULL;
 }
 
+/* A new expression node of `kind` at `at`'s position, zeroed otherwise. */
+static expr *node(lowerer *L, expr_kind kind, const expr *at) {
+    expr *c = arena_alloc(&L->scratch, sizeof *c);
+    if (!c) return lower_oom(L), NULL;
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->line = at->line;
+    c->col = at->col;
+    return c;
+}
+
+/* base[items] */
+static expr *subscript(lowerer *L, expr *base, expr **items, int n, const expr *at) {
+    expr *c = node(L, EX_SUBSCRIPT, at);
+    if (c) {
+        c->a = base;
+        c->items = items;
+        c->nitems = n;
+    }
+    return c;
+}
+
 /* A record passed to the kernel by value arrives as a one-element array of
  * records marked `_tack_struct_value` (python/tack/_structs.py): its name
  * stands for element 0.  The name's `[0]`, or NULL when e is none. */
@@ -77,20 +99,10 @@ static expr *value_record(lowerer *L, const expr *e) {
     tmpl_node *n = records_of(L, e);
     int m = n ? field_of(n->s, "_tack_struct_value") : -1;
     if (m < 0 || n->s->fields[m].role != TACK_FIELD_CONSTANT) return NULL;
-    expr *zero = arena_alloc(&L->scratch, sizeof *zero), *sub = arena_alloc(&L->scratch, sizeof *sub);
-    expr **items = arena_alloc(&L->scratch, sizeof *items);
-    if (!zero || !sub || !items) return lower_oom(L), NULL;
-    memset(zero, 0, sizeof *zero);
-    zero->kind = EX_INT;
-    zero->line = e->line;
-    zero->col = e->col;
-    *sub = *zero;
-    sub->kind = EX_SUBSCRIPT;
-    sub->a = (expr *)e;
+    expr *zero = node(L, EX_INT, e), **items = arena_alloc(&L->scratch, sizeof *items);
+    if (!zero || !items) return lower_oom(L), NULL;
     items[0] = zero;
-    sub->items = items;
-    sub->nitems = 1;
-    return sub;
+    return subscript(L, (expr *)e, items, 1, e);
 }
 
 static expr *copy(lowerer *L, const expr *e) {
@@ -104,17 +116,11 @@ static expr *copy(lowerer *L, const expr *e) {
 }
 
 static expr *attr(lowerer *L, expr *base, const char *name, const expr *at) {
-    expr *c = arena_alloc(&L->scratch, sizeof *c);
-    if (!c) {
-        lower_oom(L);
-        return NULL;
+    expr *c = node(L, EX_ATTR, at);
+    if (c) {
+        c->a = base;
+        c->name = name;
     }
-    memset(c, 0, sizeof *c);
-    c->kind = EX_ATTR;
-    c->line = at->line;
-    c->col = at->col;
-    c->a = base;
-    c->name = name;
     return c;
 }
 
@@ -328,13 +334,8 @@ static const char *joined(lowerer *L, const char *a, const char *b) {
 }
 
 static expr *name_expr(lowerer *L, const char *name, const expr *at) {
-    expr *c = arena_alloc(&L->scratch, sizeof *c);
-    if (!c) return lower_oom(L), NULL;
-    memset(c, 0, sizeof *c);
-    c->kind = EX_NAME;
-    c->line = at->line;
-    c->col = at->col;
-    c->name = name;
+    expr *c = node(L, EX_NAME, at);
+    if (c) c->name = name;
     return c;
 }
 
@@ -389,16 +390,8 @@ static expr *field_expr(lowerer *L, const record_ref *r, const char *f, const ex
     if (r->prefix) return local_field(L, r->prefix, f, at);
     /* x[i].f as a user writes it: rewrite() makes it x.f[i] (and a record
      * passed by value, p[0].f, p.f[0]) */
-    expr *sub = copy(L, at);
-    if (!sub) return NULL;
-    memset(sub, 0, sizeof *sub);
-    sub->kind = EX_SUBSCRIPT;
-    sub->line = at->line;
-    sub->col = at->col;
-    sub->a = r->base;
-    sub->items = r->items;
-    sub->nitems = r->nitems;
-    return attr(L, sub, f, at);
+    expr *sub = subscript(L, r->base, r->items, r->nitems, at);
+    return sub ? attr(L, sub, f, at) : NULL;
 }
 
 /* Two layouts hold the same fields (records of one struct class), matched
@@ -583,13 +576,9 @@ static layout *constructor_of(lowerer *L, const expr *call) {
 
 static expr *call_expr(lowerer *L, const char *module, const char *fn, expr *arg, const expr *at) {
     expr *callee = module ? attr(L, name_expr(L, module, at), fn, at) : name_expr(L, fn, at);
-    expr *c = callee ? copy(L, at) : NULL;
+    expr *c = callee ? node(L, EX_CALL, at) : NULL;
     expr **args = arg ? arena_alloc(&L->scratch, sizeof *args) : NULL;
     if (!c || (arg && !args)) return lower_oom(L), NULL;
-    memset(c, 0, sizeof *c);
-    c->kind = EX_CALL;
-    c->line = at->line;
-    c->col = at->col;
     c->a = callee;
     if (arg) {
         args[0] = arg;
@@ -603,21 +592,11 @@ static expr *call_expr(lowerer *L, const char *module, const char *fn, expr *arg
 static expr *field_value(lowerer *L, const char *dtype, expr *value, const expr *at) {
     if (!strcmp(dtype, "bool")) {
         if (value) return call_expr(L, NULL, "bool", value, at);
-        expr *f = name_expr(L, "False", at);
-        if (f) {
-            f->kind = EX_BOOL;
-            f->bval = 0;
-        }
-        return f;
+        return node(L, EX_BOOL, at); /* False */
     }
     int shaped = !strncmp(dtype, "vec", 3) || !strncmp(dtype, "mat", 3);
     if (value && !strncmp(dtype, "mat", 3)) return value; /* the store converts its components */
-    if (!value && !shaped) {
-        value = name_expr(L, "0", at);
-        if (!value) return NULL;
-        value->kind = EX_INT;
-        value->ival = 0;
-    }
+    if (!value && !shaped && !(value = node(L, EX_INT, at))) return NULL; /* 0 */
     return call_expr(L, "tack", dtype, value, at);
 }
 
