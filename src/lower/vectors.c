@@ -68,6 +68,11 @@ int vec_eval(lowerer *L, ir_block *b, ir_expr *v) {
  * setup, which the caller fills.  A matrix is the same with dim = rows
  * (components row-major); mat_new sets it. */
 ir_expr *vec_new(lowerer *L, int width, const expr *at) {
+    if (width > MAX_COMPONENTS) {
+        ERR(L, at->line, at->col, "a value of %d components: vectors have at most %d", width,
+            MAX_COMPONENTS);
+        return NULL;
+    }
     ir_expr *v = ir_expr_new(L->f, IR_VECTOR, at->line, at->col);
     ir_block *setup = arena_alloc(&L->f->mem, sizeof *setup);
     ir_expr **comps = arena_alloc(&L->f->mem, MAX_COMPONENTS * sizeof *comps);
@@ -86,6 +91,13 @@ ir_expr *vec_new(lowerer *L, int width, const expr *at) {
 }
 
 ir_expr *mat_new(lowerer *L, int rows, int cols, const expr *at) {
+    /* Matrix values hold at most MAX_COMPONENTS (4x4); tack.outer of two
+     * 8-vectors would be 8x8. */
+    if (rows * cols > MAX_COMPONENTS) {
+        ERR(L, at->line, at->col, "a %dx%d matrix: matrices have at most %d components (4x4) today",
+            rows, cols, MAX_COMPONENTS);
+        return NULL;
+    }
     ir_expr *m = vec_new(L, rows * cols, at);
     if (m) m->dim = rows;
     return m;
