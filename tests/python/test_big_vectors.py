@@ -131,3 +131,22 @@ def test_vector_dtypes_and_refusals():
             tack.vector(bad, tack.f32)
     with pytest.raises(TypeError):
         tack.vector(5, tack.i64)
+
+
+@tack.kernel
+def double(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2.0
+
+
+def test_width_is_in_the_variant_key(device):
+    # One kernel over 7- and 8-component vectors: two variants, each right.
+    for n in (7, 8, 7):
+        vt = tack.vector(n, tack.f64)
+        a = np.arange(3 * n, dtype=np.float64).reshape(3, n)
+        out = tack.zeros(3, dtype=vt, device=device)
+        double(tack.array(a, dtype=vt, device=device), out)
+        np.testing.assert_array_equal(out.numpy(), 2 * a)
+    if device.name == "cpu":
+        sigs = {dict(k.vec_sig).get(0) for k in double.variants()}
+        assert {7, 8} <= sigs
