@@ -150,3 +150,10 @@ def test_width_is_in_the_variant_key(device):
     if device.name == "cpu":
         sigs = {dict(k.vec_sig).get(0) for k in double.variants()}
         assert {7, 8} <= sigs
+
+
+def test_wide_dtype_repr_and_strings():
+    vt = tack.vector(7, tack.f32)
+    assert repr(vt) == "tack.vector(7, tack.f32)" and str(vt) == "vec7f"
+    assert tack.empty((2,), dtype="vec9d").numpy().shape == (2, 9)
+    np.testing.assert_array_equal(vt(*range(7)), np.arange(7, dtype=np.float32))

@@ -336,6 +336,10 @@ int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width)
 
 static PyObject *dtype_repr(PyObject *self)
 {
+    const ext_DTypeObject *d = (const ext_DTypeObject *)self;
+    /* Wide vectors are not module attributes: the repr names the call. */
+    if (d->width > EXT_VEC_NAMED_MAX && d->width <= EXT_VEC_MAX)
+        return PyUnicode_FromFormat("tack.vector(%d, tack.%s)", d->width, py_names[d->t]);
     return PyUnicode_FromFormat("tack.%s", dtype_py_name((ext_DTypeObject *)self));
 }
 
