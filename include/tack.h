@@ -258,7 +258,10 @@ typedef struct tack_struct tack_struct;
 
 /* tack_arg.vec_width of an array of rows x cols matrices (2-4 each), and
  * what a vec_width means: components per element (the last storage
- * dimension's extent) and a matrix's rows (0: a vector or a scalar). */
+ * dimension's extent) and a matrix's rows (0: a vector or a scalar).
+ * Vectors have 2-TACK_MAX_VEC_WIDTH components; a matrix's width is above
+ * that (the smallest, 2x2, is 0x22). */
+#define TACK_MAX_VEC_WIDTH 16
 #define TACK_MAT_WIDTH(rows, cols) (16 * (rows) + (cols))
 /* tack_arg.vec_width of an array of complex numbers (NumPy's complex64 and
  * complex128: dtype TACK_F32 or TACK_F64): two components, the real part
@@ -266,15 +269,15 @@ typedef struct tack_struct tack_struct;
 #define TACK_COMPLEX_WIDTH 0x82
 static inline int tack_width_components(int vec_width) {
     if (vec_width == TACK_COMPLEX_WIDTH) return 2;
-    return vec_width >= 16 ? (vec_width >> 4) * (vec_width & 15) : vec_width;
+    return vec_width > TACK_MAX_VEC_WIDTH ? (vec_width >> 4) * (vec_width & 15) : vec_width;
 }
 static inline int tack_width_rows(int vec_width) {
-    return vec_width >= 16 && vec_width != TACK_COMPLEX_WIDTH ? vec_width >> 4 : 0;
+    return vec_width > TACK_MAX_VEC_WIDTH && vec_width != TACK_COMPLEX_WIDTH ? vec_width >> 4 : 0;
 }
-/* A vec_width Tack accepts: 0, 2-4, a 2x2, 3x3 or 4x4 matrix's, or
- * TACK_COMPLEX_WIDTH. */
+/* A vec_width Tack accepts: 0, 2-16 (tack.vector(n, dtype)), a 2x2, 3x3 or
+ * 4x4 matrix's, or TACK_COMPLEX_WIDTH. */
 static inline int tack_width_valid(int vec_width) {
-    return vec_width == 0 || (vec_width >= 2 && vec_width <= 4) || vec_width == TACK_MAT_WIDTH(2, 2) ||
+    return vec_width == 0 || (vec_width >= 2 && vec_width <= TACK_MAX_VEC_WIDTH) || vec_width == TACK_MAT_WIDTH(2, 2) ||
            vec_width == TACK_MAT_WIDTH(3, 3) || vec_width == TACK_MAT_WIDTH(4, 4) ||
            vec_width == TACK_COMPLEX_WIDTH;
 }
@@ -282,7 +285,8 @@ static inline int tack_width_valid(int vec_width) {
 typedef struct tack_arg {
     tack_arg_kind kind;
     tack_dtype dtype;        /* arrays: element (or vector component) type */
-    int vec_width;           /* arrays of vectors (vec2f ... vec4i): 2-4,
+    int vec_width;           /* arrays of vectors (vec2f ... vec4i,
+                                tack.vector(n, dtype)): 2-16,
                                 and the last of ndim dimensions is this
                                 width; arrays of matrices (mat22f ...):
                                 TACK_MAT_WIDTH(rows, cols), and the last

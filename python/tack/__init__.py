@@ -20,7 +20,7 @@ from ._vectorize import vectorize  # noqa: F401  (@tack.vectorize, Numba's ufunc
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,
-    vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
+    vector, vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     mat22f, mat33f, mat44f, mat22d, mat33d, mat44d,
     complex64, complex128,
     array, asarray, copyto, empty, from_dlpack, zeros,
@@ -168,6 +168,11 @@ from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device
     quat_identity, quat_inverse, quat_mul, quat_rotate, quat_rotate_inv, quat_rpy, quat_slerp,
     quat_to_axis_angle, quat_to_matrix, quatd, quatf,
 )
+from ._transforms import (  # noqa: E402,F401  (tack.transform_point, ... as device functions)
+    TRANSFORM_FUNCTIONS as _TRANSFORM_FUNCTIONS, transform, transform_get_rotation,
+    transform_get_translation, transform_identity, transform_inverse, transform_multiply,
+    transform_point, transform_vector, transformd, transformf,
+)
 from ._decompositions import (  # noqa: E402,F401  (tack.svd3, ... as device functions)
     DECOMPOSITION_FUNCTIONS as _DECOMPOSITION_FUNCTIONS, eig2, eig3, polar2, polar3, qr3, svd2,
     svd3,
@@ -182,7 +187,7 @@ _sys.modules.setdefault("tack.math", math)
 __all__ = [
     "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype",
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16",
-    "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
+    "vector", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "mat22f", "mat33f", "mat44f", "mat22d", "mat33d", "mat44d",
     "complex64", "complex128",
     "identity", "outer", "determinant", "inverse",
@@ -194,4 +199,5 @@ __all__ = [
     "rng", "uniform", "normal", "randint", "vectorize",
     "Tape", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")] + [  # star imports keep the builtins
-    "quatf", "quatd", *_QUATERNION_FUNCTIONS, *_DECOMPOSITION_FUNCTIONS]
+    "quatf", "quatd", *_QUATERNION_FUNCTIONS, "transformf", "transformd", *_TRANSFORM_FUNCTIONS,
+    *_DECOMPOSITION_FUNCTIONS]

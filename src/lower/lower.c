@@ -1,6 +1,7 @@
 /* lower.c - AST -> IR template (see lower.h): expressions and statements.
  * Names are looked up in the current scope (lower_internal.h); calls to
  * device functions are inlined by inline.c. */
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -235,11 +236,23 @@ static callee classify_path(const char *path) {
         c.kind = CALLEE_WORKGROUP;
         return c;
     }
-    if (is_tack && !strncmp(leaf, "vec", 3) && leaf[3] >= '2' && leaf[3] <= '4' && leaf[4] &&
-        strchr("fdi", leaf[4]) && !leaf[5]) {
+    /* tack.vec3f, and tack.vec7f ... vec16f: the names tack.vector(n, dtype)
+     * gives its dtypes, which a module-level alias resolves to. */
+    if (is_tack && !strncmp(leaf, "vec", 3) && leaf[3] >= '1' && leaf[3] <= '9') {
+        char *end;
+        long w = strtol(leaf + 3, &end, 10);
+        if (w >= 2 && w <= TACK_MAX_VEC_WIDTH && *end && strchr("fdi", *end) && !end[1]) {
+            c.kind = CALLEE_VECTOR;
+            c.width = (int)w;
+            c.cast_to = *end == 'f' ? TACK_F32 : *end == 'd' ? TACK_F64 : TACK_I32;
+            return c;
+        }
+    }
+    /* Warp's transforms: 7-vectors (position, then rotation quaternion). */
+    if (is_tack && (!strcmp(leaf, "transformf") || !strcmp(leaf, "transformd"))) {
         c.kind = CALLEE_VECTOR;
-        c.width = leaf[3] - '0';
-        c.cast_to = leaf[4] == 'f' ? TACK_F32 : leaf[4] == 'd' ? TACK_F64 : TACK_I32;
+        c.width = 7;
+        c.cast_to = leaf[9] == 'f' ? TACK_F32 : TACK_F64;
         return c;
     }
     if (is_tack && (c.which = mat_function(leaf, &c.width, &c.cast_to)) >= 0) {

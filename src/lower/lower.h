@@ -14,7 +14,7 @@
 typedef struct lower_input {
     const src_info *src;
     const func_def *def;
-    const uint8_t *vec_width; /* per parameter: 2-4 for arrays of vectors, else 0 */
+    const uint8_t *vec_width; /* per parameter: tack_arg.vec_width (vectors 2-16, matrices, complex), else 0 */
     const tack_arg *args;     /* the call being lowered for: template arguments'
                                  structure (identical for every call that
                                  shares this IR template) */

@@ -29,6 +29,10 @@ static const struct { const char *name; int which; int nmin, nmax; } functions[]
     {"matrix_from_cols", VB_FROM_COLS, 2, 4}, {"argmin", VB_ARGMIN, 1, 1},
     {"argmax", VB_ARGMAX, 1, 1},       {"vec2", VB_VEC2, 0, 2},
     {"vec3", VB_VEC3, 0, 3},           {"vec4", VB_VEC4, 0, 4},
+    /* tack.vector(x0, ..., xn): a vector of the arguments' promoted type
+     * and count (Warp's wp.vector); outside kernels tack.vector(n, dtype)
+     * is the dtype. */
+    {"vector", VB_VECN, 2, TACK_MAX_VEC_WIDTH},
     {NULL, 0, 0, 0}};
 
 int vb_function(const char *leaf) {
@@ -456,7 +460,7 @@ static ir_expr *generic_vector(lowerer *L, int width, ir_expr **args, int n, con
         ERR(L, at->line, at->col, "tack.vec%d() takes 0, 1 or %d values, got %d", width, width, n);
         return NULL;
     }
-    int tmp[4];
+    int tmp[MAX_COMPONENTS];
     for (int i = 0; i < n; i++) {
         if (vec_is(args[i])) {
             ERR(L, at->line, at->col, "vector components must be scalars (argument %d)", i + 1);
@@ -575,6 +579,8 @@ ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at) {
     case VB_VEC3:
     case VB_VEC4:
         return generic_vector(L, which - VB_VEC2 + 2, args, n, at);
+    case VB_VECN:
+        return generic_vector(L, n, args, n, at);
     }
     return NULL;
 }

@@ -68,6 +68,11 @@ int vec_eval(lowerer *L, ir_block *b, ir_expr *v) {
  * setup, which the caller fills.  A matrix is the same with dim = rows
  * (components row-major); mat_new sets it. */
 ir_expr *vec_new(lowerer *L, int width, const expr *at) {
+    if (width > MAX_COMPONENTS) {
+        ERR(L, at->line, at->col, "a value of %d components: vectors have at most %d", width,
+            MAX_COMPONENTS);
+        return NULL;
+    }
     ir_expr *v = ir_expr_new(L->f, IR_VECTOR, at->line, at->col);
     ir_block *setup = arena_alloc(&L->f->mem, sizeof *setup);
     ir_expr **comps = arena_alloc(&L->f->mem, MAX_COMPONENTS * sizeof *comps);
@@ -86,6 +91,13 @@ ir_expr *vec_new(lowerer *L, int width, const expr *at) {
 }
 
 ir_expr *mat_new(lowerer *L, int rows, int cols, const expr *at) {
+    /* Matrix values hold at most MAX_COMPONENTS (4x4); tack.outer of two
+     * 8-vectors would be 8x8. */
+    if (rows * cols > MAX_COMPONENTS) {
+        ERR(L, at->line, at->col, "a %dx%d matrix: matrices have at most %d components (4x4) today",
+            rows, cols, MAX_COMPONENTS);
+        return NULL;
+    }
     ir_expr *m = vec_new(L, rows * cols, at);
     if (m) m->dim = rows;
     return m;
@@ -272,6 +284,44 @@ ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const exp
 
 ir_expr *vec_construct(lowerer *L, ir_type component, int width, ir_expr **args, int n,
                        const expr *at) {
+    /* Vectors among several arguments give their components in order:
+     * tack.transformf(p, q) is p's 3 then q's 4 (Warp's transform). */
+    int flat = 0, any_vec = 0;
+    for (int i = 0; i < n; i++) {
+        if (!args[i]) return NULL;
+        any_vec |= vec_is(args[i]) != 0;
+        flat += vec_is(args[i]) ? (args[i]->dim ? width + 1 : args[i]->nargs) : 1;
+    }
+    if (n > 1 && any_vec) {
+        if (flat != width) {
+            ERR(L, at->line, at->col, "a %d-component vector cannot be made of %d components", width, flat);
+            return NULL;
+        }
+        ir_expr *out = vec_new(L, width, at);
+        if (!out) return NULL;
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (!vec_is(args[i])) {
+                int t = hoist_scalar(L, out->body, args[i], at);
+                if (t < 0) return NULL;
+                ir_expr *c = ir_expr_new(L->f, IR_CAST, at->line, at->col);
+                if (!c) return NULL;
+                c->type = component;
+                c->a = lower_read_local(L, t, at);
+                if (lower_set_local(L, out->body, comp_local(out, k++), c, at)) return NULL;
+                continue;
+            }
+            if (vec_eval(L, out->body, args[i])) return NULL;
+            for (int j = 0; j < args[i]->nargs; j++) {
+                ir_expr *c = ir_expr_new(L->f, IR_CAST, at->line, at->col);
+                if (!c) return NULL;
+                c->type = component;
+                c->a = lower_read_local(L, comp_local(args[i], j), at);
+                if (lower_set_local(L, out->body, comp_local(out, k++), c, at)) return NULL;
+            }
+        }
+        return out;
+    }
     if (n != 0 && n != 1 && n != width) {
         ERR(L, at->line, at->col, "a %d-component vector takes 0, 1 or %d values, got %d", width,
             width, n);
@@ -296,7 +346,7 @@ ir_expr *vec_construct(lowerer *L, ir_type component, int width, ir_expr **args,
         }
         return vec_cast(L, component, args[0], at);
     }
-    int tmp[4];
+    int tmp[MAX_COMPONENTS];
     for (int i = 0; i < n; i++) {
         if (!args[i]) return NULL;
         if (vec_is(args[i])) {
@@ -556,8 +606,10 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
             if (v->dim)
                 snprintf(name, sizeof name, "%s.%d%d@%d", b->name, k / (v->nargs / v->dim),
                          k % (v->nargs / v->dim), b->owner);
-            else
+            else if (k < 4)
                 snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], b->owner);
+            else /* past w (tack.vector(n, dtype)): numbered */
+                snprintf(name, sizeof name, "%s.%d@%d", b->name, k, b->owner);
             if ((b->comps[k] = ir_local_add(L->f, name)) < 0) return lower_oom(L);
         }
     } else if (b->cplx != v->cplx) {

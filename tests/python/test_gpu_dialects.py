@@ -45,6 +45,8 @@ from test_workgroups import stencil as shared_stencil
 from test_dynamic_components import frobenius_and_rows
 from test_quaternions import rotations as quat_rotations
 from test_device_function_tuples import use_results as tuple_results
+from test_transforms import apply as transform_apply
+from test_big_vectors import arith as big_arith, components as big_components
 
 
 def _cases():
@@ -159,6 +161,16 @@ def _cases():
     out.append(("quaternions", quat_rotations,
                 (v3(), z(4, np.float32), v3(), q4(), v3(), v3(), tack.zeros((4,), dtype=tack.mat33f),
                  q4(), q4(), q4(), v3(), z(4, np.float32)), False))
+    tf = lambda: tack.zeros((4,), dtype=tack.transformf)
+    out.append(("transforms", transform_apply,
+                (v3(), q4(), tf(), v3(), tf(), v3(), v3(), tf(), tf(), v3(), v3(), tf()), False))
+    v16 = lambda: tack.zeros((4,), dtype=tack.vector(16, tack.f32))
+    out.append(("vectors_16", big_arith, (v16(), v16(), z(4, np.float32), v16(), z(4, np.float32),
+                                          z(4, np.float32), v16(), v16()), False))
+    out.append(("vectors_7_8", big_components,
+                (tack.zeros((4,), dtype=tack.vector(7, tack.f32)), 7,
+                 tack.zeros((4,), dtype=tack.vector(8, tack.f32)), z(4, np.float32),
+                 z(4, np.float32)), False))
     out.append(("tuple_results", tuple_results,
                 (z(4, np.float32), z(4, np.float32), tack.zeros((4,), dtype=tack.vec2f)), False))
     return out

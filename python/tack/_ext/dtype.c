@@ -18,11 +18,10 @@ static PyObject *dtype_objects[TACK_DTYPE_COUNT];
 #define NUM_VEC_COMPONENTS 3
 #define NUM_VEC_WIDTHS (EXT_VEC_MAX - EXT_VEC_MIN + 1)
 static const tack_dtype vec_components[NUM_VEC_COMPONENTS] = {TACK_F32, TACK_F64, TACK_I32};
-static const char *const vec_names[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS] = {
-    {"vec2f", "vec3f", "vec4f"},
-    {"vec2d", "vec3d", "vec4d"},
-    {"vec2i", "vec3i", "vec4i"},
-};
+/* "vec3f", "vec12d": filled by ext_dtype_init; widths above 4 are not
+ * module attributes (tack.vector(n, dtype) returns them), but kernels read
+ * the names (src/lower/lower.c). */
+static char vec_names[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS][8];
 static PyObject *vec_objects[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS];
 
 /* Matrix dtypes: 2x2, 3x3, 4x4 of f32 'f' or f64 'd'; width is
@@ -79,7 +78,7 @@ PyObject *ext_vec_dtype_object(tack_dtype t, int width)
     int c = vec_component_index(t);
     if (c < 0 || width < EXT_VEC_MIN || width > EXT_VEC_MAX) {
         PyErr_Format(PyExc_TypeError,
-                     "there is no vector dtype of %d %s components (vectors have 2-4 "
+                     "there is no vector dtype of %d %s components (vectors have 2-16 "
                      "f32, f64 or i32 components)", width, tack_dtype_name(t));
         return NULL;
     }
@@ -295,6 +294,39 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
     return 0;
 }
 
+/* tack.vector(length, dtype): the dtype of `length`-component vectors
+ * (2-16) of f32, f64 or i32 components, one shared object per pair. */
+PyObject *ext_vector_dtype(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"length", "dtype", NULL};
+    int n;
+    PyObject *dt;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iO:vector", names, &n, &dt))
+        return NULL;
+    tack_dtype t;
+    if (ext_dtype_from_object(dt, &t) < 0)
+        return NULL;
+    if (n < EXT_VEC_MIN || n > EXT_VEC_MAX) {
+        PyErr_Format(PyExc_ValueError, "tack.vector: length must be 2-%d, got %d", EXT_VEC_MAX, n);
+        return NULL;
+    }
+    PyObject *r = ext_vec_dtype_object(t, n);
+    return r ? Py_NewRef(r) : NULL;
+}
+
+/* "vec7f", "mat33d": the name kernels read a vector or matrix dtype by
+ * (a module-level alias of tack.vector(7, tack.f32)); NULL for others. */
+const char *ext_dtype_kernel_name(PyObject *obj)
+{
+    if (!PyObject_TypeCheck(obj, &ext_DType_Type))
+        return NULL;
+    const ext_DTypeObject *d = (const ext_DTypeObject *)obj;
+    if (!d->width || d->width == TACK_COMPLEX_WIDTH)
+        return NULL;
+    return width_name(d->t, d->width);
+}
+
 int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width)
 {
     return dtype_lookup(obj, out, width, 1);
@@ -304,6 +336,10 @@ int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width)
 
 static PyObject *dtype_repr(PyObject *self)
 {
+    const ext_DTypeObject *d = (const ext_DTypeObject *)self;
+    /* Wide vectors are not module attributes: the repr names the call. */
+    if (d->width > EXT_VEC_NAMED_MAX && d->width <= EXT_VEC_MAX)
+        return PyUnicode_FromFormat("tack.vector(%d, tack.%s)", d->width, py_names[d->t]);
     return PyUnicode_FromFormat("tack.%s", dtype_py_name((ext_DTypeObject *)self));
 }
 
@@ -516,8 +552,10 @@ int ext_dtype_init(PyObject *module)
                 return -1;
             d->t = vec_components[c];
             d->width = w + EXT_VEC_MIN;
-            vec_objects[c][w] = (PyObject *)d; /* the module table keeps this ref */
-            if (PyModule_AddObjectRef(module, vec_names[c][w], (PyObject *)d) < 0)
+            snprintf(vec_names[c][w], sizeof vec_names[c][w], "vec%d%c", d->width, "fdi"[c]);
+            vec_objects[c][w] = (PyObject *)d; /* this table keeps the ref */
+            if (d->width <= EXT_VEC_NAMED_MAX &&
+                PyModule_AddObjectRef(module, vec_names[c][w], (PyObject *)d) < 0)
                 return -1;
         }
     }

@@ -71,7 +71,8 @@ typedef struct {
 extern PyTypeObject ext_DType_Type;
 
 #define EXT_VEC_MIN 2
-#define EXT_VEC_MAX 4
+#define EXT_VEC_MAX TACK_MAX_VEC_WIDTH /* tack.vector(n, dtype); tack.vecNx names up to 4 */
+#define EXT_VEC_NAMED_MAX 4
 
 int ext_dtype_init(PyObject *module); /* creates tack.f32 etc.; -1 on error */
 /* The shared dtype object for t (borrowed reference). */
@@ -86,6 +87,10 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out);
 /* As ext_dtype_from_object, and also tack.vec3f / "vec3f": *out is the
  * component and *width the width (0 for scalar dtypes). */
 int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width);
+/* tack.vector(length, dtype) */
+PyObject *ext_vector_dtype(PyObject *self, PyObject *args, PyObject *kw);
+/* "vec7f", "mat33f" for a vector or matrix dtype object, else NULL. */
+const char *ext_dtype_kernel_name(PyObject *obj);
 /* NumPy type number -> tack dtype, -1 when Tack has no such dtype. */
 int ext_dtype_from_typenum(int typenum);
 int ext_dtype_to_typenum(tack_dtype t);

@@ -210,6 +210,9 @@ static PyObject *ext_disk_cache_flush(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef module_methods[] = {
+    {"vector", (PyCFunction)(void (*)(void))ext_vector_dtype, METH_VARARGS | METH_KEYWORDS,
+     "vector(length, dtype): the dtype of length-component vectors (2-16) of\n"
+     "f32, f64 or i32 components (tack.vector(3, tack.f32) is tack.vec3f)."},
     {"device", (PyCFunction)(void (*)(void))ext_device_fn, METH_VARARGS | METH_KEYWORDS,
      "device(spec='cpu', num_threads=None)\n--\n\n"
      "The device for spec.  Without options the same object every call; with\n"

@@ -472,6 +472,11 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     const char *b = builtin_text(v);
     if (!b)
         b = module_function_text(ctx->home, v);
+    /* An alias of a vector or matrix dtype (vec7 = tack.vector(7, tack.f32))
+     * constructs as tack.vec7f does. */
+    const char *dn = b ? NULL : ext_dtype_kernel_name(v);
+    if (dn)
+        b = keep_text(ctx->home, PyUnicode_FromFormat("tack.%s", dn));
     if (b) {
         out->kind = TACK_NAME_BUILTIN;
         out->text = b;
