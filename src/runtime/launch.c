@@ -121,7 +121,7 @@ tack_status launch_precheck(const tack_kernel *k, const ir_template *t, variant 
                             const call_info *info, tack_device *dev, int64_t *range, int64_t *n_out,
                             tack_error *err) {
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
-                         info->nslots, t->has_inner_loops, range};
+                         info->nslots, t->has_inner_loops, range, NULL};
     if (dev->ops->range(dev->b, v->code, &call, range, err)) return err->status;
     if (range[2] == 0)
         return runtime_error(err, TACK_ERR_VALUE,
@@ -154,7 +154,7 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
                                const call_info *info, tack_device *dev, tack_error *err) {
     int64_t range[BACKEND_RANGE_LEN], n;
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
-                         info->nslots, t->has_inner_loops, range};
+                         info->nslots, t->has_inner_loops, range, stream_queue_for(dev)};
     if (launch_precheck(k, t, v, info, dev, range, &n, err)) return err->status;
     /* The host's lock goes before dispatch_lock (and the pool's lock inside
      * the launch) is waited for: a long run ahead of this one then keeps
