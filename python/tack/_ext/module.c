@@ -416,7 +416,7 @@ PyMODINIT_FUNC PyInit__tack(void)
     if (PyType_Ready(&ext_ArrayType) < 0 || PyType_Ready(&ext_KernelType) < 0 ||
         ext_kernel_init() < 0)
         goto fail;
-    if (ext_dtype_init(m) < 0 || ext_device_init(m) < 0)
+    if (ext_dtype_init(m) < 0 || ext_device_init(m) < 0 || ext_stream_init(m) < 0)
         goto fail;
     if (PyModule_AddObjectRef(m, "Array", (PyObject *)&ext_ArrayType) < 0 ||
         PyModule_AddObjectRef(m, "Kernel", (PyObject *)&ext_KernelType) < 0 ||
