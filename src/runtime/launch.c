@@ -77,6 +77,8 @@ static uint64_t clock_ns(void) {
  * shows). */
 static void run_plan_begin(variant *v, int64_t n, run_plan *p) {
     p->release = p->timed = 0;
+    p->host = NULL; /* set with release; cleared for the compiler's flow analysis */
+    p->t0 = 0;
     uint64_t threshold = host_release_threshold();
     if (!threshold || n <= 0) return;
     uint64_t ps = atomic_load_explicit(&v->run_ps, memory_order_relaxed);
@@ -150,6 +152,18 @@ tack_status launch_precheck(const tack_kernel *k, const ir_template *t, variant 
     return TACK_OK;
 }
 
+/* TACK_LAUNCH_WAIT=1: queued launches are waited for (read once). */
+static int launch_wait(void) {
+    static atomic_int cached = -1;
+    int w = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (w < 0) {
+        const char *env = getenv("TACK_LAUNCH_WAIT");
+        w = env && *env && strcmp(env, "0") != 0;
+        atomic_store_explicit(&cached, w, memory_order_relaxed);
+    }
+    return w;
+}
+
 static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
                                const call_info *info, tack_device *dev, tack_error *err) {
     int64_t range[BACKEND_RANGE_LEN], n;
@@ -184,6 +198,12 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
     if (v->prints) fflush(stdout); /* the kernel's lines, before the call returns */
     uint64_t took = timed ? runtime_clock_ns() - start : 0;
     if (locked) pthread_mutex_unlock(&v->dispatch_lock);
+    /* A queued launch is waited for in debug mode (its bounds report then
+     * comes from this call) and under TACK_LAUNCH_WAIT=1 (the synchronous
+     * path, for comparison and for finding which launch failed). */
+    if (st == TACK_OK && dev->caps.queued_launch && (t->ir->debug_errors >= 0 || launch_wait()))
+        st = dev->ops->queue_synchronize ? dev->ops->queue_synchronize(dev->b, call.queue, err)
+                                         : dev->ops->synchronize(dev->b, err);
     run_plan_end(v, n, &plan);
     if (st == TACK_OK) {
         tack_kernel *m = (tack_kernel *)k; /* counters only */
