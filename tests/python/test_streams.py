@@ -236,3 +236,27 @@ def test_event_from_another_device_is_refused(gpu):
     e = tack.Stream("cpu").record()
     with pytest.raises(ValueError, match="recorded on device"):
         tack.Stream(gpu).wait(e)
+
+
+def test_launch_wait_env_makes_the_call_wait(gpu):
+    # TACK_LAUNCH_WAIT=1 (the synchronous path the bench compares with):
+    # the call itself takes the kernel's time.
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import time, numpy as np, tack, test_streams as t
+        d = tack.device("opencl")
+        x, out = t.setup(d)
+        t0 = time.perf_counter(); t.churn(x, out, 2000); call = time.perf_counter() - t0
+        t0 = time.perf_counter(); tack.synchronize(); wait = time.perf_counter() - t0
+        t.check_churn(out.numpy(), 2000)
+        print(call > 0.1 and wait < call / 5, call, wait)
+    """)
+    import os
+    env = dict(os.environ, TACK_LAUNCH_WAIT="1")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__), env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300, cwd=os.path.dirname(__file__))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == "True", r.stdout
