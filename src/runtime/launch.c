@@ -196,14 +196,17 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
         writer_compile_end();
     }
     if (v->prints) fflush(stdout); /* the kernel's lines, before the call returns */
-    uint64_t took = timed ? runtime_clock_ns() - start : 0;
-    if (locked) pthread_mutex_unlock(&v->dispatch_lock);
     /* A queued launch is waited for in debug mode (its bounds report then
-     * comes from this call) and under TACK_LAUNCH_WAIT=1 (the synchronous
-     * path, for comparison and for finding which launch failed). */
-    if (st == TACK_OK && dev->caps.queued_launch && (t->ir->debug_errors >= 0 || launch_wait()))
+     * comes from this call), while launches are timed (the time is the
+     * kernel's, not the queueing's) and under TACK_LAUNCH_WAIT=1 (the
+     * synchronous path, for comparison and for finding which launch
+     * failed). */
+    if (st == TACK_OK && dev->caps.queued_launch &&
+        (timed || t->ir->debug_errors >= 0 || launch_wait()))
         st = dev->ops->queue_synchronize ? dev->ops->queue_synchronize(dev->b, call.queue, err)
                                          : dev->ops->synchronize(dev->b, err);
+    uint64_t took = timed ? runtime_clock_ns() - start : 0;
+    if (locked) pthread_mutex_unlock(&v->dispatch_lock);
     run_plan_end(v, n, &plan);
     if (st == TACK_OK) {
         tack_kernel *m = (tack_kernel *)k; /* counters only */
