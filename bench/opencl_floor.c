@@ -1,7 +1,9 @@
 /* opencl_floor.c - the floor under a warm OpenCL launch: a hand-written
  * loop of clSetKernelArg (the pack by value and two buffers, as Tack's
  * kernels take them) + clEnqueueNDRangeKernel + clFinish for an 8-item
- * range, on the first device of the first platform.  Compare with the
+ * range, on the first device of the first platform; then the same calls
+ * queued without the wait (issue 30.2: the floor under
+ * bench_launch_queue.py's queued figure).  Compare with the
  * "warm launch" line test_opencl prints (Tack's driver: the same calls
  * plus its bookkeeping).  Build by hand:
  *
@@ -74,6 +76,33 @@ int main(int argc, char **argv) {
         CK(clFinish(q));
         if (r == reps - 1) printf("floor: %.1f us per launch (%d launches)\n",
                                   (now() - t0) / reps * 1e6, reps);
+    }
+    /* Queued (issue 30.2): the same calls without the wait, one clFinish
+     * at the end; with the event Tack keeps per launch (released a ring's
+     * length later, after a status check) and a clFlush, as launch.c does. */
+    for (int with_event = 0; with_event < 2; with_event++) {
+        cl_event ring[32] = {0};
+        double t0 = now(), t1;
+        for (int r = 0; r < reps; r++) {
+            CK(clSetKernelArg(k, 0, sizeof pack, pack));
+            CK(clSetKernelArg(k, 1, sizeof x, &x));
+            CK(clSetKernelArg(k, 2, sizeof out, &out));
+            cl_event *ev = with_event ? &ring[r % 32] : NULL;
+            if (ev && *ev) {
+                cl_int st;
+                CK(clGetEventInfo(*ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+                CK(clReleaseEvent(*ev));
+            }
+            CK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, ev));
+            if (with_event) CK(clFlush(q));
+        }
+        t1 = now();
+        CK(clFinish(q));
+        for (int i = 0; i < 32; i++)
+            if (ring[i]) clReleaseEvent(ring[i]);
+        printf("floor queued%s: %.1f us per launch to queue, %.1f with the final clFinish\n",
+               with_event ? " (event ring, clFlush)" : "", (t1 - t0) / reps * 1e6,
+               (now() - t0) / reps * 1e6);
     }
     clReleaseMemObject(x);
     clReleaseMemObject(out);

@@ -137,6 +137,41 @@ void *tack_device_wrap_mem(tack_device *dev, uint64_t address, size_t bytes, tac
  * calls it when the producer says its writes may still be in flight. */
 tack_status tack_device_synchronize(tack_device *dev, tack_error *err);
 
+/* ---- streams and events ---------------------------------------------- */
+
+/* A launch on a device whose arrays are all in its memory may return once
+ * queued (OpenCL); copies (tack_device_read, tack_device_write) and
+ * synchronization wait for it, and a failure the device reports later
+ * names its kernel there.  Devices that run each launch to completion
+ * (the CPU) take streams and events too, so one program runs everywhere.
+ *
+ * A stream is a queue of its own on dev: launches on it run in order after
+ * each other, independently of the device's other queues.  Copies wait
+ * for every queue of the device.  An event marks the work queued on its
+ * stream so far. */
+typedef struct tack_stream tack_stream;
+typedef struct tack_event tack_event;
+tack_stream *tack_stream_create(tack_device *dev, tack_error *err);
+/* Waits for the stream's work, then frees it. */
+void tack_stream_free(tack_stream *s);
+tack_device *tack_stream_device(const tack_stream *s);
+/* The calling thread's current stream (NULL: each device's own queue);
+ * launches of this thread on the stream's device go on it.  Returns the
+ * one it replaces. */
+tack_stream *tack_stream_set_current(tack_stream *s);
+tack_stream *tack_stream_current(void);
+tack_status tack_stream_synchronize(tack_stream *s, tack_error *err);
+/* An event after the work queued on s so far (s NULL: the device's own
+ * queue of dev; dev is ignored when s is given). */
+tack_event *tack_event_record(tack_device *dev, tack_stream *s, tack_error *err);
+/* Work queued on s after this call waits for e first. */
+tack_status tack_stream_wait_event(tack_stream *s, tack_event *e, tack_error *err);
+tack_status tack_event_synchronize(tack_event *e, tack_error *err);
+/* Milliseconds from start to end, by the device's clock (the host's on
+ * devices that run each launch to completion); both on one device. */
+tack_status tack_event_elapsed(tack_event *start, tack_event *end, double *ms, tack_error *err);
+void tack_event_free(tack_event *e);
+
 /* ---- kernels and the names they use ---------------------------------- */
 
 /* What an outside name in kernel source refers to.  The host (the Python

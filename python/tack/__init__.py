@@ -18,7 +18,7 @@ from .autodiff import Tape, ones, stop_gradient  # noqa: F401
 from . import cuda, hip, level_zero, metal, opencl  # noqa: F401  (tack.cuda.compile, ...)
 from ._vectorize import vectorize  # noqa: F401  (@tack.vectorize, Numba's ufunc builder)
 from ._tack import (  # noqa: F401
-    Array, CompileError, Device, Kernel, Texture3D, dtype,
+    Array, CompileError, Device, Kernel, Texture3D, dtype, Stream, Event,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,
     vector, vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     mat22f, mat33f, mat44f, mat22d, mat33d, mat44d,
@@ -185,7 +185,7 @@ math.__dict__.update({k: v for k, v in vars(_pymath).items() if not k.startswith
 _sys.modules.setdefault("tack.math", math)
 
 __all__ = [
-    "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype",
+    "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype", "Stream", "Event",
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16",
     "vector", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "mat22f", "mat33f", "mat44f", "mat22d", "mat33d", "mat44d",

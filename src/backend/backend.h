@@ -52,6 +52,7 @@ typedef struct backend_caps {
     int64_t global_mem_bytes;
     int64_t max_alloc_bytes; /* the largest single allocation */
     int compute_units;       /* threads for the CPU */
+    int queued_launch;       /* launch returns once queued (see launch) */
 } backend_caps;
 
 /* The launch range of one call: the parallel loop's start, stop and step
@@ -80,6 +81,9 @@ typedef struct backend_call {
     int nparams;
     int has_inner_loops; /* the body loops: split even short launches */
     const int64_t *range; /* from the backend's range(), BACKEND_RANGE_LEN */
+    /* The queue the launch goes on: a handle from queue_create, or NULL
+     * for the device's own.  A backend without queues ignores it. */
+    void *queue;
 } backend_call;
 
 typedef struct backend_ops {
@@ -129,7 +133,10 @@ typedef struct backend_ops {
      * the runtime checks before anything runs. */
     tack_status (*range)(backend *b, backend_code *c, const backend_call *call,
                          int64_t out[BACKEND_RANGE_LEN], tack_error *err);
-    /* Runs the call to completion. */
+    /* Runs the call, to completion or (caps.queued_launch) queued behind
+     * the earlier work of its queue: then what reads the results waits
+     * (mem_read, the queue's synchronize), and a device error surfaces
+     * there naming the kernel. */
     tack_status (*launch)(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err);
     /* Resizes the device's thread pool in place, keeping its compiled
@@ -163,6 +170,25 @@ typedef struct backend_ops {
      * device address another library allocated; never given to mem_free. */
     tack_status (*mem_wrap)(backend *b, uint64_t address, size_t bytes, void **handle,
                             tack_error *err);
+    /* Queues and events (tack.Stream, tack.Event), all optional.  A
+     * backend without them runs every launch to completion, so one queue
+     * (the device's) serves every stream and an event is the host's clock
+     * when recorded (src/runtime/stream.c).  queue_create makes a queue
+     * of the device's; queue_synchronize waits for its work and reports
+     * a failed launch of it by kernel name.  An event marks the work
+     * queued on its queue so far: event_wait queues a wait for it on
+     * another queue, event_synchronize waits for it on the host,
+     * event_elapsed is the device's time between two in ms (TACK_ERR_VALUE
+     * with why where the device cannot time). */
+    tack_status (*queue_create)(backend *b, void **queue, tack_error *err);
+    void (*queue_destroy)(backend *b, void *queue);
+    tack_status (*queue_synchronize)(backend *b, void *queue, tack_error *err);
+    tack_status (*event_record)(backend *b, void *queue, void **event, tack_error *err);
+    tack_status (*event_wait)(backend *b, void *queue, void *event, tack_error *err);
+    tack_status (*event_synchronize)(backend *b, void *event, tack_error *err);
+    tack_status (*event_elapsed)(backend *b, void *start, void *end, double *ms,
+                                 tack_error *err);
+    void (*event_free)(backend *b, void *event);
 } backend_ops;
 
 /* Process-wide counts backends keep for tack.stats(): variants whose

@@ -77,6 +77,8 @@ static uint64_t clock_ns(void) {
  * shows). */
 static void run_plan_begin(variant *v, int64_t n, run_plan *p) {
     p->release = p->timed = 0;
+    p->host = NULL; /* set with release; cleared for the compiler's flow analysis */
+    p->t0 = 0;
     uint64_t threshold = host_release_threshold();
     if (!threshold || n <= 0) return;
     uint64_t ps = atomic_load_explicit(&v->run_ps, memory_order_relaxed);
@@ -121,7 +123,7 @@ tack_status launch_precheck(const tack_kernel *k, const ir_template *t, variant 
                             const call_info *info, tack_device *dev, int64_t *range, int64_t *n_out,
                             tack_error *err) {
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
-                         info->nslots, t->has_inner_loops, range};
+                         info->nslots, t->has_inner_loops, range, NULL};
     if (dev->ops->range(dev->b, v->code, &call, range, err)) return err->status;
     if (range[2] == 0)
         return runtime_error(err, TACK_ERR_VALUE,
@@ -150,11 +152,23 @@ tack_status launch_precheck(const tack_kernel *k, const ir_template *t, variant 
     return TACK_OK;
 }
 
+/* TACK_LAUNCH_WAIT=1: queued launches are waited for (read once). */
+static int launch_wait(void) {
+    static atomic_int cached = -1;
+    int w = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (w < 0) {
+        const char *env = getenv("TACK_LAUNCH_WAIT");
+        w = env && *env && strcmp(env, "0") != 0;
+        atomic_store_explicit(&cached, w, memory_order_relaxed);
+    }
+    return w;
+}
+
 static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
                                const call_info *info, tack_device *dev, tack_error *err) {
     int64_t range[BACKEND_RANGE_LEN], n;
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
-                         info->nslots, t->has_inner_loops, range};
+                         info->nslots, t->has_inner_loops, range, stream_queue_for(dev)};
     if (launch_precheck(k, t, v, info, dev, range, &n, err)) return err->status;
     /* The host's lock goes before dispatch_lock (and the pool's lock inside
      * the launch) is waited for: a long run ahead of this one then keeps
@@ -182,6 +196,15 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
         writer_compile_end();
     }
     if (v->prints) fflush(stdout); /* the kernel's lines, before the call returns */
+    /* A queued launch is waited for in debug mode (its bounds report then
+     * comes from this call), while launches are timed (the time is the
+     * kernel's, not the queueing's) and under TACK_LAUNCH_WAIT=1 (the
+     * synchronous path, for comparison and for finding which launch
+     * failed). */
+    if (st == TACK_OK && dev->caps.queued_launch &&
+        (timed || t->ir->debug_errors >= 0 || launch_wait()))
+        st = dev->ops->queue_synchronize ? dev->ops->queue_synchronize(dev->b, call.queue, err)
+                                         : dev->ops->synchronize(dev->b, err);
     uint64_t took = timed ? runtime_clock_ns() - start : 0;
     if (locked) pthread_mutex_unlock(&v->dispatch_lock);
     run_plan_end(v, n, &plan);

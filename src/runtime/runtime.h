@@ -405,6 +405,10 @@ extern atomic_int launch_timing;        /* > 0: launches are timed */
 void kernel_registry_walk(void (*fn)(const tack_kernel *k, void *ctx), void *ctx);
 
 /* CLOCK_MONOTONIC in nanoseconds (a vDSO read: about 15 ns). */
+/* stream.c: the queue the calling thread's launches on dev go on (the
+ * current stream's when it is dev's; NULL: the device's own). */
+void *stream_queue_for(const tack_device *dev);
+
 static inline uint64_t runtime_clock_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);

@@ -589,7 +589,7 @@ static void test_fake_driver(void) {
     slots[2] = f32_bits(2.5f);
     /* The range first, as the runtime does, then the launch. */
     int64_t range[BACKEND_RANGE_LEN];
-    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range, NULL};
     CHECK(again && backend_cuda.range(b, again, &call, range, &err) == TACK_OK);
     fake.nptrs = 2;
     int syncs = fake.syncs;
@@ -784,7 +784,7 @@ static void test_fake_textures(void) {
     slots[1] = (uint64_t)(uintptr_t)uvw;
     slots[2] = (uint64_t)(uintptr_t)out;
     int64_t range[BACKEND_RANGE_LEN];
-    backend_call call = {"sample_points", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+    backend_call call = {"sample_points", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range, NULL};
     CHECK(backend_cuda.range(b, code, &call, range, &err) == TACK_OK);
     fake.nptrs = 3;
     fake.ntex = 1;
@@ -837,7 +837,7 @@ static void test_fake_textures(void) {
         wslots[0] = slots[2];
         wslots[1] = slots[0]; /* out is the texture's data */
         int64_t wrange[BACKEND_RANGE_LEN];
-        backend_call wcall = {"scale", wslots, (const int64_t(*)[TACK_MAX_NDIM])wdims, 3, 0, wrange};
+        backend_call wcall = {"scale", wslots, (const int64_t(*)[TACK_MAX_NDIM])wdims, 3, 0, wrange, NULL};
         fake.ntex = 0;
         fake.nptrs = 2;
         CHECK(backend_cuda.range(b, scale, &wcall, wrange, &err) == TACK_OK);

@@ -554,7 +554,7 @@ static void test_fake_runtime(void) {
         slots[0] = (uint64_t)(uintptr_t)x;
         slots[1] = (uint64_t)(uintptr_t)out;
         int64_t range[BACKEND_RANGE_LEN];
-        backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+        backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range, NULL};
         CHECK(backend_hip.range(b, code, &call, range, &err) == TACK_OK);
         CHECK(range[0] == 0 && range[1] == 1000 && range[2] == 1);
         fake.nptrs = 2;

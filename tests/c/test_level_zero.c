@@ -553,7 +553,7 @@ static void test_fake_driver(void) {
         slots[0] = (uint64_t)(uintptr_t)x;
         slots[1] = (uint64_t)(uintptr_t)out;
         int64_t range[BACKEND_RANGE_LEN];
-        backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+        backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range, NULL};
         CHECK(backend_level_zero.range(b, code, &call, range, &err) == TACK_OK);
         CHECK(backend_level_zero.launch(b, code, &call, &err) == TACK_OK);
         CHECK(fake.launches == 1 && fake.launch_list == H(0x11));

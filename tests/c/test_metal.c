@@ -559,7 +559,7 @@ static void test_fake_runtime(void) {
     slots[0] = (uint64_t)(uintptr_t)x;
     slots[1] = (uint64_t)(uintptr_t)out;
     int64_t range[BACKEND_RANGE_LEN];
-    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+    backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range, NULL};
     CHECK(backend_metal.range(b, code, &call, range, &err) == TACK_OK);
     CHECK(range[0] == 0 && range[1] == 1000 && range[2] == 1);
     fk.order[0] = 0;
@@ -649,7 +649,7 @@ static void test_fake_runtime(void) {
         CHECK(backend_metal.mem_alloc(b, sizeof a2, &out, &err) == TACK_OK);
         slots[0] = (uint64_t)(uintptr_t)x;
         slots[1] = (uint64_t)(uintptr_t)out;
-        backend_call c2 = {"add2d", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range};
+        backend_call c2 = {"add2d", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range, NULL};
         CHECK(backend_metal.range(b, code, &c2, range, &err) == TACK_OK);
         CHECK(backend_metal.launch(b, code, &c2, &err) == TACK_OK);
         CHECK(fk.grid.width == 40 && fk.grid.height == 6 && fk.grid.depth == 1);

@@ -195,7 +195,12 @@ int ext_Array_write(ext_ArrayObject *a, const void *src)
         return 0;
     }
     tack_error err;
-    if (tack_device_write(array_dev(a), a->data, 0, src, (size_t)a->nbytes, &err) != TACK_OK) {
+    tack_status st;
+    /* The copy waits for queued launches: other threads run meanwhile. */
+    Py_BEGIN_ALLOW_THREADS
+    st = tack_device_write(array_dev(a), a->data, 0, src, (size_t)a->nbytes, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TACK_OK) {
         ext_raise(&err);
         return -1;
     }

@@ -21,6 +21,7 @@
  *   precompile.c tack.precompile: several calls' variants compiled together
  *   interop.c  arrays shared with other libraries: DLPack, the array
  *              interfaces (NumPy's, CUDA's), tack.asarray, tack.from_dlpack
+ *   stream.c   tack.Stream and tack.Event
  *
  * NumPy's C API table is shared by all files through PY_ARRAY_UNIQUE_SYMBOL;
  * only module.c imports it (every other file defines NO_IMPORT_ARRAY first).
@@ -124,6 +125,11 @@ PyObject *ext_synchronize(PyObject *self, PyObject *args, PyObject *kwargs);
 /* tack.set_num_threads(n) / get_num_threads(): the shared CPU device's pool. */
 PyObject *ext_set_num_threads(PyObject *self, PyObject *arg);
 PyObject *ext_get_num_threads(PyObject *self, PyObject *unused);
+
+/* ---- stream.c -------------------------------------------------------- */
+
+/* Adds tack.Stream and tack.Event; -1 on error. */
+int ext_stream_init(PyObject *module);
 
 /* ---- array.c --------------------------------------------------------- */
 

@@ -222,10 +222,12 @@ static PyMethodDef module_methods[] = {
      "set_default_device(spec_or_device)\n--\n\nSets the device kernels launch on."},
     {"synchronize", (PyCFunction)(void (*)(void))ext_synchronize, METH_VARARGS | METH_KEYWORDS,
      "synchronize(device=None)\n--\n\n"
-     "Waits until the work queued on device (default: on every device opened\n"
-     "so far) has finished.  Kernel calls and copies return finished already;\n"
-     "this is for timing (tack.timer) and for memory shared with other\n"
-     "libraries' streams."},
+     "Waits until the work queued on device, on all its queues (default: on\n"
+     "every device opened so far), has finished.  OpenCL calls on device\n"
+     "arrays return once queued; copies and .numpy() wait by themselves, so\n"
+     "this is for timing (tack.timer), for memory shared with other\n"
+     "libraries, and to raise a queued launch's failure, which names its\n"
+     "kernel."},
     {"get_default_device", ext_get_default_device, METH_NOARGS,
      "get_default_device()\n--\n\nThe device kernels launch on by default."},
     {"set_num_threads", ext_set_num_threads, METH_O,
@@ -419,7 +421,7 @@ PyMODINIT_FUNC PyInit__tack(void)
     if (PyType_Ready(&ext_ArrayType) < 0 || PyType_Ready(&ext_KernelType) < 0 ||
         ext_kernel_init() < 0)
         goto fail;
-    if (ext_dtype_init(m) < 0 || ext_device_init(m) < 0)
+    if (ext_dtype_init(m) < 0 || ext_device_init(m) < 0 || ext_stream_init(m) < 0)
         goto fail;
     if (PyModule_AddObjectRef(m, "Array", (PyObject *)&ext_ArrayType) < 0 ||
         PyModule_AddObjectRef(m, "Kernel", (PyObject *)&ext_KernelType) < 0 ||

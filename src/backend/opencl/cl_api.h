@@ -84,6 +84,11 @@ typedef struct _cl_event *cl_event;
 
 #define CL_MEM_READ_WRITE (1u << 0)
 
+#define CL_QUEUE_PROFILING_ENABLE (1u << 1)
+#define CL_EVENT_COMMAND_EXECUTION_STATUS 0x11D3
+#define CL_PROFILING_COMMAND_START 0x1282
+#define CL_PROFILING_COMMAND_END 0x1283
+
 #define CL_PROGRAM_BINARY_SIZES 0x1165
 #define CL_PROGRAM_BINARIES 0x1166
 #define CL_PROGRAM_BUILD_LOG 0x1183
@@ -126,6 +131,14 @@ typedef struct opencl_api {
                                    const size_t *, const size_t *, cl_uint, const cl_event *,
                                    cl_event *);
     cl_int (*Finish)(cl_command_queue);
+    /* Queued launches, streams and events (queue.c). */
+    cl_int (*Flush)(cl_command_queue);
+    cl_int (*GetEventInfo)(cl_event, cl_uint, size_t, void *, size_t *);
+    cl_int (*ReleaseEvent)(cl_event);
+    cl_int (*WaitForEvents)(cl_uint, const cl_event *);
+    cl_int (*EnqueueMarkerWithWaitList)(cl_command_queue, cl_uint, const cl_event *, cl_event *);
+    cl_int (*EnqueueBarrierWithWaitList)(cl_command_queue, cl_uint, const cl_event *, cl_event *);
+    cl_int (*GetEventProfilingInfo)(cl_event, cl_uint, size_t, void *, size_t *);
 } opencl_api;
 
 /* loader.c: the table, loaded once per process (thread-safe).  NULL when

@@ -1,7 +1,7 @@
 /* device.c - opens one OpenCL device (devices are numbered across all
  * platforms, in the order the ICD loader reports them), reads what it can
  * do, and manages its memory.  A device has one context and one in-order
- * command queue, so a launch's writes are seen by every later read. */
+ * command queue (queue.c), so a launch's writes are seen by every later read. */
 #include "opencl.h"
 
 #include <stdarg.h>
@@ -200,6 +200,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
     if (!ext) return backend_error(err, TACK_ERR_NOMEM, "out of memory reading the OpenCL device");
     c->host_memory = 0;
     c->locked_dispatch = 1;
+    c->queued_launch = 1; /* launch.c returns once queued */
     c->fp64 = has_extension(ext, "cl_khr_fp64") || dev_ulong(cl, d, CL_DEVICE_DOUBLE_FP_CONFIG);
     c->atomics64 = has_extension(ext, "cl_khr_int64_base_atomics");
     free(ext);
@@ -305,13 +306,12 @@ tack_status opencl_open(int index, int num_threads, backend **out, tack_error *e
         st = opencl_fail(err, b->description, "clCreateContext", e);
         goto fail;
     }
-    b->queue = cl->CreateCommandQueue(b->context, b->device, 0, &e);
-    if (!b->queue || e != CL_SUCCESS) {
-        if (b->queue) cl->ReleaseCommandQueue(b->queue);
-        b->queue = NULL;
-        st = opencl_fail(err, b->description, "clCreateCommandQueue", e);
-        goto fail;
-    }
+    /* Queues time their commands for Event.elapsed (queue.c falls back
+     * to queues that do not where the driver refuses). */
+    b->profiling = 1;
+    pthread_mutex_init(&b->streams_lock, NULL);
+    if ((st = opencl_queue_init(b, &b->main, err))) goto fail;
+    b->queue = b->main.q;
     b->dummy = cl->CreateBuffer(b->context, CL_MEM_READ_WRITE, 16, NULL, &e);
     if (!b->dummy || e != CL_SUCCESS) {
         if (b->dummy) cl->ReleaseMemObject(b->dummy);
@@ -328,9 +328,16 @@ fail:
 
 void opencl_close(backend *b) {
     if (!b) return;
-    if (b->queue) b->cl->Finish(b->queue);
+    if (b->queue) {
+        tack_error ignored;
+        opencl_synchronize_all(b, &ignored);
+    }
     if (b->dummy) b->cl->ReleaseMemObject(b->dummy);
-    if (b->queue) b->cl->ReleaseCommandQueue(b->queue);
+    if (b->queue) {
+        b->cl->ReleaseCommandQueue(b->queue);
+        pthread_mutex_destroy(&b->main.lock);
+        pthread_mutex_destroy(&b->streams_lock);
+    }
     if (b->context) b->cl->ReleaseContext(b->context);
     free(b->target);
     free(b);
@@ -374,25 +381,29 @@ void opencl_mem_free(backend *b, void *handle) {
 tack_status opencl_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
                              tack_error *err) {
     if (!n) return TACK_OK; /* the driver refuses empty copies */
+    /* A stream's launch may still read or write the buffer: copies wait
+     * for every queue, and (blocking, in order) for the device's own. */
+    if (opencl_streams_finish(b, err)) return err->status;
     cl_int e = b->cl->EnqueueWriteBuffer(b->queue, (cl_mem)handle, CL_TRUE, offset, n, src, 0,
                                          NULL, NULL);
     if (e != CL_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
-        return opencl_fail(err, what, "clEnqueueWriteBuffer", e);
+        return opencl_copy_fail(b, what, "clEnqueueWriteBuffer", e, err);
     }
-    return TACK_OK;
+    return opencl_queue_report(b, &b->main, err);
 }
 
 tack_status opencl_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err) {
     if (!n) return TACK_OK;
+    if (opencl_streams_finish(b, err)) return err->status;
     cl_int e = b->cl->EnqueueReadBuffer(b->queue, (cl_mem)handle, CL_TRUE, offset, n, dst, 0,
                                         NULL, NULL);
     if (e != CL_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
-        return opencl_fail(err, what, "clEnqueueReadBuffer", e);
+        return opencl_copy_fail(b, what, "clEnqueueReadBuffer", e, err);
     }
-    return TACK_OK;
+    return opencl_queue_report(b, &b->main, err);
 }

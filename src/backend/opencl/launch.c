@@ -1,7 +1,11 @@
 /* launch.c - one dispatch: the pack by value and one buffer per array
  * parameter as the kernel's arguments (gpu.h's order), a global size that
- * covers the range (in pieces past a launch's cap), and a wait for
- * completion; then the lines of a printing kernel's record buffer.
+ * covers the range (in pieces past a launch's cap), queued on the call's
+ * queue; a printing kernel then waits and prints its record buffer's lines.
+ *
+ * Nothing a queued launch reads is ours to overwrite: clSetKernelArg copies
+ * the pack and the buffer handles when it is called, and the print buffer
+ * (one per code object) is reused only after its launch was waited for.
  *
  * Setting arguments mutates the cl_kernel, so launches of one code object
  * are serialized by the runtime (caps.locked_dispatch); the queue itself is
@@ -56,10 +60,11 @@ static tack_status call_fail(tack_error *err, const char *kernel_name, const cha
 }
 
 /* After a printing launch: the records back, formatted in whole lines. */
-static tack_status print_lines(backend *b, backend_code *c, const char *name, tack_error *err) {
+static tack_status print_lines(backend *b, cl_command_queue q, backend_code *c, const char *name,
+                               tack_error *err) {
     const opencl_api *cl = b->cl;
     uint32_t header[GPU_PRINT_HEADER];
-    cl_int e = cl->EnqueueReadBuffer(b->queue, c->print_buf, CL_TRUE, 0, sizeof header, header, 0,
+    cl_int e = cl->EnqueueReadBuffer(q, c->print_buf, CL_TRUE, 0, sizeof header, header, 0,
                                      NULL, NULL);
     if (e != CL_SUCCESS) return call_fail(err, name, "clEnqueueReadBuffer(the print buffer)", e);
     size_t used = header[GPU_PRINT_OFFSET] < c->print_cap ? header[GPU_PRINT_OFFSET] : c->print_cap;
@@ -72,7 +77,7 @@ static tack_status print_lines(backend *b, backend_code *c, const char *name, ta
     }
     memcpy(all, header, sizeof header);
     if (used)
-        e = cl->EnqueueReadBuffer(b->queue, c->print_buf, CL_TRUE, sizeof header, 4 * used,
+        e = cl->EnqueueReadBuffer(q, c->print_buf, CL_TRUE, sizeof header, 4 * used,
                                   all + GPU_PRINT_HEADER, 0, NULL, NULL);
     if (e == CL_SUCCESS) gpu_print_output(&c->prints, name, all);
     free(all);
@@ -84,6 +89,8 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
                                const int64_t *pack, tack_error *err) {
     const opencl_api *cl = b->cl;
     const char *name = call->kernel_name ? call->kernel_name : c->f->name;
+    opencl_queue *oq = call->queue ? (opencl_queue *)call->queue : &b->main;
+    cl_command_queue q = oq->q;
     int ninner = c->f->ninner;
     int64_t count = pack[GPU_PACK_COUNT];
     int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
@@ -131,7 +138,7 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
             c->print_cap = cap;
         }
         gpu_print_header(header, cap);
-        e = cl->EnqueueWriteBuffer(b->queue, c->print_buf, CL_TRUE, 0, sizeof header, header, 0,
+        e = cl->EnqueueWriteBuffer(q, c->print_buf, CL_TRUE, 0, sizeof header, header, 0,
                                    NULL, NULL);
         if (e != CL_SUCCESS) return call_fail(err, name, "clEnqueueWriteBuffer(the print buffer)", e);
         e = cl->SetKernelArg(c->kernel, (cl_uint)(1 + c->narrays), sizeof c->print_buf,
@@ -176,16 +183,22 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
                 size_t row[3] = {ROW_GROUP, 1, 1};
                 int rows = !whole_groups && r.dims >= 2 && g[0] % ROW_GROUP == 0 &&
                            b->caps.max_workgroup >= ROW_GROUP;
-                e = cl->EnqueueNDRangeKernel(b->queue, c->kernel, (cl_uint)r.dims, off, g,
-                                             whole_groups ? group : rows ? row : NULL, 0, NULL, NULL);
+                cl_event ev = NULL;
+                e = cl->EnqueueNDRangeKernel(q, c->kernel, (cl_uint)r.dims, off, g,
+                                             whole_groups ? group : rows ? row : NULL, 0, NULL,
+                                             &ev);
                 if (e != CL_SUCCESS) {
-                    cl->Finish(b->queue); /* what was queued finishes before we return */
+                    cl->Finish(q); /* what was queued finishes before we return */
                     return call_fail(err, name, "clEnqueueNDRangeKernel", e);
                 }
+                /* Kept under the kernel's name: a failure the device reports
+                 * later is named at the next synchronization (queue.c). */
+                opencl_queue_note(b, oq, ev, name);
             }
-    /* The call returns finished (the runtime's contract); an error the
-     * kernel's execution raised surfaces here. */
-    e = cl->Finish(b->queue);
-    if (e != CL_SUCCESS) return call_fail(err, name, "clFinish", e);
-    return c->prints.n ? print_lines(b, c, name, err) : TACK_OK;
+    /* Queued: the device starts on it now, and the call returns.  What
+     * reads results waits (copies, synchronize: queue.c). */
+    cl->Flush(q);
+    if (!c->prints.n) return TACK_OK;
+    tack_status st = opencl_queue_finish(b, oq, err);
+    return st ? st : print_lines(b, q, c, name, err);
 }

@@ -42,6 +42,9 @@ static void load(void) {
         SYM(ReleaseProgram),
         SYM(CreateKernel),       SYM(ReleaseKernel),        SYM(SetKernelArg),
         SYM(EnqueueNDRangeKernel), SYM(Finish),
+        SYM(Flush),              SYM(GetEventInfo),         SYM(ReleaseEvent),
+        SYM(WaitForEvents),      SYM(EnqueueMarkerWithWaitList),
+        SYM(EnqueueBarrierWithWaitList), SYM(GetEventProfilingInfo),
 #undef SYM
     };
     const char *missing = backend_fill_symbols(lib, &api, syms, sizeof syms / sizeof syms[0]);

@@ -112,10 +112,6 @@ static tack_status range(backend *b, backend_code *c, const backend_call *call,
     return gpu_range_eval(c->f, call->slots, call->dims, &rd, out, err);
 }
 
-static tack_status synchronize(backend *b, tack_error *err) {
-    cl_int e = b->cl->Finish(b->queue);
-    return e == CL_SUCCESS ? TACK_OK : opencl_fail(err, "synchronizing the device", "clFinish", e);
-}
 
 const backend_ops backend_opencl = {
     .name = "opencl",
@@ -139,5 +135,13 @@ const backend_ops backend_opencl = {
     .mem_free = opencl_mem_free,
     .mem_write = opencl_mem_write,
     .mem_read = opencl_mem_read,
-    .synchronize = synchronize,
+    .synchronize = opencl_synchronize_all,
+    .queue_create = opencl_queue_create,
+    .queue_destroy = opencl_queue_destroy,
+    .queue_synchronize = opencl_queue_synchronize,
+    .event_record = opencl_event_record,
+    .event_wait = opencl_event_wait,
+    .event_synchronize = opencl_event_synchronize,
+    .event_elapsed = opencl_event_elapsed,
+    .event_free = opencl_event_free,
 };

@@ -6,7 +6,9 @@
  *   check.c    what the device must support to run a kernel (f64, atomics)
  *   program.c  OpenCL C source or a stored binary -> a program and kernel;
  *              a variant's code object and its disk-cache artifact
- *   launch.c   a filled pack and the call's buffers -> one NDRange, waited on
+ *   queue.c    queues (the device's and tack.Stream's), events, and the
+ *              record of queued launches that names a failed one
+ *   launch.c   a filled pack and the call's buffers -> one NDRange, queued
  *   opencl.c   the backend table: typed IR -> source (gpu_emit) -> code,
  *              and the pack fill before each launch (gpu_pack_fill)
  *
@@ -27,6 +29,23 @@
 #include "backend/gpu/gpu.h"
 #include "cl_api.h"
 
+/* One command queue (in order: a launch's writes precede later reads on
+ * it) and its launches not yet seen finished: a ring of their events and
+ * kernel names, so that a failure the device reports later names its
+ * kernel at the next synchronization. */
+#define OPENCL_RING 32
+#define OPENCL_NAME_LEN 96
+typedef struct opencl_queue {
+    cl_command_queue q;
+    pthread_mutex_t lock; /* the ring and the failure */
+    cl_event ring[OPENCL_RING];
+    char names[OPENCL_RING][OPENCL_NAME_LEN];
+    unsigned next;        /* the slot the next launch takes */
+    cl_int failed;        /* a launch's failure not yet reported (0: none) */
+    char failed_name[OPENCL_NAME_LEN];
+    struct opencl_queue *prev, *link; /* the device's streams */
+} opencl_queue;
+
 struct backend {
     const opencl_api *cl;
     int index;
@@ -34,6 +53,10 @@ struct backend {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue; /* in order: a launch's writes precede later reads */
+    opencl_queue main;      /* its record (main.q == queue) */
+    pthread_mutex_t streams_lock;
+    opencl_queue *streams;  /* tack.Stream's queues, linked */
+    int profiling;          /* the queues time their commands (event_elapsed) */
     cl_mem dummy;           /* bound where an array is empty (a NULL handle) */
     backend_caps caps;
     int64_t launch_items;   /* work items per launch; longer ranges take several */
@@ -123,6 +146,30 @@ tack_status opencl_load(backend *b, const ir_func *f, const void *bytes, size_t 
                         backend_code **out, tack_error *err);
 void opencl_release(backend *b, backend_code *c);
 
+/* queue.c */
+tack_status opencl_queue_init(backend *b, opencl_queue *oq, tack_error *err);
+/* Notes a queued launch's event (taken over) under the kernel's name. */
+void opencl_queue_note(backend *b, opencl_queue *oq, cl_event ev, const char *kernel_name);
+/* oq's finished launches checked (no wait): the first failure by name. */
+tack_status opencl_queue_report(backend *b, opencl_queue *oq, tack_error *err);
+/* Waits for oq's work; a failed launch is reported by kernel name. */
+tack_status opencl_queue_finish(backend *b, opencl_queue *oq, tack_error *err);
+/* Waits for every stream's queue (not the device's own). */
+tack_status opencl_streams_finish(backend *b, tack_error *err);
+/* After a copy on the device's queue failed with code: the failed launch
+ * that caused it by name, or the copy's own error. */
+tack_status opencl_copy_fail(backend *b, const char *what, const char *call, cl_int code,
+                             tack_error *err);
+tack_status opencl_queue_create(backend *b, void **queue, tack_error *err);
+void opencl_queue_destroy(backend *b, void *queue);
+tack_status opencl_queue_synchronize(backend *b, void *queue, tack_error *err);
+tack_status opencl_synchronize_all(backend *b, tack_error *err);
+tack_status opencl_event_record(backend *b, void *queue, void **event, tack_error *err);
+tack_status opencl_event_wait(backend *b, void *queue, void *event, tack_error *err);
+tack_status opencl_event_synchronize(backend *b, void *event, tack_error *err);
+tack_status opencl_event_elapsed(backend *b, void *start, void *end, double *ms, tack_error *err);
+void opencl_event_free(backend *b, void *event);
+
 /* launch.c */
 /* The NDRange that covers a range, one work item per iteration: dimension
  * 0 is the innermost index (gpu.h).  Per dimension: the items to cover,
@@ -135,8 +182,9 @@ typedef struct opencl_ndrange {
 } opencl_ndrange;
 void opencl_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                  opencl_ndrange *r);
-/* Runs c with a filled pack and the call's buffers (slots of its array
- * parameters), to completion.  A zero trip count returns at once. */
+/* Queues c with a filled pack and the call's buffers (slots of its array
+ * parameters) on the call's queue, and returns (a printing kernel's waits
+ * for its lines).  A zero trip count returns at once. */
 tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *call,
                                const int64_t *pack, tack_error *err);
 
