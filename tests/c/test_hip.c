@@ -531,7 +531,7 @@ static void test_fake_runtime(void) {
               !memcmp(fake.last_object, code->object, code->object_len));
         CHECK(hip_is_code_object(fake.last_object, fake.last_object_len) &&
               elf_has_symbol(fake.last_object, fake.last_object_len, "tack_5ca1e"));
-        CHECK(code->narrays == 2 && code->arrays[0] == 0 && code->arrays[1] == 1);
+        CHECK(code->g.narrays == 2 && code->g.arrays[0] == 0 && code->g.arrays[1] == 1);
         /* Its artifact loads without hipRTC: the same bytes to the runtime. */
         ser_writer w = {0};
         CHECK(backend_hip.artifact(b, code, &w) == 0);

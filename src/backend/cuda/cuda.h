@@ -31,6 +31,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "cuda_api.h"
 
@@ -67,23 +68,18 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     CUmodule module;
     CUfunction fn;
-    char *entry;      /* the kernel function's name */
     char *ptx;        /* what the module was loaded from (the artifact) */
     char arch[16];
-    ir_func *f;       /* a copy of the post-pass IR that owns its strings:
-                         the pack fill evaluates the launch range from it */
     int pack_words;
-    int narrays;
-    int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
     int ntextures;
     int *textures;    /* those sampled in hardware (gpu_hardware_texture),
                          in order (malloc'd) */
     int nwritten;
     int *written;     /* the arrays the kernel may store to (malloc'd): a
                          texture over one of them is stale after a launch */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* nvrtc.c */
@@ -123,8 +119,9 @@ tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *wh
 /* The disk-cache record: entry name, architecture, PTX (borrowed views
  * into the bytes, not NUL-terminated). */
 typedef struct cuda_artifact {
-    const char *entry, *arch, *ptx;
-    size_t entry_len, arch_len, ptx_len;
+    gpu_record head; /* the entry and the architecture (gpu/driver.h) */
+    const char *ptx;
+    size_t ptx_len;
 } cuda_record;
 void cuda_artifact_write(const char *entry, const char *arch, const char *ptx, ser_writer *w);
 /* Parses and checks a record; a damaged one is TACK_ERR_INTERNAL naming

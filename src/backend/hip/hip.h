@@ -32,6 +32,7 @@
 #define TACK_HIP_H
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "hip_api.h"
 
@@ -53,16 +54,12 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     hipModule_t module;
     hipFunction_t fn;
-    char *entry;      /* the kernel function's name */
     void *object;     /* the code object the module was loaded from */
     size_t object_len;
     char *arch;       /* the ISA it is for */
-    ir_func *f;       /* post-pass IR that owns its strings (the pack fill) */
-    int narrays;
-    int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* hiprtc.c */

@@ -61,17 +61,17 @@ static tack_status print_lines(backend *b, backend_code *c, const char *name, vo
 
 tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *call,
                             const int64_t *pack, tack_error *err) {
-    const char *name = call->kernel_name ? call->kernel_name : c->f->name;
-    int ninner = c->f->ninner;
+    const char *name = call->kernel_name ? call->kernel_name : c->g.f->name;
+    int ninner = c->g.f->ninner;
     int64_t count = pack[GPU_PACK_COUNT];
     int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
     if (count <= 0 || (ninner >= 1 && inner0 <= 0) || (ninner >= 2 && inner1 <= 0))
         return TACK_OK;
-    if (call->nparams != c->f->nparams || c->narrays > 2 * TACK_MAX_PARAMS)
+    if (call->nparams != c->g.f->nparams || c->g.narrays > 2 * TACK_MAX_PARAMS)
         return backend_error(err, TACK_ERR_INTERNAL,
                              "internal error: kernel '%s': a launch with %d arguments for code "
                              "built for %d",
-                             name, call->nparams, c->f->nparams);
+                             name, call->nparams, c->g.f->nparams);
     tack_status st = hip_enter(b, err);
     if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack, then each
@@ -80,15 +80,15 @@ tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *cal
     void *params[2 + 2 * TACK_MAX_PARAMS]; /* and the print buffer */
     int n = 0;
     params[n++] = (void *)pack;
-    for (int a = 0; a < c->narrays; a++) {
-        ptrs[a] = (void *)(uintptr_t)call->slots[c->arrays[a]];
+    for (int a = 0; a < c->g.narrays; a++) {
+        ptrs[a] = (void *)(uintptr_t)call->slots[c->g.arrays[a]];
         params[n++] = &ptrs[a];
     }
     /* print(): a record buffer for this launch, its header written first
      * (gpu/print_buf.c); its lines are written after the launch. */
     void *pbuf = NULL;
     uint32_t pcap = 0;
-    if (c->prints.n) {
+    if (c->g.prints.n) {
         uint32_t header[GPU_PRINT_HEADER];
         pcap = gpu_print_capacity();
         gpu_print_header(header, pcap);
@@ -130,7 +130,7 @@ static tack_status print_lines(backend *b, backend_code *c, const char *name, vo
                                         (hipDeviceptr_t)((char *)pbuf + sizeof header), 4 * used,
                                         b->stream);
         if (r == hipSuccess) r = b->hip->StreamSynchronize(b->stream);
-        if (r == hipSuccess) gpu_print_output(&c->prints, name, all);
+        if (r == hipSuccess) gpu_print_output(&c->g.prints, name, all);
         free(all);
     }
     if (r != hipSuccess) {
@@ -146,7 +146,7 @@ static tack_status launch_and_wait(backend *b, backend_code *c, const char *name
                                    tack_error *err) {
     unsigned grid[3], block[3];
     hip_grid(b, ninner, count, inner0, inner1, grid, block);
-    if (c->f->collective && block[0] != IR_WORKGROUP)
+    if (c->g.f->collective && block[0] != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE, "kernel '%s' needs blocks of %d threads; %s allows %u",
                              name, IR_WORKGROUP, b->description, block[0]);
     char what[160];

@@ -45,20 +45,20 @@ tack_status hip_code_from_object(backend *b, const ir_func *f, const void *objec
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = gpu_keep_ir(f);
-    c->entry = dup_n(entry, entry_len);
+    c->g.f = gpu_keep_ir(f);
+    c->g.entry = dup_n(entry, entry_len);
     c->object = malloc(len ? len : 1);
     c->object_len = len;
     c->arch = dup_n(b->arch, strlen(b->arch));
-    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
-    if (!c->f || !c->entry || !c->object || !c->arch || !c->arrays) {
+    c->g.arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
+    if (!c->g.f || !c->g.entry || !c->object || !c->arch || !c->g.arrays) {
         hip_release(b, c);
         return nomem(err, f->name);
     }
     memcpy(c->object, object, len);
     for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        if (f->params[p].role == ROLE_ARRAY) c->g.arrays[c->g.narrays++] = p;
+    if (gpu_print_table_init(&c->g.prints, c->g.f) < 0) {
         hip_release(b, c);
         return nomem(err, f->name);
     }
@@ -83,9 +83,9 @@ tack_status hip_code_from_object(backend *b, const ir_func *f, const void *objec
         hip_release(b, c);
         return st;
     }
-    if ((r = b->hip->ModuleGetFunction(&c->fn, c->module, c->entry)) != hipSuccess) {
+    if ((r = b->hip->ModuleGetFunction(&c->fn, c->module, c->g.entry)) != hipSuccess) {
         char call[192];
-        snprintf(call, sizeof call, "hipModuleGetFunction(\"%s\")", c->entry);
+        snprintf(call, sizeof call, "hipModuleGetFunction(\"%s\")", c->g.entry);
         st = hip_fail(b->hip, err, what, call, r);
         hip_release(b, c);
         return st;
@@ -98,12 +98,12 @@ void hip_release(backend *b, backend_code *c) {
     if (!c) return;
     tack_error scratch;
     if (c->module && hip_enter(b, &scratch) == TACK_OK) b->hip->ModuleUnload(c->module);
-    ir_func_free(c->f);
-    free(c->entry);
+    ir_func_free(c->g.f);
+    free(c->g.entry);
     free(c->object);
     free(c->arch);
-    free(c->arrays);
-    gpu_print_table_free(&c->prints);
+    free(c->g.arrays);
+    gpu_print_table_free(&c->g.prints);
     free(c);
 }
 
@@ -141,7 +141,7 @@ tack_status hip_artifact_parse(const char *kernel_name, const void *bytes, size_
 
 int hip_artifact(backend *b, const backend_code *c, ser_writer *w) {
     (void)b;
-    hip_artifact_write(c->entry, c->arch, c->object, c->object_len, w);
+    hip_artifact_write(c->g.entry, c->arch, c->object, c->object_len, w);
     return w->failed ? -1 : 0;
 }
 

@@ -59,28 +59,28 @@ static tack_status launch(backend *b, backend_code *c, const char *what, int nin
 tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call,
                            const int64_t *pack, tack_error *err) {
     const ze_api *ze = b->ze;
-    const char *name = call->kernel_name ? call->kernel_name : c->f->name;
-    int ninner = c->f->ninner;
+    const char *name = call->kernel_name ? call->kernel_name : c->g.f->name;
+    int ninner = c->g.f->ninner;
     int64_t count = pack[GPU_PACK_COUNT];
     int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
     if (count <= 0 || (ninner >= 1 && inner0 <= 0) || (ninner >= 2 && inner1 <= 0))
         return TACK_OK;
-    if (call->nparams != c->f->nparams)
+    if (call->nparams != c->g.f->nparams)
         return backend_error(err, TACK_ERR_INTERNAL,
                              "internal error: kernel '%s': a launch with %d arguments for code "
                              "built for %d",
-                             name, call->nparams, c->f->nparams);
+                             name, call->nparams, c->g.f->nparams);
     char what[160], call_name[192];
     snprintf(what, sizeof what, "kernel '%s'", name);
     ze_result_t r = ze->KernelSetArgumentValue(c->kernel, 0,
-                                               (size_t)gpu_pack_words(c->f) * sizeof *pack, pack);
+                                               (size_t)gpu_pack_words(c->g.f) * sizeof *pack, pack);
     if (r != ZE_RESULT_SUCCESS)
         return l0_fail(err, what, "zeKernelSetArgumentValue(0, the scalar pack)", r);
-    for (int a = 0; a < c->narrays; a++) {
-        void *ptr = (void *)(uintptr_t)call->slots[c->arrays[a]];
+    for (int a = 0; a < c->g.narrays; a++) {
+        void *ptr = (void *)(uintptr_t)call->slots[c->g.arrays[a]];
         if ((r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + a), sizeof ptr, &ptr)) !=
             ZE_RESULT_SUCCESS) {
-            const char *pn = c->f->params[c->arrays[a]].name;
+            const char *pn = c->g.f->params[c->g.arrays[a]].name;
             snprintf(call_name, sizeof call_name, "zeKernelSetArgumentValue(%d, array '%s')", 1 + a,
                      pn ? pn : "?");
             return l0_fail(err, what, call_name, r);
@@ -90,13 +90,13 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
      * (gpu/print_buf.c); its lines are written after the launch. */
     void *pbuf = NULL;
     uint32_t pcap = 0;
-    if (c->prints.n) {
+    if (c->g.prints.n) {
         uint32_t header[GPU_PRINT_HEADER];
         pcap = gpu_print_capacity();
         gpu_print_header(header, pcap);
         tack_status st = l0_mem_alloc(b, 4 * ((size_t)GPU_PRINT_HEADER + pcap), &pbuf, err);
         if (!st) st = l0_mem_write(b, pbuf, 0, header, sizeof header, err);
-        if (!st && (r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + c->narrays),
+        if (!st && (r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + c->g.narrays),
                                                     sizeof pbuf, &pbuf)) != ZE_RESULT_SUCCESS)
             st = l0_fail(err, what, "zeKernelSetArgumentValue(the print buffer)", r);
         if (st) {
@@ -117,7 +117,7 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
             if (all) {
                 memcpy(all, header, sizeof header);
                 if (used) st = l0_mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
-                if (!st) gpu_print_output(&c->prints, name, all);
+                if (!st) gpu_print_output(&c->g.prints, name, all);
                 free(all);
             }
         }
@@ -129,12 +129,12 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
 static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
                           int64_t inner0, int64_t inner1, tack_error *err) {
     const ze_api *ze = b->ze;
-    const char *name = c->f->name;
+    const char *name = c->g.f->name;
     ze_result_t r;
     uint32_t groups[3], size[3];
     l0_groups(b, ninner, count, inner0, inner1, groups, size);
     /* A collective kernel's groups are exactly the language's workgroups. */
-    if (c->f->collective && size[0] != IR_WORKGROUP)
+    if (c->g.f->collective && size[0] != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE, "kernel '%s' needs groups of %d items; %s allows %u",
                              name, IR_WORKGROUP, b->description, size[0]);
     if ((r = ze->KernelSetGroupSize(c->kernel, size[0], size[1], size[2])) != ZE_RESULT_SUCCESS)

@@ -38,6 +38,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "ze_api.h"
 
@@ -62,18 +63,14 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     ze_module_handle_t module;
     ze_kernel_handle_t kernel;
-    char *entry;       /* the kernel function's name */
     void *native;      /* the native binary the module holds (may be NULL) */
     size_t native_len;
     void *spirv;       /* the SPIR-V it was built from (the fallback) */
     int from_spirv;    /* the driver refused the native binary, or had none */
     size_t spirv_len;
-    ir_func *f;        /* post-pass IR that owns its strings (the pack fill) */
-    int narrays;
-    int *arrays;       /* the ROLE_ARRAY parameters, in order (malloc'd) */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* ocloc.c */

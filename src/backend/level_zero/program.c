@@ -78,18 +78,18 @@ tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = gpu_keep_ir(f);
-    c->entry = dup_bytes(entry, entry_len);
+    c->g.f = gpu_keep_ir(f);
+    c->g.entry = dup_bytes(entry, entry_len);
     c->spirv = dup_bytes(spirv, spirv_len);
     c->spirv_len = spirv_len;
-    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
-    if (!c->f || !c->entry || !c->spirv || !c->arrays) {
+    c->g.arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
+    if (!c->g.f || !c->g.entry || !c->spirv || !c->g.arrays) {
         l0_release(b, c);
         return nomem(err, f->name);
     }
     for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        if (f->params[p].role == ROLE_ARRAY) c->g.arrays[c->g.narrays++] = p;
+    if (gpu_print_table_init(&c->g.prints, c->g.f) < 0) {
         l0_release(b, c);
         return nomem(err, f->name);
     }
@@ -126,13 +126,13 @@ tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t
         l0_release(b, c);
         return st;
     }
-    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = c->entry};
+    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = c->g.entry};
     ze_result_t r = b->ze->KernelCreate(c->module, &kd, &c->kernel);
     if (r != ZE_RESULT_SUCCESS) {
         c->kernel = NULL;
         char what[160], call[192];
         snprintf(what, sizeof what, "kernel '%s'", f->name);
-        snprintf(call, sizeof call, "zeKernelCreate(\"%s\")", c->entry);
+        snprintf(call, sizeof call, "zeKernelCreate(\"%s\")", c->g.entry);
         st = l0_fail(err, what, call, r);
         l0_release(b, c);
         return st;
@@ -145,12 +145,12 @@ void l0_release(backend *b, backend_code *c) {
     if (!c) return;
     if (c->kernel) b->ze->KernelDestroy(c->kernel);
     if (c->module) b->ze->ModuleDestroy(c->module);
-    ir_func_free(c->f);
-    free(c->entry);
+    ir_func_free(c->g.f);
+    free(c->g.entry);
     free(c->native);
     free(c->spirv);
-    free(c->arrays);
-    gpu_print_table_free(&c->prints);
+    free(c->g.arrays);
+    gpu_print_table_free(&c->g.prints);
     free(c);
 }
 
@@ -191,7 +191,7 @@ tack_status l0_artifact_parse(const char *kernel_name, const void *bytes, size_t
 }
 
 int l0_artifact(backend *b, const backend_code *c, ser_writer *w) {
-    l0_artifact_write(c->entry, b->ocloc_device, c->native, c->native_len, c->spirv, c->spirv_len, w);
+    l0_artifact_write(c->g.entry, b->ocloc_device, c->native, c->native_len, c->spirv, c->spirv_len, w);
     return w->failed ? -1 : 0;
 }
 

@@ -69,7 +69,7 @@ static tack_status print_lines(backend *b, backend_code *c, const char *name, vo
                              name);
     memcpy(all, header, sizeof header);
     if (used) st = metal_mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
-    if (!st) gpu_print_output(&c->prints, name, all);
+    if (!st) gpu_print_output(&c->g.prints, name, all);
     free(all);
     return st;
 }
@@ -78,20 +78,20 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
                               const int64_t *pack, tack_error *err) {
     const metal_objc_api *o = b->objc;
     const metal_sels *s = &b->s;
-    const char *name = call->kernel_name ? call->kernel_name : c->f->name;
-    int ninner = c->f->ninner;
+    const char *name = call->kernel_name ? call->kernel_name : c->g.f->name;
+    int ninner = c->g.f->ninner;
     int64_t count = pack[GPU_PACK_COUNT];
     int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
     /* Nothing to run: no thread would find an iteration. */
     if (count <= 0 || (ninner >= 1 && inner0 <= 0) || (ninner >= 2 && inner1 <= 0))
         return TACK_OK;
-    if (call->nparams != c->f->nparams)
+    if (call->nparams != c->g.f->nparams)
         return backend_error(err, TACK_ERR_INTERNAL,
                              "internal error: kernel '%s': a launch with %d arguments for code "
                              "built for %d",
-                             name, call->nparams, c->f->nparams);
+                             name, call->nparams, c->g.f->nparams);
     /* Collective kernels need whole threadgroups of exactly 256. */
-    int collective = c->f->collective;
+    int collective = c->g.f->collective;
     metal_size grid, group;
     metal_grid(b, ninner, count, inner0, inner1, c->max_threads, !b->nonuniform || collective,
                &grid, &group);
@@ -106,7 +106,7 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
      * (gpu/print_buf.c); its lines are written after the launch. */
     void *pbuf = NULL;
     uint32_t pcap = 0;
-    if (c->prints.n) {
+    if (c->g.prints.n) {
         uint32_t header[GPU_PRINT_HEADER];
         pcap = gpu_print_capacity();
         gpu_print_header(header, pcap);
@@ -129,11 +129,11 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
         goto done;
     }
     o->v_id(enc, s->set_pipeline, c->pipeline);
-    o->v_ptr_u64_u64(enc, s->set_bytes, pack, (uint64_t)gpu_pack_words(c->f) * sizeof *pack, 0);
-    for (int a = 0; a < c->narrays; a++)
-        o->v_id_u64_u64(enc, s->set_buffer, (objc_id)(uintptr_t)call->slots[c->arrays[a]], 0,
+    o->v_ptr_u64_u64(enc, s->set_bytes, pack, (uint64_t)gpu_pack_words(c->g.f) * sizeof *pack, 0);
+    for (int a = 0; a < c->g.narrays; a++)
+        o->v_id_u64_u64(enc, s->set_buffer, (objc_id)(uintptr_t)call->slots[c->g.arrays[a]], 0,
                         (uint64_t)(1 + a));
-    if (pbuf) o->v_id_u64_u64(enc, s->set_buffer, (objc_id)pbuf, 0, (uint64_t)(1 + c->narrays));
+    if (pbuf) o->v_id_u64_u64(enc, s->set_buffer, (objc_id)pbuf, 0, (uint64_t)(1 + c->g.narrays));
     if (b->nonuniform) {
         o->v_size_size(enc, s->dispatch_threads, grid, group);
     } else {

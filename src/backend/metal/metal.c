@@ -38,15 +38,12 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,
                           tack_error *err) {
-    int64_t pack[GPU_PACK_MAX_WORDS];
-    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
-    return metal_launch_pack(b, c, call, pack, err);
+    return gpu_pack_and_launch(b, c, call, metal_launch_pack, err);
 }
 
 static tack_status range(backend *b, backend_code *c, const backend_call *call,
                          int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    gpu_device_read rd = {metal_mem_read, b}; /* array elements: range(n[0]) */
-    return gpu_range_eval(c->f, call->slots, call->dims, &rd, out, err);
+    return gpu_driver_range(b, c, call, metal_mem_read, out, err);
 }
 
 /* Every launch waits for its command buffer, and copies are the CPU's own

@@ -39,6 +39,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "objc_api.h"
 
@@ -89,14 +90,10 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     objc_id pipeline;      /* +1: the compute pipeline state */
     uint64_t max_threads;  /* its maxTotalThreadsPerThreadgroup */
-    char *entry;           /* the kernel function's name */
     char *source;          /* the MSL it was compiled from (the artifact) */
-    ir_func *f;            /* post-pass IR that owns its strings (the pack fill) */
-    int narrays;
-    int *arrays;           /* the ROLE_ARRAY parameters, in order (malloc'd) */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* device.c */

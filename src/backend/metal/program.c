@@ -35,10 +35,10 @@ static char *dup_n(const char *s, size_t n) {
 static tack_status compile(backend *b, backend_code *c, tack_error *err) {
     const metal_objc_api *o = b->objc;
     const metal_sels *s = &b->s;
-    const char *kname = c->f->name;
+    const char *kname = c->g.f->name;
     objc_id nsstring = o->get_class("NSString");
     objc_id source = o->id_cstr(nsstring, s->string_utf8, c->source);
-    objc_id entry = o->id_cstr(nsstring, s->string_utf8, c->entry);
+    objc_id entry = o->id_cstr(nsstring, s->string_utf8, c->g.entry);
     objc_id options = o->id(o->id(o->get_class("MTLCompileOptions"), s->alloc), s->init);
     if (!source || !entry || !options) {
         if (options) o->v(options, s->release);
@@ -61,7 +61,7 @@ static tack_status compile(backend *b, backend_code *c, tack_error *err) {
     if (!fn)
         return backend_error(err, TACK_ERR_INTERNAL,
                              "internal error: kernel '%s': the compiled MSL has no function '%s'",
-                             kname, c->entry);
+                             kname, c->g.entry);
     error = NULL;
     c->pipeline = o->id_id_err(b->device, s->new_pipeline, fn, &error);
     o->v(fn, s->release);
@@ -81,17 +81,17 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = gpu_keep_ir(f);
-    c->entry = dup_n(entry, entry_len);
+    c->g.f = gpu_keep_ir(f);
+    c->g.entry = dup_n(entry, entry_len);
     c->source = dup_n(source, source_len);
-    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
-    if (!c->f || !c->entry || !c->source || !c->arrays) {
+    c->g.arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
+    if (!c->g.f || !c->g.entry || !c->source || !c->g.arrays) {
         metal_release(b, c);
         return nomem(err, f->name);
     }
     for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+        if (f->params[p].role == ROLE_ARRAY) c->g.arrays[c->g.narrays++] = p;
+    if (gpu_print_table_init(&c->g.prints, c->g.f) < 0) {
         metal_release(b, c);
         return nomem(err, f->name);
     }
@@ -109,11 +109,11 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
 void metal_release(backend *b, backend_code *c) {
     if (!c) return;
     if (c->pipeline) b->objc->v(c->pipeline, b->s.release);
-    ir_func_free(c->f);
-    free(c->entry);
+    ir_func_free(c->g.f);
+    free(c->g.entry);
     free(c->source);
-    free(c->arrays);
-    gpu_print_table_free(&c->prints);
+    free(c->g.arrays);
+    gpu_print_table_free(&c->g.prints);
     free(c);
 }
 
@@ -122,11 +122,11 @@ void metal_release(backend *b, backend_code *c) {
 void metal_artifact_write(const backend_code *c, ser_writer *w) {
     ser_put_u32(w, ARTIFACT_MAGIC);
     ser_put_u32(w, ARTIFACT_VERSION);
-    ser_put_str(w, c->entry);
+    ser_put_str(w, c->g.entry);
     ser_put_blob(w, c->source, strlen(c->source));
-    ser_put_u32(w, (uint32_t)gpu_pack_words(c->f));
-    ser_put_u32(w, (uint32_t)c->narrays);
-    for (int a = 0; a < c->narrays; a++) ser_put_u32(w, (uint32_t)c->arrays[a]);
+    ser_put_u32(w, (uint32_t)gpu_pack_words(c->g.f));
+    ser_put_u32(w, (uint32_t)c->g.narrays);
+    for (int a = 0; a < c->g.narrays; a++) ser_put_u32(w, (uint32_t)c->g.arrays[a]);
 }
 
 tack_status metal_artifact_parse(const ir_func *f, const void *bytes, size_t n,
