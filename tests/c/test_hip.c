@@ -246,8 +246,8 @@ static void test_artifact(void) {
     tack_error err;
     hip_record r;
     CHECK(hip_artifact_parse("k", w.data, w.len, &r, &err) == TACK_OK);
-    CHECK(r.entry_len == 6 && !memcmp(r.entry, "tack_x", 6));
-    CHECK(r.arch_len == 22 && !memcmp(r.arch, "gfx90a:sramecc+:xnack-", 22));
+    CHECK(r.head.entry_len == 6 && !memcmp(r.head.entry, "tack_x", 6));
+    CHECK(r.head.target_len == 22 && !memcmp(r.head.target, "gfx90a:sramecc+:xnack-", 22));
     CHECK(r.object_len == sizeof obj && !memcmp(r.object, obj, sizeof obj));
     int refused = 0;
     for (size_t n = 0; n < w.len; n++)

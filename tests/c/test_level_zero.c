@@ -193,7 +193,7 @@ static void test_artifact(void) {
     tack_error err;
     l0_record r;
     CHECK(l0_artifact_parse("k", w.data, w.len, &r, &err) == TACK_OK);
-    CHECK(r.entry_len == 6 && !memcmp(r.entry, "tack_x", 6) && r.device_len == 6);
+    CHECK(r.head.entry_len == 6 && !memcmp(r.head.entry, "tack_x", 6) && r.head.target_len == 6);
     CHECK(r.native_len == sizeof nat && !memcmp(r.native, nat, sizeof nat));
     CHECK(r.spirv_len == sizeof SPV && !memcmp(r.spirv, SPV, sizeof SPV));
     int refused = 0;

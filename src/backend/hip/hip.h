@@ -98,9 +98,9 @@ tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *wh
 /* program.c */
 /* The disk-cache record: entry name, ISA, code object (borrowed views). */
 typedef struct hip_record {
-    const char *entry, *arch;
+    gpu_record head; /* the entry and the ISA (gpu/driver.h) */
     const void *object;
-    size_t entry_len, arch_len, object_len;
+    size_t object_len;
 } hip_record;
 void hip_artifact_write(const char *entry, const char *arch, const void *object, size_t len,
                         ser_writer *w);

@@ -115,9 +115,9 @@ tack_status l0_fail(tack_error *err, const char *what, const char *call, ze_resu
 /* program.c */
 /* The disk-cache record: entry name, device, native binary, SPIR-V. */
 typedef struct l0_record {
-    const char *entry, *device;
+    gpu_record head; /* the entry and the device (gpu/driver.h) */
     const void *native, *spirv;
-    size_t entry_len, device_len, native_len, spirv_len;
+    size_t native_len, spirv_len;
 } l0_record;
 void l0_artifact_write(const char *entry, const char *device, const void *native,
                        size_t native_len, const void *spirv, size_t spirv_len, ser_writer *w);
