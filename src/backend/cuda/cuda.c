@@ -43,15 +43,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
     return st;
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    return gpu_pack_and_launch(b, c, call, cuda_launch_pack, err);
-}
-
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    return gpu_driver_range(b, c, call, cuda_mem_read, out, err);
-}
+GPU_DRIVER_GLUE(cuda)
 
 static tack_status synchronize(backend *b, tack_error *err) {
     tack_status st = cuda_enter(b, err);
@@ -72,22 +64,9 @@ static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **h
 
 const backend_ops backend_cuda = {
     .name = "cuda",
-    .open = cuda_open,
-    .close = cuda_close,
-    .caps = cuda_caps,
-    .describe = cuda_describe,
-    .cache_target = cuda_cache_target,
     .build = build,
-    .artifact = cuda_artifact,
-    .load = cuda_load,
-    .release = cuda_release,
-    .range = range,
-    .launch = launch,
     .inspect = inspect,
-    .mem_alloc = cuda_mem_alloc,
-    .mem_free = cuda_mem_free,
-    .mem_write = cuda_mem_write,
-    .mem_read = cuda_mem_read,
     .synchronize = synchronize,
     .mem_wrap = mem_wrap,
+    GPU_DRIVER_OPS(cuda),
 };

@@ -184,9 +184,7 @@ void cuda_close(backend *b) {
     free(b);
 }
 
-void cuda_caps(const backend *b, backend_caps *out) { *out = b->caps; }
-const char *cuda_describe(const backend *b) { return b->description; }
-const char *cuda_cache_target(const backend *b) { return b->target; }
+GPU_DRIVER_ACCESSORS(cuda)
 
 /* ---- memory ------------------------------------------------------------ */
 

@@ -175,4 +175,53 @@ tack_status gpu_driver_range(backend *b, backend_code *c, const backend_call *ca
                                                  tack_error *),
                              int64_t out[BACKEND_RANGE_LEN], tack_error *err);
 
+/* ---- the backend table ------------------------------------------------ */
+
+/* Each driver <p> defines these backend-table entries as <p>_open, ...;
+ * declared once here. */
+#define GPU_DRIVER_DECLARE(p)                                                                   \
+    tack_status p##_open(int index, int num_threads, backend **out, tack_error *err);          \
+    void p##_close(backend *b);                                                                \
+    void p##_caps(const backend *b, backend_caps *out);                                        \
+    const char *p##_describe(const backend *b);                                                \
+    const char *p##_cache_target(const backend *b);                                            \
+    tack_status p##_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);       \
+    void p##_mem_free(backend *b, void *handle);                                               \
+    tack_status p##_mem_write(backend *b, void *handle, size_t offset, const void *src,        \
+                              size_t n, tack_error *err);                                      \
+    tack_status p##_mem_read(backend *b, const void *handle, size_t offset, void *dst,         \
+                             size_t n, tack_error *err);                                       \
+    int p##_artifact(backend *b, const backend_code *c, ser_writer *w);                        \
+    tack_status p##_load(backend *b, const ir_func *f, const void *bytes, size_t n,            \
+                         backend_code **out, tack_error *err);                                 \
+    void p##_release(backend *b, backend_code *c);                                             \
+    /* Runs c with a filled pack (launch.c); a zero trip count returns at once. */            \
+    tack_status p##_launch_pack(backend *b, backend_code *c, const backend_call *call,         \
+                                const int64_t *pack, tack_error *err)
+
+/* The accessors every driver's struct backend answers the same way: its
+ * caps, description and target fields. */
+#define GPU_DRIVER_ACCESSORS(p)                                                                 \
+    void p##_caps(const backend *b, backend_caps *out) { *out = b->caps; }                     \
+    const char *p##_describe(const backend *b) { return b->description; }                     \
+    const char *p##_cache_target(const backend *b) { return b->target; }
+
+/* The table's entries that are the same steps for every driver: a vendor
+ * table is { .name, .build, .inspect, .synchronize, GPU_DRIVER_OPS(p) }. */
+#define GPU_DRIVER_GLUE(p)                                                                      \
+    static tack_status p##_launch(backend *b, backend_code *c, const backend_call *call,       \
+                                  tack_error *err) {                                           \
+        return gpu_pack_and_launch(b, c, call, p##_launch_pack, err);                          \
+    }                                                                                          \
+    static tack_status p##_range(backend *b, backend_code *c, const backend_call *call,        \
+                                 int64_t out[BACKEND_RANGE_LEN], tack_error *err) {            \
+        return gpu_driver_range(b, c, call, p##_mem_read, out, err);                           \
+    }
+#define GPU_DRIVER_OPS(p)                                                                       \
+    .open = p##_open, .close = p##_close, .caps = p##_caps, .describe = p##_describe,          \
+    .cache_target = p##_cache_target, .artifact = p##_artifact, .load = p##_load,              \
+    .release = p##_release, .range = p##_range, .launch = p##_launch,                          \
+    .mem_alloc = p##_mem_alloc, .mem_free = p##_mem_free, .mem_write = p##_mem_write,          \
+    .mem_read = p##_mem_read
+
 #endif

@@ -172,9 +172,7 @@ void hip_close(backend *b) {
     free(b);
 }
 
-void hip_caps(const backend *b, backend_caps *out) { *out = b->caps; }
-const char *hip_describe(const backend *b) { return b->description; }
-const char *hip_cache_target(const backend *b) { return b->target; }
+GPU_DRIVER_ACCESSORS(hip)
 
 /* ---- memory ------------------------------------------------------------ */
 

@@ -40,15 +40,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
     return gpu_emit_variant(f, gpu_dialect_hip(), symbol_base, entry, text, err);
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    return gpu_pack_and_launch(b, c, call, hip_launch_pack, err);
-}
-
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    return gpu_driver_range(b, c, call, hip_mem_read, out, err);
-}
+GPU_DRIVER_GLUE(hip)
 
 static tack_status synchronize(backend *b, tack_error *err) {
     tack_status st = hip_enter(b, err);
@@ -70,22 +62,9 @@ static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **h
 
 const backend_ops backend_hip = {
     .name = "hip",
-    .open = hip_open,
-    .close = hip_close,
-    .caps = hip_caps,
-    .describe = hip_describe,
-    .cache_target = hip_cache_target,
     .build = build,
-    .artifact = hip_artifact,
-    .load = hip_load,
-    .release = hip_release,
-    .range = range,
-    .launch = launch,
     .inspect = inspect,
-    .mem_alloc = hip_mem_alloc,
-    .mem_free = hip_mem_free,
-    .mem_write = hip_mem_write,
-    .mem_read = hip_mem_read,
     .synchronize = synchronize,
     .mem_wrap = mem_wrap,
+    GPU_DRIVER_OPS(hip),
 };

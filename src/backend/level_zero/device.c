@@ -194,9 +194,7 @@ void l0_close(backend *b) {
     free(b);
 }
 
-void l0_caps(const backend *b, backend_caps *out) { *out = b->caps; }
-const char *l0_describe(const backend *b) { return b->description; }
-const char *l0_cache_target(const backend *b) { return b->target; }
+GPU_DRIVER_ACCESSORS(l0)
 
 /* ---- memory ------------------------------------------------------------ */
 

@@ -62,15 +62,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
     return gpu_emit_variant(f, gpu_dialect_level_zero(), symbol_base, entry, text, err);
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    return gpu_pack_and_launch(b, c, call, l0_launch_pack, err);
-}
-
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    return gpu_driver_range(b, c, call, l0_mem_read, out, err);
-}
+GPU_DRIVER_GLUE(l0)
 
 /* Every append waits for its work (a synchronous list): nothing is left
  * queued.  Other libraries' work on the same device is their own. */
@@ -89,22 +81,9 @@ static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **h
 
 const backend_ops backend_level_zero = {
     .name = "level_zero",
-    .open = l0_open,
-    .close = l0_close,
-    .caps = l0_caps,
-    .describe = l0_describe,
-    .cache_target = l0_cache_target,
     .build = build,
-    .artifact = l0_artifact,
-    .load = l0_load,
-    .release = l0_release,
-    .range = range,
-    .launch = launch,
     .inspect = inspect,
-    .mem_alloc = l0_mem_alloc,
-    .mem_free = l0_mem_free,
-    .mem_write = l0_mem_write,
-    .mem_read = l0_mem_read,
     .synchronize = synchronize,
     .mem_wrap = mem_wrap,
+    GPU_DRIVER_OPS(l0),
 };

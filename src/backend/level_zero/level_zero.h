@@ -97,17 +97,9 @@ int l0_is_spirv(const void *bytes, size_t n);
 int l0_is_native(const void *bytes, size_t n);
 
 /* device.c */
-tack_status l0_open(int index, int num_threads, backend **out, tack_error *err);
-void l0_close(backend *b);
-void l0_caps(const backend *b, backend_caps *out);
-const char *l0_describe(const backend *b);
-const char *l0_cache_target(const backend *b);
-tack_status l0_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
-void l0_mem_free(backend *b, void *handle);
-tack_status l0_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                         tack_error *err);
-tack_status l0_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                        tack_error *err);
+/* open, close, caps, memory, the artifact, load, release and
+ * launch_pack: the entries every driver has (gpu/driver.h). */
+GPU_DRIVER_DECLARE(l0);
 /* Fills err with "<what>: <call> failed: ZE_RESULT_X"; out of memory is
  * TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
 tack_status l0_fail(tack_error *err, const char *what, const char *call, ze_result_t r);
@@ -129,10 +121,6 @@ tack_status l0_artifact_parse(const char *kernel_name, const void *bytes, size_t
 tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t entry_len,
                          const void *native, size_t native_len, const void *spirv,
                          size_t spirv_len, backend_code **out, tack_error *err);
-int l0_artifact(backend *b, const backend_code *c, ser_writer *w);
-tack_status l0_load(backend *b, const ir_func *f, const void *bytes, size_t n, backend_code **out,
-                    tack_error *err);
-void l0_release(backend *b, backend_code *c);
 
 /* launch.c */
 /* Group sizes and counts for a range (gpu.h's mapping): 256 items, the
@@ -140,7 +128,5 @@ void l0_release(backend *b, backend_code *c);
  * the items stride. */
 void l0_groups(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                uint32_t groups[3], uint32_t size[3]);
-tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call,
-                           const int64_t *pack, tack_error *err);
 
 #endif

@@ -36,15 +36,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
     return gpu_emit_variant(f, &gpu_dialect_metal, symbol_base, entry, text, err);
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    return gpu_pack_and_launch(b, c, call, metal_launch_pack, err);
-}
-
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    return gpu_driver_range(b, c, call, metal_mem_read, out, err);
-}
+GPU_DRIVER_GLUE(metal)
 
 /* Every launch waits for its command buffer, and copies are the CPU's own
  * (shared storage): nothing of this device's is ever in flight. */
@@ -55,21 +47,8 @@ static tack_status synchronize(backend *b, tack_error *err) {
 
 const backend_ops backend_metal = {
     .name = "metal",
-    .open = metal_open,
-    .close = metal_close,
-    .caps = metal_caps,
-    .describe = metal_describe,
-    .cache_target = metal_cache_target,
     .build = build,
-    .artifact = metal_artifact,
-    .load = metal_load,
-    .release = metal_release,
-    .range = range,
-    .launch = launch,
     .inspect = inspect,
-    .mem_alloc = metal_mem_alloc,
-    .mem_free = metal_mem_free,
-    .mem_write = metal_mem_write,
-    .mem_read = metal_mem_read,
     .synchronize = synchronize,
+    GPU_DRIVER_OPS(metal),
 };

@@ -18,17 +18,7 @@
 #define ARTIFACT_VERSION 1u
 
 static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory building Metal code",
-                         kernel_name);
-}
-
-static char *dup_n(const char *s, size_t n) {
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
+    return gpu_nomem_building(err, kernel_name, "Metal");
 }
 
 /* library -> function -> pipeline, inside the caller's pool. */
@@ -81,17 +71,9 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->g.f = gpu_keep_ir(f);
-    c->g.entry = dup_n(entry, entry_len);
-    c->source = dup_n(source, source_len);
-    c->g.arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
-    if (!c->g.f || !c->g.entry || !c->source || !c->g.arrays) {
-        metal_release(b, c);
-        return nomem(err, f->name);
-    }
-    for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->g.arrays[c->g.narrays++] = p;
-    if (gpu_print_table_init(&c->g.prints, c->g.f) < 0) {
+    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    c->source = gpu_dup_n(source, source_len);
+    if (fail || !c->source) {
         metal_release(b, c);
         return nomem(err, f->name);
     }
@@ -109,11 +91,8 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
 void metal_release(backend *b, backend_code *c) {
     if (!c) return;
     if (c->pipeline) b->objc->v(c->pipeline, b->s.release);
-    ir_func_free(c->g.f);
-    free(c->g.entry);
+    gpu_code_free(&c->g);
     free(c->source);
-    free(c->g.arrays);
-    gpu_print_table_free(&c->g.prints);
     free(c);
 }
 
@@ -150,9 +129,7 @@ tack_status metal_artifact_parse(const ir_func *f, const void *bytes, size_t n,
         if (f->params[p].role == ROLE_ARRAY) ok = a++ < out->narrays && ser_get_u32(&r) == (uint32_t)p;
     if (!ok || a != out->narrays || r.failed || ser_left(&r)) {
         memset(out, 0, sizeof *out);
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "kernel '%s': the stored Metal code is damaged or from another version",
-                             f->name);
+        return gpu_artifact_damaged(err, f->name, "Metal");
     }
     return TACK_OK;
 }
