@@ -53,20 +53,11 @@ static tack_status synchronize(backend *b, tack_error *err) {
                              : cuda_fail(b->cu, err, "synchronizing the device", "cuCtxSynchronize", r);
 }
 
-/* A handle is the CUdeviceptr itself, so another library's device pointer
- * is one as it is. */
-static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
-                            tack_error *err) {
-    (void)b, (void)bytes, (void)err;
-    *handle = (void *)(uintptr_t)address;
-    return TACK_OK;
-}
-
 const backend_ops backend_cuda = {
     .name = "cuda",
     .build = build,
     .inspect = inspect,
     .synchronize = synchronize,
-    .mem_wrap = mem_wrap,
+    .mem_wrap = gpu_mem_wrap_address,
     GPU_DRIVER_OPS(cuda),
 };

@@ -288,3 +288,29 @@ tack_status gpu_driver_range(backend *b, backend_code *c, const backend_call *ca
     gpu_device_read rd = {read, b}; /* array elements: range(n[0]) */
     return gpu_range_eval(g->f, call->slots, call->dims, &rd, out, err);
 }
+
+/* ---- the backend table ------------------------------------------------ */
+
+tack_status gpu_inspect_source(const ir_func *f, const gpu_dialect *d, const char *symbol_base,
+                               tack_inspect_kind kind, const char *vendor, const char *what,
+                               const char *hint, char **text, tack_error *err) {
+    *text = NULL;
+    if (kind != TACK_INSPECT_LLVM)
+        return backend_error(err, TACK_ERR_VALUE,
+                             "kernel '%s': %s has only its source%s as text (kind %d)%s", f->name,
+                             vendor, what, (int)kind, hint);
+    char entry[GPU_ENTRY_LEN];
+    return gpu_emit_variant(f, d, symbol_base, entry, text, err);
+}
+
+tack_status gpu_mem_wrap_address(backend *b, uint64_t address, size_t bytes, void **handle,
+                                 tack_error *err) {
+    (void)b, (void)bytes, (void)err;
+    *handle = (void *)(uintptr_t)address;
+    return TACK_OK;
+}
+
+tack_status gpu_nothing_in_flight(backend *b, tack_error *err) {
+    (void)b, (void)err;
+    return TACK_OK;
+}

@@ -177,6 +177,21 @@ tack_status gpu_driver_range(backend *b, backend_code *c, const backend_call *ca
 
 /* ---- the backend table ------------------------------------------------ */
 
+/* inspect for a driver whose only text is its source: the dialect's source
+ * for TACK_INSPECT_LLVM, else TACK_ERR_VALUE "kernel '<name>': <vendor> has
+ * only its source<what> as text (kind N)<hint>". */
+tack_status gpu_inspect_source(const ir_func *f, const gpu_dialect *d, const char *symbol_base,
+                               tack_inspect_kind kind, const char *vendor, const char *what,
+                               const char *hint, char **text, tack_error *err);
+
+/* mem_wrap where a handle is the device address itself, so another
+ * library's device pointer is one as it is. */
+tack_status gpu_mem_wrap_address(backend *b, uint64_t address, size_t bytes, void **handle,
+                                 tack_error *err);
+
+/* synchronize for a driver whose every call waits: nothing is in flight. */
+tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
+
 /* Each driver <p> defines these backend-table entries as <p>_open, ...;
  * declared once here. */
 #define GPU_DRIVER_DECLARE(p)                                                                   \

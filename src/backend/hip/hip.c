@@ -30,14 +30,8 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
                            tack_inspect_kind kind, char **text, tack_error *err) {
     (void)b;
-    *text = NULL;
-    if (kind != TACK_INSPECT_LLVM)
-        return backend_error(err, TACK_ERR_VALUE,
-                             "kernel '%s': HIP has only its source as text (kind %d); "
-                             "tack.hip.compile gives the code object",
-                             f->name, (int)kind);
-    char entry[GPU_ENTRY_LEN];
-    return gpu_emit_variant(f, gpu_dialect_hip(), symbol_base, entry, text, err);
+    return gpu_inspect_source(f, gpu_dialect_hip(), symbol_base, kind, "HIP", "",
+                              "; tack.hip.compile gives the code object", text, err);
 }
 
 GPU_DRIVER_GLUE(hip)
@@ -51,20 +45,11 @@ static tack_status synchronize(backend *b, tack_error *err) {
                                       "hipDeviceSynchronize", r);
 }
 
-/* A handle is the device address itself, so another library's pointer is
- * one as it is. */
-static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
-                            tack_error *err) {
-    (void)b, (void)bytes, (void)err;
-    *handle = (void *)(uintptr_t)address;
-    return TACK_OK;
-}
-
 const backend_ops backend_hip = {
     .name = "hip",
     .build = build,
     .inspect = inspect,
     .synchronize = synchronize,
-    .mem_wrap = mem_wrap,
+    .mem_wrap = gpu_mem_wrap_address,
     GPU_DRIVER_OPS(hip),
 };

@@ -51,39 +51,21 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
                            tack_inspect_kind kind, char **text, tack_error *err) {
     *text = NULL;
-    if (kind != TACK_INSPECT_LLVM)
-        return backend_error(err, TACK_ERR_VALUE,
-                             "kernel '%s': Level Zero has only its source as text (kind %d); "
-                             "tack.level_zero.spirv and .compile give the binaries",
-                             f->name, (int)kind);
-    tack_status st = check(b, f, err);
+    tack_status st = kind == TACK_INSPECT_LLVM ? check(b, f, err) : TACK_OK;
     if (st) return st;
-    char entry[GPU_ENTRY_LEN];
-    return gpu_emit_variant(f, gpu_dialect_level_zero(), symbol_base, entry, text, err);
+    return gpu_inspect_source(f, gpu_dialect_level_zero(), symbol_base, kind, "Level Zero", "",
+                              "; tack.level_zero.spirv and .compile give the binaries", text, err);
 }
 
 GPU_DRIVER_GLUE(l0)
-
-/* Every append waits for its work (a synchronous list): nothing is left
- * queued.  Other libraries' work on the same device is their own. */
-static tack_status synchronize(backend *b, tack_error *err) {
-    (void)b, (void)err;
-    return TACK_OK;
-}
-
-/* A handle is the device (USM) address itself. */
-static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
-                            tack_error *err) {
-    (void)b, (void)bytes, (void)err;
-    *handle = (void *)(uintptr_t)address;
-    return TACK_OK;
-}
 
 const backend_ops backend_level_zero = {
     .name = "level_zero",
     .build = build,
     .inspect = inspect,
-    .synchronize = synchronize,
-    .mem_wrap = mem_wrap,
+    /* Every append waits for its work (a synchronous list); other
+     * libraries' work on the device is their own. */
+    .synchronize = gpu_nothing_in_flight,
+    .mem_wrap = gpu_mem_wrap_address, /* a handle is the USM address */
     GPU_DRIVER_OPS(l0),
 };

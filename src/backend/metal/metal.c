@@ -27,28 +27,18 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
                            tack_inspect_kind kind, char **text, tack_error *err) {
     (void)b;
-    *text = NULL;
-    if (kind != TACK_INSPECT_LLVM)
-        return backend_error(err, TACK_ERR_VALUE,
-                             "kernel '%s': Metal has only its source (MSL) as text (kind %d)",
-                             f->name, (int)kind);
-    char entry[GPU_ENTRY_LEN];
-    return gpu_emit_variant(f, &gpu_dialect_metal, symbol_base, entry, text, err);
+    return gpu_inspect_source(f, &gpu_dialect_metal, symbol_base, kind, "Metal", " (MSL)", "",
+                              text, err);
 }
 
 GPU_DRIVER_GLUE(metal)
-
-/* Every launch waits for its command buffer, and copies are the CPU's own
- * (shared storage): nothing of this device's is ever in flight. */
-static tack_status synchronize(backend *b, tack_error *err) {
-    (void)b, (void)err;
-    return TACK_OK;
-}
 
 const backend_ops backend_metal = {
     .name = "metal",
     .build = build,
     .inspect = inspect,
-    .synchronize = synchronize,
+    /* Every launch waits for its command buffer, and copies are the CPU's
+     * own (shared storage): nothing is ever in flight. */
+    .synchronize = gpu_nothing_in_flight,
     GPU_DRIVER_OPS(metal),
 };
