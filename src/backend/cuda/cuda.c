@@ -10,8 +10,8 @@
 
 #include "backend/gpu/gpu.h"
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status cuda_build(backend *b, const ir_func *f, const char *symbol_base,
+                              backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     char entry[GPU_ENTRY_LEN], *source, *ptx = NULL;
     tack_status st = gpu_emit_variant(f, &gpu_dialect_cuda, symbol_base, entry, &source, err);
@@ -26,8 +26,8 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 
 /* The CUDA C that build hands NVRTC, or the PTX NVRTC makes of it for
  * the device's architecture. */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status cuda_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                                tack_inspect_kind kind, char **text, tack_error *err) {
     *text = NULL;
     if (kind != TACK_INSPECT_LLVM && kind != TACK_INSPECT_ASM)
         return backend_error(err, TACK_ERR_VALUE, "kernel '%s': CUDA has no text of kind %d",
@@ -45,7 +45,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
 
 GPU_DRIVER_GLUE(cuda)
 
-static tack_status synchronize(backend *b, tack_error *err) {
+static tack_status cuda_synchronize(backend *b, tack_error *err) {
     tack_status st = cuda_enter(b, err);
     if (st) return st;
     CUresult r = b->cu->CtxSynchronize();
@@ -55,9 +55,6 @@ static tack_status synchronize(backend *b, tack_error *err) {
 
 const backend_ops backend_cuda = {
     .name = "cuda",
-    .build = build,
-    .inspect = inspect,
-    .synchronize = synchronize,
     .mem_wrap = gpu_mem_wrap_address,
     GPU_DRIVER_OPS(cuda),
 };

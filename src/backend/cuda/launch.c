@@ -16,14 +16,6 @@
 
 #define THREADS 256 /* per block: full occupancy on every sm_75+ part */
 
-static int64_t pow2_at_least(int64_t v, int64_t cap) {
-    int64_t p = 1;
-    while (p < v && p < cap) p *= 2;
-    return p;
-}
-
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                unsigned grid[3], unsigned block[3]) {
@@ -39,11 +31,11 @@ void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int6
      * which keeps launches small. */
     int64_t threads = THREADS, budget = (int64_t)b->sm_count * 32;
     for (int d = 0; d < 3; d++) {
-        int64_t cap = min64(threads, b->max_block[d]), bd = 1, gd = 1;
+        int64_t cap = gpu_min64(threads, b->max_block[d]), bd = 1, gd = 1;
         if (d < dims) {
-            bd = d == dims - 1 ? cap : pow2_at_least(ext[d], cap);
+            bd = d == dims - 1 ? cap : gpu_pow2_at_least(ext[d], cap);
             if (bd < 1) bd = 1;
-            gd = min64(min64(cdiv(ext[d], bd), b->max_grid_dim[d]), budget);
+            gd = gpu_min64(gpu_min64(gpu_cdiv(ext[d], bd), b->max_grid_dim[d]), budget);
             if (gd < 1) gd = 1;
         }
         threads = threads / bd > 0 ? threads / bd : 1;
@@ -57,17 +49,13 @@ static tack_status launch_and_wait(backend *b, backend_code *c, const char *name
                                    int ninner, int64_t count, int64_t inner0, int64_t inner1,
                                    const backend_call *call, tack_error *err);
 
-static const gpu_mem_ops mem = {cuda_mem_alloc, cuda_mem_free, cuda_mem_write, cuda_mem_read};
-
 tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *call,
                              const int64_t *pack, tack_error *err) {
-    const char *name;
+    gpu_launch_shape sh;
     int go = gpu_launch_begin(&c->g, call, pack, c->g.narrays + c->ntextures,
-                              2 * TACK_MAX_PARAMS, &name, err);
+                              2 * TACK_MAX_PARAMS, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
-    int ninner = c->g.f->ninner;
-    int64_t count = pack[GPU_PACK_COUNT];
-    int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
+    const char *name = sh.name;
     tack_status st = cuda_enter(b, err);
     if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack's words, then
@@ -93,10 +81,11 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
      * it (gpu/driver.c). */
     void *pbuf;
     uint32_t pcap;
-    if ((st = gpu_print_begin(b, &mem, &c->g, &pbuf, &pcap, err))) return st;
+    if ((st = gpu_print_begin(b, &backend_cuda, &c->g, &pbuf, &pcap, err))) return st;
     if (pbuf) params[n++] = &pbuf;
-    st = launch_and_wait(b, c, name, params, ninner, count, inner0, inner1, call, err);
-    return gpu_print_end(b, &mem, &c->g, name, pbuf, pcap, st, err);
+    st = launch_and_wait(b, c, name, params, sh.ninner, sh.count, sh.inner0, sh.inner1, call,
+                         err);
+    return gpu_print_end(b, &backend_cuda, &c->g, name, pbuf, pcap, st, err);
 }
 
 static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,

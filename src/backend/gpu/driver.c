@@ -182,49 +182,45 @@ tack_status gpu_mem_check(tack_error *err, size_t bytes, const backend_caps *cap
 /* ---- launching --------------------------------------------------------- */
 
 int gpu_launch_begin(const gpu_code *g, const backend_call *call, const int64_t *pack,
-                     int nargs, int max_args, const char **name, tack_error *err) {
+                     int nargs, int max_args, gpu_launch_shape *out, tack_error *err) {
     const ir_func *f = g->f;
-    *name = call->kernel_name ? call->kernel_name : f->name;
-    int64_t count = pack[GPU_PACK_COUNT];
-    int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
-    if (count <= 0 || (f->ninner >= 1 && inner0 <= 0) || (f->ninner >= 2 && inner1 <= 0)) return 1;
+    out->name = call->kernel_name ? call->kernel_name : f->name;
+    out->ninner = f->ninner;
+    out->count = pack[GPU_PACK_COUNT];
+    out->inner0 = pack[GPU_PACK_INNER0];
+    out->inner1 = pack[GPU_PACK_INNER1];
+    if (out->count <= 0 || (f->ninner >= 1 && out->inner0 <= 0) ||
+        (f->ninner >= 2 && out->inner1 <= 0))
+        return 1;
     if (call->nparams != f->nparams || nargs > max_args) {
         backend_error(err, TACK_ERR_INTERNAL,
                       "internal error: kernel '%s': a launch with %d arguments for code built "
                       "for %d",
-                      *name, call->nparams, f->nparams);
+                      out->name, call->nparams, f->nparams);
         return -1;
     }
     return 0;
 }
-
-static int64_t pow2_at_least(int64_t v, int64_t cap) {
-    int64_t p = 1;
-    while (p < v && p < cap) p *= 2;
-    return p;
-}
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 void gpu_grid_strided(int64_t items, const int max_block[3], const int64_t max_grid[3],
                       int64_t budget, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                       uint32_t grid[3], uint32_t block[3]) {
     int64_t bx = items, by = 1, bz = 1;
     if (ninner == 1) {
-        by = pow2_at_least(inner0, min64(items, max_block[1]));
+        by = gpu_pow2_at_least(inner0, gpu_min64(items, max_block[1]));
         bx = items / by;
     } else if (ninner >= 2) {
-        bz = pow2_at_least(inner1, min64(64, max_block[2]));
-        by = pow2_at_least(inner0, min64(items / bz, max_block[1]));
+        bz = gpu_pow2_at_least(inner1, gpu_min64(64, max_block[2]));
+        by = gpu_pow2_at_least(inner0, gpu_min64(items / bz, max_block[1]));
         bx = items / (by * bz);
     }
     if (bx > max_block[0]) bx = max_block[0];
-    int64_t gy = ninner >= 1 ? min64(cdiv(inner0, by), max_grid[1]) : 1;
-    int64_t gz = ninner >= 2 ? min64(cdiv(inner1, bz), max_grid[2]) : 1;
+    int64_t gy = ninner >= 1 ? gpu_min64(gpu_cdiv(inner0, by), max_grid[1]) : 1;
+    int64_t gz = ninner >= 2 ? gpu_min64(gpu_cdiv(inner1, bz), max_grid[2]) : 1;
     if (gy > budget) gy = budget;
     if (gz > budget / gy) gz = budget / gy > 0 ? budget / gy : 1;
     int64_t left = budget / (gy * gz) > 0 ? budget / (gy * gz) : 1;
-    int64_t gx = min64(min64(cdiv(count, bx), left), max_grid[0]);
+    int64_t gx = gpu_min64(gpu_min64(gpu_cdiv(count, bx), left), max_grid[0]);
     grid[0] = (uint32_t)(gx > 0 ? gx : 1);
     grid[1] = (uint32_t)gy;
     grid[2] = (uint32_t)gz;
@@ -233,7 +229,7 @@ void gpu_grid_strided(int64_t items, const int max_block[3], const int64_t max_g
     block[2] = (uint32_t)bz;
 }
 
-tack_status gpu_print_begin(backend *b, const gpu_mem_ops *m, const gpu_code *g, void **pbuf,
+tack_status gpu_print_begin(backend *b, const backend_ops *m, const gpu_code *g, void **pbuf,
                             uint32_t *pcap, tack_error *err) {
     *pbuf = NULL;
     *pcap = 0;
@@ -241,21 +237,21 @@ tack_status gpu_print_begin(backend *b, const gpu_mem_ops *m, const gpu_code *g,
     uint32_t header[GPU_PRINT_HEADER];
     *pcap = gpu_print_capacity();
     gpu_print_header(header, *pcap);
-    tack_status st = m->alloc(b, 4 * ((size_t)GPU_PRINT_HEADER + *pcap), pbuf, err);
-    if (!st) st = m->write(b, *pbuf, 0, header, sizeof header, err);
+    tack_status st = m->mem_alloc(b, 4 * ((size_t)GPU_PRINT_HEADER + *pcap), pbuf, err);
+    if (!st) st = m->mem_write(b, *pbuf, 0, header, sizeof header, err);
     if (st && *pbuf) {
-        m->free(b, *pbuf);
+        m->mem_free(b, *pbuf);
         *pbuf = NULL;
     }
     return st;
 }
 
-tack_status gpu_print_end(backend *b, const gpu_mem_ops *m, const gpu_code *g, const char *name,
+tack_status gpu_print_end(backend *b, const backend_ops *m, const gpu_code *g, const char *name,
                           void *pbuf, uint32_t pcap, tack_status st, tack_error *err) {
     if (!pbuf) return st;
     if (!st) {
         uint32_t header[GPU_PRINT_HEADER];
-        st = m->read(b, pbuf, 0, header, sizeof header, err);
+        st = m->mem_read(b, pbuf, 0, header, sizeof header, err);
         size_t used = header[GPU_PRINT_OFFSET] < pcap ? header[GPU_PRINT_OFFSET] : pcap;
         uint32_t *all = st ? NULL : malloc(4 * (GPU_PRINT_HEADER + used));
         if (!st && !all)
@@ -263,12 +259,12 @@ tack_status gpu_print_end(backend *b, const gpu_mem_ops *m, const gpu_code *g, c
                                "kernel '%s': out of memory reading its print()s", name);
         if (all) {
             memcpy(all, header, sizeof header);
-            if (used) st = m->read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
+            if (used) st = m->mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
             if (!st) gpu_print_output(&g->prints, name, all);
             free(all);
         }
     }
-    m->free(b, pbuf);
+    m->mem_free(b, pbuf);
     return st;
 }
 

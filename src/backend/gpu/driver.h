@@ -119,16 +119,6 @@ tack_status gpu_artifact_check_target(tack_error *err, const char *kernel_name,
 
 /* ---- memory ------------------------------------------------------------ */
 
-/* The driver's memory calls, as the backend table has them. */
-typedef struct gpu_mem_ops {
-    tack_status (*alloc)(backend *b, size_t bytes, void **handle, tack_error *err);
-    void (*free)(backend *b, void *handle);
-    tack_status (*write)(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                         tack_error *err);
-    tack_status (*read)(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                        tack_error *err);
-} gpu_mem_ops;
-
 /* An allocation larger than the device's memory is refused before the
  * driver is asked (TACK_ERR_NOMEM); TACK_OK otherwise. */
 tack_status gpu_mem_check(tack_error *err, size_t bytes, const backend_caps *caps,
@@ -136,12 +126,26 @@ tack_status gpu_mem_check(tack_error *err, size_t bytes, const backend_caps *cap
 
 /* ---- launching --------------------------------------------------------- */
 
-/* The checks before a launch: *name is the kernel's name for errors; 1
+/* The checks before a launch, filling out; 1
  * when there is nothing to run (a zero trip count: no thread would find
  * an iteration), 0 to go on, -1 with err filled when the call does not
  * fit the code (max_args: the driver's limit on array arguments). */
+typedef struct gpu_launch_shape {
+    const char *name; /* the kernel's name, for errors */
+    int ninner;
+    int64_t count, inner0, inner1; /* the pack's trip counts */
+} gpu_launch_shape;
 int gpu_launch_begin(const gpu_code *g, const backend_call *call, const int64_t *pack,
-                     int nargs, int max_args, const char **name, tack_error *err);
+                     int nargs, int max_args, gpu_launch_shape *out, tack_error *err);
+
+/* Grid arithmetic the drivers share. */
+static inline int64_t gpu_pow2_at_least(int64_t v, int64_t cap) {
+    int64_t p = 1;
+    while (p < v && p < cap) p *= 2;
+    return p;
+}
+static inline int64_t gpu_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t gpu_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* Blocks of `items` threads and a grid for a range (gpu.h): threads along
  * the innermost extents first (consecutive lanes read consecutive
@@ -152,13 +156,14 @@ void gpu_grid_strided(int64_t items, const int max_block[3], const int64_t max_g
                       int64_t budget, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                       uint32_t grid[3], uint32_t block[3]);
 
-/* print(): the record buffer for one launch, its header written; *pbuf is
- * NULL (and nothing done) when the kernel has no print. */
-tack_status gpu_print_begin(backend *b, const gpu_mem_ops *m, const gpu_code *g, void **pbuf,
+/* print(): the record buffer for one launch through the driver's memory
+ * entries (m, its backend table), its header written; *pbuf is NULL (and
+ * nothing done) when the kernel has no print. */
+tack_status gpu_print_begin(backend *b, const backend_ops *m, const gpu_code *g, void **pbuf,
                             uint32_t *pcap, tack_error *err);
 /* After the launch: when st is TACK_OK, its records formatted in whole
  * lines; the buffer freed either way.  Returns st or the read's failure. */
-tack_status gpu_print_end(backend *b, const gpu_mem_ops *m, const gpu_code *g, const char *name,
+tack_status gpu_print_end(backend *b, const backend_ops *m, const gpu_code *g, const char *name,
                           void *pbuf, uint32_t pcap, tack_status st, tack_error *err);
 
 /* The backend table's launch: the pack filled from the call, then the
@@ -221,8 +226,9 @@ tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
     const char *p##_describe(const backend *b) { return b->description; }                     \
     const char *p##_cache_target(const backend *b) { return b->target; }
 
-/* The table's entries that are the same steps for every driver: a vendor
- * table is { .name, .build, .inspect, .synchronize, GPU_DRIVER_OPS(p) }. */
+/* The table's entries, each driver's <p>_build, <p>_inspect and
+ * <p>_synchronize with the steps every driver shares: a vendor table is
+ * { .name, GPU_DRIVER_OPS(p) } and what it has beyond them (mem_wrap). */
 #define GPU_DRIVER_GLUE(p)                                                                      \
     static tack_status p##_launch(backend *b, backend_code *c, const backend_call *call,       \
                                   tack_error *err) {                                           \
@@ -233,6 +239,7 @@ tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
         return gpu_driver_range(b, c, call, p##_mem_read, out, err);                           \
     }
 #define GPU_DRIVER_OPS(p)                                                                       \
+    .build = p##_build, .inspect = p##_inspect, .synchronize = p##_synchronize,                \
     .open = p##_open, .close = p##_close, .caps = p##_caps, .describe = p##_describe,          \
     .cache_target = p##_cache_target, .artifact = p##_artifact, .load = p##_load,              \
     .release = p##_release, .range = p##_range, .launch = p##_launch,                          \

@@ -10,8 +10,8 @@
 
 #include "backend/gpu/gpu.h"
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status hip_build(backend *b, const ir_func *f, const char *symbol_base,
+                             backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     char entry[GPU_ENTRY_LEN], *source;
     void *object = NULL;
@@ -27,8 +27,8 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 }
 
 /* The HIP C++ that build hands hipRTC (code objects are binary: no text). */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status hip_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                               tack_inspect_kind kind, char **text, tack_error *err) {
     (void)b;
     return gpu_inspect_source(f, gpu_dialect_hip(), symbol_base, kind, "HIP", "",
                               "; tack.hip.compile gives the code object", text, err);
@@ -36,7 +36,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
 
 GPU_DRIVER_GLUE(hip)
 
-static tack_status synchronize(backend *b, tack_error *err) {
+static tack_status hip_synchronize(backend *b, tack_error *err) {
     tack_status st = hip_enter(b, err);
     if (st) return st;
     hipError_t r = b->hip->DeviceSynchronize();
@@ -47,9 +47,6 @@ static tack_status synchronize(backend *b, tack_error *err) {
 
 const backend_ops backend_hip = {
     .name = "hip",
-    .build = build,
-    .inspect = inspect,
-    .synchronize = synchronize,
     .mem_wrap = gpu_mem_wrap_address,
     GPU_DRIVER_OPS(hip),
 };

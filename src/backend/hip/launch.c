@@ -23,16 +23,12 @@ void hip_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64
 static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
                                    int ninner, int64_t count, int64_t inner0, int64_t inner1,
                                    tack_error *err);
-static const gpu_mem_ops mem = {hip_mem_alloc, hip_mem_free, hip_mem_write, hip_mem_read};
-
 tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *call,
                             const int64_t *pack, tack_error *err) {
-    const char *name;
-    int go = gpu_launch_begin(&c->g, call, pack, c->g.narrays, 2 * TACK_MAX_PARAMS, &name, err);
+    gpu_launch_shape sh;
+    int go = gpu_launch_begin(&c->g, call, pack, c->g.narrays, 2 * TACK_MAX_PARAMS, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
-    int ninner = c->g.f->ninner;
-    int64_t count = pack[GPU_PACK_COUNT];
-    int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
+    const char *name = sh.name;
     tack_status st = hip_enter(b, err);
     if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack, then each
@@ -49,10 +45,10 @@ tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *cal
      * it (gpu/driver.c). */
     void *pbuf;
     uint32_t pcap;
-    if ((st = gpu_print_begin(b, &mem, &c->g, &pbuf, &pcap, err))) return st;
+    if ((st = gpu_print_begin(b, &backend_hip, &c->g, &pbuf, &pcap, err))) return st;
     if (pbuf) params[n++] = &pbuf;
-    st = launch_and_wait(b, c, name, params, ninner, count, inner0, inner1, err);
-    return gpu_print_end(b, &mem, &c->g, name, pbuf, pcap, st, err);
+    st = launch_and_wait(b, c, name, params, sh.ninner, sh.count, sh.inner0, sh.inner1, err);
+    return gpu_print_end(b, &backend_hip, &c->g, name, pbuf, pcap, st, err);
 }
 
 static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,

@@ -31,17 +31,13 @@ void l0_groups(const backend *b, int ninner, int64_t count, int64_t inner0, int6
 static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
                           int64_t inner0, int64_t inner1, tack_error *err);
 
-static const gpu_mem_ops mem = {l0_mem_alloc, l0_mem_free, l0_mem_write, l0_mem_read};
-
 tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call,
                            const int64_t *pack, tack_error *err) {
     const ze_api *ze = b->ze;
-    const char *name;
-    int go = gpu_launch_begin(&c->g, call, pack, 0, 0, &name, err);
+    gpu_launch_shape sh;
+    int go = gpu_launch_begin(&c->g, call, pack, 0, 0, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
-    int ninner = c->g.f->ninner;
-    int64_t count = pack[GPU_PACK_COUNT];
-    int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
+    const char *name = sh.name;
     char what[160], call_name[192];
     snprintf(what, sizeof what, "kernel '%s'", name);
     ze_result_t r = ze->KernelSetArgumentValue(c->kernel, 0,
@@ -62,7 +58,7 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
      * it (gpu/driver.c). */
     void *pbuf;
     uint32_t pcap;
-    tack_status st = gpu_print_begin(b, &mem, &c->g, &pbuf, &pcap, err);
+    tack_status st = gpu_print_begin(b, &backend_level_zero, &c->g, &pbuf, &pcap, err);
     if (st) return st;
     if (pbuf && (r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + c->g.narrays),
                                                 sizeof pbuf, &pbuf)) != ZE_RESULT_SUCCESS) {
@@ -70,8 +66,8 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
         l0_mem_free(b, pbuf);
         return st;
     }
-    st = launch(b, c, what, ninner, count, inner0, inner1, err);
-    return gpu_print_end(b, &mem, &c->g, name, pbuf, pcap, st, err);
+    st = launch(b, c, what, sh.ninner, sh.count, sh.inner0, sh.inner1, err);
+    return gpu_print_end(b, &backend_level_zero, &c->g, name, pbuf, pcap, st, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,

@@ -18,8 +18,8 @@ static tack_status check(backend *b, const ir_func *f, tack_error *err) {
     return gpu_check_support(f, b->caps.fp64, b->caps.atomics64, who, "64-bit atomics", err);
 }
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status l0_build(backend *b, const ir_func *f, const char *symbol_base,
+                            backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     tack_status st = check(b, f, err);
     if (st) return st;
@@ -48,8 +48,8 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 }
 
 /* The OpenCL C that build hands ocloc (binaries: tack.level_zero.compile). */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status l0_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                              tack_inspect_kind kind, char **text, tack_error *err) {
     *text = NULL;
     tack_status st = kind == TACK_INSPECT_LLVM ? check(b, f, err) : TACK_OK;
     if (st) return st;
@@ -59,13 +59,14 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
 
 GPU_DRIVER_GLUE(l0)
 
+/* Every append waits for its work (a synchronous list); other libraries'
+ * work on the device is their own. */
+static tack_status l0_synchronize(backend *b, tack_error *err) {
+    return gpu_nothing_in_flight(b, err);
+}
+
 const backend_ops backend_level_zero = {
     .name = "level_zero",
-    .build = build,
-    .inspect = inspect,
-    /* Every append waits for its work (a synchronous list); other
-     * libraries' work on the device is their own. */
-    .synchronize = gpu_nothing_in_flight,
     .mem_wrap = gpu_mem_wrap_address, /* a handle is the USM address */
     GPU_DRIVER_OPS(l0),
 };

@@ -56,23 +56,18 @@ void metal_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int
     group->width = (uint64_t)t[0], group->height = (uint64_t)t[1], group->depth = (uint64_t)t[2];
 }
 
-static const gpu_mem_ops mem = {metal_mem_alloc, metal_mem_free, metal_mem_write,
-                                 metal_mem_read};
-
 tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *call,
                               const int64_t *pack, tack_error *err) {
     const metal_objc_api *o = b->objc;
     const metal_sels *s = &b->s;
-    const char *name;
-    int go = gpu_launch_begin(&c->g, call, pack, 0, 0, &name, err);
+    gpu_launch_shape sh;
+    int go = gpu_launch_begin(&c->g, call, pack, 0, 0, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
-    int ninner = c->g.f->ninner;
-    int64_t count = pack[GPU_PACK_COUNT];
-    int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
+    const char *name = sh.name;
     /* Collective kernels need whole threadgroups of exactly 256. */
     int collective = c->g.f->collective;
     metal_size grid, group;
-    metal_grid(b, ninner, count, inner0, inner1, c->max_threads, !b->nonuniform || collective,
+    metal_grid(b, sh.ninner, sh.count, sh.inner0, sh.inner1, c->max_threads, !b->nonuniform || collective,
                &grid, &group);
     if (collective && group.width != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE,
@@ -85,7 +80,7 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
      * it (gpu/driver.c). */
     void *pbuf;
     uint32_t pcap;
-    tack_status st = gpu_print_begin(b, &mem, &c->g, &pbuf, &pcap, err);
+    tack_status st = gpu_print_begin(b, &backend_metal, &c->g, &pbuf, &pcap, err);
     if (st) return st;
     void *pool = o->pool_push();
     pthread_mutex_lock(&b->lock);
@@ -126,5 +121,5 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
     }
 done:
     o->pool_pop(pool);
-    return gpu_print_end(b, &mem, &c->g, name, pbuf, pcap, st, err);
+    return gpu_print_end(b, &backend_metal, &c->g, name, pbuf, pcap, st, err);
 }

@@ -10,8 +10,8 @@
 
 #include "backend/gpu/gpu.h"
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status metal_build(backend *b, const ir_func *f, const char *symbol_base,
+                               backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     char entry[GPU_ENTRY_LEN], *source;
     tack_status st = gpu_emit_variant(f, &gpu_dialect_metal, symbol_base, entry, &source, err);
@@ -24,8 +24,8 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 }
 
 /* The MSL that build hands Metal (its compiled form is not ours to see). */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status metal_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                                 tack_inspect_kind kind, char **text, tack_error *err) {
     (void)b;
     return gpu_inspect_source(f, &gpu_dialect_metal, symbol_base, kind, "Metal", " (MSL)", "",
                               text, err);
@@ -33,12 +33,13 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
 
 GPU_DRIVER_GLUE(metal)
 
+/* Every launch waits for its command buffer, and copies are the CPU's own
+ * (shared storage): nothing is ever in flight. */
+static tack_status metal_synchronize(backend *b, tack_error *err) {
+    return gpu_nothing_in_flight(b, err);
+}
+
 const backend_ops backend_metal = {
     .name = "metal",
-    .build = build,
-    .inspect = inspect,
-    /* Every launch waits for its command buffer, and copies are the CPU's
-     * own (shared storage): nothing is ever in flight. */
-    .synchronize = gpu_nothing_in_flight,
     GPU_DRIVER_OPS(metal),
 };
