@@ -118,6 +118,23 @@ static tack_status read_caps(backend *b, tack_error *err) {
                            cuda_nvrtc_version(), gpu_dialect_cuda.build_options);
 }
 
+/* Caps, the primary context and the stream; cuda_close undoes what got
+ * done when one fails. */
+static tack_status start(backend *b, tack_error *err) {
+    const cuda_driver_api *cu = b->cu;
+    tack_status st = read_caps(b, err);
+    if (st) return st;
+    CUresult r = cu->DevicePrimaryCtxRetain(&b->ctx, b->device);
+    if (r != CUDA_SUCCESS) {
+        b->ctx = NULL;
+        return cuda_fail(cu, err, b->description, "cuDevicePrimaryCtxRetain", r);
+    }
+    if ((st = cuda_enter(b, err))) return st;
+    if ((r = cu->StreamCreate(&b->stream, CU_STREAM_NON_BLOCKING)) == CUDA_SUCCESS) return TACK_OK;
+    b->stream = NULL;
+    return cuda_fail(cu, err, b->description, "cuStreamCreate", r);
+}
+
 static void device_name(const void *api, int i, char *name, size_t cap) {
     const cuda_driver_api *cu = api;
     CUdevice d;
@@ -148,23 +165,7 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
         return cuda_fail(cu, err, what, "cuDeviceGet", r);
     }
-    if ((st = read_caps(b, err))) goto fail;
-    if ((r = cu->DevicePrimaryCtxRetain(&b->ctx, b->device)) != CUDA_SUCCESS) {
-        b->ctx = NULL;
-        st = cuda_fail(cu, err, b->description, "cuDevicePrimaryCtxRetain", r);
-        goto fail;
-    }
-    if ((st = cuda_enter(b, err))) goto fail;
-    if ((r = cu->StreamCreate(&b->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
-        b->stream = NULL;
-        st = cuda_fail(cu, err, b->description, "cuStreamCreate", r);
-        goto fail;
-    }
-    *out = b;
-    return TACK_OK;
-fail:
-    cuda_close(b);
-    return st;
+    return gpu_open_done(b, start(b, err), out, cuda_close);
 }
 
 void cuda_close(backend *b) {

@@ -101,6 +101,15 @@ tack_status gpu_target_text(char **out, const char *vendor, tack_error *err, con
     return TACK_OK;
 }
 
+tack_status gpu_open_done(backend *b, tack_status st, backend **out, void (*close)(backend *b)) {
+    if (st) {
+        close(b);
+        return st;
+    }
+    *out = b;
+    return TACK_OK;
+}
+
 /* ---- code objects ------------------------------------------------------ */
 
 char *gpu_dup_n(const void *s, size_t n) {

@@ -69,6 +69,10 @@ void gpu_caps_common(backend_caps *c, size_t total_mem, int local_mem, int max_w
 tack_status gpu_target_text(char **out, const char *vendor, tack_error *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The end of every open: *out = b when its steps succeeded (st is
+ * TACK_OK), else b closed (close undoes what steps got done) and st. */
+tack_status gpu_open_done(backend *b, tack_status st, backend **out, void (*close)(backend *b));
+
 /* ---- code objects ------------------------------------------------------ */
 
 typedef struct gpu_code {

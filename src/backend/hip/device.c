@@ -118,6 +118,17 @@ static tack_status read_caps(backend *b, tack_error *err) {
                            gpu_dialect_hip()->build_options);
 }
 
+/* Caps and the stream; hip_close undoes what got done when one fails. */
+static tack_status start(backend *b, tack_error *err) {
+    tack_status st = read_caps(b, err);
+    if (!st) st = hip_enter(b, err);
+    if (st) return st;
+    hipError_t r = b->hip->StreamCreateWithFlags(&b->stream, hipStreamNonBlocking);
+    if (r == hipSuccess) return TACK_OK;
+    b->stream = NULL;
+    return hip_fail(b->hip, err, b->description, "hipStreamCreateWithFlags", r);
+}
+
 static void device_name(const void *api, int i, char *name, size_t cap) {
     const hip_runtime_api *hip = api;
     hipDevice_t d;
@@ -147,18 +158,7 @@ tack_status hip_open(int index, int num_threads, backend **out, tack_error *err)
         return hip_fail(hip, err, what, "hipDeviceGet", r);
     }
     snprintf(b->description, sizeof b->description, "HIP device %d", index);
-    if ((st = read_caps(b, err))) goto fail;
-    if ((st = hip_enter(b, err))) goto fail;
-    if ((r = hip->StreamCreateWithFlags(&b->stream, hipStreamNonBlocking)) != hipSuccess) {
-        b->stream = NULL;
-        st = hip_fail(hip, err, b->description, "hipStreamCreateWithFlags", r);
-        goto fail;
-    }
-    *out = b;
-    return TACK_OK;
-fail:
-    hip_close(b);
-    return st;
+    return gpu_open_done(b, start(b, err), out, hip_close);
 }
 
 void hip_close(backend *b) {

@@ -121,6 +121,26 @@ static tack_status read_caps(backend *b, tack_error *err) {
                            gpu_dialect_opencl.build_options, c->fp64);
 }
 
+/* Caps, the context and the immediate list; l0_close undoes what got done
+ * when one fails. */
+static tack_status start(backend *b, tack_error *err) {
+    const ze_api *ze = b->ze;
+    tack_status st = read_caps(b, err);
+    if (st) return st;
+    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ze_result_t r = ze->ContextCreate(b->driver, &cd, &b->context);
+    if (r != ZE_RESULT_SUCCESS) {
+        b->context = NULL;
+        return l0_fail(err, b->description, "zeContextCreate", r);
+    }
+    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    r = ze->CommandListCreateImmediate(b->context, b->device, &qd, &b->list);
+    if (r == ZE_RESULT_SUCCESS) return TACK_OK;
+    b->list = NULL;
+    return l0_fail(err, b->description, "zeCommandListCreateImmediate", r);
+}
+
 struct devices_of {
     const ze_api *ze;
     const ze_device_handle_t *devices;
@@ -162,27 +182,7 @@ tack_status l0_open(int index, int num_threads, backend **out, tack_error *err) 
         return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a Level Zero device");
     }
     b->lock_made = 1;
-    if ((st = read_caps(b, err))) goto fail;
-    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
-    ze_result_t r = ze->ContextCreate(b->driver, &cd, &b->context);
-    if (r != ZE_RESULT_SUCCESS) {
-        b->context = NULL;
-        st = l0_fail(err, b->description, "zeContextCreate", r);
-        goto fail;
-    }
-    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
-    if ((r = ze->CommandListCreateImmediate(b->context, b->device, &qd, &b->list)) !=
-        ZE_RESULT_SUCCESS) {
-        b->list = NULL;
-        st = l0_fail(err, b->description, "zeCommandListCreateImmediate", r);
-        goto fail;
-    }
-    *out = b;
-    return TACK_OK;
-fail:
-    l0_close(b);
-    return st;
+    return gpu_open_done(b, start(b, err), out, l0_close);
 }
 
 void l0_close(backend *b) {
