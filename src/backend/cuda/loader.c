@@ -82,7 +82,8 @@ static void load_driver(void) {
 void cuda_driver_set_for_testing(const cuda_driver_api *api) { driver_override = api; }
 
 const cuda_driver_api *cuda_driver_load(const char **why) {
-    return gpu_table_load(driver_override, &driver_once, load_driver, &driver_loaded, driver_error, why);
+    return gpu_table_load(driver_override, &driver_once, load_driver, &driver_loaded, driver_error,
+                          why);
 }
 
 /* ---- NVRTC ------------------------------------------------------------ */

@@ -268,7 +268,8 @@ tack_status gpu_print_end(backend *b, const backend_ops *m, const gpu_code *g, c
                                "kernel '%s': out of memory reading its print()s", name);
         if (all) {
             memcpy(all, header, sizeof header);
-            if (used) st = m->mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
+            if (used)
+                st = m->mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
             if (!st) gpu_print_output(&g->prints, name, all);
             free(all);
         }

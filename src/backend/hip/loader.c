@@ -94,7 +94,8 @@ static void load_runtime(void) {
 void hip_runtime_set_for_testing(const hip_runtime_api *api) { runtime_override = api; }
 
 const hip_runtime_api *hip_runtime_load(const char **why) {
-    return gpu_table_load(runtime_override, &runtime_once, load_runtime, &runtime_loaded, runtime_error, why);
+    return gpu_table_load(runtime_override, &runtime_once, load_runtime, &runtime_loaded,
+                          runtime_error, why);
 }
 
 /* ---- hipRTC ------------------------------------------------------------ */

@@ -67,8 +67,8 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
     /* Collective kernels need whole threadgroups of exactly 256. */
     int collective = c->g.f->collective;
     metal_size grid, group;
-    metal_grid(b, sh.ninner, sh.count, sh.inner0, sh.inner1, c->max_threads, !b->nonuniform || collective,
-               &grid, &group);
+    metal_grid(b, sh.ninner, sh.count, sh.inner0, sh.inner1, c->max_threads,
+               !b->nonuniform || collective, &grid, &group);
     if (collective && group.width != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE,
                              "kernel '%s' needs threadgroups of %d threads; %s allows %llu for it",
