@@ -230,8 +230,8 @@ static void test_artifact(void) {
     tack_error err;
     cuda_record r;
     CHECK(cuda_artifact_parse("k", w.data, w.len, &r, &err) == TACK_OK);
-    CHECK(r.entry_len == 6 && !memcmp(r.entry, "tack_x", 6));
-    CHECK(r.arch_len == 5 && !memcmp(r.arch, "sm_90", 5));
+    CHECK(r.head.entry_len == 6 && !memcmp(r.head.entry, "tack_x", 6));
+    CHECK(r.head.target_len == 5 && !memcmp(r.head.target, "sm_90", 5));
     CHECK(r.ptx_len == strlen(ptx) && !memcmp(r.ptx, ptx, r.ptx_len));
     /* Every truncation, a byte more, and each field damaged, are refused. */
     int refused = 0;
@@ -773,7 +773,7 @@ static void test_fake_textures(void) {
     if (!b || !code) goto done;
     /* NVRTC's PTX fetches through the texture unit. */
     CHECK(strstr(fake.last_ptx, "tex.3d.v4.f32.f32") != NULL);
-    CHECK(code->ntextures == 1 && code->textures[0] == 0 && code->narrays == 3);
+    CHECK(code->ntextures == 1 && code->textures[0] == 0 && code->g.narrays == 3);
     CHECK(code->nwritten == 1 && code->written[0] == 2);
 
     void *tex = NULL, *uvw = NULL, *out = NULL;

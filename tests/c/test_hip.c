@@ -246,8 +246,8 @@ static void test_artifact(void) {
     tack_error err;
     hip_record r;
     CHECK(hip_artifact_parse("k", w.data, w.len, &r, &err) == TACK_OK);
-    CHECK(r.entry_len == 6 && !memcmp(r.entry, "tack_x", 6));
-    CHECK(r.arch_len == 22 && !memcmp(r.arch, "gfx90a:sramecc+:xnack-", 22));
+    CHECK(r.head.entry_len == 6 && !memcmp(r.head.entry, "tack_x", 6));
+    CHECK(r.head.target_len == 22 && !memcmp(r.head.target, "gfx90a:sramecc+:xnack-", 22));
     CHECK(r.object_len == sizeof obj && !memcmp(r.object, obj, sizeof obj));
     int refused = 0;
     for (size_t n = 0; n < w.len; n++)
@@ -531,7 +531,7 @@ static void test_fake_runtime(void) {
               !memcmp(fake.last_object, code->object, code->object_len));
         CHECK(hip_is_code_object(fake.last_object, fake.last_object_len) &&
               elf_has_symbol(fake.last_object, fake.last_object_len, "tack_5ca1e"));
-        CHECK(code->narrays == 2 && code->arrays[0] == 0 && code->arrays[1] == 1);
+        CHECK(code->g.narrays == 2 && code->g.arrays[0] == 0 && code->g.arrays[1] == 1);
         /* Its artifact loads without hipRTC: the same bytes to the runtime. */
         ser_writer w = {0};
         CHECK(backend_hip.artifact(b, code, &w) == 0);

@@ -193,7 +193,7 @@ static void test_artifact(void) {
     tack_error err;
     l0_record r;
     CHECK(l0_artifact_parse("k", w.data, w.len, &r, &err) == TACK_OK);
-    CHECK(r.entry_len == 6 && !memcmp(r.entry, "tack_x", 6) && r.device_len == 6);
+    CHECK(r.head.entry_len == 6 && !memcmp(r.head.entry, "tack_x", 6) && r.head.target_len == 6);
     CHECK(r.native_len == sizeof nat && !memcmp(r.native, nat, sizeof nat));
     CHECK(r.spirv_len == sizeof SPV && !memcmp(r.spirv, SPV, sizeof SPV));
     int refused = 0;
@@ -515,7 +515,7 @@ static void test_fake_driver(void) {
         CHECK(fake.last_module_len == code->native_len &&
               !memcmp(fake.last_module, code->native, code->native_len) && l0_is_native(code->native, code->native_len));
         CHECK(l0_is_spirv(code->spirv, code->spirv_len) && !code->from_spirv && ns > 0);
-        CHECK(code->narrays == 2 && code->arrays[0] == 0 && code->arrays[1] == 1);
+        CHECK(code->g.narrays == 2 && code->g.arrays[0] == 0 && code->g.arrays[1] == 1);
         ser_writer w = {0};
         CHECK(backend_level_zero.artifact(b, code, &w) == 0);
         unsigned long long binary_loads = backend_stats.binary_loads, source_builds = backend_stats.source_builds;

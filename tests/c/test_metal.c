@@ -542,7 +542,7 @@ static void test_fake_runtime(void) {
     CHECK(strstr(fk.last_source, "kernel void tack_5ca1e(constant tack_5ca1e_pack &pack [[buffer(0)]]") != NULL);
     CHECK(fk.fast_math_set == 1 && fk.fast_math == 0);
     CHECK(!strcmp(fk.last_function, "tack_5ca1e") && ns > 0);
-    CHECK(code->narrays == 2 && code->arrays[0] == 0 && code->arrays[1] == 1);
+    CHECK(code->g.narrays == 2 && code->g.arrays[0] == 0 && code->g.arrays[1] == 1);
     CHECK(count_kind(K_LIBRARY) == 1 && count_kind(K_FUNCTION) == 1 && count_kind(K_PIPELINE) == 1);
     /* Inspect gives the same MSL. */
     char *text = NULL;
@@ -606,7 +606,7 @@ static void test_fake_runtime(void) {
     backend_code *loaded = NULL;
     CHECK(backend_metal.load(b, f, w.data, w.len, &loaded, &err) == TACK_OK && loaded);
     CHECK(loaded && fk.last_source && msl && !strcmp(fk.last_source, msl) &&
-          !strcmp(loaded->entry, "tack_5ca1e") && loaded->narrays == 2);
+          !strcmp(loaded->g.entry, "tack_5ca1e") && loaded->g.narrays == 2);
     backend_metal.release(b, loaded);
     /* Damage anywhere, and a record for other parameters, are refused. */
     for (size_t cut = 0; cut < w.len; cut += w.len / 7 + 1) {

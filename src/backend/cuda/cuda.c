@@ -10,8 +10,8 @@
 
 #include "backend/gpu/gpu.h"
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status cuda_build(backend *b, const ir_func *f, const char *symbol_base,
+                              backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     char entry[GPU_ENTRY_LEN], *source, *ptx = NULL;
     tack_status st = gpu_emit_variant(f, &gpu_dialect_cuda, symbol_base, entry, &source, err);
@@ -26,8 +26,8 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 
 /* The CUDA C that build hands NVRTC, or the PTX NVRTC makes of it for
  * the device's architecture. */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status cuda_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                                tack_inspect_kind kind, char **text, tack_error *err) {
     *text = NULL;
     if (kind != TACK_INSPECT_LLVM && kind != TACK_INSPECT_ASM)
         return backend_error(err, TACK_ERR_VALUE, "kernel '%s': CUDA has no text of kind %d",
@@ -43,20 +43,9 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
     return st;
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    int64_t pack[GPU_PACK_MAX_WORDS]; /* parameters are bounded: no allocation */
-    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
-    return cuda_launch_pack(b, c, call, pack, err);
-}
+GPU_DRIVER_GLUE(cuda)
 
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    gpu_device_read rd = {cuda_mem_read, b}; /* array elements: range(n[0]) */
-    return gpu_range_eval(c->f, call->slots, call->dims, &rd, out, err);
-}
-
-static tack_status synchronize(backend *b, tack_error *err) {
+static tack_status cuda_synchronize(backend *b, tack_error *err) {
     tack_status st = cuda_enter(b, err);
     if (st) return st;
     CUresult r = b->cu->CtxSynchronize();
@@ -64,33 +53,8 @@ static tack_status synchronize(backend *b, tack_error *err) {
                              : cuda_fail(b->cu, err, "synchronizing the device", "cuCtxSynchronize", r);
 }
 
-/* A handle is the CUdeviceptr itself, so another library's device pointer
- * is one as it is. */
-static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
-                            tack_error *err) {
-    (void)b, (void)bytes, (void)err;
-    *handle = (void *)(uintptr_t)address;
-    return TACK_OK;
-}
-
 const backend_ops backend_cuda = {
     .name = "cuda",
-    .open = cuda_open,
-    .close = cuda_close,
-    .caps = cuda_caps,
-    .describe = cuda_describe,
-    .cache_target = cuda_cache_target,
-    .build = build,
-    .artifact = cuda_artifact,
-    .load = cuda_load,
-    .release = cuda_release,
-    .range = range,
-    .launch = launch,
-    .inspect = inspect,
-    .mem_alloc = cuda_mem_alloc,
-    .mem_free = cuda_mem_free,
-    .mem_write = cuda_mem_write,
-    .mem_read = cuda_mem_read,
-    .synchronize = synchronize,
-    .mem_wrap = mem_wrap,
+    .mem_wrap = gpu_mem_wrap_address,
+    GPU_DRIVER_OPS(cuda),
 };

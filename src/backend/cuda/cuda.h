@@ -31,6 +31,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "cuda_api.h"
 
@@ -67,23 +68,18 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     CUmodule module;
     CUfunction fn;
-    char *entry;      /* the kernel function's name */
     char *ptx;        /* what the module was loaded from (the artifact) */
     char arch[16];
-    ir_func *f;       /* a copy of the post-pass IR that owns its strings:
-                         the pack fill evaluates the launch range from it */
     int pack_words;
-    int narrays;
-    int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
     int ntextures;
     int *textures;    /* those sampled in hardware (gpu_hardware_texture),
                          in order (malloc'd) */
     int nwritten;
     int *written;     /* the arrays the kernel may store to (malloc'd): a
                          texture over one of them is stale after a launch */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* nvrtc.c */
@@ -101,17 +97,9 @@ int cuda_arch_valid(const char *arch);
 
 /* device.c */
 int cuda_device_count(tack_error *err); /* -1 with err when none can be had */
-tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err);
-void cuda_close(backend *b);
-void cuda_caps(const backend *b, backend_caps *out);
-const char *cuda_describe(const backend *b);
-const char *cuda_cache_target(const backend *b);
-tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
-void cuda_mem_free(backend *b, void *handle);
-tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                           tack_error *err);
-tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                          tack_error *err);
+/* open, close, caps, memory, the artifact, load, release and launch_pack
+ * (with the textures' objects, on b's stream, to completion): driver.h. */
+GPU_DRIVER_DECLARE(cuda);
 /* Makes b's context current on this thread; a driver failure as a status. */
 tack_status cuda_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's
@@ -123,8 +111,9 @@ tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *wh
 /* The disk-cache record: entry name, architecture, PTX (borrowed views
  * into the bytes, not NUL-terminated). */
 typedef struct cuda_artifact {
-    const char *entry, *arch, *ptx;
-    size_t entry_len, arch_len, ptx_len;
+    gpu_record head; /* the entry and the architecture (gpu/driver.h) */
+    const char *ptx;
+    size_t ptx_len;
 } cuda_record;
 void cuda_artifact_write(const char *entry, const char *arch, const char *ptx, ser_writer *w);
 /* Parses and checks a record; a damaged one is TACK_ERR_INTERNAL naming
@@ -136,10 +125,6 @@ tack_status cuda_artifact_parse(const char *kernel_name, const void *bytes, size
 tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, size_t ptx_len,
                                const char *entry, size_t entry_len, backend_code **out,
                                tack_error *err);
-int cuda_artifact(backend *b, const backend_code *c, ser_writer *w);
-tack_status cuda_load(backend *b, const ir_func *f, const void *bytes, size_t n,
-                      backend_code **out, tack_error *err);
-void cuda_release(backend *b, backend_code *c);
 
 /* texture.c */
 /* The texture object over the f32 texels at `data` (extents `shape`), for
@@ -163,10 +148,5 @@ void cuda_textures_free(backend *b);
  * threads of a warp read row-major arrays contiguously. */
 void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                unsigned grid[3], unsigned block[3]);
-/* Runs c with a filled pack, the call's device pointers and its textures'
- * objects on b's stream, to completion.  A zero trip count returns at
- * once. */
-tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *call,
-                             const int64_t *pack, tack_error *err);
 
 #endif

@@ -16,9 +16,7 @@ tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *wh
     tack_status st = code == CUDA_ERROR_OUT_OF_MEMORY ? TACK_ERR_NOMEM : TACK_ERR_DEVICE;
     const char *words = NULL;
     if (cu && cu->GetErrorString && cu->GetErrorString(code, &words) != CUDA_SUCCESS) words = NULL;
-    const char *name = cuda_error_name(cu, code);
-    return backend_error(err, st, "%s%s%s failed: %s%s%s%s", what ? what : "", what ? ": " : "", call,
-                  name, words ? " (" : "", words ? words : "", words ? ")" : "");
+    return gpu_fail(err, st, what, call, cuda_error_name(cu, code), words);
 }
 
 tack_status cuda_enter(backend *b, tack_error *err) {
@@ -94,73 +92,66 @@ static tack_status read_caps(backend *b, tack_error *err) {
                                               CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH};
     for (int d = 0; d < 3; d++) {
         b->max_block[d] = attr(b, blk[d]);
-        if (b->max_block[d] < 1) b->max_block[d] = 1;
         b->max_grid_dim[d] = attr(b, grd[d]);
-        if (b->max_grid_dim[d] < 1) b->max_grid_dim[d] = 1;
-        /* Kernels stride over what the grid does not cover (gpu.h), so any
-         * length runs; this is the work items one launch can have. */
-        c->max_grid[d] = b->max_grid_dim[d] * b->max_block[d];
         c->image3d_max[d] = attr(b, tex[d]);
     }
     size_t total = 0;
     if ((r = cu->DeviceTotalMem(&total, b->device)) != CUDA_SUCCESS)
         return cuda_fail(cu, err, b->name, "cuDeviceTotalMem", r);
-    c->host_memory = 0;
-    c->locked_dispatch = 0; /* launch state lives on the launching thread's stack */
-    c->fp64 = 1;            /* every architecture NVRTC still targets */
-    c->atomics64 = 1;
+    /* fp64: every architecture NVRTC still targets. */
+    gpu_caps_common(c, total, attr(b, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
+                    attr(b, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK), b->sm_count, b->max_block,
+                    b->max_grid_dim);
     /* f32 textures are sampled by the texture unit (texture.c), f64 ones
      * in software: no 3-D images for the runtime to manage. */
     c->images = 0;
     c->hardware_texture_filtering = 1;
-    c->local_mem_bytes = attr(b, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    c->max_workgroup = attr(b, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    if (c->max_workgroup < 1) c->max_workgroup = 1;
-    c->global_mem_bytes = total > (size_t)INT64_MAX ? INT64_MAX : (int64_t)total;
-    c->max_alloc_bytes = c->global_mem_bytes;
-    c->compute_units = b->sm_count;
 
     snprintf(b->arch, sizeof b->arch, "sm_%d%d", b->cc_major, b->cc_minor);
     snprintf(b->description, sizeof b->description,
              "%s (CUDA, compute capability %d.%d, driver %d.%d, %d SMs)", b->name, b->cc_major,
              b->cc_minor, b->driver_version / 1000, b->driver_version % 1000 / 10, b->sm_count);
     /* Everything the PTX and its loading depend on. */
-    const char *opts = gpu_dialect_cuda.build_options;
-    size_t len = strlen(b->name) + strlen(opts) + 200;
-    b->target = malloc(len);
-    if (!b->target) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
-    snprintf(b->target, len, "cuda; device=%s; cc=%d.%d; arch=%s; driver=%d; nvrtc=%s; options=%s",
-             b->name, b->cc_major, b->cc_minor, b->arch, b->driver_version, cuda_nvrtc_version(),
-             opts);
-    return TACK_OK;
+    return gpu_target_text(&b->target, "CUDA", err,
+                           "cuda; device=%s; cc=%d.%d; arch=%s; driver=%d; nvrtc=%s; options=%s",
+                           b->name, b->cc_major, b->cc_minor, b->arch, b->driver_version,
+                           cuda_nvrtc_version(), gpu_dialect_cuda.build_options);
+}
+
+/* Caps, the primary context and the stream; cuda_close undoes what got
+ * done when one fails. */
+static tack_status start(backend *b, tack_error *err) {
+    const cuda_driver_api *cu = b->cu;
+    tack_status st = read_caps(b, err);
+    if (st) return st;
+    CUresult r = cu->DevicePrimaryCtxRetain(&b->ctx, b->device);
+    if (r != CUDA_SUCCESS) {
+        b->ctx = NULL;
+        return cuda_fail(cu, err, b->description, "cuDevicePrimaryCtxRetain", r);
+    }
+    if ((st = cuda_enter(b, err))) return st;
+    if ((r = cu->StreamCreate(&b->stream, CU_STREAM_NON_BLOCKING)) == CUDA_SUCCESS) return TACK_OK;
+    b->stream = NULL;
+    return cuda_fail(cu, err, b->description, "cuStreamCreate", r);
+}
+
+static void device_name(const void *api, int i, char *name, size_t cap) {
+    const cuda_driver_api *cu = api;
+    CUdevice d;
+    if (cu->DeviceGet(&d, i) == CUDA_SUCCESS) cu->DeviceGetName(name, (int)cap - 1, d);
 }
 
 tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err) {
     (void)num_threads; /* the GPU has its own */
     *out = NULL;
     char spec[32];
-    if (index) snprintf(spec, sizeof spec, "cuda:%d", index);
-    else snprintf(spec, sizeof spec, "cuda");
+    gpu_spec(spec, "cuda", index);
     const cuda_driver_api *cu;
     int count;
     tack_status st = init_driver(spec, &cu, &count, err);
     if (st) return st;
-    if (index < 0 || index >= count) {
-        char names[1024] = "";
-        size_t used = 0;
-        for (int i = 0; i < count && used < sizeof names; i++) {
-            CUdevice d;
-            char nm[256] = "?";
-            if (cu->DeviceGet(&d, i) == CUDA_SUCCESS) cu->DeviceGetName(nm, sizeof nm - 1, d);
-            int k = snprintf(names + used, sizeof names - used, "%s\"cuda:%d\" is %s",
-                             i ? "; " : "", i, nm);
-            if (k < 0) break;
-            used += (size_t)k;
-        }
-        return backend_error(err, TACK_ERR_VALUE,
-                      "tack.device(\"%s\"): there is no CUDA device %d: %d device%s found (%s)",
-                      spec, index, count, count == 1 ? "" : "s", names);
-    }
+    if (index < 0 || index >= count)
+        return gpu_no_such_device(err, spec, "CUDA", "cuda", index, count, device_name, cu);
     backend *b = calloc(1, sizeof *b);
     if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a CUDA device");
     b->cu = cu;
@@ -174,23 +165,7 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
         return cuda_fail(cu, err, what, "cuDeviceGet", r);
     }
-    if ((st = read_caps(b, err))) goto fail;
-    if ((r = cu->DevicePrimaryCtxRetain(&b->ctx, b->device)) != CUDA_SUCCESS) {
-        b->ctx = NULL;
-        st = cuda_fail(cu, err, b->description, "cuDevicePrimaryCtxRetain", r);
-        goto fail;
-    }
-    if ((st = cuda_enter(b, err))) goto fail;
-    if ((r = cu->StreamCreate(&b->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
-        b->stream = NULL;
-        st = cuda_fail(cu, err, b->description, "cuStreamCreate", r);
-        goto fail;
-    }
-    *out = b;
-    return TACK_OK;
-fail:
-    cuda_close(b);
-    return st;
+    return gpu_open_done(b, start(b, err), out, cuda_close);
 }
 
 void cuda_close(backend *b) {
@@ -210,19 +185,14 @@ void cuda_close(backend *b) {
     free(b);
 }
 
-void cuda_caps(const backend *b, backend_caps *out) { *out = b->caps; }
-const char *cuda_describe(const backend *b) { return b->description; }
-const char *cuda_cache_target(const backend *b) { return b->target; }
+GPU_DRIVER_ACCESSORS(cuda)
 
 /* ---- memory ------------------------------------------------------------ */
 
 tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
     *handle = NULL;
-    if ((uint64_t)bytes > (uint64_t)b->caps.global_mem_bytes)
-        return backend_error(err, TACK_ERR_NOMEM,
-                      "cannot allocate %zu bytes on %s: its global memory is %lld bytes", bytes,
-                      b->description, (long long)b->caps.global_mem_bytes);
-    tack_status st = cuda_enter(b, err);
+    tack_status st = gpu_mem_check(err, bytes, &b->caps, b->description);
+    if (!st) st = cuda_enter(b, err);
     if (st) return st;
     /* cuMemAlloc refuses 0 bytes; an empty array still gets a handle, so a
      * handle is never 0. */

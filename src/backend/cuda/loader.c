@@ -5,6 +5,7 @@
  * machine with the toolkit and no GPU. */
 #define _DEFAULT_SOURCE /* dirent's d_name listing, strdup */
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "cuda_api.h"
 
 #include <dirent.h>
@@ -18,7 +19,7 @@
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static cuda_driver_api driver;
-static const cuda_driver_api *driver_loaded;
+static const void *driver_loaded; /* the table, once loaded */
 static const cuda_driver_api *_Atomic driver_override; /* a test's stand-in */
 static char driver_error[512];
 
@@ -81,21 +82,15 @@ static void load_driver(void) {
 void cuda_driver_set_for_testing(const cuda_driver_api *api) { driver_override = api; }
 
 const cuda_driver_api *cuda_driver_load(const char **why) {
-    const cuda_driver_api *fake = driver_override;
-    if (fake) {
-        if (why) *why = NULL;
-        return fake;
-    }
-    pthread_once(&driver_once, load_driver);
-    if (why) *why = driver_loaded ? NULL : driver_error;
-    return driver_loaded;
+    return gpu_table_load(driver_override, &driver_once, load_driver, &driver_loaded, driver_error,
+                          why);
 }
 
 /* ---- NVRTC ------------------------------------------------------------ */
 
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
 static cuda_nvrtc_api nvrtc;
-static const cuda_nvrtc_api *nvrtc_loaded;
+static const void *nvrtc_loaded; /* the table, once loaded */
 static char nvrtc_error[1280];
 static char nvrtc_where[1024];
 
@@ -188,9 +183,7 @@ static void load_nvrtc(void) {
 }
 
 const cuda_nvrtc_api *cuda_nvrtc_load(const char **why) {
-    pthread_once(&nvrtc_once, load_nvrtc);
-    if (why) *why = nvrtc_loaded ? NULL : nvrtc_error;
-    return nvrtc_loaded;
+    return gpu_table_load(NULL, &nvrtc_once, load_nvrtc, &nvrtc_loaded, nvrtc_error, why);
 }
 
 const char *cuda_nvrtc_path(void) {

@@ -17,24 +17,10 @@
 #define ARTIFACT_VERSION 1u
 
 static tack_status nomem(tack_error *err, const char *kernel_name) {
-    err->status = TACK_ERR_NOMEM;
-    err->filename[0] = 0;
-    err->lineno = err->col = 0;
-    snprintf(err->message, sizeof err->message, "kernel '%s': out of memory building CUDA code",
-             kernel_name);
-    return TACK_ERR_NOMEM;
+    return gpu_nomem_building(err, kernel_name, "CUDA");
 }
 
 /* ---- code objects ------------------------------------------------------ */
-
-static char *dup_n(const char *s, size_t n) {
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
 
 tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, size_t ptx_len,
                                const char *entry, size_t entry_len, backend_code **out,
@@ -42,28 +28,21 @@ tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, si
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = gpu_keep_ir(f);
-    c->entry = dup_n(entry, entry_len);
-    c->ptx = dup_n(ptx, ptx_len); /* the driver reads it NUL-terminated */
+    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    c->ptx = gpu_dup_n(ptx, ptx_len); /* the driver reads it NUL-terminated */
     size_t per_param = (f->nparams ? f->nparams : 1) * sizeof(int);
-    c->arrays = malloc(per_param);
     c->textures = malloc(per_param);
     c->written = malloc(per_param);
     snprintf(c->arch, sizeof c->arch, "%s", b->arch);
-    if (!c->f || !c->entry || !c->ptx || !c->arrays || !c->textures || !c->written) {
+    if (fail || !c->ptx || !c->textures || !c->written) {
         cuda_release(b, c);
         return nomem(err, f->name);
     }
     c->pack_words = gpu_pack_words(f);
     for (int p = 0; p < f->nparams; p++) {
         if (f->params[p].role != ROLE_ARRAY) continue;
-        c->arrays[c->narrays++] = p;
         if (gpu_hardware_texture(f, p, &gpu_dialect_cuda)) c->textures[c->ntextures++] = p;
         if (f->params[p].written) c->written[c->nwritten++] = p;
-    }
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
-        cuda_release(b, c);
-        return nomem(err, f->name);
     }
 
     char what[160];
@@ -95,9 +74,9 @@ tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, si
         cuda_release(b, c);
         return st;
     }
-    if ((r = b->cu->ModuleGetFunction(&c->fn, c->module, c->entry)) != CUDA_SUCCESS) {
+    if ((r = b->cu->ModuleGetFunction(&c->fn, c->module, c->g.entry)) != CUDA_SUCCESS) {
         char call[192];
-        snprintf(call, sizeof call, "cuModuleGetFunction(\"%s\")", c->entry);
+        snprintf(call, sizeof call, "cuModuleGetFunction(\"%s\")", c->g.entry);
         st = cuda_fail(b->cu, err, what, call, r);
         cuda_release(b, c);
         return st;
@@ -110,23 +89,17 @@ void cuda_release(backend *b, backend_code *c) {
     if (!c) return;
     tack_error scratch;
     if (c->module && cuda_enter(b, &scratch) == TACK_OK) b->cu->ModuleUnload(c->module);
-    ir_func_free(c->f);
-    free(c->entry);
+    gpu_code_free(&c->g);
     free(c->ptx);
-    free(c->arrays);
     free(c->textures);
     free(c->written);
-    gpu_print_table_free(&c->prints);
     free(c);
 }
 
 /* ---- the artifact ------------------------------------------------------ */
 
 void cuda_artifact_write(const char *entry, const char *arch, const char *ptx, ser_writer *w) {
-    ser_put_u32(w, ARTIFACT_MAGIC);
-    ser_put_u32(w, ARTIFACT_VERSION);
-    ser_put_str(w, entry);
-    ser_put_str(w, arch);
+    gpu_artifact_head(w, ARTIFACT_MAGIC, ARTIFACT_VERSION, entry, arch);
     ser_put_blob(w, ptx, strlen(ptx));
 }
 
@@ -134,32 +107,22 @@ tack_status cuda_artifact_parse(const char *kernel_name, const void *bytes, size
                                 cuda_record *out, tack_error *err) {
     memset(out, 0, sizeof *out);
     ser_reader r = ser_reader_init(bytes, n);
-    int null_entry = 0, null_arch = 0;
-    uint32_t magic = ser_get_u32(&r), version = ser_get_u32(&r);
-    out->entry = ser_get_str(&r, &out->entry_len, &null_entry);
-    out->arch = ser_get_str(&r, &out->arch_len, &null_arch);
+    gpu_record h;
+    int ok = gpu_artifact_read_head(&r, ARTIFACT_MAGIC, ARTIFACT_VERSION, &h);
     out->ptx = ser_get_blob(&r, &out->ptx_len);
-    /* Strings go to the driver NUL-terminated: an embedded NUL is damage;
-     * PTX is text, and starts with its comment header or a directive. */
-    if (r.failed || magic != ARTIFACT_MAGIC || version != ARTIFACT_VERSION || null_entry ||
-        null_arch || !out->entry_len || !out->arch_len || !out->ptx_len || !out->ptx ||
-        memchr(out->entry, 0, out->entry_len) || memchr(out->arch, 0, out->arch_len) ||
-        memchr(out->ptx, 0, out->ptx_len) || ser_left(&r)) {
+    /* PTX is text, and goes to the driver NUL-terminated. */
+    if (!ok || r.failed || !out->ptx_len || !out->ptx || memchr(out->ptx, 0, out->ptx_len) ||
+        ser_left(&r)) {
         memset(out, 0, sizeof *out);
-        err->status = TACK_ERR_INTERNAL;
-        err->filename[0] = 0;
-        err->lineno = err->col = 0;
-        snprintf(err->message, sizeof err->message,
-                 "kernel '%s': the stored CUDA code is damaged or from another version",
-                 kernel_name);
-        return TACK_ERR_INTERNAL;
+        return gpu_artifact_damaged(err, kernel_name, "CUDA");
     }
+    out->head = h;
     return TACK_OK;
 }
 
 int cuda_artifact(backend *b, const backend_code *c, ser_writer *w) {
     (void)b;
-    cuda_artifact_write(c->entry, c->arch, c->ptx, w);
+    cuda_artifact_write(c->g.entry, c->arch, c->ptx, w);
     return w->failed ? -1 : 0;
 }
 
@@ -168,18 +131,9 @@ tack_status cuda_load(backend *b, const ir_func *f, const void *bytes, size_t n,
     *out = NULL;
     cuda_record a;
     tack_status st = cuda_artifact_parse(f->name, bytes, n, &a, err);
+    if (!st) st = gpu_artifact_check_target(err, f->name, "CUDA", "", &a.head, b->arch);
     if (st) return st;
-    /* The cache's key names the architecture already; a mismatch is damage. */
-    if (a.arch_len != strlen(b->arch) || memcmp(a.arch, b->arch, a.arch_len)) {
-        err->status = TACK_ERR_INTERNAL;
-        err->filename[0] = 0;
-        err->lineno = err->col = 0;
-        snprintf(err->message, sizeof err->message,
-                 "kernel '%s': the stored CUDA code is for %.*s, the device is %s", f->name,
-                 (int)a.arch_len, a.arch, b->arch);
-        return TACK_ERR_INTERNAL;
-    }
-    st = cuda_code_from_ptx(b, f, a.ptx, a.ptx_len, a.entry, a.entry_len, out, err);
+    st = cuda_code_from_ptx(b, f, a.ptx, a.ptx_len, a.head.entry, a.head.entry_len, out, err);
     if (!st) atomic_fetch_add(&backend_stats.binary_loads, 1);
     return st;
 }

@@ -15,8 +15,7 @@ tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *wh
     const char *words = hip && hip->GetErrorString ? hip->GetErrorString(code) : NULL;
     const char *name = hip_error_name(hip, code);
     if (words && !strcmp(words, name)) words = NULL;
-    return backend_error(err, st, "%s%s%s failed: %s%s%s%s", what ? what : "", what ? ": " : "",
-                         call, name, words ? " (" : "", words ? words : "", words ? ")" : "");
+    return gpu_fail(err, st, what, call, name, words);
 }
 
 tack_status hip_enter(backend *b, tack_error *err) {
@@ -98,66 +97,55 @@ static tack_status read_caps(backend *b, tack_error *err) {
                                                 hipDeviceAttributeMaxGridDimZ};
     for (int d = 0; d < 3; d++) {
         b->max_block[d] = attr(b, blk[d]);
-        if (b->max_block[d] < 1) b->max_block[d] = 1;
         b->max_grid_dim[d] = attr(b, grd[d]);
-        if (b->max_grid_dim[d] < 1) b->max_grid_dim[d] = 1;
-        c->max_grid[d] = b->max_grid_dim[d] * b->max_block[d];
     }
     size_t total = 0;
     if ((r = hip->DeviceTotalMem(&total, b->device)) != hipSuccess)
         return hip_fail(hip, err, b->name, "hipDeviceTotalMem", r);
-    c->host_memory = 0;
-    c->locked_dispatch = 0; /* launch state lives on the launching thread's stack */
-    c->fp64 = 1;            /* every GCN and RDNA part */
-    c->atomics64 = 1;
-    c->images = 0;          /* textures are sampled in software (hip.h) */
-    c->hardware_texture_filtering = 0;
-    c->local_mem_bytes = attr(b, hipDeviceAttributeMaxSharedMemoryPerBlock);
-    c->max_workgroup = attr(b, hipDeviceAttributeMaxThreadsPerBlock);
-    if (c->max_workgroup < 1) c->max_workgroup = 1;
-    c->global_mem_bytes = total > (size_t)INT64_MAX ? INT64_MAX : (int64_t)total;
-    c->max_alloc_bytes = c->global_mem_bytes;
-    c->compute_units = b->cu_count;
+    /* fp64: every GCN and RDNA part; textures are sampled in software
+     * (hip.h), so no images and no hardware filtering. */
+    gpu_caps_common(c, total, attr(b, hipDeviceAttributeMaxSharedMemoryPerBlock),
+                    attr(b, hipDeviceAttributeMaxThreadsPerBlock), b->cu_count, b->max_block,
+                    b->max_grid_dim);
 
     snprintf(b->description, sizeof b->description, "%s (HIP, %s, runtime %d, %d CUs)", b->name,
              b->arch, b->driver_version, b->cu_count);
     /* Everything the code object and its loading depend on: the ISA with
      * its features, the runtime, hipRTC and its options. */
-    const char *opts = gpu_dialect_hip()->build_options;
-    size_t len = strlen(b->name) + strlen(b->arch) + strlen(opts) + 200;
-    b->target = malloc(len);
-    if (!b->target) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");
-    snprintf(b->target, len, "hip; device=%s; arch=%s; runtime=%d; hiprtc=%s; options=%s", b->name,
-             b->arch, b->driver_version, hip_rtc_version(), opts);
-    return TACK_OK;
+    return gpu_target_text(&b->target, "HIP", err,
+                           "hip; device=%s; arch=%s; runtime=%d; hiprtc=%s; options=%s", b->name,
+                           b->arch, b->driver_version, hip_rtc_version(),
+                           gpu_dialect_hip()->build_options);
+}
+
+/* Caps and the stream; hip_close undoes what got done when one fails. */
+static tack_status start(backend *b, tack_error *err) {
+    tack_status st = read_caps(b, err);
+    if (!st) st = hip_enter(b, err);
+    if (st) return st;
+    hipError_t r = b->hip->StreamCreateWithFlags(&b->stream, hipStreamNonBlocking);
+    if (r == hipSuccess) return TACK_OK;
+    b->stream = NULL;
+    return hip_fail(b->hip, err, b->description, "hipStreamCreateWithFlags", r);
+}
+
+static void device_name(const void *api, int i, char *name, size_t cap) {
+    const hip_runtime_api *hip = api;
+    hipDevice_t d;
+    if (hip->DeviceGet(&d, i) == hipSuccess) hip->DeviceGetName(name, (int)cap - 1, d);
 }
 
 tack_status hip_open(int index, int num_threads, backend **out, tack_error *err) {
     (void)num_threads;
     *out = NULL;
     char spec[32];
-    if (index) snprintf(spec, sizeof spec, "hip:%d", index);
-    else snprintf(spec, sizeof spec, "hip");
+    gpu_spec(spec, "hip", index);
     const hip_runtime_api *hip;
     int count;
     tack_status st = init_runtime(spec, &hip, &count, err);
     if (st) return st;
-    if (index < 0 || index >= count) {
-        char names[1024] = "";
-        size_t used = 0;
-        for (int i = 0; i < count && used < sizeof names; i++) {
-            hipDevice_t d;
-            char nm[256] = "?";
-            if (hip->DeviceGet(&d, i) == hipSuccess) hip->DeviceGetName(nm, sizeof nm - 1, d);
-            int k = snprintf(names + used, sizeof names - used, "%s\"hip:%d\" is %s",
-                             i ? "; " : "", i, nm);
-            if (k < 0) break;
-            used += (size_t)k;
-        }
-        return backend_error(err, TACK_ERR_VALUE,
-                             "tack.device(\"%s\"): there is no HIP device %d: %d device%s found (%s)",
-                             spec, index, count, count == 1 ? "" : "s", names);
-    }
+    if (index < 0 || index >= count)
+        return gpu_no_such_device(err, spec, "HIP", "hip", index, count, device_name, hip);
     backend *b = calloc(1, sizeof *b);
     if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");
     b->hip = hip;
@@ -170,18 +158,7 @@ tack_status hip_open(int index, int num_threads, backend **out, tack_error *err)
         return hip_fail(hip, err, what, "hipDeviceGet", r);
     }
     snprintf(b->description, sizeof b->description, "HIP device %d", index);
-    if ((st = read_caps(b, err))) goto fail;
-    if ((st = hip_enter(b, err))) goto fail;
-    if ((r = hip->StreamCreateWithFlags(&b->stream, hipStreamNonBlocking)) != hipSuccess) {
-        b->stream = NULL;
-        st = hip_fail(hip, err, b->description, "hipStreamCreateWithFlags", r);
-        goto fail;
-    }
-    *out = b;
-    return TACK_OK;
-fail:
-    hip_close(b);
-    return st;
+    return gpu_open_done(b, start(b, err), out, hip_close);
 }
 
 void hip_close(backend *b) {
@@ -195,19 +172,14 @@ void hip_close(backend *b) {
     free(b);
 }
 
-void hip_caps(const backend *b, backend_caps *out) { *out = b->caps; }
-const char *hip_describe(const backend *b) { return b->description; }
-const char *hip_cache_target(const backend *b) { return b->target; }
+GPU_DRIVER_ACCESSORS(hip)
 
 /* ---- memory ------------------------------------------------------------ */
 
 tack_status hip_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
     *handle = NULL;
-    if ((uint64_t)bytes > (uint64_t)b->caps.global_mem_bytes)
-        return backend_error(err, TACK_ERR_NOMEM,
-                             "cannot allocate %zu bytes on %s: its global memory is %lld bytes",
-                             bytes, b->description, (long long)b->caps.global_mem_bytes);
-    tack_status st = hip_enter(b, err);
+    tack_status st = gpu_mem_check(err, bytes, &b->caps, b->description);
+    if (!st) st = hip_enter(b, err);
     if (st) return st;
     /* An empty array still gets a handle, so a handle is never NULL. */
     void *p = NULL;

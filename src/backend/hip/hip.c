@@ -10,8 +10,8 @@
 
 #include "backend/gpu/gpu.h"
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status hip_build(backend *b, const ir_func *f, const char *symbol_base,
+                             backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     char entry[GPU_ENTRY_LEN], *source;
     void *object = NULL;
@@ -27,33 +27,16 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 }
 
 /* The HIP C++ that build hands hipRTC (code objects are binary: no text). */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status hip_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                               tack_inspect_kind kind, char **text, tack_error *err) {
     (void)b;
-    *text = NULL;
-    if (kind != TACK_INSPECT_LLVM)
-        return backend_error(err, TACK_ERR_VALUE,
-                             "kernel '%s': HIP has only its source as text (kind %d); "
-                             "tack.hip.compile gives the code object",
-                             f->name, (int)kind);
-    char entry[GPU_ENTRY_LEN];
-    return gpu_emit_variant(f, gpu_dialect_hip(), symbol_base, entry, text, err);
+    return gpu_inspect_source(f, gpu_dialect_hip(), symbol_base, kind, "HIP", "",
+                              "; tack.hip.compile gives the code object", text, err);
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    int64_t pack[GPU_PACK_MAX_WORDS];
-    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
-    return hip_launch_pack(b, c, call, pack, err);
-}
+GPU_DRIVER_GLUE(hip)
 
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    gpu_device_read rd = {hip_mem_read, b}; /* array elements: range(n[0]) */
-    return gpu_range_eval(c->f, call->slots, call->dims, &rd, out, err);
-}
-
-static tack_status synchronize(backend *b, tack_error *err) {
+static tack_status hip_synchronize(backend *b, tack_error *err) {
     tack_status st = hip_enter(b, err);
     if (st) return st;
     hipError_t r = b->hip->DeviceSynchronize();
@@ -62,33 +45,8 @@ static tack_status synchronize(backend *b, tack_error *err) {
                                       "hipDeviceSynchronize", r);
 }
 
-/* A handle is the device address itself, so another library's pointer is
- * one as it is. */
-static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
-                            tack_error *err) {
-    (void)b, (void)bytes, (void)err;
-    *handle = (void *)(uintptr_t)address;
-    return TACK_OK;
-}
-
 const backend_ops backend_hip = {
     .name = "hip",
-    .open = hip_open,
-    .close = hip_close,
-    .caps = hip_caps,
-    .describe = hip_describe,
-    .cache_target = hip_cache_target,
-    .build = build,
-    .artifact = hip_artifact,
-    .load = hip_load,
-    .release = hip_release,
-    .range = range,
-    .launch = launch,
-    .inspect = inspect,
-    .mem_alloc = hip_mem_alloc,
-    .mem_free = hip_mem_free,
-    .mem_write = hip_mem_write,
-    .mem_read = hip_mem_read,
-    .synchronize = synchronize,
-    .mem_wrap = mem_wrap,
+    .mem_wrap = gpu_mem_wrap_address,
+    GPU_DRIVER_OPS(hip),
 };

@@ -32,6 +32,7 @@
 #define TACK_HIP_H
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "hip_api.h"
 
@@ -53,16 +54,12 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     hipModule_t module;
     hipFunction_t fn;
-    char *entry;      /* the kernel function's name */
     void *object;     /* the code object the module was loaded from */
     size_t object_len;
     char *arch;       /* the ISA it is for */
-    ir_func *f;       /* post-pass IR that owns its strings (the pack fill) */
-    int narrays;
-    int *arrays;      /* the ROLE_ARRAY parameters, in order (malloc'd) */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* hiprtc.c */
@@ -80,17 +77,9 @@ const char *hip_rtc_version(void);
 int hip_arch_valid(const char *arch);
 
 /* device.c */
-tack_status hip_open(int index, int num_threads, backend **out, tack_error *err);
-void hip_close(backend *b);
-void hip_caps(const backend *b, backend_caps *out);
-const char *hip_describe(const backend *b);
-const char *hip_cache_target(const backend *b);
-tack_status hip_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
-void hip_mem_free(backend *b, void *handle);
-tack_status hip_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                          tack_error *err);
-tack_status hip_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                         tack_error *err);
+/* open, close, caps, memory, the artifact, load, release and
+ * launch_pack: the entries every driver has (gpu/driver.h). */
+GPU_DRIVER_DECLARE(hip);
 /* Makes b's device current on this thread. */
 tack_status hip_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: hipErrorX (the runtime's words)";
@@ -101,9 +90,9 @@ tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *wh
 /* program.c */
 /* The disk-cache record: entry name, ISA, code object (borrowed views). */
 typedef struct hip_record {
-    const char *entry, *arch;
+    gpu_record head; /* the entry and the ISA (gpu/driver.h) */
     const void *object;
-    size_t entry_len, arch_len, object_len;
+    size_t object_len;
 } hip_record;
 void hip_artifact_write(const char *entry, const char *arch, const void *object, size_t len,
                         ser_writer *w);
@@ -116,17 +105,11 @@ int hip_is_code_object(const void *bytes, size_t n);
 tack_status hip_code_from_object(backend *b, const ir_func *f, const void *object, size_t len,
                                  const char *entry, size_t entry_len, backend_code **out,
                                  tack_error *err);
-int hip_artifact(backend *b, const backend_code *c, ser_writer *w);
-tack_status hip_load(backend *b, const ir_func *f, const void *bytes, size_t n,
-                     backend_code **out, tack_error *err);
-void hip_release(backend *b, backend_code *c);
 
 /* launch.c */
 /* Block and grid for a range (gpu.h's mapping): 256 threads, the
  * innermost extent on consecutive lanes. */
 void hip_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
               unsigned grid[3], unsigned block[3]);
-tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *call,
-                            const int64_t *pack, tack_error *err);
 
 #endif

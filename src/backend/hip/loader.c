@@ -4,6 +4,7 @@
  * libtack free of any ROCm dependency. */
 #define _DEFAULT_SOURCE
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "hip_api.h"
 
 #include <dlfcn.h>
@@ -16,18 +17,14 @@
  * installs only those without the -dev package), then the bare one. */
 static void *open_runtime(void) {
     static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) return lib;
-    }
-    return NULL;
+    return gpu_dlopen_first(NULL, names, sizeof names / sizeof names[0]);
 }
 
 /* ---- the runtime ------------------------------------------------------ */
 
 static pthread_once_t runtime_once = PTHREAD_ONCE_INIT;
 static hip_runtime_api runtime;
-static const hip_runtime_api *runtime_loaded;
+static const void *runtime_loaded; /* the table, once loaded */
 static const hip_runtime_api *_Atomic runtime_override; /* a test's stand-in */
 static char runtime_error[512];
 
@@ -97,21 +94,15 @@ static void load_runtime(void) {
 void hip_runtime_set_for_testing(const hip_runtime_api *api) { runtime_override = api; }
 
 const hip_runtime_api *hip_runtime_load(const char **why) {
-    const hip_runtime_api *fake = runtime_override;
-    if (fake) {
-        if (why) *why = NULL;
-        return fake;
-    }
-    pthread_once(&runtime_once, load_runtime);
-    if (why) *why = runtime_loaded ? NULL : runtime_error;
-    return runtime_loaded;
+    return gpu_table_load(runtime_override, &runtime_once, load_runtime, &runtime_loaded,
+                          runtime_error, why);
 }
 
 /* ---- hipRTC ------------------------------------------------------------ */
 
 static pthread_once_t rtc_once = PTHREAD_ONCE_INIT;
 static hip_rtc_api rtc;
-static const hip_rtc_api *rtc_loaded;
+static const void *rtc_loaded; /* the table, once loaded */
 static char rtc_error[1280];
 static char rtc_where[1024];
 
@@ -166,9 +157,7 @@ static void load_rtc(void) {
 }
 
 const hip_rtc_api *hip_rtc_load(const char **why) {
-    pthread_once(&rtc_once, load_rtc);
-    if (why) *why = rtc_loaded ? NULL : rtc_error;
-    return rtc_loaded;
+    return gpu_table_load(NULL, &rtc_once, load_rtc, &rtc_loaded, rtc_error, why);
 }
 
 const char *hip_rtc_path(void) {
@@ -186,9 +175,7 @@ static int isa_count, isa_known;
 static void load_isas(void) {
     static const char *const names[] = {"libamd_comgr.so.3", "libamd_comgr.so.2",
                                         "libamd_comgr.so"};
-    void *lib = NULL;
-    for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    void *lib = gpu_dlopen_first(NULL, names, sizeof names / sizeof names[0]);
     if (!lib) return;
     int (*count)(size_t *) = NULL;
     int (*name)(size_t, const char **) = NULL;

@@ -26,17 +26,7 @@ int hip_is_code_object(const void *bytes, size_t n) {
 }
 
 static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory building HIP code",
-                         kernel_name);
-}
-
-static char *dup_n(const char *s, size_t n) {
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
+    return gpu_nomem_building(err, kernel_name, "HIP");
 }
 
 tack_status hip_code_from_object(backend *b, const ir_func *f, const void *object, size_t len,
@@ -45,20 +35,11 @@ tack_status hip_code_from_object(backend *b, const ir_func *f, const void *objec
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = gpu_keep_ir(f);
-    c->entry = dup_n(entry, entry_len);
-    c->object = malloc(len ? len : 1);
+    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    c->object = gpu_dup_n(object, len);
     c->object_len = len;
-    c->arch = dup_n(b->arch, strlen(b->arch));
-    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
-    if (!c->f || !c->entry || !c->object || !c->arch || !c->arrays) {
-        hip_release(b, c);
-        return nomem(err, f->name);
-    }
-    memcpy(c->object, object, len);
-    for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+    c->arch = gpu_dup_n(b->arch, strlen(b->arch));
+    if (fail || !c->object || !c->arch) {
         hip_release(b, c);
         return nomem(err, f->name);
     }
@@ -83,9 +64,9 @@ tack_status hip_code_from_object(backend *b, const ir_func *f, const void *objec
         hip_release(b, c);
         return st;
     }
-    if ((r = b->hip->ModuleGetFunction(&c->fn, c->module, c->entry)) != hipSuccess) {
+    if ((r = b->hip->ModuleGetFunction(&c->fn, c->module, c->g.entry)) != hipSuccess) {
         char call[192];
-        snprintf(call, sizeof call, "hipModuleGetFunction(\"%s\")", c->entry);
+        snprintf(call, sizeof call, "hipModuleGetFunction(\"%s\")", c->g.entry);
         st = hip_fail(b->hip, err, what, call, r);
         hip_release(b, c);
         return st;
@@ -98,12 +79,9 @@ void hip_release(backend *b, backend_code *c) {
     if (!c) return;
     tack_error scratch;
     if (c->module && hip_enter(b, &scratch) == TACK_OK) b->hip->ModuleUnload(c->module);
-    ir_func_free(c->f);
-    free(c->entry);
+    gpu_code_free(&c->g);
     free(c->object);
     free(c->arch);
-    free(c->arrays);
-    gpu_print_table_free(&c->prints);
     free(c);
 }
 
@@ -111,10 +89,7 @@ void hip_release(backend *b, backend_code *c) {
 
 void hip_artifact_write(const char *entry, const char *arch, const void *object, size_t len,
                         ser_writer *w) {
-    ser_put_u32(w, ARTIFACT_MAGIC);
-    ser_put_u32(w, ARTIFACT_VERSION);
-    ser_put_str(w, entry);
-    ser_put_str(w, arch);
+    gpu_artifact_head(w, ARTIFACT_MAGIC, ARTIFACT_VERSION, entry, arch);
     ser_put_blob(w, object, len);
 }
 
@@ -122,26 +97,19 @@ tack_status hip_artifact_parse(const char *kernel_name, const void *bytes, size_
                                hip_record *out, tack_error *err) {
     memset(out, 0, sizeof *out);
     ser_reader r = ser_reader_init(bytes, n);
-    int null_entry = 0, null_arch = 0;
-    uint32_t magic = ser_get_u32(&r), version = ser_get_u32(&r);
-    out->entry = ser_get_str(&r, &out->entry_len, &null_entry);
-    out->arch = ser_get_str(&r, &out->arch_len, &null_arch);
+    int ok = gpu_artifact_read_head(&r, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head);
     out->object = ser_get_blob(&r, &out->object_len);
-    if (r.failed || magic != ARTIFACT_MAGIC || version != ARTIFACT_VERSION || null_entry ||
-        null_arch || !out->entry_len || !out->arch_len || !out->object ||
-        memchr(out->entry, 0, out->entry_len) || memchr(out->arch, 0, out->arch_len) ||
-        !hip_is_code_object(out->object, out->object_len) || ser_left(&r)) {
+    if (!ok || r.failed || !out->object || !hip_is_code_object(out->object, out->object_len) ||
+        ser_left(&r)) {
         memset(out, 0, sizeof *out);
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "kernel '%s': the stored HIP code is damaged or from another version",
-                             kernel_name);
+        return gpu_artifact_damaged(err, kernel_name, "HIP");
     }
     return TACK_OK;
 }
 
 int hip_artifact(backend *b, const backend_code *c, ser_writer *w) {
     (void)b;
-    hip_artifact_write(c->entry, c->arch, c->object, c->object_len, w);
+    hip_artifact_write(c->g.entry, c->arch, c->object, c->object_len, w);
     return w->failed ? -1 : 0;
 }
 
@@ -150,13 +118,10 @@ tack_status hip_load(backend *b, const ir_func *f, const void *bytes, size_t n,
     *out = NULL;
     hip_record a;
     tack_status st = hip_artifact_parse(f->name, bytes, n, &a, err);
+    if (!st) st = gpu_artifact_check_target(err, f->name, "HIP", "", &a.head, b->arch);
     if (st) return st;
-    /* The cache's key names the ISA already; a mismatch is damage. */
-    if (a.arch_len != strlen(b->arch) || memcmp(a.arch, b->arch, a.arch_len))
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "kernel '%s': the stored HIP code is for %.*s, the device is %s",
-                             f->name, (int)a.arch_len, a.arch, b->arch);
-    st = hip_code_from_object(b, f, a.object, a.object_len, a.entry, a.entry_len, out, err);
+    st = hip_code_from_object(b, f, a.object, a.object_len, a.head.entry, a.head.entry_len, out,
+                              err);
     if (!st) atomic_fetch_add(&backend_stats.binary_loads, 1);
     return st;
 }

@@ -19,8 +19,7 @@ tack_status l0_fail(tack_error *err, const char *what, const char *call, ze_resu
                              r == ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY
                          ? TACK_ERR_NOMEM
                          : TACK_ERR_DEVICE;
-    return backend_error(err, st, "%s%s%s failed: %s", what ? what : "", what ? ": " : "", call,
-                         ze_result_name(r, buf, sizeof buf));
+    return gpu_fail(err, st, what, call, ze_result_name(r, buf, sizeof buf), NULL);
 }
 
 /* Every GPU of every driver, in order; TACK_ERR_DEVICE saying what is
@@ -116,21 +115,50 @@ static tack_status read_caps(backend *b, tack_error *err) {
              b->driver_version, b->eu_count, c->fp64 ? "" : ", no fp64");
     /* What the binary and its loading depend on: the device, the driver,
      * ocloc and the options, and f64 support. */
-    const char *opts = gpu_dialect_opencl.build_options;
-    size_t len = strlen(b->name) + strlen(opts) + 256;
-    if (!(b->target = malloc(len)))
-        return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a Level Zero device");
-    snprintf(b->target, len, "level_zero; device=%s; id=%s; driver=%u; ocloc=%s; options=%s; fp64=%d",
-             b->name, b->ocloc_device, b->driver_version, l0_ocloc_version(), opts, c->fp64);
-    return TACK_OK;
+    return gpu_target_text(&b->target, "Level Zero", err,
+                           "level_zero; device=%s; id=%s; driver=%u; ocloc=%s; options=%s; fp64=%d",
+                           b->name, b->ocloc_device, b->driver_version, l0_ocloc_version(),
+                           gpu_dialect_opencl.build_options, c->fp64);
+}
+
+/* Caps, the context and the immediate list; l0_close undoes what got done
+ * when one fails. */
+static tack_status start(backend *b, tack_error *err) {
+    const ze_api *ze = b->ze;
+    tack_status st = read_caps(b, err);
+    if (st) return st;
+    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ze_result_t r = ze->ContextCreate(b->driver, &cd, &b->context);
+    if (r != ZE_RESULT_SUCCESS) {
+        b->context = NULL;
+        return l0_fail(err, b->description, "zeContextCreate", r);
+    }
+    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    r = ze->CommandListCreateImmediate(b->context, b->device, &qd, &b->list);
+    if (r == ZE_RESULT_SUCCESS) return TACK_OK;
+    b->list = NULL;
+    return l0_fail(err, b->description, "zeCommandListCreateImmediate", r);
+}
+
+struct devices_of {
+    const ze_api *ze;
+    const ze_device_handle_t *devices;
+};
+
+static void device_name(const void *api, int i, char *name, size_t cap) {
+    const struct devices_of *all = api;
+    ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    if (all->ze->DeviceGetProperties(all->devices[i], &p) != ZE_RESULT_SUCCESS) return;
+    p.name[sizeof p.name - 1] = 0;
+    snprintf(name, cap, "%s", p.name);
 }
 
 tack_status l0_open(int index, int num_threads, backend **out, tack_error *err) {
     (void)num_threads;
     *out = NULL;
-    char spec[40];
-    if (index) snprintf(spec, sizeof spec, "level_zero:%d", index);
-    else snprintf(spec, sizeof spec, "level_zero");
+    char spec[32];
+    gpu_spec(spec, "level_zero", index);
     const ze_api *ze;
     ze_driver_handle_t drivers[MAX_DEVICES];
     ze_device_handle_t devices[MAX_DEVICES];
@@ -138,21 +166,9 @@ tack_status l0_open(int index, int num_threads, backend **out, tack_error *err) 
     tack_status st = find_devices(spec, &ze, drivers, devices, &count, err);
     if (st) return st;
     if (index < 0 || index >= count) {
-        char names[1024] = "";
-        size_t used = 0;
-        for (int i = 0; i < count && used < sizeof names; i++) {
-            ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
-            if (ze->DeviceGetProperties(devices[i], &p) != ZE_RESULT_SUCCESS) p.name[0] = '?', p.name[1] = 0;
-            p.name[sizeof p.name - 1] = 0;
-            int k = snprintf(names + used, sizeof names - used, "%s\"level_zero:%d\" is %s",
-                             i ? "; " : "", i, p.name);
-            if (k < 0) break;
-            used += (size_t)k;
-        }
-        return backend_error(err, TACK_ERR_VALUE,
-                             "tack.device(\"%s\"): there is no Level Zero device %d: %d device%s "
-                             "found (%s)",
-                             spec, index, count, count == 1 ? "" : "s", names);
+        struct devices_of all = {ze, devices};
+        return gpu_no_such_device(err, spec, "Level Zero", "level_zero", index, count, device_name,
+                                  &all);
     }
     backend *b = calloc(1, sizeof *b);
     if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a Level Zero device");
@@ -166,27 +182,7 @@ tack_status l0_open(int index, int num_threads, backend **out, tack_error *err) 
         return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a Level Zero device");
     }
     b->lock_made = 1;
-    if ((st = read_caps(b, err))) goto fail;
-    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
-    ze_result_t r = ze->ContextCreate(b->driver, &cd, &b->context);
-    if (r != ZE_RESULT_SUCCESS) {
-        b->context = NULL;
-        st = l0_fail(err, b->description, "zeContextCreate", r);
-        goto fail;
-    }
-    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
-    if ((r = ze->CommandListCreateImmediate(b->context, b->device, &qd, &b->list)) !=
-        ZE_RESULT_SUCCESS) {
-        b->list = NULL;
-        st = l0_fail(err, b->description, "zeCommandListCreateImmediate", r);
-        goto fail;
-    }
-    *out = b;
-    return TACK_OK;
-fail:
-    l0_close(b);
-    return st;
+    return gpu_open_done(b, start(b, err), out, l0_close);
 }
 
 void l0_close(backend *b) {
@@ -198,9 +194,7 @@ void l0_close(backend *b) {
     free(b);
 }
 
-void l0_caps(const backend *b, backend_caps *out) { *out = b->caps; }
-const char *l0_describe(const backend *b) { return b->description; }
-const char *l0_cache_target(const backend *b) { return b->target; }
+GPU_DRIVER_ACCESSORS(l0)
 
 /* ---- memory ------------------------------------------------------------ */
 

@@ -14,43 +14,18 @@
 
 #define ITEMS 256 /* per group: the language's workgroup, 16 lanes x 16 */
 
-static int64_t pow2_at_least(int64_t v, int64_t cap) {
-    int64_t p = 1;
-    while (p < v && p < cap) p *= 2;
-    return p;
-}
-
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
 void l0_groups(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                uint32_t groups[3], uint32_t size[3]) {
-    /* As CUDA's and HIP's grids: items along the inner extents first, the
-     * rest along the outer range; the groups fill each EU a few times
-     * over, past which items stride. */
-    int64_t sx = ITEMS, sy = 1, sz = 1;
-    if (ninner == 1) {
-        sy = pow2_at_least(inner0, min64(ITEMS, b->max_group[1]));
-        sx = ITEMS / sy;
-    } else if (ninner >= 2) {
-        sz = pow2_at_least(inner1, min64(64, b->max_group[2]));
-        sy = pow2_at_least(inner0, min64(ITEMS / sz, b->max_group[1]));
-        sx = ITEMS / (sy * sz);
+    /* As HIP's grids (gpu/driver.c); the groups fill each EU a few times
+     * over. */
+    int max_size[3];
+    int64_t max_groups[3];
+    for (int d = 0; d < 3; d++) {
+        max_size[d] = (int)b->max_group[d];
+        max_groups[d] = b->max_groups[d];
     }
-    if (sx > b->max_group[0]) sx = b->max_group[0];
-    int64_t budget = (int64_t)b->eu_count * 8;
-    int64_t gy = ninner >= 1 ? min64(cdiv(inner0, sy), b->max_groups[1]) : 1;
-    int64_t gz = ninner >= 2 ? min64(cdiv(inner1, sz), b->max_groups[2]) : 1;
-    if (gy > budget) gy = budget;
-    if (gz > budget / gy) gz = budget / gy > 0 ? budget / gy : 1;
-    int64_t left = budget / (gy * gz) > 0 ? budget / (gy * gz) : 1;
-    int64_t gx = min64(min64(cdiv(count, sx), left), b->max_groups[0]);
-    groups[0] = (uint32_t)(gx > 0 ? gx : 1);
-    groups[1] = (uint32_t)gy;
-    groups[2] = (uint32_t)gz;
-    size[0] = (uint32_t)sx;
-    size[1] = (uint32_t)sy;
-    size[2] = (uint32_t)sz;
+    gpu_grid_strided(ITEMS, max_size, max_groups, (int64_t)b->eu_count * 8, ninner, count, inner0,
+                     inner1, groups, size);
 }
 
 static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
@@ -59,82 +34,51 @@ static tack_status launch(backend *b, backend_code *c, const char *what, int nin
 tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call,
                            const int64_t *pack, tack_error *err) {
     const ze_api *ze = b->ze;
-    const char *name = call->kernel_name ? call->kernel_name : c->f->name;
-    int ninner = c->f->ninner;
-    int64_t count = pack[GPU_PACK_COUNT];
-    int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
-    if (count <= 0 || (ninner >= 1 && inner0 <= 0) || (ninner >= 2 && inner1 <= 0))
-        return TACK_OK;
-    if (call->nparams != c->f->nparams)
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "internal error: kernel '%s': a launch with %d arguments for code "
-                             "built for %d",
-                             name, call->nparams, c->f->nparams);
+    gpu_launch_shape sh;
+    int go = gpu_launch_begin(&c->g, call, pack, 0, 0, &sh, err);
+    if (go) return go > 0 ? TACK_OK : err->status;
+    const char *name = sh.name;
     char what[160], call_name[192];
     snprintf(what, sizeof what, "kernel '%s'", name);
     ze_result_t r = ze->KernelSetArgumentValue(c->kernel, 0,
-                                               (size_t)gpu_pack_words(c->f) * sizeof *pack, pack);
+                                               (size_t)gpu_pack_words(c->g.f) * sizeof *pack, pack);
     if (r != ZE_RESULT_SUCCESS)
         return l0_fail(err, what, "zeKernelSetArgumentValue(0, the scalar pack)", r);
-    for (int a = 0; a < c->narrays; a++) {
-        void *ptr = (void *)(uintptr_t)call->slots[c->arrays[a]];
+    for (int a = 0; a < c->g.narrays; a++) {
+        void *ptr = (void *)(uintptr_t)call->slots[c->g.arrays[a]];
         if ((r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + a), sizeof ptr, &ptr)) !=
             ZE_RESULT_SUCCESS) {
-            const char *pn = c->f->params[c->arrays[a]].name;
+            const char *pn = c->g.f->params[c->g.arrays[a]].name;
             snprintf(call_name, sizeof call_name, "zeKernelSetArgumentValue(%d, array '%s')", 1 + a,
                      pn ? pn : "?");
             return l0_fail(err, what, call_name, r);
         }
     }
-    /* print(): a record buffer for this launch, its header written first
-     * (gpu/print_buf.c); its lines are written after the launch. */
-    void *pbuf = NULL;
-    uint32_t pcap = 0;
-    if (c->prints.n) {
-        uint32_t header[GPU_PRINT_HEADER];
-        pcap = gpu_print_capacity();
-        gpu_print_header(header, pcap);
-        tack_status st = l0_mem_alloc(b, 4 * ((size_t)GPU_PRINT_HEADER + pcap), &pbuf, err);
-        if (!st) st = l0_mem_write(b, pbuf, 0, header, sizeof header, err);
-        if (!st && (r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + c->narrays),
-                                                    sizeof pbuf, &pbuf)) != ZE_RESULT_SUCCESS)
-            st = l0_fail(err, what, "zeKernelSetArgumentValue(the print buffer)", r);
-        if (st) {
-            if (pbuf) l0_mem_free(b, pbuf);
-            return st;
-        }
-    }
-    tack_status st = launch(b, c, what, ninner, count, inner0, inner1, err);
-    if (pbuf) {
-        if (!st) {
-            uint32_t header[GPU_PRINT_HEADER];
-            st = l0_mem_read(b, pbuf, 0, header, sizeof header, err);
-            size_t used = header[GPU_PRINT_OFFSET] < pcap ? header[GPU_PRINT_OFFSET] : pcap;
-            uint32_t *all = st ? NULL : malloc(4 * (GPU_PRINT_HEADER + used));
-            if (!st && !all)
-                st = backend_error(err, TACK_ERR_NOMEM, "%s: out of memory reading its print()s",
-                                   what);
-            if (all) {
-                memcpy(all, header, sizeof header);
-                if (used) st = l0_mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
-                if (!st) gpu_print_output(&c->prints, name, all);
-                free(all);
-            }
-        }
+    /* print(): a record buffer for this launch, its lines written after
+     * it (gpu/driver.c). */
+    void *pbuf;
+    uint32_t pcap;
+    tack_status st = gpu_print_begin(b, &backend_level_zero, &c->g, &pbuf, &pcap, err);
+    if (st) return st;
+    if (pbuf && (r = ze->KernelSetArgumentValue(c->kernel, (uint32_t)(1 + c->g.narrays),
+                                                sizeof pbuf, &pbuf)) != ZE_RESULT_SUCCESS) {
+        st = l0_fail(err, what, "zeKernelSetArgumentValue(the print buffer)", r);
         l0_mem_free(b, pbuf);
+        return st;
     }
-    return st;
+    st = launch(b, c, what, sh.ninner, sh.count, sh.inner0, sh.inner1, err);
+    return gpu_print_end(b, &backend_level_zero, &c->g, name, pbuf, pcap, st, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
                           int64_t inner0, int64_t inner1, tack_error *err) {
     const ze_api *ze = b->ze;
-    const char *name = c->f->name;
+    const char *name = c->g.f->name;
     ze_result_t r;
     uint32_t groups[3], size[3];
     l0_groups(b, ninner, count, inner0, inner1, groups, size);
     /* A collective kernel's groups are exactly the language's workgroups. */
-    if (c->f->collective && size[0] != IR_WORKGROUP)
+    if (c->g.f->collective && size[0] != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE, "kernel '%s' needs groups of %d items; %s allows %u",
                              name, IR_WORKGROUP, b->description, size[0]);
     if ((r = ze->KernelSetGroupSize(c->kernel, size[0], size[1], size[2])) != ZE_RESULT_SUCCESS)

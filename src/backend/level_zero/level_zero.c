@@ -18,8 +18,8 @@ static tack_status check(backend *b, const ir_func *f, tack_error *err) {
     return gpu_check_support(f, b->caps.fp64, b->caps.atomics64, who, "64-bit atomics", err);
 }
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status l0_build(backend *b, const ir_func *f, const char *symbol_base,
+                            backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     tack_status st = check(b, f, err);
     if (st) return st;
@@ -48,66 +48,25 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 }
 
 /* The OpenCL C that build hands ocloc (binaries: tack.level_zero.compile). */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status l0_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                              tack_inspect_kind kind, char **text, tack_error *err) {
     *text = NULL;
-    if (kind != TACK_INSPECT_LLVM)
-        return backend_error(err, TACK_ERR_VALUE,
-                             "kernel '%s': Level Zero has only its source as text (kind %d); "
-                             "tack.level_zero.spirv and .compile give the binaries",
-                             f->name, (int)kind);
-    tack_status st = check(b, f, err);
+    tack_status st = kind == TACK_INSPECT_LLVM ? check(b, f, err) : TACK_OK;
     if (st) return st;
-    char entry[GPU_ENTRY_LEN];
-    return gpu_emit_variant(f, gpu_dialect_level_zero(), symbol_base, entry, text, err);
+    return gpu_inspect_source(f, gpu_dialect_level_zero(), symbol_base, kind, "Level Zero", "",
+                              "; tack.level_zero.spirv and .compile give the binaries", text, err);
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    int64_t pack[GPU_PACK_MAX_WORDS];
-    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
-    return l0_launch_pack(b, c, call, pack, err);
-}
+GPU_DRIVER_GLUE(l0)
 
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    gpu_device_read rd = {l0_mem_read, b}; /* array elements: range(n[0]) */
-    return gpu_range_eval(c->f, call->slots, call->dims, &rd, out, err);
-}
-
-/* Every append waits for its work (a synchronous list): nothing is left
- * queued.  Other libraries' work on the same device is their own. */
-static tack_status synchronize(backend *b, tack_error *err) {
-    (void)b, (void)err;
-    return TACK_OK;
-}
-
-/* A handle is the device (USM) address itself. */
-static tack_status mem_wrap(backend *b, uint64_t address, size_t bytes, void **handle,
-                            tack_error *err) {
-    (void)b, (void)bytes, (void)err;
-    *handle = (void *)(uintptr_t)address;
-    return TACK_OK;
+/* Every append waits for its work (a synchronous list); other libraries'
+ * work on the device is their own. */
+static tack_status l0_synchronize(backend *b, tack_error *err) {
+    return gpu_nothing_in_flight(b, err);
 }
 
 const backend_ops backend_level_zero = {
     .name = "level_zero",
-    .open = l0_open,
-    .close = l0_close,
-    .caps = l0_caps,
-    .describe = l0_describe,
-    .cache_target = l0_cache_target,
-    .build = build,
-    .artifact = l0_artifact,
-    .load = l0_load,
-    .release = l0_release,
-    .range = range,
-    .launch = launch,
-    .inspect = inspect,
-    .mem_alloc = l0_mem_alloc,
-    .mem_free = l0_mem_free,
-    .mem_write = l0_mem_write,
-    .mem_read = l0_mem_read,
-    .synchronize = synchronize,
-    .mem_wrap = mem_wrap,
+    .mem_wrap = gpu_mem_wrap_address, /* a handle is the USM address */
+    GPU_DRIVER_OPS(l0),
 };

@@ -38,6 +38,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "ze_api.h"
 
@@ -62,18 +63,14 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     ze_module_handle_t module;
     ze_kernel_handle_t kernel;
-    char *entry;       /* the kernel function's name */
     void *native;      /* the native binary the module holds (may be NULL) */
     size_t native_len;
     void *spirv;       /* the SPIR-V it was built from (the fallback) */
     int from_spirv;    /* the driver refused the native binary, or had none */
     size_t spirv_len;
-    ir_func *f;        /* post-pass IR that owns its strings (the pack fill) */
-    int narrays;
-    int *arrays;       /* the ROLE_ARRAY parameters, in order (malloc'd) */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* ocloc.c */
@@ -100,17 +97,9 @@ int l0_is_spirv(const void *bytes, size_t n);
 int l0_is_native(const void *bytes, size_t n);
 
 /* device.c */
-tack_status l0_open(int index, int num_threads, backend **out, tack_error *err);
-void l0_close(backend *b);
-void l0_caps(const backend *b, backend_caps *out);
-const char *l0_describe(const backend *b);
-const char *l0_cache_target(const backend *b);
-tack_status l0_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
-void l0_mem_free(backend *b, void *handle);
-tack_status l0_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                         tack_error *err);
-tack_status l0_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                        tack_error *err);
+/* open, close, caps, memory, the artifact, load, release and
+ * launch_pack: the entries every driver has (gpu/driver.h). */
+GPU_DRIVER_DECLARE(l0);
 /* Fills err with "<what>: <call> failed: ZE_RESULT_X"; out of memory is
  * TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
 tack_status l0_fail(tack_error *err, const char *what, const char *call, ze_result_t r);
@@ -118,9 +107,9 @@ tack_status l0_fail(tack_error *err, const char *what, const char *call, ze_resu
 /* program.c */
 /* The disk-cache record: entry name, device, native binary, SPIR-V. */
 typedef struct l0_record {
-    const char *entry, *device;
+    gpu_record head; /* the entry and the device (gpu/driver.h) */
     const void *native, *spirv;
-    size_t entry_len, device_len, native_len, spirv_len;
+    size_t native_len, spirv_len;
 } l0_record;
 void l0_artifact_write(const char *entry, const char *device, const void *native,
                        size_t native_len, const void *spirv, size_t spirv_len, ser_writer *w);
@@ -132,10 +121,6 @@ tack_status l0_artifact_parse(const char *kernel_name, const void *bytes, size_t
 tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t entry_len,
                          const void *native, size_t native_len, const void *spirv,
                          size_t spirv_len, backend_code **out, tack_error *err);
-int l0_artifact(backend *b, const backend_code *c, ser_writer *w);
-tack_status l0_load(backend *b, const ir_func *f, const void *bytes, size_t n, backend_code **out,
-                    tack_error *err);
-void l0_release(backend *b, backend_code *c);
 
 /* launch.c */
 /* Group sizes and counts for a range (gpu.h's mapping): 256 items, the
@@ -143,7 +128,5 @@ void l0_release(backend *b, backend_code *c);
  * the items stride. */
 void l0_groups(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                uint32_t groups[3], uint32_t size[3]);
-tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call,
-                           const int64_t *pack, tack_error *err);
 
 #endif

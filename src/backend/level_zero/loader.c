@@ -4,6 +4,7 @@
  * dependency. */
 #define _DEFAULT_SOURCE
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "ze_api.h"
 
 #include <dlfcn.h>
@@ -14,7 +15,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static ze_api table;
-static const ze_api *loaded;
+static const void *loaded; /* the table, once loaded */
 static const ze_api *_Atomic override; /* a test's stand-in */
 static char error[512];
 
@@ -24,10 +25,7 @@ static void load(void) {
      * driver opens a library with RTLD_DEEPBIND, which ASan refuses). */
     static const char *const names[] = {"libze_loader.so.1", "libze_loader.so"};
     const char *chosen = getenv("TACK_ZE_LOADER");
-    void *lib = NULL;
-    if (chosen && *chosen) lib = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
-    for (size_t i = 0; !lib && !(chosen && *chosen) && i < sizeof names / sizeof names[0]; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    void *lib = gpu_dlopen_first("TACK_ZE_LOADER", names, sizeof names / sizeof names[0]);
     if (!lib) {
         if (chosen && *chosen)
             snprintf(error, sizeof error,
@@ -62,14 +60,7 @@ static void load(void) {
 void ze_set_for_testing(const ze_api *api) { override = api; }
 
 const ze_api *ze_load(const char **why) {
-    const ze_api *fake = override;
-    if (fake) {
-        if (why) *why = NULL;
-        return fake;
-    }
-    pthread_once(&once, load);
-    if (why) *why = loaded ? NULL : error;
-    return loaded;
+    return gpu_table_load(override, &once, load, &loaded, error, why);
 }
 
 const char *ze_result_name(ze_result_t r, char *buf, size_t cap) {

@@ -20,17 +20,7 @@
 #define ARTIFACT_VERSION 1u
 
 static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory building Level Zero code",
-                         kernel_name);
-}
-
-static void *dup_bytes(const void *p, size_t n) {
-    char *d = malloc(n + 1);
-    if (d) {
-        if (n) memcpy(d, p, n);
-        d[n] = 0;
-    }
-    return d;
+    return gpu_nomem_building(err, kernel_name, "Level Zero");
 }
 
 /* zeModuleCreate; on a refusal, err says so with the driver's build log. */
@@ -78,18 +68,10 @@ tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = gpu_keep_ir(f);
-    c->entry = dup_bytes(entry, entry_len);
-    c->spirv = dup_bytes(spirv, spirv_len);
+    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    c->spirv = gpu_dup_n(spirv, spirv_len);
     c->spirv_len = spirv_len;
-    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
-    if (!c->f || !c->entry || !c->spirv || !c->arrays) {
-        l0_release(b, c);
-        return nomem(err, f->name);
-    }
-    for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+    if (fail || !c->spirv) {
         l0_release(b, c);
         return nomem(err, f->name);
     }
@@ -98,7 +80,7 @@ tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t
     if (native && native_len) {
         st = create_module(b, f->name, ZE_MODULE_FORMAT_NATIVE, native, native_len, &c->module,
                            &native_err);
-        if (!st && !(c->native = dup_bytes(native, native_len))) st = nomem(err, f->name);
+        if (!st && !(c->native = gpu_dup_n(native, native_len))) st = nomem(err, f->name);
         c->native_len = c->native ? native_len : 0;
     }
     if (st && !c->module) {
@@ -126,13 +108,13 @@ tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t
         l0_release(b, c);
         return st;
     }
-    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = c->entry};
+    ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = c->g.entry};
     ze_result_t r = b->ze->KernelCreate(c->module, &kd, &c->kernel);
     if (r != ZE_RESULT_SUCCESS) {
         c->kernel = NULL;
         char what[160], call[192];
         snprintf(what, sizeof what, "kernel '%s'", f->name);
-        snprintf(call, sizeof call, "zeKernelCreate(\"%s\")", c->entry);
+        snprintf(call, sizeof call, "zeKernelCreate(\"%s\")", c->g.entry);
         st = l0_fail(err, what, call, r);
         l0_release(b, c);
         return st;
@@ -145,12 +127,9 @@ void l0_release(backend *b, backend_code *c) {
     if (!c) return;
     if (c->kernel) b->ze->KernelDestroy(c->kernel);
     if (c->module) b->ze->ModuleDestroy(c->module);
-    ir_func_free(c->f);
-    free(c->entry);
+    gpu_code_free(&c->g);
     free(c->native);
     free(c->spirv);
-    free(c->arrays);
-    gpu_print_table_free(&c->prints);
     free(c);
 }
 
@@ -158,10 +137,7 @@ void l0_release(backend *b, backend_code *c) {
 
 void l0_artifact_write(const char *entry, const char *device, const void *native,
                        size_t native_len, const void *spirv, size_t spirv_len, ser_writer *w) {
-    ser_put_u32(w, ARTIFACT_MAGIC);
-    ser_put_u32(w, ARTIFACT_VERSION);
-    ser_put_str(w, entry);
-    ser_put_str(w, device);
+    gpu_artifact_head(w, ARTIFACT_MAGIC, ARTIFACT_VERSION, entry, device);
     ser_put_blob(w, native, native_len);
     ser_put_blob(w, spirv, spirv_len);
 }
@@ -170,28 +146,20 @@ tack_status l0_artifact_parse(const char *kernel_name, const void *bytes, size_t
                               l0_record *out, tack_error *err) {
     memset(out, 0, sizeof *out);
     ser_reader r = ser_reader_init(bytes, n);
-    int null_entry = 0, null_device = 0;
-    uint32_t magic = ser_get_u32(&r), version = ser_get_u32(&r);
-    out->entry = ser_get_str(&r, &out->entry_len, &null_entry);
-    out->device = ser_get_str(&r, &out->device_len, &null_device);
+    int ok = gpu_artifact_read_head(&r, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head);
     out->native = ser_get_blob(&r, &out->native_len);
     out->spirv = ser_get_blob(&r, &out->spirv_len);
-    if (r.failed || magic != ARTIFACT_MAGIC || version != ARTIFACT_VERSION || null_entry ||
-        null_device || !out->entry_len || !out->device_len ||
-        memchr(out->entry, 0, out->entry_len) || memchr(out->device, 0, out->device_len) ||
-        (out->native_len && !l0_is_native(out->native, out->native_len)) ||
+    if (!ok || r.failed || (out->native_len && !l0_is_native(out->native, out->native_len)) ||
         !l0_is_spirv(out->spirv, out->spirv_len) || ser_left(&r)) {
         memset(out, 0, sizeof *out);
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "kernel '%s': the stored Level Zero code is damaged or from another "
-                             "version",
-                             kernel_name);
+        return gpu_artifact_damaged(err, kernel_name, "Level Zero");
     }
     return TACK_OK;
 }
 
 int l0_artifact(backend *b, const backend_code *c, ser_writer *w) {
-    l0_artifact_write(c->entry, b->ocloc_device, c->native, c->native_len, c->spirv, c->spirv_len, w);
+    l0_artifact_write(c->g.entry, b->ocloc_device, c->native, c->native_len, c->spirv,
+                      c->spirv_len, w);
     return w->failed ? -1 : 0;
 }
 
@@ -200,17 +168,14 @@ tack_status l0_load(backend *b, const ir_func *f, const void *bytes, size_t n, b
     *out = NULL;
     l0_record a;
     tack_status st = l0_artifact_parse(f->name, bytes, n, &a, err);
+    if (!st)
+        st = gpu_artifact_check_target(err, f->name, "Level Zero", "device ", &a.head,
+                                       b->ocloc_device);
     if (st) return st;
-    /* The cache's key names the device already; a mismatch is damage. */
-    if (a.device_len != strlen(b->ocloc_device) || memcmp(a.device, b->ocloc_device, a.device_len))
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "kernel '%s': the stored Level Zero code is for device %.*s, the "
-                             "device is %s",
-                             f->name, (int)a.device_len, a.device, b->ocloc_device);
     /* A native binary that loads counts as a binary load; a module the
      * driver had to build from the SPIR-V, as a source build. */
-    st = l0_code_from(b, f, a.entry, a.entry_len, a.native, a.native_len, a.spirv, a.spirv_len, out,
-                      err);
+    st = l0_code_from(b, f, a.head.entry, a.head.entry_len, a.native, a.native_len, a.spirv,
+                      a.spirv_len, out, err);
     if (!st)
         atomic_fetch_add((*out)->from_spirv ? &backend_stats.source_builds : &backend_stats.binary_loads,
                          1);

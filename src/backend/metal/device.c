@@ -130,9 +130,7 @@ void metal_close(backend *b) {
     free(b);
 }
 
-void metal_caps(const backend *b, backend_caps *out) { *out = b->caps; }
-const char *metal_describe(const backend *b) { return b->description; }
-const char *metal_cache_target(const backend *b) { return b->target; }
+GPU_DRIVER_ACCESSORS(metal)
 
 /* ---- memory ------------------------------------------------------------ */
 

@@ -56,45 +56,19 @@ void metal_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int
     group->width = (uint64_t)t[0], group->height = (uint64_t)t[1], group->depth = (uint64_t)t[2];
 }
 
-/* The records of a printing launch back, formatted in whole lines. */
-static tack_status print_lines(backend *b, backend_code *c, const char *name, void *pbuf,
-                               uint32_t pcap, tack_error *err) {
-    uint32_t header[GPU_PRINT_HEADER];
-    tack_status st = metal_mem_read(b, pbuf, 0, header, sizeof header, err);
-    if (st) return st;
-    size_t used = header[GPU_PRINT_OFFSET] < pcap ? header[GPU_PRINT_OFFSET] : pcap;
-    uint32_t *all = malloc(4 * (GPU_PRINT_HEADER + used));
-    if (!all)
-        return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory reading its print()s",
-                             name);
-    memcpy(all, header, sizeof header);
-    if (used) st = metal_mem_read(b, pbuf, sizeof header, all + GPU_PRINT_HEADER, 4 * used, err);
-    if (!st) gpu_print_output(&c->prints, name, all);
-    free(all);
-    return st;
-}
-
 tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *call,
                               const int64_t *pack, tack_error *err) {
     const metal_objc_api *o = b->objc;
     const metal_sels *s = &b->s;
-    const char *name = call->kernel_name ? call->kernel_name : c->f->name;
-    int ninner = c->f->ninner;
-    int64_t count = pack[GPU_PACK_COUNT];
-    int64_t inner0 = pack[GPU_PACK_INNER0], inner1 = pack[GPU_PACK_INNER1];
-    /* Nothing to run: no thread would find an iteration. */
-    if (count <= 0 || (ninner >= 1 && inner0 <= 0) || (ninner >= 2 && inner1 <= 0))
-        return TACK_OK;
-    if (call->nparams != c->f->nparams)
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "internal error: kernel '%s': a launch with %d arguments for code "
-                             "built for %d",
-                             name, call->nparams, c->f->nparams);
+    gpu_launch_shape sh;
+    int go = gpu_launch_begin(&c->g, call, pack, 0, 0, &sh, err);
+    if (go) return go > 0 ? TACK_OK : err->status;
+    const char *name = sh.name;
     /* Collective kernels need whole threadgroups of exactly 256. */
-    int collective = c->f->collective;
+    int collective = c->g.f->collective;
     metal_size grid, group;
-    metal_grid(b, ninner, count, inner0, inner1, c->max_threads, !b->nonuniform || collective,
-               &grid, &group);
+    metal_grid(b, sh.ninner, sh.count, sh.inner0, sh.inner1, c->max_threads,
+               !b->nonuniform || collective, &grid, &group);
     if (collective && group.width != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE,
                              "kernel '%s' needs threadgroups of %d threads; %s allows %llu for it",
@@ -102,22 +76,12 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
                              (unsigned long long)(c->max_threads < b->max_threads.width
                                                       ? c->max_threads
                                                       : b->max_threads.width));
-    /* print(): a record buffer for this launch, its header written first
-     * (gpu/print_buf.c); its lines are written after the launch. */
-    void *pbuf = NULL;
-    uint32_t pcap = 0;
-    if (c->prints.n) {
-        uint32_t header[GPU_PRINT_HEADER];
-        pcap = gpu_print_capacity();
-        gpu_print_header(header, pcap);
-        tack_status pst = metal_mem_alloc(b, 4 * ((size_t)GPU_PRINT_HEADER + pcap), &pbuf, err);
-        if (!pst) pst = metal_mem_write(b, pbuf, 0, header, sizeof header, err);
-        if (pst) {
-            if (pbuf) metal_mem_free(b, pbuf);
-            return pst;
-        }
-    }
-    tack_status st = TACK_OK;
+    /* print(): a record buffer for this launch, its lines written after
+     * it (gpu/driver.c). */
+    void *pbuf;
+    uint32_t pcap;
+    tack_status st = gpu_print_begin(b, &backend_metal, &c->g, &pbuf, &pcap, err);
+    if (st) return st;
     void *pool = o->pool_push();
     pthread_mutex_lock(&b->lock);
     objc_id cb = o->id(b->queue, s->command_buffer);
@@ -129,11 +93,11 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
         goto done;
     }
     o->v_id(enc, s->set_pipeline, c->pipeline);
-    o->v_ptr_u64_u64(enc, s->set_bytes, pack, (uint64_t)gpu_pack_words(c->f) * sizeof *pack, 0);
-    for (int a = 0; a < c->narrays; a++)
-        o->v_id_u64_u64(enc, s->set_buffer, (objc_id)(uintptr_t)call->slots[c->arrays[a]], 0,
+    o->v_ptr_u64_u64(enc, s->set_bytes, pack, (uint64_t)gpu_pack_words(c->g.f) * sizeof *pack, 0);
+    for (int a = 0; a < c->g.narrays; a++)
+        o->v_id_u64_u64(enc, s->set_buffer, (objc_id)(uintptr_t)call->slots[c->g.arrays[a]], 0,
                         (uint64_t)(1 + a));
-    if (pbuf) o->v_id_u64_u64(enc, s->set_buffer, (objc_id)pbuf, 0, (uint64_t)(1 + c->narrays));
+    if (pbuf) o->v_id_u64_u64(enc, s->set_buffer, (objc_id)pbuf, 0, (uint64_t)(1 + c->g.narrays));
     if (b->nonuniform) {
         o->v_size_size(enc, s->dispatch_threads, grid, group);
     } else {
@@ -157,9 +121,5 @@ tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *c
     }
 done:
     o->pool_pop(pool);
-    if (pbuf) {
-        if (!st) st = print_lines(b, c, name, pbuf, pcap, err);
-        metal_mem_free(b, pbuf);
-    }
-    return st;
+    return gpu_print_end(b, &backend_metal, &c->g, name, pbuf, pcap, st, err);
 }

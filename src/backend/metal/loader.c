@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 
 #define LIBOBJC "/usr/lib/libobjc.A.dylib"
 #define FOUNDATION "/System/Library/Frameworks/Foundation.framework/Foundation"
@@ -20,7 +21,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static metal_objc_api table;
-static const metal_objc_api *loaded;
+static const void *loaded; /* the table, once loaded */
 static const metal_objc_api *_Atomic override; /* a test's stand-in */
 static char error[512];
 
@@ -93,12 +94,5 @@ static void load(void) {
 void metal_objc_set_for_testing(const metal_objc_api *api) { override = api; }
 
 const metal_objc_api *metal_objc_load(const char **why) {
-    const metal_objc_api *fake = override;
-    if (fake) {
-        if (why) *why = NULL;
-        return fake;
-    }
-    pthread_once(&once, load);
-    if (why) *why = loaded ? NULL : error;
-    return loaded;
+    return gpu_table_load(override, &once, load, &loaded, error, why);
 }

@@ -10,8 +10,8 @@
 
 #include "backend/gpu/gpu.h"
 
-static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
-                         backend_code **out, uint64_t *compiler_ns, tack_error *err) {
+static tack_status metal_build(backend *b, const ir_func *f, const char *symbol_base,
+                               backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     *out = NULL;
     char entry[GPU_ENTRY_LEN], *source;
     tack_status st = gpu_emit_variant(f, &gpu_dialect_metal, symbol_base, entry, &source, err);
@@ -24,55 +24,22 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
 }
 
 /* The MSL that build hands Metal (its compiled form is not ours to see). */
-static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base,
-                           tack_inspect_kind kind, char **text, tack_error *err) {
+static tack_status metal_inspect(backend *b, const ir_func *f, const char *symbol_base,
+                                 tack_inspect_kind kind, char **text, tack_error *err) {
     (void)b;
-    *text = NULL;
-    if (kind != TACK_INSPECT_LLVM)
-        return backend_error(err, TACK_ERR_VALUE,
-                             "kernel '%s': Metal has only its source (MSL) as text (kind %d)",
-                             f->name, (int)kind);
-    char entry[GPU_ENTRY_LEN];
-    return gpu_emit_variant(f, &gpu_dialect_metal, symbol_base, entry, text, err);
+    return gpu_inspect_source(f, &gpu_dialect_metal, symbol_base, kind, "Metal", " (MSL)", "",
+                              text, err);
 }
 
-static tack_status launch(backend *b, backend_code *c, const backend_call *call,
-                          tack_error *err) {
-    int64_t pack[GPU_PACK_MAX_WORDS];
-    if (gpu_pack_from_range(c->f, call->range, call->slots, pack, err)) return err->status;
-    return metal_launch_pack(b, c, call, pack, err);
-}
-
-static tack_status range(backend *b, backend_code *c, const backend_call *call,
-                         int64_t out[BACKEND_RANGE_LEN], tack_error *err) {
-    gpu_device_read rd = {metal_mem_read, b}; /* array elements: range(n[0]) */
-    return gpu_range_eval(c->f, call->slots, call->dims, &rd, out, err);
-}
+GPU_DRIVER_GLUE(metal)
 
 /* Every launch waits for its command buffer, and copies are the CPU's own
- * (shared storage): nothing of this device's is ever in flight. */
-static tack_status synchronize(backend *b, tack_error *err) {
-    (void)b, (void)err;
-    return TACK_OK;
+ * (shared storage): nothing is ever in flight. */
+static tack_status metal_synchronize(backend *b, tack_error *err) {
+    return gpu_nothing_in_flight(b, err);
 }
 
 const backend_ops backend_metal = {
     .name = "metal",
-    .open = metal_open,
-    .close = metal_close,
-    .caps = metal_caps,
-    .describe = metal_describe,
-    .cache_target = metal_cache_target,
-    .build = build,
-    .artifact = metal_artifact,
-    .load = metal_load,
-    .release = metal_release,
-    .range = range,
-    .launch = launch,
-    .inspect = inspect,
-    .mem_alloc = metal_mem_alloc,
-    .mem_free = metal_mem_free,
-    .mem_write = metal_mem_write,
-    .mem_read = metal_mem_read,
-    .synchronize = synchronize,
+    GPU_DRIVER_OPS(metal),
 };

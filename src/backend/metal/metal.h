@@ -39,6 +39,7 @@
 #include <pthread.h>
 
 #include "backend/backend.h"
+#include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
 #include "objc_api.h"
 
@@ -89,28 +90,16 @@ struct backend {
 };
 
 struct backend_code {
+    gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
     objc_id pipeline;      /* +1: the compute pipeline state */
     uint64_t max_threads;  /* its maxTotalThreadsPerThreadgroup */
-    char *entry;           /* the kernel function's name */
     char *source;          /* the MSL it was compiled from (the artifact) */
-    ir_func *f;            /* post-pass IR that owns its strings (the pack fill) */
-    int narrays;
-    int *arrays;           /* the ROLE_ARRAY parameters, in order (malloc'd) */
-    gpu_print_table prints; /* print(): its records' formats (gpu/print_buf.c) */
 };
 
 /* device.c */
-tack_status metal_open(int index, int num_threads, backend **out, tack_error *err);
-void metal_close(backend *b);
-void metal_caps(const backend *b, backend_caps *out);
-const char *metal_describe(const backend *b);
-const char *metal_cache_target(const backend *b);
-tack_status metal_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
-void metal_mem_free(backend *b, void *handle);
-tack_status metal_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                            tack_error *err);
-tack_status metal_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                           tack_error *err);
+/* open, close, caps, memory, the artifact, load, release and
+ * launch_pack: the entries every driver has (gpu/driver.h). */
+GPU_DRIVER_DECLARE(metal);
 /* An NSError's localizedDescription as C text (inside a pool), or NULL. */
 const char *metal_error_text(const backend *b, objc_id error);
 
@@ -131,10 +120,6 @@ tack_status metal_artifact_parse(const ir_func *f, const void *bytes, size_t n,
 tack_status metal_code_from_source(backend *b, const ir_func *f, const char *source,
                                    size_t source_len, const char *entry, size_t entry_len,
                                    backend_code **out, tack_error *err);
-int metal_artifact(backend *b, const backend_code *c, ser_writer *w);
-tack_status metal_load(backend *b, const ir_func *f, const void *bytes, size_t n,
-                       backend_code **out, tack_error *err);
-void metal_release(backend *b, backend_code *c);
 
 /* launch.c */
 /* Threads per threadgroup and threads in the grid for a range (gpu.h's
@@ -143,7 +128,5 @@ void metal_release(backend *b, backend_code *c);
  * stride, and is whole threadgroups where `uniform`. */
 void metal_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64_t inner1,
                 uint64_t group_cap, int uniform, metal_size *grid, metal_size *group);
-tack_status metal_launch_pack(backend *b, backend_code *c, const backend_call *call,
-                              const int64_t *pack, tack_error *err);
 
 #endif

@@ -18,27 +18,17 @@
 #define ARTIFACT_VERSION 1u
 
 static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory building Metal code",
-                         kernel_name);
-}
-
-static char *dup_n(const char *s, size_t n) {
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
+    return gpu_nomem_building(err, kernel_name, "Metal");
 }
 
 /* library -> function -> pipeline, inside the caller's pool. */
 static tack_status compile(backend *b, backend_code *c, tack_error *err) {
     const metal_objc_api *o = b->objc;
     const metal_sels *s = &b->s;
-    const char *kname = c->f->name;
+    const char *kname = c->g.f->name;
     objc_id nsstring = o->get_class("NSString");
     objc_id source = o->id_cstr(nsstring, s->string_utf8, c->source);
-    objc_id entry = o->id_cstr(nsstring, s->string_utf8, c->entry);
+    objc_id entry = o->id_cstr(nsstring, s->string_utf8, c->g.entry);
     objc_id options = o->id(o->id(o->get_class("MTLCompileOptions"), s->alloc), s->init);
     if (!source || !entry || !options) {
         if (options) o->v(options, s->release);
@@ -61,7 +51,7 @@ static tack_status compile(backend *b, backend_code *c, tack_error *err) {
     if (!fn)
         return backend_error(err, TACK_ERR_INTERNAL,
                              "internal error: kernel '%s': the compiled MSL has no function '%s'",
-                             kname, c->entry);
+                             kname, c->g.entry);
     error = NULL;
     c->pipeline = o->id_id_err(b->device, s->new_pipeline, fn, &error);
     o->v(fn, s->release);
@@ -81,17 +71,9 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
     *out = NULL;
     backend_code *c = calloc(1, sizeof *c);
     if (!c) return nomem(err, f->name);
-    c->f = gpu_keep_ir(f);
-    c->entry = dup_n(entry, entry_len);
-    c->source = dup_n(source, source_len);
-    c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof(int));
-    if (!c->f || !c->entry || !c->source || !c->arrays) {
-        metal_release(b, c);
-        return nomem(err, f->name);
-    }
-    for (int p = 0; p < f->nparams; p++)
-        if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
+    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    c->source = gpu_dup_n(source, source_len);
+    if (fail || !c->source) {
         metal_release(b, c);
         return nomem(err, f->name);
     }
@@ -109,11 +91,8 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
 void metal_release(backend *b, backend_code *c) {
     if (!c) return;
     if (c->pipeline) b->objc->v(c->pipeline, b->s.release);
-    ir_func_free(c->f);
-    free(c->entry);
+    gpu_code_free(&c->g);
     free(c->source);
-    free(c->arrays);
-    gpu_print_table_free(&c->prints);
     free(c);
 }
 
@@ -122,11 +101,11 @@ void metal_release(backend *b, backend_code *c) {
 void metal_artifact_write(const backend_code *c, ser_writer *w) {
     ser_put_u32(w, ARTIFACT_MAGIC);
     ser_put_u32(w, ARTIFACT_VERSION);
-    ser_put_str(w, c->entry);
+    ser_put_str(w, c->g.entry);
     ser_put_blob(w, c->source, strlen(c->source));
-    ser_put_u32(w, (uint32_t)gpu_pack_words(c->f));
-    ser_put_u32(w, (uint32_t)c->narrays);
-    for (int a = 0; a < c->narrays; a++) ser_put_u32(w, (uint32_t)c->arrays[a]);
+    ser_put_u32(w, (uint32_t)gpu_pack_words(c->g.f));
+    ser_put_u32(w, (uint32_t)c->g.narrays);
+    for (int a = 0; a < c->g.narrays; a++) ser_put_u32(w, (uint32_t)c->g.arrays[a]);
 }
 
 tack_status metal_artifact_parse(const ir_func *f, const void *bytes, size_t n,
@@ -150,9 +129,7 @@ tack_status metal_artifact_parse(const ir_func *f, const void *bytes, size_t n,
         if (f->params[p].role == ROLE_ARRAY) ok = a++ < out->narrays && ser_get_u32(&r) == (uint32_t)p;
     if (!ok || a != out->narrays || r.failed || ser_left(&r)) {
         memset(out, 0, sizeof *out);
-        return backend_error(err, TACK_ERR_INTERNAL,
-                             "kernel '%s': the stored Metal code is damaged or from another version",
-                             f->name);
+        return gpu_artifact_damaged(err, f->name, "Metal");
     }
     return TACK_OK;
 }
