@@ -63,8 +63,10 @@ def test_vector_dtype_from_string():
     assert a.dtype is tack.vec3f
     b = tack.zeros((2,), dtype="vec2i")
     assert b.dtype is tack.vec2i
-    with pytest.raises(TypeError, match="vec5f"):
-        tack.empty((2,), dtype="vec5f")
+    c = tack.empty((2,), dtype="vec5f")       # 2 to 16 components (tack.vector)
+    assert c.dtype is tack.vector(5, tack.f32) and c.numpy().shape == (2, 5)
+    with pytest.raises(TypeError, match="vec17f"):
+        tack.empty((2,), dtype="vec17f")
 
 
 def test_vector_dtype_call_outside_kernels():
