@@ -1,13 +1,13 @@
 """Stencils written Numba's way, the columns as an inner sequential loop,
-for the cost of the launch-time bounds checks of inner-loop accesses
-(issue 26, item 15), which leave the compiled code as it was and add a
-few compares per call:
+for the cost of the bounds checks of inner-loop accesses (issue 26, item
+15): launch-time checks leave the compiled code as it was and add a few
+compares per call; what they cannot prove is checked per access:
 
     .venv/bin/python bench/bench_inner_loops.py [cpu|opencl]
 
   rows jacobi   u[i - 1, j] ... over range(1, m - 1): checked at launch
   periodic      u[(i - 1) % u.shape[0], j]: checked at launch
-  periodic n    u[(i - 1) % n, j] with n a parameter: unchecked
+  periodic n    u[(i - 1) % n, j] with n a parameter: checked per access
   conv1d        x[i + k] * w[k]: checked at launch
   small launch  the rows stencil on 64x64: the launch check's own cost
 

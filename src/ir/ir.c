@@ -382,3 +382,11 @@ ir_func *ir_clone(const ir_func *f) {
     }
     return c;
 }
+
+int ir_bounds_flag_site(const ir_func *f, int l) {
+    const char *name = f->locals[l].name;
+    size_t n = strlen(IR_BOUNDS_FLAG);
+    if (!name || strncmp(name, IR_BOUNDS_FLAG, n) || !name[n]) return -1;
+    int site = atoi(name + n);
+    return site >= 0 && site < f->nsites ? site : -1;
+}

@@ -229,6 +229,13 @@ typedef struct ir_resolution {
     char digest[65];   /* hex SHA-256 of the binding's fingerprint */
 } ir_resolution;
 
+/* A plain kernel's per-access checks (passes/bounds.c) count the failures
+ * of site s in the local named IR_BOUNDS_FLAG followed by s: locals
+ * persist across the iterations a CPU chunk or a GPU work item runs, and
+ * after its last one the backend records s + 1 for a nonzero count in the
+ * errors array's DEBUG_ERR_FLAG (the greatest such). */
+#define IR_BOUNDS_FLAG "$bounds"
+
 /* An array access checked in debug mode, for the message after a launch. */
 typedef struct ir_site {
     int src, line, col;
@@ -321,6 +328,8 @@ int ir_param_add(ir_func *f);
 /* The reduction held in parameter p, or -1. */
 int ir_reduction_of_param(const ir_func *f, int p);
 int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
+/* Site s when local l is a per-access check's count, else -1. */
+int ir_bounds_flag_site(const ir_func *f, int l);
 /* Appends a scratch array (name copied); its index, or -1 (no memory, or
  * IR_MAX_SCRATCH already). */
 int ir_scratch_add(ir_func *f, const ir_scratch *a);

@@ -595,6 +595,9 @@ tack_status pass_infer_types(ir_func *f, tack_error *err) {
         if (f->scratch[i].type == IRT_WEAK_FLOAT) f->scratch[i].type = f->default_float;
     f->locals[f->loop_var].type = TACK_I64;
     T.loop_var[f->loop_var] = 1;
+    /* The per-access checks' counts are only ever updated from themselves. */
+    for (int l = 0; l < f->nlocals; l++)
+        if (ir_bounds_flag_site(f, l) >= 0) f->locals[l].type = TACK_I64;
     for (int d = 0; d < f->ninner; d++) {
         f->locals[f->inner_var[d]].type = TACK_I64;
         T.loop_var[f->inner_var[d]] = 1;

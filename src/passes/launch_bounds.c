@@ -44,6 +44,8 @@ typedef struct walker {
     int group_only; /* under a lane condition: only group-indexed accesses */
     launch_loop *loops;
     int nloops, cur_loop; /* the loops found; the innermost around the walk */
+    launch_cover *cov;    /* launch_covered: the dimensions checked per access */
+    int ncov, covcap;
 } walker;
 
 #define unknown ir_form_unknown
@@ -126,9 +128,17 @@ static form form2_of(const walker *w, const ir_expr *e, int *axis2) {
     return r;
 }
 
-static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
+static void note_cover(walker *w, const void *node, unsigned dims) {
+    if (dims && w->ncov < w->covcap) w->cov[w->ncov++] = (launch_cover){node, dims};
+}
+
+/* Records the access's entries, and in w->cov the dimensions they check
+ * (or prove). */
+static void record(walker *w, const void *node, int p, ir_expr *const *idx, int n, int written) {
+    if (p == w->f->debug_errors) return; /* the per-access checks' own reads */
+    unsigned dims = 0;
     /* The component index of a vector array is its width's business. */
-    if (w->f->params[p].vec_width) n--;
+    if (w->f->params[p].vec_width) dims |= 1u << --n;
     for (int d = 0; d < n; d++) {
         int axis2;
         form x = form2_of(w, idx[d], &axis2);
@@ -140,7 +150,10 @@ static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
              * which index 0's entry checks. */
             x = (form){1, -1, -1, 1, 0};
         if (!x.ok || (w->group_only && (x.axis != IR_AXIS_GROUP || axis2 >= 0))) continue;
-        if (x.axis >= 0 && x.scalar < 0 && axis2 < 0 && proven(w, x.axis, x.c, p, d)) continue;
+        if (x.axis >= 0 && x.scalar < 0 && axis2 < 0 && proven(w, x.axis, x.c, p, d)) {
+            dims |= 1u << d;
+            continue;
+        }
         int k = 0;
         for (; k < w->n; k++) {
             launch_check *c = &w->out[k];
@@ -150,7 +163,7 @@ static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
                 break;
         }
         if (k == w->n) {
-            if (w->n == w->cap) continue; /* left unchecked, as before */
+            if (w->n == w->cap) continue; /* left to the per-access check */
             w->out[w->n++] = (launch_check){.lo = x.c, .hi = x.c, .param = (int16_t)p,
                                             .slot = (int16_t)(p * TACK_MAX_NDIM + d),
                                             .scalar = (int16_t)x.scalar, .dim = (int8_t)d,
@@ -161,6 +174,48 @@ static void record(walker *w, int p, ir_expr *const *idx, int n, int written) {
         }
         if (x.c < w->out[k].lo) w->out[k].lo = x.c;
         if (x.c > w->out[k].hi) w->out[k].hi = x.c;
+        dims |= 1u << d;
+    }
+    note_cover(w, node, dims);
+}
+
+/* Anywhere in the body, run or not: the dimensions an access cannot leave
+ * whatever runs before it (a launch variable over the array's own extent,
+ * `proven`).  w->known holds the launch variables alone. */
+static void cover_proven_block(walker *w, const ir_block *b);
+
+static void cover_proven(walker *w, const void *node, int p, ir_expr *const *idx, int n) {
+    unsigned dims = 0;
+    if (w->f->params[p].vec_width) dims |= 1u << --n;
+    for (int d = 0; d < n; d++) {
+        form x = form_of(w, idx[d]);
+        if (x.ok && x.axis >= 0 && x.axis <= 2 && x.scalar < 0 && proven(w, x.axis, x.c, p, d))
+            dims |= 1u << d;
+    }
+    note_cover(w, node, dims);
+}
+
+static void cover_proven_expr(walker *w, const ir_expr *e) {
+    if (!e) return;
+    if (e->kind == IR_LOAD || e->kind == IR_ATOMIC) cover_proven(w, e, e->index, e->args, e->nargs);
+    cover_proven_expr(w, e->a);
+    cover_proven_expr(w, e->b);
+    cover_proven_expr(w, e->cond);
+    for (int i = 0; i < e->nargs; i++) cover_proven_expr(w, e->args[i]);
+    if (e->body) cover_proven_block(w, e->body);
+}
+
+static void cover_proven_block(walker *w, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_STORE) cover_proven(w, s, s->index, s->indices, s->nindices);
+        cover_proven_expr(w, s->value);
+        cover_proven_expr(w, s->start);
+        cover_proven_expr(w, s->stop);
+        cover_proven_expr(w, s->step);
+        for (int k = 0; k < s->nindices; k++) cover_proven_expr(w, s->indices[k]);
+        cover_proven_block(w, &s->body);
+        cover_proven_block(w, &s->orelse);
     }
 }
 
@@ -285,8 +340,8 @@ static void walk_expr(walker *w, const ir_expr *e) {
     walk_expr(w, e->a);
     walk_expr(w, e->b);
     walk_expr(w, e->cond);
-    if (e->kind == IR_LOAD) record(w, e->index, e->args, e->nargs, 0);
-    if (e->kind == IR_ATOMIC) record(w, e->index, e->args, e->nargs, 1);
+    if (e->kind == IR_LOAD) record(w, e, e->index, e->args, e->nargs, 0);
+    if (e->kind == IR_ATOMIC) record(w, e, e->index, e->args, e->nargs, 1);
 }
 
 /* A block run from its start: the launch body (inline_id -1) or an inlined
@@ -306,7 +361,7 @@ static void walk_block(walker *w, const ir_block *b, int inline_id) {
         case IR_STORE:
             walk_expr(w, s->value);
             for (int k = 0; k < s->nindices; k++) walk_expr(w, s->indices[k]);
-            record(w, s->index, s->indices, s->nindices, 1);
+            record(w, s, s->index, s->indices, s->nindices, 1);
             break;
         case IR_EVAL:
             walk_expr(w, s->value);
@@ -417,19 +472,27 @@ static int by_range(const void *pa, const void *pb) {
 }
 #undef CMP
 
-int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops) {
+static int walk_all(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops,
+                    launch_cover *cov, int covcap, int *ncov) {
     *nloops = 0;
-    if (f->loop_var < 0 || f->debug_errors >= 0) return 0;
+    if (f->loop_var < 0 || f->debug_extents >= 0) return 0;
     walker w = {f, malloc((f->nlocals ? f->nlocals : 1) * sizeof *w.known), out, 0, cap, 0,
-                loops, 0, -1};
+                loops, 0, -1, cov, 0, covcap};
     if (!w.known) return 0; /* out of memory: unchecked, as before */
     for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
     int vars[3] = {f->loop_var, f->inner_var[0], f->inner_var[1]};
     for (int a = 0; a <= f->ninner; a++)
         if (!assigned_block(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
     walk_block(&w, &f->body, -1);
+    if (cov) {
+        for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
+        for (int a = 0; a <= f->ninner; a++)
+            if (!assigned_block(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
+        cover_proven_block(&w, &f->body);
+    }
     free(w.known);
     *nloops = w.nloops;
+    if (ncov) *ncov = w.ncov;
     qsort(out, w.n, sizeof *out, by_range);
     for (int i = 0, first = 0; i < w.n; i++) {
         if (i > 0 && same_range(&out[i], &out[first])) continue;
@@ -437,4 +500,16 @@ int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loo
         for (int j = i; j < w.n && same_range(&out[j], &out[i]); j++) out[i].group++;
     }
     return w.n;
+}
+
+int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops) {
+    return walk_all(f, out, cap, loops, nloops, NULL, 0, NULL);
+}
+
+int launch_covered(const ir_func *f, launch_cover *cov, int cap) {
+    launch_check out[LAUNCH_CHECKS_CAP];
+    launch_loop loops[MAX_LAUNCH_LOOPS];
+    int nloops, n = 0;
+    walk_all(f, out, LAUNCH_CHECKS_CAP, loops, &nloops, cov, cap, &n);
+    return n;
 }

@@ -58,8 +58,14 @@ enum {
     DEBUG_ERR_INDEX,      /* the launch index the details belong to */
     DEBUG_ERR_SITE,       /* ir_func.sites index */
     DEBUG_ERR_NDIM,       /* indices recorded */
+    DEBUG_ERR_FLAG,       /* plain kernels' per-access checks: the greatest
+                             failed site + 1 (ir.h IR_BOUNDS_FLAG), or 0 */
     DEBUG_ERR_VALUES,     /* the index per dimension (TACK_MAX_NDIM) */
-    DEBUG_ERR_LEN = DEBUG_ERR_VALUES + TACK_MAX_NDIM
+    /* Per-access checks: parameter p's extent d at EXTENTS + p *
+     * TACK_MAX_NDIM + d, written before the launch (read at run time, so
+     * not in the variant key). */
+    DEBUG_ERR_EXTENTS = DEBUG_ERR_VALUES + TACK_MAX_NDIM,
+    DEBUG_ERR_LEN = DEBUG_ERR_EXTENTS + TACK_MAX_PARAMS * TACK_MAX_NDIM
 };
 
 /* launch_bounds.c: outside debug mode, the array accesses whose bounds
@@ -111,6 +117,33 @@ typedef struct launch_loop {
  * loops the entries name go to loops (MAX_LAUNCH_LOOPS), their count to
  * *nloops. */
 int launch_bounds(const ir_func *f, launch_check *out, int cap, launch_loop *loops, int *nloops);
+
+/* An access (a load or atomic ir_expr *, a store ir_stmt *) and the
+ * dimensions (bit d) that need no check of its own: launch_bounds checks
+ * them before the launch, or the launch range proves them.  An access may
+ * appear more than once (its bits add up). */
+typedef struct launch_cover {
+    const void *node;
+    unsigned dims;
+} launch_cover;
+
+/* launch_bounds' entries are computed with this capacity, the runtime's
+ * MAX_LAUNCH_CHECKS, so what it covers is what a launch checks. */
+#define LAUNCH_CHECKS_CAP 64
+/* Fills cov (capacity cap; what does not fit is checked per access) and
+ * returns the count. */
+int launch_covered(const ir_func *f, launch_cover *cov, int cap);
+
+/* bounds.c, outside debug mode: every array access, parameter or
+ * tack.local, whose dimensions launch_covered does not all cover gets
+ * debug mode's guard on the others, against the call's (baked)
+ * dimensions: a failed one is skipped and the launch raises IndexError
+ * naming the line.  An inner loop whose guarded indices do not change in
+ * it runs as two versions: checked once before the loop, then the loop
+ * without those guards, or with them when the check fails.  Adds only the
+ * hidden errors array (debug_extents stays -1); nothing when no access
+ * needs it.  Not for collective kernels. */
+tack_status pass_access_checks(ir_func *f, tack_error *err);
 
 /* infer.c: gives every node and local a concrete type from the parameter
  * types (set by the caller on f->params[].type and f->default_float) and

@@ -44,7 +44,8 @@ static tack_status generate_counted(tack_kernel *k, const char *target, const ta
                                  k->def->name);
         int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info.nargs + 2) * TACK_MAX_NDIM;
         info.args[info.nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
-        info.args[info.nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
+        if (t->ir->debug_extents >= 0)
+            info.args[info.nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
     }
     /* A stand-in device without host memory that owns every array, so the
      * key is a GPU device's (disjoint is never set). */

@@ -302,6 +302,10 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
                 ir_func_free(f);
                 st = err->status;
             }
+            if (st == TACK_OK && !key->debug && pass_access_checks(f, err) != TACK_OK) {
+                ir_func_free(f);
+                st = err->status;
+            }
             if (st == TACK_OK && k->disk_cache) ir_cache_store(k, key, f);
         }
         if (st == TACK_OK && k->adjoint) pass_adjoint_params(f, k->def->nparams / 2);

@@ -29,7 +29,7 @@ int variant_key_equal(const variant_key *a, const variant_key *b) {
 
 void variant_key_export(const variant_key *k, tack_variant_key *out) {
     memset(out, 0, sizeof *out);
-    out->num_params = k->nparams;
+    out->num_params = k->nparams - k->hidden_tail;
     for (int i = 0; i < k->nparams; i++) {
         out->params[i].type = (tack_dtype)k->type[i];
         out->params[i].is_array = k->is_array[i];
@@ -365,6 +365,7 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
                              kname(k), nargs, f->nparams);
     variant_key *key = &info->key;
     key->nparams = f->nparams;
+    key->hidden_tail = f->debug_errors >= 0 && f->debug_extents < 0;
     tmpl_sig_copy(&key->tmpl, &tkey->tmpl);
     span spans[TACK_MAX_PARAMS];
     int nspans = 0, any_f64 = 0, nstrided = 0;

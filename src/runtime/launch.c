@@ -21,7 +21,10 @@ void tack_set_before_print(void (*hook)(void)) {
 static tack_status report_bounds(const tack_kernel *k, const ir_template *t, const call_info *info,
                                  const int64_t *errors, tack_error *err) {
     const ir_func *f = t->ir;
-    int64_t site_id = errors[DEBUG_ERR_SITE], n = errors[DEBUG_ERR_NDIM];
+    /* A plain kernel's per-access checks record the site alone. */
+    int flagged = errors[DEBUG_ERR_FIRST] == INT64_MAX;
+    int64_t site_id = flagged ? errors[DEBUG_ERR_FLAG] - 1 : errors[DEBUG_ERR_SITE];
+    int64_t n = flagged ? 0 : errors[DEBUG_ERR_NDIM];
     if (site_id < 0 || site_id >= f->nsites || n < 0 || n > TACK_MAX_NDIM)
         return runtime_error(err, TACK_ERR_INTERNAL, "internal error: kernel '%s': a bounds check "
                              "failed but its record is unreadable", k->def->name);
@@ -35,6 +38,19 @@ static tack_status report_bounds(const tack_kernel *k, const ir_template *t, con
     const char *name = site->param >= 0 ? f->params[site->param].name : f->scratch[own].name;
     char index[160] = "", shape[160] = "";
     size_t il = 0, sl = 0;
+    if (flagged) {
+        int nd = site->param >= 0 ? f->params[site->param].index_ndim : f->scratch[own].ndim;
+        for (int d = 0; d < nd && d < TACK_MAX_NDIM && sl < sizeof shape; d++)
+            sl += snprintf(shape + sl, sizeof shape - sl, "%s%lld", d ? ", " : "",
+                           (long long)(site->param >= 0 ? info->dims[site->param][d]
+                                                        : f->scratch[own].dims[d]));
+        return runtime_error(err, TACK_ERR_INDEX,
+                             "kernel '%s', %s:%d: an index is out of bounds for '%s' with shape "
+                             "(%s%s); nothing was read or written there (tack.set_debug(True) "
+                             "names the index and the launch index)",
+                             k->def->name, src->filename, src->first_line + site->line - 1, name,
+                             shape, nd == 1 ? "," : "");
+    }
     for (int d = 0; d < n; d++) {
         il += snprintf(index + il, sizeof index - il, "%s%lld", d ? ", " : "",
                        (long long)errors[DEBUG_ERR_VALUES + d]);
@@ -229,10 +245,10 @@ static tack_status run_debug_staged(const tack_kernel *k, const ir_template *t, 
     void *dext = derr ? tack_device_alloc(dev, next, err) : NULL;
     tack_status st = dext ? TACK_OK : err->status;
     if (!st) st = tack_device_write(dev, derr, 0, errors, nerr, err);
-    if (!st) st = tack_device_write(dev, dext, 0, extents, next, err);
+    if (!st && f->debug_extents >= 0) st = tack_device_write(dev, dext, 0, extents, next, err);
     if (!st) {
         info->slots[f->debug_errors] = (uint64_t)(uintptr_t)derr;
-        info->slots[f->debug_extents] = (uint64_t)(uintptr_t)dext;
+        if (f->debug_extents >= 0) info->slots[f->debug_extents] = (uint64_t)(uintptr_t)dext;
         st = run_variant(k, t, v, info, dev, err);
     }
     if (!st) st = tack_device_read(dev, derr, 0, errors, nerr, err);
@@ -352,6 +368,43 @@ static tack_status read_results(const ir_template *t, tack_device *dev, call_inf
     return TACK_OK;
 }
 
+/* Debug mode's errors record and extents, or the errors record alone of a
+ * plain kernel's per-access checks (passes/bounds.c, whose dimensions are
+ * baked in), after every argument. */
+static tack_status add_errors_args(const tack_kernel *k, const ir_template *t, call_info *info,
+                                   tack_device *dev, int64_t *errors, int64_t *extents,
+                                   tack_error *err) {
+    if (info->nargs + 2 > MAX_ARGS)
+        return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': too many arguments for its bounds "
+                             "checks", k->def->name);
+    for (int i = 0; i < DEBUG_ERR_EXTENTS; i++) errors[i] = 0;
+    errors[DEBUG_ERR_FIRST] = errors[DEBUG_ERR_INDEX] = INT64_MAX;
+    int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info->nargs + 2) * TACK_MAX_NDIM;
+    info->args[info->nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
+    /* Off the host they are staged through device memory (run_debug). */
+    if (!dev->caps.host_memory) info->args[info->nargs - 1].device = dev;
+    if (t->ir->debug_extents >= 0) {
+        info->args[info->nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
+        if (!dev->caps.host_memory) info->args[info->nargs - 1].device = dev;
+    }
+    return TACK_OK;
+}
+
+/* After call_classify: the per-access checks read the call's extents from
+ * the errors array. */
+static void put_extents(const ir_template *t, const call_info *info, int64_t *errors) {
+    if (t->ir->debug_extents >= 0) return; /* debug mode: its own array */
+    for (int p = 0; p < info->nargs && p < TACK_MAX_PARAMS; p++)
+        memcpy(&errors[DEBUG_ERR_EXTENTS + p * TACK_MAX_NDIM], info->dims[p],
+               TACK_MAX_NDIM * sizeof *errors);
+}
+
+/* Whether the launch's errors record holds a failed check. */
+static int bounds_failed(const ir_template *t, const int64_t *errors) {
+    return t->ir->debug_errors >= 0 &&
+           (errors[DEBUG_ERR_FIRST] != INT64_MAX || errors[DEBUG_ERR_FLAG] != 0);
+}
+
 /* runtime.h: classifies a call: its template and variant key. */
 tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                             int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
@@ -364,21 +417,10 @@ tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *ar
     *tp = t;
     if (template_expand(k, args, nargs, info->args, &info->nargs, err)) return err->status;
     if (launch_add_hidden(k, t, info, dev, stage, err)) return err->status;
-    /* Debug mode: the errors record and the extents follow every argument. */
     int debug = t->ir->debug_errors >= 0;
-    if (debug) {
-        if (info->nargs + 2 > MAX_ARGS)
-            return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': too many arguments for debug mode",
-                                 k->def->name);
-        for (int i = 0; i < DEBUG_ERR_LEN; i++) errors[i] = 0;
-        errors[DEBUG_ERR_FIRST] = errors[DEBUG_ERR_INDEX] = INT64_MAX;
-        int64_t nerr = DEBUG_ERR_LEN, next = (int64_t)(info->nargs + 2) * TACK_MAX_NDIM;
-        info->args[info->nargs++] = tack_arg_array(errors, TACK_I64, 1, &nerr, 1);
-        info->args[info->nargs++] = tack_arg_array(extents, TACK_I64, 1, &next, 0);
-        /* Off the host they are staged through device memory (run_debug). */
-        if (!dev->caps.host_memory) info->args[info->nargs - 2].device = info->args[info->nargs - 1].device = dev;
-    }
+    if (debug && add_errors_args(k, t, info, dev, errors, extents, err)) return err->status;
     if (call_classify(k, dev, t, info, tkey, err)) return err->status;
+    if (debug) put_extents(t, info, errors);
     if (debug)
         for (int p = 0; p < info->nargs; p++)
             for (int d = 0; d < TACK_MAX_NDIM; d++) extents[p * TACK_MAX_NDIM + d] = info->dims[p][d];
@@ -420,20 +462,27 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     fast_sig sig;
     int fast = nargs == k->def->nparams && fast_signature(args, nargs, debug, &sig) == 0;
     uint64_t epoch = fast_epoch();
-    if (fast && (retire_pending(), t = fast_template(k, dev, &sig))) {
+    int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
+    /* Per-access checks' errors record on the host: the fast path adds it
+     * (staged through device memory, it takes the slow path). */
+    if (fast && (retire_pending(), t = fast_template(k, dev, &sig)) &&
+        (t->ir->debug_errors < 0 || (t->ir->debug_extents < 0 && dev->caps.host_memory))) {
         static const template_key plain; /* no templates: nothing to copy */
         memcpy(info->args, args, nargs * sizeof *args);
         info->nargs = nargs;
         if (launch_add_hidden(k, t, info, dev, 1, err)) return err->status;
+        if (t->ir->debug_errors >= 0 && add_errors_args(k, t, info, dev, errors, extents, err))
+            return err->status;
         if (call_classify(k, dev, t, info, &plain, err)) return err->status;
+        if (t->ir->debug_errors >= 0) put_extents(t, info, errors);
         if ((v = fast_variant(k, dev, &sig, info->key.disjoint))) {
             atomic_fetch_add_explicit(&tack_counters.fast_path_hits, 1, memory_order_relaxed);
             if (run_variant(k, t, v, info, dev, err)) return err->status;
+            if (bounds_failed(t, errors)) return report_bounds(k, t, info, errors, err);
             return read_results(t, dev, info, results, err);
         }
     }
     template_key tkey;
-    int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
     if (launch_resolve(k, dev, args, nargs, debug, &tkey, &t, info, &v, errors, extents, 1, err))
         return err->status;
     if (fast) fast_remember(k, dev, &sig, info->key.disjoint, t, v, epoch);
@@ -442,8 +491,7 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     } else if (run_variant(k, t, v, info, dev, err)) {
         return err->status;
     }
-    if (t->ir->debug_errors >= 0 && errors[DEBUG_ERR_FIRST] != INT64_MAX)
-        return report_bounds(k, t, info, errors, err);
+    if (bounds_failed(t, errors)) return report_bounds(k, t, info, errors, err);
     return read_results(t, dev, info, results, err);
 }
 
@@ -529,7 +577,8 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     /* Same template (no vector width changed) and same variant key: run the
      * prepared variant; anything else takes the full path. */
     if (!simple_call(l->k, args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
-        l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1)
+        l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1 ||
+        l->t->ir->debug_errors >= 0)
         return tack_kernel_launch(l->k, l->dev, args, nargs, err);
     for (int i = 0; i < nargs; i++) {
         int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;

@@ -33,7 +33,7 @@
 #define MAX_TMPL_BYTES 1536 /* the encoded template structure of one call */
 #define MAX_TMPL_TOKENS 16  /* classes named by one call's templates */
 #define MAX_ARGS (TACK_MAX_PARAMS * 2) /* kernel arguments plus hidden ones */
-#define MAX_LAUNCH_CHECKS 64 /* per IR template: array dimensions x index forms */
+#define MAX_LAUNCH_CHECKS LAUNCH_CHECKS_CAP /* per IR template: array dimensions x index forms */
 
 /* The template-class part of a key (templates.c): each template argument's
  * class token, constants (type and bits), array attributes (dtype, full
@@ -71,6 +71,9 @@ typedef struct variant_key {
      * element strides are hidden scalar parameters (passes/resolve.c), so
      * only the layout's kind is keyed, never a stride's value. */
     uint8_t strided[TACK_MAX_PARAMS];
+    /* Trailing parameters the public key leaves out: the errors array of
+     * per-access checks (passes/bounds.c), which no call passes. */
+    int hidden_tail;
 } variant_key;
 
 int variant_key_equal(const variant_key *a, const variant_key *b);

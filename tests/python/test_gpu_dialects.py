@@ -47,6 +47,8 @@ from test_quaternions import rotations as quat_rotations
 from test_device_function_tuples import use_results as tuple_results
 from test_transforms import apply as transform_apply
 from test_big_vectors import arith as big_arith, components as big_components
+from test_inner_loop_bounds import strided_conv
+from test_access_checks import histogram as checked_histogram, local_lookup as checked_local
 
 
 def _cases():
@@ -128,6 +130,11 @@ def _cases():
     out.append(("gather_debug", gather, g, True))
     out.append(("arith_debug", arith, (z(4, np.int16),) * 3, True))
     out.append(("fill3_debug", fill3, (z((2, 3, 4), np.int64),), True))
+    # An inner-loop access checked per access outside debug mode.
+    out.append(("inner_loop_checks", strided_conv, (z(10, np.float32), z(3, np.float32),
+                                                    z(4, np.float32)), False))
+    out.append(("access_checks_histogram", checked_histogram, (z(8, np.int32), z(4, np.int64)), False))
+    out.append(("access_checks_local", checked_local, (z(3, np.int32), z(3, np.float32)), False))
     out.append(("scale", scale, (z(16, np.float32), z(16, np.float32), 2.0), False))
     # Arrays of structs: one array per field, atomic field updates.
     out.append(("structs_f32", push, (tack.zeros(6, dtype=Body), z(8, np.int32),

@@ -222,6 +222,9 @@ def test_local_assigned_before_the_loop(device):
     assert not out.any()
 
 
+# Accesses in inner loops that the launch cannot prove are checked per
+# access: a failed one raises IndexError naming the line (as debug mode).
+
 @tack.kernel
 def conv(x, w, out):
     for i in range(out.shape[0]):
@@ -232,12 +235,28 @@ def conv(x, w, out):
 
 
 @tack.kernel
-def periodic_wrap(u, out):
-    # The correct periodic stencil: % rounds toward -inf, so the index
-    # lies in the array whenever its extent is not 0.
-    for i in range(u.shape[0]):
-        for j in range(u.shape[1]):
-            out[i, j] = u[(i - 1) % u.shape[0], j] + u[(i + 1) % u.shape[0], j]
+def strided_conv(x, w, out):
+    for i in range(out.shape[0]):
+        s = 0.0
+        for k in range(w.shape[0]):
+            s += x[2 * i + k] * w[k]
+        out[i] = s
+
+
+@tack.kernel
+def triangle(a, out):
+    for i in range(out.shape[0]):
+        for j in range(i + 1):
+            out[i, j] = a[i - j]
+
+
+@tack.kernel
+def scatter_rows(idx, out):
+    for i in range(out.shape[0]):
+        k = 0
+        while k < idx.shape[0]:
+            out[i, idx[k]] = k + 1.0
+            k += 1
 
 
 @tack.kernel
@@ -252,7 +271,7 @@ def guarded_rows(u, out):
             out[i, j] += u[i, j + 1]
 
 
-def test_launch_variable_plus_loop_variable(device):
+def test_computed_index_read_past_the_end(device):
     x, _ = inside((10,))
     x[...] = np.arange(10)
     w = np.ones(3, np.float32)
@@ -260,16 +279,47 @@ def test_launch_variable_plus_loop_variable(device):
     conv(x, w, out)
     np.testing.assert_array_equal(out, np.convolve(x, w, "valid"))
     out = np.zeros(9, np.float32)
+    # i + k: both ranges are known, so the launch refuses it.
     refused(conv, x, w, out, match=r"kernel 'conv': the launch reads x\[0\.\.10\] but 'x' has "
                                    r"shape \(10,\)")
     assert not out.any()
+    out = np.zeros(4, np.float32)
+    strided_conv(x, w, out)
+    np.testing.assert_array_equal(out, np.convolve(x, w, "valid")[::2])
+    out = np.zeros(5, np.float32)
+    # 2 * i + k is computed: checked where it is read.
+    refused(strided_conv, x, w, out,
+            match=r"kernel 'strided_conv', .*test_inner_loop_bounds.py:\d+: an index is "
+                  r"out of bounds for 'x' with shape \(10,\); nothing was read or written there")
 
 
-def test_periodic_wrap_matches_numpy(device):
-    u = np.arange(20, dtype=np.float32).reshape(4, 5)
-    out = np.zeros_like(u)
-    periodic_wrap(u, out)
-    np.testing.assert_array_equal(out, np.roll(u, 1, 0) + np.roll(u, -1, 0))
+def test_range_of_the_launch_variable(device):
+    a, _ = inside((4,))
+    a[...] = [1, 2, 3, 4]
+    out = np.zeros((4, 4), np.float32)
+    triangle(a, out)
+    want = np.zeros((4, 4), np.float32)
+    for i in range(4):
+        for j in range(i + 1):
+            want[i, j] = a[i - j]
+    np.testing.assert_array_equal(out, want)
+    out = np.zeros((5, 5), np.float32)
+    refused(triangle, a, out, match=r"test_inner_loop_bounds.py:\d+: an index is out of bounds for "
+                                    r"'a' with shape \(4,\)")
+
+
+def test_index_read_from_an_array_in_a_while_loop(device):
+    out, buf = inside((2, 3))
+    out[...] = 0
+    scatter_rows(np.array([2, 0], np.int32), out)
+    np.testing.assert_array_equal(out, [[2, 0, 1], [2, 0, 1]])
+    for bad in (-1, 3):
+        out[...] = 0
+        refused(scatter_rows, np.array([0, bad], np.int32), out,
+                match=r"an index is out of bounds for 'out' with shape \(2, 3\)")
+        # The good stores ran, the bad one was skipped.
+        np.testing.assert_array_equal(out, [[1, 0, 0], [1, 0, 0]])
+        assert (buf[:64] == SENTINEL).all() and (buf[-64:] == SENTINEL).all()
 
 
 def test_guarded_accesses_are_not_refused(device):

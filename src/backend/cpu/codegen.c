@@ -1064,40 +1064,69 @@ static LLVMValueRef emit(gen *g, const ir_expr *e) {
 
 /* ---- statements ---- */
 
-/* Debug mode: records a failed access in the errors array.  The lowest
- * launch index wins (an atomic min); its details are written under a spin
- * lock, and within one launch index (one thread) the first failure stays. */
+/* tack_cpu_bounds_fail(errors, key, site, n, values), a cold call. */
+static void bounds_fail_call(gen *g, LLVMValueRef key, LLVMValueRef site, LLVMValueRef n,
+                             LLVMValueRef values) {
+    LLVMContextRef ctx = LLVMGetModuleContext(g->mod);
+    LLVMTypeRef i64p = LLVMPointerType(g->i64, 0);
+    LLVMTypeRef ps[5] = {i64p, g->i64, g->i64, g->i64, i64p};
+    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(ctx), ps, 5, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "tack_cpu_bounds_fail");
+    if (!fn) {
+        fn = LLVMAddFunction(g->mod, "tack_cpu_bounds_fail", ft);
+        unsigned cold = LLVMGetEnumAttributeKindForName("cold", 4);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, cold, 0));
+    }
+    LLVMValueRef args[5] = {LLVMBuildBitCast(g->b, g->params[g->f->debug_errors], i64p, ""), key,
+                            site, n, values};
+    LLVMBuildCall2(g->b, ft, fn, args, 5, "");
+}
+
+/* A failed bounds check (debug mode, or a plain kernel's per-access check)
+ * calls tack_cpu_bounds_fail (bounds_rt.c) with the launch index, the site
+ * and the indices.  Only a call: no lock loop inside the kernel's loops,
+ * which would keep them from being unswitched on the check and vectorized. */
 static void emit_bounds_fail(gen *g, const ir_stmt *s) {
     const ir_func *f = g->f;
-    LLVMValueRef errors = g->params[f->debug_errors];
-    LLVMValueRef key = LLVMBuildLoad2(g->b, g->i64, g->locals[f->loop_var], "");
-    LLVMAtomicOrdering order = LLVMAtomicOrderingSequentiallyConsistent;
-#define SLOT(n) LLVMBuildGEP2(g->b, g->i64, errors, (LLVMValueRef[]){LLVMConstInt(g->i64, n, 0)}, 1, "")
-    LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpMin, SLOT(DEBUG_ERR_FIRST), key, order, 0);
-    LLVMBasicBlockRef spin = block(g, "lock"), locked = block(g, "locked"), write = block(g, "record"),
-                      done = block(g, "unlock");
-    LLVMBuildBr(g->b, spin);
-    LLVMPositionBuilderAtEnd(g->b, spin);
-    LLVMValueRef was = LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpXchg, SLOT(DEBUG_ERR_LOCK),
-                                          LLVMConstInt(g->i64, 1, 0), order, 0);
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, was, LLVMConstInt(g->i64, 0, 0), ""), locked,
-                    spin);
-    LLVMPositionBuilderAtEnd(g->b, locked);
-    LLVMValueRef held = LLVMBuildLoad2(g->b, g->i64, SLOT(DEBUG_ERR_INDEX), "");
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, key, held, ""), write, done);
-    LLVMPositionBuilderAtEnd(g->b, write);
-    LLVMBuildStore(g->b, key, SLOT(DEBUG_ERR_INDEX));
-    LLVMBuildStore(g->b, LLVMConstInt(g->i64, s->index, 0), SLOT(DEBUG_ERR_SITE));
-    LLVMBuildStore(g->b, LLVMConstInt(g->i64, s->nindices, 0), SLOT(DEBUG_ERR_NDIM));
-    for (int k = 0; k < s->nindices && k < TACK_MAX_NDIM; k++)
+    LLVMTypeRef at = LLVMArrayType(g->i64, TACK_MAX_NDIM);
+    /* In the entry block: one slot array per check, not one per iteration. */
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(LLVMGetBasicBlockParent(here));
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first) LLVMPositionBuilderBefore(g->b, first);
+    else LLVMPositionBuilderAtEnd(g->b, entry);
+    LLVMValueRef buf = LLVMBuildAlloca(g->b, at, "bounds.values");
+    LLVMPositionBuilderAtEnd(g->b, here);
+    int n = s->nindices < TACK_MAX_NDIM ? s->nindices : TACK_MAX_NDIM;
+    for (int k = 0; k < n; k++) {
+        LLVMValueRef idx[2] = {LLVMConstInt(g->i64, 0, 0), LLVMConstInt(g->i64, (unsigned)k, 0)};
         LLVMBuildStore(g->b, convert(g, emit(g, s->indices[k]), s->indices[k]->type, TACK_I64),
-                       SLOT(DEBUG_ERR_VALUES + k));
-    LLVMBuildBr(g->b, done);
-    LLVMPositionBuilderAtEnd(g->b, done);
-    LLVMValueRef unlock = LLVMBuildStore(g->b, LLVMConstInt(g->i64, 0, 0), SLOT(DEBUG_ERR_LOCK));
-    LLVMSetOrdering(unlock, LLVMAtomicOrderingRelease);
-    LLVMSetAlignment(unlock, 8);
-#undef SLOT
+                       LLVMBuildInBoundsGEP2(g->b, at, buf, idx, 2, ""));
+    }
+    bounds_fail_call(g, LLVMBuildLoad2(g->b, g->i64, g->locals[f->loop_var], ""),
+                     LLVMConstInt(g->i64, (unsigned)s->index, 0), LLVMConstInt(g->i64, (unsigned)n, 0),
+                     LLVMBuildBitCast(g->b, buf, LLVMPointerType(g->i64, 0), ""));
+}
+
+/* After the chunk's last iteration: the per-access checks' flag (ir.h)
+ * goes to the errors array in one atomic max.  Unconditional: a branch on
+ * the flag would let LLVM thread the loop on it, which no longer
+ * vectorizes. */
+static void record_bounds_flag(gen *g) {
+    const ir_func *f = g->f;
+    for (int l = 0; l < f->nlocals && f->debug_errors >= 0; l++) {
+        int site = ir_bounds_flag_site(f, l);
+        if (site < 0) continue;
+        LLVMValueRef count = LLVMBuildLoad2(g->b, ty(g, f->locals[l].type), g->locals[l], "");
+        LLVMValueRef zero = LLVMConstNull(ty(g, f->locals[l].type));
+        LLVMValueRef flag = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntNE, count, zero, ""),
+                                            LLVMConstInt(g->i64, (unsigned)site + 1, 0),
+                                            LLVMConstInt(g->i64, 0, 0), "");
+        LLVMValueRef at = LLVMConstInt(g->i64, DEBUG_ERR_FLAG, 0);
+        LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpUMax,
+                           LLVMBuildGEP2(g->b, g->i64, g->params[f->debug_errors], &at, 1, ""),
+                           flag, LLVMAtomicOrderingMonotonic, 0);
+    }
 }
 
 /* Number of iterations of range(start, stop, step); 0 for a zero step. */
@@ -1507,6 +1536,7 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
         lane_loops(g, first, end, start, step, &top);
     else
         counted_loop(g, first, end, f->loop_var, start, step, launch_body, &top);
+    record_bounds_flag(g);
     private_end(g, LLVMGetParam(fn, n + 4), LLVMGetParam(fn, n + 5));
     LLVMBuildRetVoid(g->b);
     return fn;

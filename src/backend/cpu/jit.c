@@ -5,6 +5,7 @@
 #include "util/half.h"
 
 #include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -85,23 +86,31 @@ static void define_half_calls(void) {
 }
 
 void tack_cpu_print(const char *fmt, const uint64_t *vals); /* print_rt.c */
+void tack_cpu_bounds_fail(int64_t *errors, int64_t key, int64_t site, int64_t n,
+                          const int64_t *values); /* bounds_rt.c */
 
-/* print()'s call (print_rt.c), defined by address: libtack's symbols need
- * not be visible to the process's symbol search. */
-static void define_print_call(void) {
+/* The calls kernels make into libtack (print_rt.c, bounds_rt.c), defined by
+ * address: libtack's symbols need not be visible to the process's symbol
+ * search. */
+static void define_runtime_calls(void) {
     LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(jit);
     LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0};
-    LLVMJITCSymbolMapPair sym = {LLVMOrcExecutionSessionIntern(es, "tack_cpu_print"),
-                                 {(LLVMOrcExecutorAddress)(uintptr_t)tack_cpu_print, flags}};
-    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(&sym, 1);
+    LLVMJITCSymbolMapPair sym[2] = {
+        {LLVMOrcExecutionSessionIntern(es, "tack_cpu_print"),
+         {(LLVMOrcExecutorAddress)(uintptr_t)tack_cpu_print, flags}},
+        {LLVMOrcExecutionSessionIntern(es, "tack_cpu_bounds_fail"),
+         {(LLVMOrcExecutorAddress)(uintptr_t)tack_cpu_bounds_fail, flags}}};
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(sym, 2);
     LLVMErrorRef e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
     if (e) {
         LLVMOrcDisposeMaterializationUnit(mu);
-        keep_error(e, "could not define the print call");
+        keep_error(e, "could not define the runtime calls");
     }
 }
 
 static void init_jit(void) {
+    const char *opts[] = {"tack", getenv("TACK_LLVM_OPTS") ? getenv("TACK_LLVM_OPTS") : "-unswitch-threshold=50"};
+    LLVMParseCommandLineOptions(2, opts, NULL);
     LLVMInitializeNativeTarget();
     LLVMInitializeNativeAsmPrinter();
     LLVMErrorRef e = LLVMOrcCreateLLJIT(&jit, NULL);
@@ -121,7 +130,7 @@ static void init_jit(void) {
     }
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
     define_half_calls();
-    define_print_call();
+    define_runtime_calls();
 }
 
 static tack_status fail(tack_error *err, const char *what, LLVMErrorRef e) {

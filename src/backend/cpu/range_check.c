@@ -25,7 +25,7 @@ static int reads_array(const ir_func *f, const ir_expr *e) {
 
 ir_func *cpu_range_checked_ir(const ir_func *f) {
     /* Debug mode guards the range's reads itself (bounds.c). */
-    if (f->debug_errors >= 0) return NULL;
+    if (f->debug_extents >= 0) return NULL;
     const ir_expr *v[CPU_RANGE_LEN] = {f->start, f->stop, f->step, f->inner_stop[0],
                                        f->inner_stop[1]};
     int reads = 0;

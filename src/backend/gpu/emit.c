@@ -1367,6 +1367,18 @@ static void workgroup_reduction_body(gen *g) {
     line(g, "}");
 }
 
+/* After the work item's last iteration: the per-access checks' flag
+ * (ir.h) goes to the errors array when set.  A plain store: racing items
+ * each leave one failed site (no 64-bit atomics needed). */
+static void record_bounds_flag(gen *g) {
+    const ir_func *f = g->f;
+    for (int l = 0; l < f->nlocals && f->debug_errors >= 0; l++) {
+        int site = ir_bounds_flag_site(f, l);
+        if (site >= 0 && concrete(f->locals[l].type))
+            line(g, "if (l%d != 0) p%d[%d] = %d;", l, f->debug_errors, DEBUG_ERR_FLAG, site + 1);
+    }
+}
+
 static void entry(gen *g) {
     const ir_func *f = g->f;
     const gpu_dialect *d = g->d;
@@ -1485,6 +1497,7 @@ static void entry(gen *g) {
                  element(g, p, int_lit(g, TACK_I64, 0)), p);
         }
     }
+    record_bounds_flag(g);
     sb_put(&g->body, "}\n");
 }
 
