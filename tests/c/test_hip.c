@@ -560,7 +560,8 @@ static void test_fake_runtime(void) {
         fake.nptrs = 2;
         syncs = fake.syncs;
         CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
-        CHECK(fake.launches == 1 && fake.launch_stream == FAKE_STREAM && fake.syncs == syncs + 1);
+        /* Queued: the launch returns without a wait (caps.queued_launch). */
+        CHECK(fake.launches == 1 && fake.launch_stream == FAKE_STREAM && fake.syncs == syncs);
         CHECK(fake.pack[GPU_PACK_START] == 0 && fake.pack[GPU_PACK_STEP] == 1 &&
               fake.pack[GPU_PACK_COUNT] == 1000 &&
               (uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.0f));
@@ -577,11 +578,35 @@ static void test_fake_runtime(void) {
         CHECK(strstr(err.message, "kernel 'scale': hipModuleLaunchKernel failed: "
                                   "hipErrorLaunchOutOfResources") != NULL);
         fake.fail_launch = 0;
+        /* A fault in the queued kernel surfaces at the next wait (a copy),
+         * naming it, once. */
         fake.fail_sync = hipErrorIllegalAddress;
-        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_ERR_DEVICE);
-        CHECK(strstr(err.message, "kernel 'scale': hipStreamSynchronize failed: "
+        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
+        char got[8];
+        CHECK(backend_hip.mem_read(b, out, 0, got, 8, &err) == TACK_ERR_DEVICE);
+        printf("queued fault: %s\n", err.message);
+        CHECK(strstr(err.message, "kernel 'scale' (queued earlier, reported at synchronization): "
+                                  "reading 8 bytes at offset 0: hipStreamSynchronize failed: "
                                   "hipErrorIllegalAddress") != NULL);
+        CHECK(backend_hip.mem_read(b, out, 0, got, 8, &err) == TACK_ERR_DEVICE &&
+              !strstr(err.message, "'scale'"));
+        /* The device's synchronize and the runtime's per-launch wait
+         * (queue_synchronize) name it too. */
         fake.fail_sync = 0;
+        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
+        fake.fail_sync = hipErrorLaunchFailure;
+        CHECK(backend_hip.synchronize(b, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier") &&
+              strstr(err.message, "hipDeviceSynchronize failed"));
+        fake.fail_sync = 0;
+        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
+        fake.fail_sync = hipErrorLaunchFailure;
+        CHECK(backend_hip.queue_synchronize(b, NULL, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier") &&
+              strstr(err.message, "hipStreamSynchronize failed"));
+        fake.fail_sync = 0;
+        syncs = fake.syncs;
+        CHECK(backend_hip.queue_synchronize(b, NULL, &err) == TACK_OK && fake.syncs == syncs + 1);
         backend_hip.mem_free(b, x);
         backend_hip.mem_free(b, out);
         backend_hip.release(b, code);
@@ -627,16 +652,25 @@ static void test_fake_runtime(void) {
             da[0].device = da[1].device = dev;
             int launches = fake.launches;
             fake.nptrs = 2;
+            int syncs0 = fake.syncs;
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
             CHECK(fake.launches == launches + 2 && tack_kernel_num_variants(k, dev) == 1);
+            CHECK(fake.syncs == syncs0); /* queued */
+            float head[4];
+            fake.fail_sync = hipErrorIllegalAddress;
+            CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE &&
+                  strstr(err.message, "kernel 'scale' (queued earlier"));
+            fake.fail_sync = 0;
             CHECK(fake.ptrs[0] == x && fake.ptrs[1] == out);
             CHECK(fake.pack[GPU_PACK_COUNT] == 1000);
             tack_arg host_args[3] = {tack_arg_array(host, TACK_F32, 1, shape, 0), da[1], da[2]};
             CHECK(tack_kernel_launch(k, dev, host_args, 3, &err) == TACK_ERR_TYPE);
             tack_set_debug(1);
             fake.nptrs = 4;
+            syncs0 = fake.syncs;
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+            CHECK(fake.syncs > syncs0); /* debug mode waits for each launch */
             tack_set_debug(0);
             CHECK(fake.launches == launches + 3 && tack_kernel_num_variants(k, dev) == 2);
             tack_device_free_mem(dev, x);

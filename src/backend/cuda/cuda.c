@@ -48,13 +48,16 @@ GPU_DRIVER_GLUE(cuda)
 static tack_status cuda_synchronize(backend *b, tack_error *err) {
     tack_status st = cuda_enter(b, err);
     if (st) return st;
+    uint64_t mark = gpu_queue_mark(&b->queue);
     CUresult r = b->cu->CtxSynchronize();
-    return r == CUDA_SUCCESS ? TACK_OK
-                             : cuda_fail(b->cu, err, "synchronizing the device", "cuCtxSynchronize", r);
+    st = r == CUDA_SUCCESS ? TACK_OK
+                           : cuda_fail(b->cu, err, "synchronizing the device", "cuCtxSynchronize", r);
+    return gpu_queue_waited(&b->queue, mark, st, err);
 }
 
 const backend_ops backend_cuda = {
     .name = "cuda",
     .mem_wrap = gpu_mem_wrap_address,
+    .queue_synchronize = cuda_queue_synchronize,
     GPU_DRIVER_OPS(cuda),
 };

@@ -295,6 +295,75 @@ tack_status gpu_driver_range(backend *b, backend_code *c, const backend_call *ca
     return gpu_range_eval(g->f, call->slots, call->dims, &rd, out, err);
 }
 
+/* ---- queued launches --------------------------------------------------- */
+
+void gpu_queue_init(gpu_queue *q) {
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->lock, NULL);
+}
+
+void gpu_queue_destroy(gpu_queue *q) { pthread_mutex_destroy(&q->lock); }
+
+void gpu_queue_note(gpu_queue *q, const char *name) {
+    pthread_mutex_lock(&q->lock);
+    snprintf(q->names[q->next++ % GPU_QUEUE_NAMES], GPU_NAME_LEN, "%s", name ? name : "?");
+    pthread_mutex_unlock(&q->lock);
+}
+
+uint64_t gpu_queue_mark(gpu_queue *q) {
+    pthread_mutex_lock(&q->lock);
+    uint64_t m = q->next;
+    pthread_mutex_unlock(&q->lock);
+    return m;
+}
+
+int gpu_queue_busy(gpu_queue *q) {
+    pthread_mutex_lock(&q->lock);
+    int busy = q->next != q->done;
+    pthread_mutex_unlock(&q->lock);
+    return busy;
+}
+
+tack_status gpu_queue_waited(gpu_queue *q, uint64_t mark, tack_status st, tack_error *err) {
+    char names[GPU_QUEUE_NAMES * (GPU_NAME_LEN + 4)] = "";
+    uint64_t n = 0;
+    pthread_mutex_lock(&q->lock);
+    if (mark > q->done) {
+        n = mark - q->done;
+        if (st) {
+            /* The names of the launches the wait covered, the oldest the
+             * ring still holds first, each once. */
+            size_t used = 0;
+            uint64_t first = n > GPU_QUEUE_NAMES ? mark - GPU_QUEUE_NAMES : q->done;
+            for (uint64_t i = first; i < mark; i++) {
+                const char *nm = q->names[i % GPU_QUEUE_NAMES];
+                char quoted[GPU_NAME_LEN + 4];
+                snprintf(quoted, sizeof quoted, "'%s'", nm);
+                if (strstr(names, quoted)) continue;
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", quoted);
+            }
+        }
+        q->done = mark;
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (!st || !n) return st;
+    char full[sizeof names + sizeof err->message + 128];
+    if (!strchr(names, ','))
+        snprintf(full, sizeof full, "kernel %s (queued earlier, reported at synchronization): %s",
+                 names, err->message);
+    else
+        snprintf(full, sizeof full,
+                 "one of the kernels %s (queued since the last synchronization, reported "
+                 "there): %s",
+                 names, err->message);
+    size_t len = strlen(full);
+    if (len >= sizeof err->message) len = sizeof err->message - 1;
+    memcpy(err->message, full, len);
+    err->message[len] = 0;
+    return st;
+}
+
 /* ---- the backend table ------------------------------------------------ */
 
 tack_status gpu_inspect_source(const ir_func *f, const gpu_dialect *d, const char *symbol_base,

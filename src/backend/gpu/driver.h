@@ -184,6 +184,38 @@ tack_status gpu_driver_range(backend *b, backend_code *c, const backend_call *ca
                                                  tack_error *),
                              int64_t out[BACKEND_RANGE_LEN], tack_error *err);
 
+/* ---- queued launches --------------------------------------------------- */
+
+/* A device's stream returns from a launch once it is queued (caps.
+ * queued_launch), so a fault in the kernel's run surfaces at the next wait
+ * (a copy, synchronize), which knows only the driver's error code.  The
+ * queue remembers the names of the launches since the last wait, so that
+ * failure can name them.  The pack and arrays need no keeping: the
+ * drivers copy a launch's arguments before it returns. */
+#define GPU_QUEUE_NAMES 32
+#define GPU_NAME_LEN 64
+typedef struct gpu_queue {
+    pthread_mutex_t lock;
+    uint64_t next; /* launches noted */
+    uint64_t done; /* those before it were waited for */
+    char names[GPU_QUEUE_NAMES][GPU_NAME_LEN];
+} gpu_queue;
+
+void gpu_queue_init(gpu_queue *q);
+void gpu_queue_destroy(gpu_queue *q);
+/* A launch named `name` was queued. */
+void gpu_queue_note(gpu_queue *q, const char *name);
+/* Taken before a wait: the launches it covers. */
+uint64_t gpu_queue_mark(gpu_queue *q);
+/* 1 when launches were queued since the last wait. */
+int gpu_queue_busy(gpu_queue *q);
+/* After a wait begun at mark, with st its result: the launches before
+ * mark are finished.  A failure names them (err's message gets "kernel
+ * 'k' (queued earlier, reported at synchronization): " before the
+ * driver's words, or the list of the kernels it may have been); returns
+ * st. */
+tack_status gpu_queue_waited(gpu_queue *q, uint64_t mark, tack_status st, tack_error *err);
+
 /* ---- the backend table ------------------------------------------------ */
 
 /* inspect for a driver whose only text is its source: the dialect's source
@@ -222,6 +254,18 @@ tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
     /* Runs c with a filled pack (launch.c); a zero trip count returns at once. */            \
     tack_status p##_launch_pack(backend *b, backend_code *c, const backend_call *call,         \
                                 const int64_t *pack, tack_error *err)
+
+/* A driver whose launches return queued (caps.queued_launch) defines
+ * <p>_wait: the host waits for the device's stream, a failure named by
+ * `what` and by the launches it covered (gpu_queue_waited); this makes
+ * its queue_synchronize, which the runtime calls after each launch in
+ * debug mode, under tack.timer and with TACK_LAUNCH_WAIT=1. */
+#define GPU_DRIVER_QUEUED(p)                                                                    \
+    tack_status p##_wait(backend *b, const char *what, tack_error *err);                       \
+    static inline tack_status p##_queue_synchronize(backend *b, void *queue, tack_error *err) {\
+        (void)queue; /* streams share the device's (no queue_create) */                        \
+        return p##_wait(b, "synchronizing the device's stream", err);                          \
+    }
 
 /* The accessors every driver's struct backend answers the same way: its
  * caps, description and target fields. */

@@ -39,14 +39,17 @@ GPU_DRIVER_GLUE(hip)
 static tack_status hip_synchronize(backend *b, tack_error *err) {
     tack_status st = hip_enter(b, err);
     if (st) return st;
+    uint64_t mark = gpu_queue_mark(&b->queue);
     hipError_t r = b->hip->DeviceSynchronize();
-    return r == hipSuccess ? TACK_OK
-                           : hip_fail(b->hip, err, "synchronizing the device",
-                                      "hipDeviceSynchronize", r);
+    st = r == hipSuccess ? TACK_OK
+                         : hip_fail(b->hip, err, "synchronizing the device",
+                                    "hipDeviceSynchronize", r);
+    return gpu_queue_waited(&b->queue, mark, st, err);
 }
 
 const backend_ops backend_hip = {
     .name = "hip",
     .mem_wrap = gpu_mem_wrap_address,
+    .queue_synchronize = hip_queue_synchronize,
     GPU_DRIVER_OPS(hip),
 };
