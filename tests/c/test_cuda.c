@@ -293,6 +293,10 @@ static struct fake {
     CUDA_TEXTURE_DESC tex_desc;
     CUtexObject last_object, destroyed_object;
     CUarray destroyed_array;
+    /* tack.Stream: the handle the next cuStreamCreate gives (0: FAKE_STREAM),
+     * the last stream destroyed; events recorded, waited for, freed. */
+    CUstream next_stream, destroyed_stream, event_stream, waiting_stream;
+    int events, event_syncs, event_destroys, event_waits;
 } fake;
 
 static CUresult f_init(unsigned flags) { (void)flags; fake.inits++; return CUDA_SUCCESS; }
@@ -385,12 +389,41 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
 static CUresult f_stream_create(CUstream *s, unsigned flags) {
     fake.streams++;
     fake.stream_flags = flags;
-    *s = FAKE_STREAM;
+    *s = fake.next_stream ? fake.next_stream : FAKE_STREAM;
     return CUDA_SUCCESS;
 }
 static CUresult f_stream_destroy(CUstream s) {
-    CHECK(s == FAKE_STREAM);
+    CHECK(s == FAKE_STREAM || s == fake.next_stream);
     fake.stream_destroys++;
+    fake.destroyed_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_create(CUevent *e, unsigned flags) {
+    CHECK(flags == CU_EVENT_DEFAULT);
+    *e = (CUevent)(uintptr_t)(0xe0 + ++fake.events);
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_record(CUevent e, CUstream s) {
+    (void)e;
+    fake.event_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_sync(CUevent e) {
+    (void)e;
+    if (fake.fail_sync) return fake.fail_sync;
+    fake.event_syncs++;
+    return CUDA_SUCCESS;
+}
+static CUresult f_elapsed(float *ms, CUevent a, CUevent b) {
+    *ms = (float)((uintptr_t)b - (uintptr_t)a) * 0.5f; /* 0.5 ms per event between */
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_destroy(CUevent e) { (void)e; fake.event_destroys++; return CUDA_SUCCESS; }
+static CUresult f_stream_wait_event(CUstream s, CUevent e, unsigned flags) {
+    (void)e;
+    CHECK(flags == 0);
+    fake.event_waits++;
+    fake.waiting_stream = s;
     return CUDA_SUCCESS;
 }
 static CUresult f_stream_sync(CUstream s) {
@@ -453,6 +486,9 @@ static const cuda_driver_api fake_api = {
     .StreamSynchronize = f_stream_sync, .MemcpyHtoDAsync = f_htod, .MemcpyDtoHAsync = f_dtoh,
     .Array3DCreate = f_array3d, .ArrayDestroy = f_array_destroy, .Memcpy3DAsync = f_memcpy3d,
     .TexObjectCreate = f_tex_create, .TexObjectDestroy = f_tex_destroy,
+    .StreamWaitEvent = f_stream_wait_event, .EventCreate = f_event_create,
+    .EventRecord = f_event_record, .EventSynchronize = f_event_sync,
+    .EventElapsedTime = f_elapsed, .EventDestroy = f_event_destroy,
 };
 
 static uint64_t f32_bits(float v) {
@@ -703,22 +739,59 @@ static void test_fake_driver(void) {
         syncs0 = fake.syncs;
         CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK && fake.syncs == syncs0 + 1);
         tack_set_launch_timing(0);
-        /* A stream's synchronize, and an event's record, wait for it. */
+        /* tack.Stream: a non-blocking stream of its own; launches under
+         * `with stream` go on it, queued. */
+        CHECK(tack_stream_handle(dev, NULL) == (uint64_t)(uintptr_t)FAKE_STREAM);
+        fake.next_stream = (CUstream)(uintptr_t)0x5f;
         tack_stream *s = tack_stream_create(dev, &err);
-        CHECK(s != NULL);
+        CHECK(s && fake.stream_flags == CU_STREAM_NON_BLOCKING);
+        CHECK(tack_stream_handle(NULL, s) == 0x5f);
         tack_stream *was = tack_stream_set_current(s);
+        syncs0 = fake.syncs;
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+        CHECK(fake.launch_stream == fake.next_stream && fake.syncs == syncs0);
+        tack_stream_set_current(was);
+        fake.sync_stream = NULL;
+        CHECK(tack_stream_synchronize(s, &err) == TACK_OK && fake.sync_stream == fake.next_stream);
+        /* A copy waits for every stream; a fault there names the stream's
+         * kernel. */
+        tack_stream_set_current(s);
         CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
         tack_stream_set_current(was);
-        syncs0 = fake.syncs;
-        int ctx0 = fake.ctx_syncs;
-        CHECK(tack_stream_synchronize(s, &err) == TACK_OK &&
-              fake.syncs + fake.ctx_syncs > syncs0 + ctx0);
-        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
         fake.fail_sync = CUDA_ERROR_LAUNCH_FAILED;
-        tack_event *ev = tack_event_record(dev, s, &err);
-        CHECK(!ev && strstr(err.message, "kernel 'scale' (queued earlier"));
+        CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier"));
         fake.fail_sync = 0;
+        /* Events: recorded on the stream, waited for by the device's own
+         * queue, timed by the device. */
+        tack_event *e1 = tack_event_record(dev, s, &err);
+        CHECK(e1 && fake.event_stream == fake.next_stream);
+        tack_event *e2 = tack_event_record(dev, NULL, &err);
+        CHECK(e2 && fake.event_stream == FAKE_STREAM);
+        tack_stream *w = tack_stream_wrap(dev, 0x7777, &err); /* another library's */
+        CHECK(w && tack_stream_handle(NULL, w) == 0x7777);
+        CHECK(tack_stream_wait_event(w, e1, &err) == TACK_OK &&
+              fake.waiting_stream == (CUstream)(uintptr_t)0x7777 && fake.event_waits == 1);
+        int esyncs = fake.event_syncs;
+        CHECK(tack_event_synchronize(e1, &err) == TACK_OK && fake.event_syncs == esyncs + 1);
+        double ms = 0;
+        CHECK(tack_event_elapsed(e1, e2, &ms, &err) == TACK_OK && ms == 0.5);
+        tack_event_free(e1);
+        tack_event_free(e2);
+        CHECK(fake.event_destroys == 2);
+        /* Launches on the wrapped stream go there; freeing it leaves it. */
+        tack_stream_set_current(w);
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK &&
+              fake.launch_stream == (CUstream)(uintptr_t)0x7777);
+        tack_stream_set_current(was);
+        int destroys0 = fake.stream_destroys;
+        fake.sync_stream = NULL;
+        tack_stream_free(w);
+        CHECK(fake.stream_destroys == destroys0 && fake.sync_stream == (CUstream)(uintptr_t)0x7777);
+        CHECK(!tack_stream_wrap(dev, 0, &err) && err.status == TACK_ERR_VALUE);
         tack_stream_free(s);
+        CHECK(fake.stream_destroys == destroys0 + 1 && fake.destroyed_stream == fake.next_stream);
+        fake.next_stream = NULL;
         launches = fake.launches - 2;
         CHECK(fake.ptrs[0] == (CUdeviceptr)(uintptr_t)x && fake.ptrs[1] == (CUdeviceptr)(uintptr_t)out);
         /* The pack from the range the runtime evaluated (call->range). */

@@ -10,6 +10,7 @@
  *              made once per texture and refreshed when its data is written
  *   launch.c   a filled pack, the call's device pointers and texture
  *              objects -> one grid queued on the device's stream
+ *   stream.c   tack.Stream's streams and tack.Event's events
  *   cuda.c     the backend table: typed IR -> CUDA C (gpu_emit) -> PTX ->
  *              code, and the pack fill before each launch
  *   offline.c  cuda_generate: source or PTX for a target without a
@@ -64,6 +65,7 @@ struct backend {
     char *target;         /* cache_target's text, malloc'd */
     CUstream stream;      /* this device's own (see the top) */
     gpu_queue queue;      /* the launches queued on it since the last wait */
+    gpu_streams streams;  /* tack.Stream's (stream.c) */
     pthread_mutex_t textures_lock;
     cuda_texture *textures; /* malloc'd, under textures_lock */
     int ntextures, textures_cap;
@@ -104,6 +106,8 @@ int cuda_device_count(tack_error *err); /* -1 with err when none can be had */
  * (with the textures' objects, on b's stream, to completion): driver.h. */
 GPU_DRIVER_DECLARE(cuda);
 GPU_DRIVER_QUEUED(cuda)
+/* stream.c: streams and timed events for tack.Stream and tack.Event. */
+extern const gpu_stream_api cuda_stream_api;
 /* Makes b's context current on this thread; a driver failure as a status. */
 tack_status cuda_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's

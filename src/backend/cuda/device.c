@@ -159,10 +159,12 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
     b->index = index;
     pthread_mutex_init(&b->textures_lock, NULL);
     gpu_queue_init(&b->queue);
+    gpu_streams_init(&b->streams);
     CUresult r = cu->DeviceGet(&b->device, index);
     if (r != CUDA_SUCCESS) {
         pthread_mutex_destroy(&b->textures_lock);
         gpu_queue_destroy(&b->queue);
+        gpu_streams_destroy(&b->streams);
         free(b);
         char what[64];
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
@@ -184,6 +186,7 @@ void cuda_close(backend *b) {
     }
     pthread_mutex_destroy(&b->textures_lock);
     gpu_queue_destroy(&b->queue);
+    gpu_streams_destroy(&b->streams);
     free(b->textures);
     free(b->target);
     free(b);
@@ -241,15 +244,21 @@ static tack_status wait_copy(backend *b, const char *what, const char *call, CUr
     return cuda_wait(b, what, err);
 }
 
+/* A copy comes after the launches queued on every tack.Stream too. */
+static tack_status streams_first(backend *b, const char *what, tack_error *err) {
+    return gpu_streams_sync(b, &cuda_stream_api, &b->streams, what, err);
+}
+
 tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
                            tack_error *err) {
     if (!n) return TACK_OK;
     tack_status st = cuda_enter(b, err);
     if (st) return st;
-    cuda_texture_written(b, (CUdeviceptr)(uintptr_t)handle);
-    CUresult r = b->cu->MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)handle + offset, src, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
+    if ((st = streams_first(b, what, err))) return st;
+    cuda_texture_written(b, (CUdeviceptr)(uintptr_t)handle);
+    CUresult r = b->cu->MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)handle + offset, src, n, b->stream);
     return wait_copy(b, what, "cuMemcpyHtoDAsync", r, err);
 }
 
@@ -258,8 +267,9 @@ tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *d
     if (!n) return TACK_OK;
     tack_status st = cuda_enter(b, err);
     if (st) return st;
-    CUresult r = b->cu->MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)handle + offset, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
+    if ((st = streams_first(b, what, err))) return st;
+    CUresult r = b->cu->MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)handle + offset, n, b->stream);
     return wait_copy(b, what, "cuMemcpyDtoHAsync", r, err);
 }

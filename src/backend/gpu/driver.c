@@ -364,6 +364,77 @@ tack_status gpu_queue_waited(gpu_queue *q, uint64_t mark, tack_status st, tack_e
     return st;
 }
 
+/* ---- streams and events ------------------------------------------------ */
+
+void gpu_streams_init(gpu_streams *all) {
+    pthread_mutex_init(&all->lock, NULL);
+    all->list = NULL;
+}
+
+void gpu_streams_destroy(gpu_streams *all) { pthread_mutex_destroy(&all->lock); }
+
+tack_status gpu_stream_create(backend *b, const gpu_stream_api *api, gpu_streams *all,
+                              uint64_t handle, void **queue, tack_error *err) {
+    *queue = NULL;
+    gpu_stream *s = calloc(1, sizeof *s);
+    if (!s) return backend_error(err, TACK_ERR_NOMEM, "out of memory making a stream");
+    if (handle) {
+        s->handle = (void *)(uintptr_t)handle;
+        s->foreign = 1;
+    } else {
+        tack_status st = api->create(b, &s->handle, err);
+        if (st) {
+            free(s);
+            return st;
+        }
+    }
+    gpu_queue_init(&s->queue);
+    pthread_mutex_lock(&all->lock);
+    s->next = all->list;
+    if (all->list) all->list->prev = s;
+    all->list = s;
+    pthread_mutex_unlock(&all->lock);
+    *queue = s;
+    return TACK_OK;
+}
+
+void gpu_stream_destroy(backend *b, const gpu_stream_api *api, gpu_streams *all, void *queue) {
+    gpu_stream *s = queue;
+    if (!s) return;
+    pthread_mutex_lock(&all->lock);
+    if (s->prev) s->prev->next = s->next;
+    else all->list = s->next;
+    if (s->next) s->next->prev = s->prev;
+    pthread_mutex_unlock(&all->lock);
+    /* Its launches finish first; an unreported failure has nobody left to
+     * hear it.  Another library's stream stays theirs. */
+    tack_error ignored;
+    gpu_stream_sync(b, api, s, "releasing a stream", &ignored);
+    if (!s->foreign) api->destroy(b, s->handle);
+    gpu_queue_destroy(&s->queue);
+    free(s);
+}
+
+tack_status gpu_stream_sync(backend *b, const gpu_stream_api *api, gpu_stream *s,
+                            const char *what, tack_error *err) {
+    uint64_t mark = gpu_queue_mark(&s->queue);
+    return gpu_queue_waited(&s->queue, mark, api->sync(b, s->handle, what, err), err);
+}
+
+tack_status gpu_streams_sync(backend *b, const gpu_stream_api *api, gpu_streams *all,
+                             const char *what, tack_error *err) {
+    tack_status st = TACK_OK;
+    pthread_mutex_lock(&all->lock);
+    for (gpu_stream *s = all->list; s; s = s->next) {
+        if (!gpu_queue_busy(&s->queue)) continue;
+        tack_error e2;
+        tack_status s2 = gpu_stream_sync(b, api, s, what, st ? &e2 : err);
+        if (!st) st = s2;
+    }
+    pthread_mutex_unlock(&all->lock);
+    return st;
+}
+
 /* ---- the backend table ------------------------------------------------ */
 
 tack_status gpu_inspect_source(const ir_func *f, const gpu_dialect *d, const char *symbol_base,
