@@ -6,10 +6,9 @@
 
 #include <stdio.h>
 
-static tack_status entered(backend *b, tack_error *err) { return cuda_enter(b, err); }
 
 static tack_status create(backend *b, void **stream, tack_error *err) {
-    tack_status st = entered(b, err);
+    tack_status st = cuda_enter(b, err);
     if (st) return st;
     CUstream s = NULL;
     CUresult r = b->cu->StreamCreate(&s, CU_STREAM_NON_BLOCKING);
@@ -20,18 +19,18 @@ static tack_status create(backend *b, void **stream, tack_error *err) {
 
 static void destroy(backend *b, void *stream) {
     tack_error scratch;
-    if (entered(b, &scratch) == TACK_OK) b->cu->StreamDestroy((CUstream)stream);
+    if (cuda_enter(b, &scratch) == TACK_OK) b->cu->StreamDestroy((CUstream)stream);
 }
 
 static tack_status sync(backend *b, void *stream, const char *what, tack_error *err) {
-    tack_status st = entered(b, err);
+    tack_status st = cuda_enter(b, err);
     if (st) return st;
     CUresult r = b->cu->StreamSynchronize((CUstream)stream);
     return r == CUDA_SUCCESS ? TACK_OK : cuda_fail(b->cu, err, what, "cuStreamSynchronize", r);
 }
 
 static tack_status record(backend *b, void *stream, void **event, tack_error *err) {
-    tack_status st = entered(b, err);
+    tack_status st = cuda_enter(b, err);
     if (st) return st;
     CUevent ev = NULL;
     CUresult r = b->cu->EventCreate(&ev, CU_EVENT_DEFAULT); /* timed */
@@ -45,7 +44,7 @@ static tack_status record(backend *b, void *stream, void **event, tack_error *er
 }
 
 static tack_status wait_event(backend *b, void *stream, void *event, tack_error *err) {
-    tack_status st = entered(b, err);
+    tack_status st = cuda_enter(b, err);
     if (st) return st;
     CUresult r = b->cu->StreamWaitEvent((CUstream)stream, (CUevent)event, 0);
     return r == CUDA_SUCCESS ? TACK_OK
@@ -53,7 +52,7 @@ static tack_status wait_event(backend *b, void *stream, void *event, tack_error 
 }
 
 static tack_status event_sync(backend *b, void *event, tack_error *err) {
-    tack_status st = entered(b, err);
+    tack_status st = cuda_enter(b, err);
     if (st) return st;
     CUresult r = b->cu->EventSynchronize((CUevent)event);
     return r == CUDA_SUCCESS
@@ -66,7 +65,7 @@ static tack_status elapsed(backend *b, void *start, void *end, double *ms, tack_
     if (!b->cu->EventElapsedTime)
         return backend_error(err, TACK_ERR_VALUE,
                              "Event.elapsed: the CUDA driver has no cuEventElapsedTime");
-    tack_status st = entered(b, err);
+    tack_status st = cuda_enter(b, err);
     if (st) return st;
     /* cuEventElapsedTime does not wait: the end event first. */
     CUresult r = b->cu->EventSynchronize((CUevent)end);
@@ -80,7 +79,7 @@ static tack_status elapsed(backend *b, void *start, void *end, double *ms, tack_
 
 static void event_free(backend *b, void *event) {
     tack_error scratch;
-    if (event && entered(b, &scratch) == TACK_OK) b->cu->EventDestroy((CUevent)event);
+    if (event && cuda_enter(b, &scratch) == TACK_OK) b->cu->EventDestroy((CUevent)event);
 }
 
 const gpu_stream_api cuda_stream_api = {create,     destroy, sync,    record,

@@ -152,9 +152,11 @@ tack_status hip_open(int index, int num_threads, backend **out, tack_error *err)
     b->hip = hip;
     b->index = index;
     gpu_queue_init(&b->queue);
+    gpu_streams_init(&b->streams);
     hipError_t r = hip->DeviceGet(&b->device, index);
     if (r != hipSuccess) {
         gpu_queue_destroy(&b->queue);
+        gpu_streams_destroy(&b->streams);
         free(b);
         char what[64];
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
@@ -172,6 +174,7 @@ void hip_close(backend *b) {
         b->hip->StreamDestroy(b->stream);
     }
     gpu_queue_destroy(&b->queue);
+    gpu_streams_destroy(&b->streams);
     free(b->target);
     free(b);
 }
@@ -226,9 +229,11 @@ tack_status hip_mem_write(backend *b, void *handle, size_t offset, const void *s
     if (!n) return TACK_OK;
     tack_status st = hip_enter(b, err);
     if (st) return st;
-    hipError_t r = b->hip->MemcpyHtoDAsync((char *)handle + offset, (void *)src, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
+    /* After the launches queued on every tack.Stream too. */
+    if ((st = gpu_streams_sync(b, &hip_stream_api, &b->streams, what, err))) return st;
+    hipError_t r = b->hip->MemcpyHtoDAsync((char *)handle + offset, (void *)src, n, b->stream);
     return wait_copy(b, what, "hipMemcpyHtoDAsync", r, err);
 }
 
@@ -237,8 +242,9 @@ tack_status hip_mem_read(backend *b, const void *handle, size_t offset, void *ds
     if (!n) return TACK_OK;
     tack_status st = hip_enter(b, err);
     if (st) return st;
-    hipError_t r = b->hip->MemcpyDtoHAsync(dst, (char *)handle + offset, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
+    if ((st = gpu_streams_sync(b, &hip_stream_api, &b->streams, what, err))) return st;
+    hipError_t r = b->hip->MemcpyDtoHAsync(dst, (char *)handle + offset, n, b->stream);
     return wait_copy(b, what, "hipMemcpyDtoHAsync", r, err);
 }

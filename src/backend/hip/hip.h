@@ -10,6 +10,7 @@
  *              and its disk-cache artifact (the code object, entry, ISA)
  *   launch.c   a filled pack and the call's device pointers -> one grid
  *              queued on the device's stream
+ *   stream.c   tack.Stream's streams and tack.Event's events
  *   hip.c      the backend table: typed IR -> HIP C++ (gpu_emit, the HIP
  *              dialect) -> code object -> module
  *   offline.c  hip_generate: source or code objects for an ISA without a
@@ -54,6 +55,7 @@ struct backend {
     char *target;         /* cache_target's text, malloc'd */
     hipStream_t stream;   /* this device's own */
     gpu_queue queue;      /* the launches queued on it since the last wait */
+    gpu_streams streams;  /* tack.Stream's (stream.c) */
 };
 
 struct backend_code {
@@ -84,6 +86,8 @@ int hip_arch_valid(const char *arch);
  * launch_pack: the entries every driver has (gpu/driver.h). */
 GPU_DRIVER_DECLARE(hip);
 GPU_DRIVER_QUEUED(hip)
+/* stream.c: streams and timed events for tack.Stream and tack.Event. */
+extern const gpu_stream_api hip_stream_api;
 /* Makes b's device current on this thread. */
 tack_status hip_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: hipErrorX (the runtime's words)";
