@@ -140,7 +140,7 @@ tack_status tack_device_synchronize(tack_device *dev, tack_error *err);
 /* ---- streams and events ---------------------------------------------- */
 
 /* A launch on a device whose arrays are all in its memory may return once
- * queued (OpenCL); copies (tack_device_read, tack_device_write) and
+ * queued (OpenCL, CUDA, HIP, Level Zero); copies (tack_device_read, tack_device_write) and
  * synchronization wait for it, and a failure the device reports later
  * names its kernel there.  Devices that run each launch to completion
  * (the CPU) take streams and events too, so one program runs everywhere.
@@ -152,6 +152,15 @@ tack_status tack_device_synchronize(tack_device *dev, tack_error *err);
 typedef struct tack_stream tack_stream;
 typedef struct tack_event tack_event;
 tack_stream *tack_stream_create(tack_device *dev, tack_error *err);
+/* A stream over another library's stream on dev (a CUstream or hipStream_t
+ * as an integer: CuPy's Stream.ptr, PyTorch's cuda_stream): launches on it
+ * are ordered with that library's work there.  Freeing it leaves their
+ * stream alone.  TACK_ERR_VALUE where dev's streams are not another
+ * library's (OpenCL, the CPU). */
+tack_stream *tack_stream_wrap(tack_device *dev, uint64_t handle, tack_error *err);
+/* The driver's stream handle of s (s NULL: of dev's own queue), for
+ * another library to queue its work on; 0 where dev has none to share. */
+uint64_t tack_stream_handle(tack_device *dev, const tack_stream *s);
 /* Waits for the stream's work, then frees it. */
 void tack_stream_free(tack_stream *s);
 tack_device *tack_stream_device(const tack_stream *s);

@@ -1,8 +1,14 @@
 """CUDA benchmarks for a machine with an NVIDIA GPU (run by bench/gpu/check.sh).
 
-  dispatch  a warm call of `scale` over 8 elements (launch + wait), beside
-            the driver API's floor (cuda_floor.c: the same PTX, cuLaunchKernel
-            + cuStreamSynchronize) and Warp's wp.launch + wp.synchronize
+  dispatch  a warm call of `scale` over 8 elements with tack.synchronize
+            after it (launch + wait), beside the driver API's floor
+            (cuda_floor.c: the same PTX, cuLaunchKernel + cuStreamSynchronize)
+            and Warp's wp.launch + wp.synchronize
+  launch_queue  1000 back-to-back calls of `scale` on device arrays, in
+            us/call: queued (each call returns once its launch is queued;
+            also with the final synchronize) and waited (TACK_LAUNCH_WAIT=1,
+            a child process), each the median of 7 rounds, beside the
+            driver's floors for both (cuda_floor launch ... [queued])
   triad     a[i] = b[i] + s * c[i] over 2**27 f32, in GB/s (3 arrays moved),
             beside a device-to-device copy (cuMemcpyDtoD, counting read +
             write) and CuPy's ElementwiseKernel
@@ -121,8 +127,9 @@ def bench_dispatch(dev, floor_exe, wp):
     out = tack.zeros((8,), device=dev)
     scale(x, out, 2.0)
     assert np.array_equal(out.numpy(), np.arange(8, dtype=np.float32) * 2), "scale: wrong results"
-    us = per_call_us(lambda: scale(x, out, 2.0))
-    result("dispatch.tack", us, "us", "scale over 8 f32, launch + wait")
+    # Launches return queued: the wait is tack.synchronize's.
+    us = per_call_us(lambda: (scale(x, out, 2.0), tack.synchronize(dev)))
+    result("dispatch.tack", us, "us", "scale over 8 f32, launch + tack.synchronize")
     floor = None
     if floor_exe:
         with tempfile.TemporaryDirectory() as d:
@@ -156,6 +163,67 @@ def bench_dispatch(dev, floor_exe, wp):
     wus = per_call_us(wcall)
     result("dispatch.warp", wus, "us", "wp.launch + wp.synchronize")
     result("dispatch.warp_over_tack", wus / us, "x", "target: >= 2")
+
+
+LAUNCHES, ROUNDS = 1000, 7
+
+
+def launch_rounds(dev):
+    """Median us/call of ROUNDS rounds of LAUNCHES calls, without and with
+    the final synchronize; checks the result."""
+    x = tack.array(np.arange(8, dtype=np.float32), device=dev)
+    out = tack.zeros((8,), device=dev)
+    for _ in range(200):  # compiled, and the driver warm
+        scale(x, out, 2.0)
+    tack.synchronize(dev)
+    calls, totals = [], []
+    for _ in range(ROUNDS):
+        t0 = time.perf_counter()
+        for _ in range(LAUNCHES):
+            scale(x, out, 2.0)
+        t1 = time.perf_counter()
+        tack.synchronize(dev)
+        t2 = time.perf_counter()
+        calls.append((t1 - t0) / LAUNCHES * 1e6)
+        totals.append((t2 - t0) / LAUNCHES * 1e6)
+    assert np.array_equal(out.numpy(), np.arange(8, dtype=np.float32) * 2), "scale: wrong results"
+    return statistics.median(calls), statistics.median(totals)
+
+
+def bench_launch_queue(dev, floor_exe):
+    queued, queued_total = launch_rounds(dev)
+    result("launch_queue.queued", queued, "us", f"{LAUNCHES} calls of scale, each returns queued")
+    result("launch_queue.queued_with_sync", queued_total, "us", "the same, the final synchronize included")
+    env = dict(os.environ, TACK_LAUNCH_WAIT="1", _TACK_LAUNCH_QUEUE_CHILD="1")
+    r = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode == 0 and len(r.stdout.split()) == 2:
+        waited = float(r.stdout.split()[0])
+        result("launch_queue.waited", waited, "us", "TACK_LAUNCH_WAIT=1: each call waits")
+        result("launch_queue.waited_over_queued", waited / queued, "x")
+    else:
+        skip("launch_queue.waited", (r.stderr or r.stdout).strip()[-200:])
+    if not floor_exe:
+        skip("launch_queue.driver_floor", "cuda_floor was not built")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        ptx = os.path.join(d, "scale.ptx")
+        with open(ptx, "w") as f:
+            f.write(tack.cuda.compile(scale, np.zeros(8, np.float32), np.zeros(8, np.float32),
+                                      2.0, arch=_arch(dev)))
+        for mode, name in (("queued", "driver_floor_queued"), ("", "driver_floor_waited")):
+            r = subprocess.run([floor_exe, "launch", ptx, "tack_scale", str(LAUNCHES)] +
+                               ([mode] if mode else []), capture_output=True, text=True)
+            if r.returncode == 0:
+                floor = float(r.stdout.strip())
+                result(f"launch_queue.{name}", floor, "us",
+                       "cuLaunchKernel" + (", one sync per round" if mode else
+                                           " + cuStreamSynchronize"))
+                if mode:
+                    result("launch_queue.tack_minus_floor", queued_total - floor, "us",
+                           "queued, final synchronize included")
+            else:
+                skip(f"launch_queue.{name}", r.stderr.strip()[:200])
 
 
 def _arch(dev):
@@ -296,6 +364,7 @@ def main():
     if cp is None:
         skip("cupy", why)
     for name, fn in (("dispatch", lambda: bench_dispatch(dev, floor_exe, wp)),
+                     ("launch_queue", lambda: bench_launch_queue(dev, floor_exe)),
                      ("triad", lambda: bench_triad(dev, floor_exe, cp)),
                      ("nbody", lambda: bench_nbody(dev, wp)),
                      ("reduction", lambda: bench_reduction(dev, cp))):
@@ -306,4 +375,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if os.environ.get("_TACK_LAUNCH_QUEUE_CHILD"):  # bench_launch_queue's waited run
+        print("%.3f %.3f" % launch_rounds(tack.device("cuda")))
+    else:
+        main()

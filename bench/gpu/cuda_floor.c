@@ -6,6 +6,10 @@
  *       pointers) over 8 items on a non-blocking stream, + cuStreamSynchronize,
  *       in a loop: microseconds per launch (the driver work Tack's dispatch
  *       does, which it adds its bookkeeping to)
+ *   cuda_floor launch PTX ENTRY REPS queued   the same launches with one
+ *       cuStreamSynchronize after each round of REPS instead of one per
+ *       launch: microseconds per launch queued back to back (the floor
+ *       under Tack's queued launches)
  *   cuda_floor copy N REPS            device-to-device copy of N f32
  *       (cuMemcpyDtoD, what cudaMemcpy D2D runs): GB/s counting read + write
  *
@@ -50,7 +54,7 @@ static char *slurp(const char *path) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: cuda_floor launch PTX ENTRY REPS | copy N REPS\n");
+        fprintf(stderr, "usage: cuda_floor launch PTX ENTRY REPS [queued] | copy N REPS\n");
         return 2;
     }
     CUdevice dev;
@@ -66,6 +70,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         int reps = atoi(argv[4]);
+        int queued = argc >= 6 && !strcmp(argv[5], "queued");
         CUmodule mod;
         CUfunction fn;
         CK(cuModuleLoadData(&mod, ptx));
@@ -86,8 +91,9 @@ int main(int argc, char **argv) {
             double t = now();
             for (int i = 0; i < reps; i++) {
                 CK(cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL));
-                CK(cuStreamSynchronize(stream));
+                if (!queued) CK(cuStreamSynchronize(stream));
             }
+            if (queued) CK(cuStreamSynchronize(stream));
             double us = (now() - t) / reps * 1e6;
             if (us < best) best = us;
         }
@@ -114,6 +120,6 @@ int main(int argc, char **argv) {
         printf("%.1f\n", 2.0 * bytes / best / 1e9);
         return 0;
     }
-    fprintf(stderr, "usage: cuda_floor launch PTX ENTRY REPS | copy N REPS\n");
+    fprintf(stderr, "usage: cuda_floor launch PTX ENTRY REPS [queued] | copy N REPS\n");
     return 2;
 }

@@ -189,6 +189,13 @@ typedef struct backend_ops {
     tack_status (*event_elapsed)(backend *b, void *start, void *end, double *ms,
                                  tack_error *err);
     void (*event_free)(backend *b, void *event);
+    /* Optional, for a driver whose queues are other libraries' too (CUDA
+     * and HIP streams): queue_wrap makes a queue of another library's
+     * stream handle (queue_destroy then leaves the stream alone), and
+     * queue_handle is a queue's stream handle (NULL: the device's own),
+     * for another library to queue its work on. */
+    tack_status (*queue_wrap)(backend *b, uint64_t handle, void **queue, tack_error *err);
+    uint64_t (*queue_handle)(backend *b, void *queue);
 } backend_ops;
 
 /* Process-wide counts backends keep for tack.stats(): variants whose

@@ -22,11 +22,17 @@ static _Thread_local tack_stream *current;
 
 static int has_queues(const tack_device *d) { return d->ops->queue_create != NULL; }
 
-tack_stream *tack_stream_create(tack_device *dev, tack_error *err) {
+static tack_stream *stream_make(tack_device *dev, uint64_t handle, tack_error *err) {
     ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
     if (!dev) {
         runtime_error(err, TACK_ERR_VALUE, "tack_stream_create: NULL device");
+        return NULL;
+    }
+    if (handle && !dev->ops->queue_wrap) {
+        runtime_error(err, TACK_ERR_VALUE,
+                      "tack.Stream(handle=...): device '%s' has no streams of other libraries "
+                      "(CUDA and HIP do)", dev->name);
         return NULL;
     }
     tack_stream *s = calloc(1, sizeof *s);
@@ -35,11 +41,33 @@ tack_stream *tack_stream_create(tack_device *dev, tack_error *err) {
         return NULL;
     }
     s->dev = dev;
-    if (has_queues(dev) && dev->ops->queue_create(dev->b, &s->queue, err)) {
+    tack_status st = TACK_OK;
+    if (handle) st = dev->ops->queue_wrap(dev->b, handle, &s->queue, err);
+    else if (has_queues(dev)) st = dev->ops->queue_create(dev->b, &s->queue, err);
+    if (st) {
         free(s);
         return NULL;
     }
     return s;
+}
+
+tack_stream *tack_stream_create(tack_device *dev, tack_error *err) {
+    return stream_make(dev, 0, err);
+}
+
+tack_stream *tack_stream_wrap(tack_device *dev, uint64_t handle, tack_error *err) {
+    ERR_OR_SCRATCH(err);
+    if (!handle) {
+        runtime_error(err, TACK_ERR_VALUE, "tack.Stream(handle=0): 0 is no stream");
+        return NULL;
+    }
+    return stream_make(dev, handle, err);
+}
+
+uint64_t tack_stream_handle(tack_device *dev, const tack_stream *s) {
+    if (s) dev = s->dev;
+    if (!dev || !dev->ops->queue_handle) return 0;
+    return dev->ops->queue_handle(dev->b, s ? s->queue : NULL);
 }
 
 void tack_stream_free(tack_stream *s) {

@@ -293,6 +293,10 @@ static struct fake {
     CUDA_TEXTURE_DESC tex_desc;
     CUtexObject last_object, destroyed_object;
     CUarray destroyed_array;
+    /* tack.Stream: the handle the next cuStreamCreate gives (0: FAKE_STREAM),
+     * the last stream destroyed; events recorded, waited for, freed. */
+    CUstream next_stream, destroyed_stream, event_stream, waiting_stream;
+    int events, event_syncs, event_destroys, event_waits;
 } fake;
 
 static CUresult f_init(unsigned flags) { (void)flags; fake.inits++; return CUDA_SUCCESS; }
@@ -385,12 +389,41 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
 static CUresult f_stream_create(CUstream *s, unsigned flags) {
     fake.streams++;
     fake.stream_flags = flags;
-    *s = FAKE_STREAM;
+    *s = fake.next_stream ? fake.next_stream : FAKE_STREAM;
     return CUDA_SUCCESS;
 }
 static CUresult f_stream_destroy(CUstream s) {
-    CHECK(s == FAKE_STREAM);
+    CHECK(s == FAKE_STREAM || s == fake.next_stream);
     fake.stream_destroys++;
+    fake.destroyed_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_create(CUevent *e, unsigned flags) {
+    CHECK(flags == CU_EVENT_DEFAULT);
+    *e = (CUevent)(uintptr_t)(0xe0 + ++fake.events);
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_record(CUevent e, CUstream s) {
+    (void)e;
+    fake.event_stream = s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_sync(CUevent e) {
+    (void)e;
+    if (fake.fail_sync) return fake.fail_sync;
+    fake.event_syncs++;
+    return CUDA_SUCCESS;
+}
+static CUresult f_elapsed(float *ms, CUevent a, CUevent b) {
+    *ms = (float)((uintptr_t)b - (uintptr_t)a) * 0.5f; /* 0.5 ms per event between */
+    return CUDA_SUCCESS;
+}
+static CUresult f_event_destroy(CUevent e) { (void)e; fake.event_destroys++; return CUDA_SUCCESS; }
+static CUresult f_stream_wait_event(CUstream s, CUevent e, unsigned flags) {
+    (void)e;
+    CHECK(flags == 0);
+    fake.event_waits++;
+    fake.waiting_stream = s;
     return CUDA_SUCCESS;
 }
 static CUresult f_stream_sync(CUstream s) {
@@ -453,6 +486,9 @@ static const cuda_driver_api fake_api = {
     .StreamSynchronize = f_stream_sync, .MemcpyHtoDAsync = f_htod, .MemcpyDtoHAsync = f_dtoh,
     .Array3DCreate = f_array3d, .ArrayDestroy = f_array_destroy, .Memcpy3DAsync = f_memcpy3d,
     .TexObjectCreate = f_tex_create, .TexObjectDestroy = f_tex_destroy,
+    .StreamWaitEvent = f_stream_wait_event, .EventCreate = f_event_create,
+    .EventRecord = f_event_record, .EventSynchronize = f_event_sync,
+    .EventElapsedTime = f_elapsed, .EventDestroy = f_event_destroy,
 };
 
 static uint64_t f32_bits(float v) {
@@ -594,8 +630,12 @@ static void test_fake_driver(void) {
     fake.nptrs = 2;
     int syncs = fake.syncs;
     CHECK(again && backend_cuda.launch(b, again, &call, &err) == TACK_OK);
-    CHECK(fake.launches == 1 && fake.syncs == syncs + 1);
-    CHECK(fake.launch_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
+    /* Queued: the launch returns without a wait (caps.queued_launch). */
+    CHECK(fake.launches == 1 && fake.syncs == syncs);
+    CHECK(fake.launch_stream == FAKE_STREAM);
+    backend_caps caps;
+    backend_cuda.caps(b, &caps);
+    CHECK(caps.queued_launch == 1);
     CHECK(fake.pack[GPU_PACK_START] == 0 && fake.pack[GPU_PACK_STEP] == 1 &&
           fake.pack[GPU_PACK_COUNT] == 1000 && fake.pack[GPU_PACK_INNER0] == 1);
     CHECK((uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.5f));
@@ -608,12 +648,51 @@ static void test_fake_driver(void) {
     CHECK(strstr(err.message, "kernel 'scale': cuLaunchKernel failed: "
                               "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") != NULL);
     fake.fail_launch = 0;
-    /* A fault in the kernel's run surfaces at the stream's wait. */
+    /* A fault in a queued kernel's run surfaces at the next wait (a copy),
+     * which names it; reported once. */
     fake.fail_sync = CUDA_ERROR_LAUNCH_FAILED;
-    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_ERR_DEVICE);
-    CHECK(strstr(err.message, "kernel 'scale': cuStreamSynchronize failed: "
-                              "CUDA_ERROR_LAUNCH_FAILED") != NULL);
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_OK);
+    char got[8];
+    void *hb = NULL;
     fake.fail_sync = 0;
+    CHECK(backend_cuda.mem_alloc(b, 8, &hb, &err) == TACK_OK);
+    fake.fail_sync = CUDA_ERROR_LAUNCH_FAILED;
+    CHECK(backend_cuda.mem_read(b, hb, 0, got, 8, &err) == TACK_ERR_DEVICE);
+    printf("queued fault: %s\n", err.message);
+    CHECK(strstr(err.message, "kernel 'scale' (queued earlier, reported at synchronization): "
+                              "reading 8 bytes at offset 0: cuStreamSynchronize failed: "
+                              "CUDA_ERROR_LAUNCH_FAILED") != NULL);
+    CHECK(backend_cuda.mem_read(b, hb, 0, got, 8, &err) == TACK_ERR_DEVICE);
+    CHECK(strstr(err.message, "'scale'") == NULL);
+    /* Several launches before the wait: the failure names each kernel it
+     * may have been; synchronize (the context's) reports it too. */
+    fake.fail_sync = 0;
+    call.kernel_name = "first";
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_OK);
+    call.kernel_name = "second";
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_OK);
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_OK);
+    call.kernel_name = "scale";
+    fake.fail_sync = CUDA_ERROR_LAUNCH_FAILED;
+    CHECK(backend_cuda.synchronize(b, &err) == TACK_ERR_DEVICE);
+    printf("queued faults: %s\n", err.message);
+    CHECK(strstr(err.message, "one of the kernels 'first', 'second' (queued since the last "
+                              "synchronization, reported there): synchronizing the device: "
+                              "cuCtxSynchronize failed") != NULL);
+    /* The runtime's wait after a launch (debug, tack.timer,
+     * TACK_LAUNCH_WAIT=1) is the stream's, naming the kernel. */
+    fake.fail_sync = 0;
+    CHECK(backend_cuda.launch(b, again, &call, &err) == TACK_OK);
+    fake.fail_sync = CUDA_ERROR_ILLEGAL_ADDRESS;
+    fake.sync_stream = NULL;
+    CHECK(backend_cuda.queue_synchronize(b, NULL, &err) == TACK_ERR_DEVICE);
+    CHECK(fake.sync_stream == NULL);
+    CHECK(strstr(err.message, "kernel 'scale' (queued earlier") &&
+          strstr(err.message, "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS"));
+    fake.fail_sync = 0;
+    CHECK(backend_cuda.queue_synchronize(b, NULL, &err) == TACK_OK &&
+          fake.sync_stream == FAKE_STREAM);
+    backend_cuda.mem_free(b, hb);
     fake.fail_load = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     CHECK(f && backend_cuda.build(b, f, "x", &other, &ns, &err) == TACK_ERR_DEVICE && !other);
     printf("refused PTX: %s\n", err.message);
@@ -642,10 +721,78 @@ static void test_fake_driver(void) {
         tack_arg da[3] = {tack_arg_array(x, TACK_F32, 1, shape, 0),
                           tack_arg_array(out, TACK_F32, 1, shape, 1), tack_arg_float(2.0)};
         da[0].device = da[1].device = dev;
-        int launches = fake.launches;
+        int launches = fake.launches, syncs0 = fake.syncs;
         CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
         CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
         CHECK(fake.launches == launches + 2 && tack_kernel_num_variants(k, dev) == 1);
+        /* Device arrays only: both returned queued; a read waits, and a
+         * fault the stand-in reports there names the kernel. */
+        CHECK(fake.syncs == syncs0);
+        float head[4];
+        fake.fail_sync = CUDA_ERROR_ILLEGAL_ADDRESS;
+        CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE);
+        CHECK(strstr(err.message, "kernel 'scale' (queued earlier, reported at "
+                                  "synchronization)") != NULL);
+        fake.fail_sync = 0;
+        /* Under tack.timer a launch waits (its time is the kernel's). */
+        tack_set_launch_timing(1);
+        syncs0 = fake.syncs;
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK && fake.syncs == syncs0 + 1);
+        tack_set_launch_timing(0);
+        /* tack.Stream: a non-blocking stream of its own; launches under
+         * `with stream` go on it, queued. */
+        CHECK(tack_stream_handle(dev, NULL) == (uint64_t)(uintptr_t)FAKE_STREAM);
+        fake.next_stream = (CUstream)(uintptr_t)0x5f;
+        tack_stream *s = tack_stream_create(dev, &err);
+        CHECK(s && fake.stream_flags == CU_STREAM_NON_BLOCKING);
+        CHECK(tack_stream_handle(NULL, s) == 0x5f);
+        tack_stream *was = tack_stream_set_current(s);
+        syncs0 = fake.syncs;
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+        CHECK(fake.launch_stream == fake.next_stream && fake.syncs == syncs0);
+        tack_stream_set_current(was);
+        fake.sync_stream = NULL;
+        CHECK(tack_stream_synchronize(s, &err) == TACK_OK && fake.sync_stream == fake.next_stream);
+        /* A copy waits for every stream; a fault there names the stream's
+         * kernel. */
+        tack_stream_set_current(s);
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+        tack_stream_set_current(was);
+        fake.fail_sync = CUDA_ERROR_LAUNCH_FAILED;
+        CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier"));
+        fake.fail_sync = 0;
+        /* Events: recorded on the stream, waited for by the device's own
+         * queue, timed by the device. */
+        tack_event *e1 = tack_event_record(dev, s, &err);
+        CHECK(e1 && fake.event_stream == fake.next_stream);
+        tack_event *e2 = tack_event_record(dev, NULL, &err);
+        CHECK(e2 && fake.event_stream == FAKE_STREAM);
+        tack_stream *w = tack_stream_wrap(dev, 0x7777, &err); /* another library's */
+        CHECK(w && tack_stream_handle(NULL, w) == 0x7777);
+        CHECK(tack_stream_wait_event(w, e1, &err) == TACK_OK &&
+              fake.waiting_stream == (CUstream)(uintptr_t)0x7777 && fake.event_waits == 1);
+        int esyncs = fake.event_syncs;
+        CHECK(tack_event_synchronize(e1, &err) == TACK_OK && fake.event_syncs == esyncs + 1);
+        double ms = 0;
+        CHECK(tack_event_elapsed(e1, e2, &ms, &err) == TACK_OK && ms == 0.5);
+        tack_event_free(e1);
+        tack_event_free(e2);
+        CHECK(fake.event_destroys == 2);
+        /* Launches on the wrapped stream go there; freeing it leaves it. */
+        tack_stream_set_current(w);
+        CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK &&
+              fake.launch_stream == (CUstream)(uintptr_t)0x7777);
+        tack_stream_set_current(was);
+        int destroys0 = fake.stream_destroys;
+        fake.sync_stream = NULL;
+        tack_stream_free(w);
+        CHECK(fake.stream_destroys == destroys0 && fake.sync_stream == (CUstream)(uintptr_t)0x7777);
+        CHECK(!tack_stream_wrap(dev, 0, &err) && err.status == TACK_ERR_VALUE);
+        tack_stream_free(s);
+        CHECK(fake.stream_destroys == destroys0 + 1 && fake.destroyed_stream == fake.next_stream);
+        fake.next_stream = NULL;
+        launches = fake.launches - 2;
         CHECK(fake.ptrs[0] == (CUdeviceptr)(uintptr_t)x && fake.ptrs[1] == (CUdeviceptr)(uintptr_t)out);
         /* The pack from the range the runtime evaluated (call->range). */
         CHECK(fake.pack[GPU_PACK_COUNT] == 1000 && fake.pack[GPU_PACK_STEP] == 1 &&
@@ -656,7 +803,9 @@ static void test_fake_driver(void) {
         CHECK(fake.launches == launches + 2);
         tack_set_debug(1);
         fake.nptrs = 4;
+        syncs0 = fake.syncs;
         CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+        CHECK(fake.syncs > syncs0); /* debug mode waits for each launch */
         tack_set_debug(0);
         fake.nptrs = 2; /* the plain variant's x and out */
         CHECK(fake.launches == launches + 3 && tack_kernel_num_variants(k, dev) == 2);
@@ -670,8 +819,8 @@ static void test_fake_driver(void) {
         int frees = fake.frees, syncs = fake.syncs, ctx_syncs = fake.ctx_syncs;
         CHECK(tack_kernel_launch(k, dev, wa, 3, &err) == TACK_OK);
         CHECK(fake.ptrs[1] == (CUdeviceptr)(uintptr_t)theirs && fake.frees == frees);
-        CHECK(tack_device_synchronize(dev, &err) == TACK_OK && fake.syncs == syncs + 1 &&
-              fake.ctx_syncs == ctx_syncs + 1);
+        CHECK(fake.syncs == syncs); /* queued */
+        CHECK(tack_device_synchronize(dev, &err) == TACK_OK && fake.ctx_syncs == ctx_syncs + 1);
         CHECK(!tack_device_wrap_mem(dev, 0, 4, &err) && err.status == TACK_ERR_VALUE);
         free(theirs);
         tack_device_free_mem(dev, x);

@@ -296,6 +296,10 @@ static struct fake {
     hipStream_t launch_stream, copy_stream;
     int copies;
     const char *arch; /* gcnArchName */
+    /* tack.Stream: the handle the next stream gets (0: FAKE_STREAM), the
+     * last one synchronized; events recorded, waited for. */
+    hipStream_t next_stream, sync_stream, event_stream, waiting_stream;
+    int events, event_waits, event_destroys;
 } fake = {.count = 1, .current = -1, .arch = "gfx90a:sramecc+:xnack-"};
 
 static hipError_t f_init(unsigned flags) {
@@ -398,18 +402,41 @@ static const char *f_errstr(hipError_t e) { return e == hipErrorOutOfMemory ? "o
 static hipError_t f_stream_create(hipStream_t *s, unsigned flags) {
     fake.streams++;
     fake.stream_flags = flags;
-    *s = FAKE_STREAM;
+    *s = fake.next_stream ? fake.next_stream : FAKE_STREAM;
     return hipSuccess;
 }
 static hipError_t f_stream_destroy(hipStream_t s) {
-    CHECK(s == FAKE_STREAM);
+    CHECK(s == FAKE_STREAM || s == fake.next_stream);
     fake.stream_destroys++;
     return hipSuccess;
 }
 static hipError_t f_stream_sync(hipStream_t s) {
-    CHECK(s == FAKE_STREAM);
+    CHECK(s == FAKE_STREAM || s == fake.next_stream || s == (hipStream_t)(uintptr_t)0x7777);
     if (fake.fail_sync) return fake.fail_sync;
     fake.syncs++;
+    fake.sync_stream = s;
+    return hipSuccess;
+}
+static hipError_t f_event_create(hipEvent_t *e) {
+    *e = (hipEvent_t)(uintptr_t)(0xe0 + ++fake.events);
+    return hipSuccess;
+}
+static hipError_t f_event_record(hipEvent_t e, hipStream_t s) {
+    (void)e;
+    fake.event_stream = s;
+    return hipSuccess;
+}
+static hipError_t f_event_sync(hipEvent_t e) { (void)e; return fake.fail_sync; }
+static hipError_t f_elapsed(float *ms, hipEvent_t a, hipEvent_t b) {
+    *ms = (float)((uintptr_t)b - (uintptr_t)a) * 0.25f;
+    return hipSuccess;
+}
+static hipError_t f_event_destroy(hipEvent_t e) { (void)e; fake.event_destroys++; return hipSuccess; }
+static hipError_t f_stream_wait_event(hipStream_t s, hipEvent_t e, unsigned flags) {
+    (void)e;
+    CHECK(flags == 0);
+    fake.event_waits++;
+    fake.waiting_stream = s;
     return hipSuccess;
 }
 
@@ -423,6 +450,9 @@ static const hip_runtime_api fake_api = {
     .GetErrorName = f_errname, .GetErrorString = f_errstr,
     .StreamCreateWithFlags = f_stream_create, .StreamDestroy = f_stream_destroy,
     .StreamSynchronize = f_stream_sync, .MemcpyHtoDAsync = f_htod, .MemcpyDtoHAsync = f_dtoh,
+    .StreamWaitEvent = f_stream_wait_event, .EventCreate = f_event_create,
+    .EventRecord = f_event_record, .EventSynchronize = f_event_sync,
+    .EventElapsedTime = f_elapsed, .EventDestroy = f_event_destroy,
 };
 
 static uint64_t f32_bits(float v) {
@@ -560,7 +590,8 @@ static void test_fake_runtime(void) {
         fake.nptrs = 2;
         syncs = fake.syncs;
         CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
-        CHECK(fake.launches == 1 && fake.launch_stream == FAKE_STREAM && fake.syncs == syncs + 1);
+        /* Queued: the launch returns without a wait (caps.queued_launch). */
+        CHECK(fake.launches == 1 && fake.launch_stream == FAKE_STREAM && fake.syncs == syncs);
         CHECK(fake.pack[GPU_PACK_START] == 0 && fake.pack[GPU_PACK_STEP] == 1 &&
               fake.pack[GPU_PACK_COUNT] == 1000 &&
               (uint64_t)fake.pack[GPU_PACK_SCALARS + 2] == f32_bits(2.0f));
@@ -577,11 +608,35 @@ static void test_fake_runtime(void) {
         CHECK(strstr(err.message, "kernel 'scale': hipModuleLaunchKernel failed: "
                                   "hipErrorLaunchOutOfResources") != NULL);
         fake.fail_launch = 0;
+        /* A fault in the queued kernel surfaces at the next wait (a copy),
+         * naming it, once. */
         fake.fail_sync = hipErrorIllegalAddress;
-        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_ERR_DEVICE);
-        CHECK(strstr(err.message, "kernel 'scale': hipStreamSynchronize failed: "
+        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
+        char got[8];
+        CHECK(backend_hip.mem_read(b, out, 0, got, 8, &err) == TACK_ERR_DEVICE);
+        printf("queued fault: %s\n", err.message);
+        CHECK(strstr(err.message, "kernel 'scale' (queued earlier, reported at synchronization): "
+                                  "reading 8 bytes at offset 0: hipStreamSynchronize failed: "
                                   "hipErrorIllegalAddress") != NULL);
+        CHECK(backend_hip.mem_read(b, out, 0, got, 8, &err) == TACK_ERR_DEVICE &&
+              !strstr(err.message, "'scale'"));
+        /* The device's synchronize and the runtime's per-launch wait
+         * (queue_synchronize) name it too. */
         fake.fail_sync = 0;
+        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
+        fake.fail_sync = hipErrorLaunchFailure;
+        CHECK(backend_hip.synchronize(b, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier") &&
+              strstr(err.message, "hipDeviceSynchronize failed"));
+        fake.fail_sync = 0;
+        CHECK(backend_hip.launch(b, code, &call, &err) == TACK_OK);
+        fake.fail_sync = hipErrorLaunchFailure;
+        CHECK(backend_hip.queue_synchronize(b, NULL, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier") &&
+              strstr(err.message, "hipStreamSynchronize failed"));
+        fake.fail_sync = 0;
+        syncs = fake.syncs;
+        CHECK(backend_hip.queue_synchronize(b, NULL, &err) == TACK_OK && fake.syncs == syncs + 1);
         backend_hip.mem_free(b, x);
         backend_hip.mem_free(b, out);
         backend_hip.release(b, code);
@@ -627,16 +682,62 @@ static void test_fake_runtime(void) {
             da[0].device = da[1].device = dev;
             int launches = fake.launches;
             fake.nptrs = 2;
+            int syncs0 = fake.syncs;
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
             CHECK(fake.launches == launches + 2 && tack_kernel_num_variants(k, dev) == 1);
+            CHECK(fake.syncs == syncs0); /* queued */
+            float head[4];
+            fake.fail_sync = hipErrorIllegalAddress;
+            CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE &&
+                  strstr(err.message, "kernel 'scale' (queued earlier"));
+            fake.fail_sync = 0;
+            /* tack.Stream: a stream of its own, launches queued on it; a
+             * copy waits for it and names its kernel; events on it. */
+            CHECK(tack_stream_handle(dev, NULL) == (uint64_t)(uintptr_t)FAKE_STREAM);
+            fake.next_stream = (hipStream_t)(uintptr_t)0x5f;
+            tack_stream *s = tack_stream_create(dev, &err);
+            CHECK(s && tack_stream_handle(NULL, s) == 0x5f &&
+                  fake.stream_flags == hipStreamNonBlocking);
+            tack_stream *was = tack_stream_set_current(s);
+            syncs0 = fake.syncs;
+            CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+            tack_stream_set_current(was);
+            CHECK(fake.launch_stream == fake.next_stream && fake.syncs == syncs0);
+            fake.fail_sync = hipErrorLaunchFailure;
+            CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE &&
+                  strstr(err.message, "kernel 'scale' (queued earlier"));
+            fake.fail_sync = 0;
+            CHECK(tack_stream_synchronize(s, &err) == TACK_OK && fake.sync_stream == fake.next_stream);
+            tack_event *e1 = tack_event_record(dev, s, &err);
+            CHECK(e1 && fake.event_stream == fake.next_stream);
+            tack_event *e2 = tack_event_record(dev, NULL, &err);
+            CHECK(e2 && fake.event_stream == FAKE_STREAM);
+            tack_stream *w = tack_stream_wrap(dev, 0x7777, &err);
+            CHECK(w && tack_stream_wait_event(w, e1, &err) == TACK_OK &&
+                  fake.waiting_stream == (hipStream_t)(uintptr_t)0x7777);
+            double ms = 0;
+            CHECK(tack_event_elapsed(e1, e2, &ms, &err) == TACK_OK && ms == 0.25);
+            CHECK(tack_event_synchronize(e1, &err) == TACK_OK);
+            tack_event_free(e1);
+            tack_event_free(e2);
+            CHECK(fake.event_destroys == 2);
+            int destroys0 = fake.stream_destroys;
+            tack_stream_free(w); /* another library's: left alone */
+            CHECK(fake.stream_destroys == destroys0);
+            tack_stream_free(s);
+            CHECK(fake.stream_destroys == destroys0 + 1);
+            fake.next_stream = NULL;
+            launches = fake.launches - 2; /* the stream's launch aside */
             CHECK(fake.ptrs[0] == x && fake.ptrs[1] == out);
             CHECK(fake.pack[GPU_PACK_COUNT] == 1000);
             tack_arg host_args[3] = {tack_arg_array(host, TACK_F32, 1, shape, 0), da[1], da[2]};
             CHECK(tack_kernel_launch(k, dev, host_args, 3, &err) == TACK_ERR_TYPE);
             tack_set_debug(1);
             fake.nptrs = 4;
+            syncs0 = fake.syncs;
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+            CHECK(fake.syncs > syncs0); /* debug mode waits for each launch */
             tack_set_debug(0);
             CHECK(fake.launches == launches + 3 && tack_kernel_num_variants(k, dev) == 2);
             tack_device_free_mem(dev, x);

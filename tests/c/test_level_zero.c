@@ -238,6 +238,10 @@ static struct fake {
     unsigned char args[8][256];
     size_t arg_size[8];
     ze_command_list_handle_t launch_list;
+    /* zeCommandListHostSynchronize: the waits, and the failure it reports
+     * (a queued kernel's fault). */
+    int host_syncs;
+    ze_result_t fail_sync;
 } fake = {.ndevices = 1, .module_flags = ZE_DEVICE_MODULE_FLAG_FP64 | ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS};
 
 static ze_result_t f_init(uint32_t flags) {
@@ -411,6 +415,13 @@ static ze_result_t f_free(ze_context_handle_t c, void *p) {
     return ZE_RESULT_SUCCESS;
 }
 
+static ze_result_t f_host_sync(ze_command_list_handle_t l, uint64_t timeout) {
+    CHECK(l == H(0x11) && timeout == UINT64_MAX);
+    if (fake.fail_sync) return fake.fail_sync;
+    fake.host_syncs++;
+    return ZE_RESULT_SUCCESS;
+}
+
 static const ze_api fake_api = {
     .Init = f_init, .DriverGet = f_drivers, .DriverGetProperties = f_driver_props,
     .DeviceGet = f_devices, .DeviceGetProperties = f_props, .DeviceGetComputeProperties = f_compute,
@@ -421,7 +432,7 @@ static const ze_api fake_api = {
     .ModuleBuildLogGetString = f_log, .ModuleBuildLogDestroy = f_log_destroy,
     .ModuleGetNativeBinary = f_native, .KernelCreate = f_kernel, .KernelDestroy = f_kernel_destroy,
     .KernelSetGroupSize = f_group, .KernelSetArgumentValue = f_arg, .MemAllocDevice = f_alloc,
-    .MemFree = f_free,
+    .MemFree = f_free, .CommandListHostSynchronize = f_host_sync,
 };
 
 static uint64_t f32_bits(float v) {
@@ -459,9 +470,11 @@ static void test_fake_driver(void) {
                               "(\"level_zero:0\" is Fake Arc A770 0)") != NULL);
     CHECK(backend_level_zero.open(0, 0, &b, &err) == TACK_OK && b);
     if (!b) goto done;
-    CHECK(fake.list_mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS && fake.lists == 1);
+    /* zeCommandListHostSynchronize: an asynchronous list, launches queued. */
+    CHECK(fake.list_mode == ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS && fake.lists == 1);
     backend_caps caps;
     backend_level_zero.caps(b, &caps);
+    CHECK(caps.queued_launch == 1);
     CHECK(!caps.host_memory && caps.locked_dispatch && caps.fp64 && caps.atomics64 && !caps.images);
     CHECK(caps.compute_units == 512 && caps.max_workgroup == 1024 && caps.local_mem_bytes == 65536);
     CHECK(caps.global_mem_bytes == (int64_t)16 << 30 && caps.max_alloc_bytes == (int64_t)4 << 30);
@@ -472,12 +485,13 @@ static void test_fake_driver(void) {
           strstr(target, "ocloc=") && strstr(target, "-cl-std=CL1.2") && strstr(target, "fp64=1"));
     test_groups(b);
 
-    /* Memory: synchronous copies on the device's list. */
+    /* Memory: copies on the device's list, each waited for. */
     void *h = NULL;
     CHECK(backend_level_zero.mem_alloc(b, 64, &h, &err) == TACK_OK && h);
     float in[16], back[16];
     for (int i = 0; i < 16; i++) in[i] = (float)i * 1.5f;
     CHECK(backend_level_zero.mem_write(b, h, 0, in, sizeof in, &err) == TACK_OK && fake.copies == 1);
+    CHECK(fake.host_syncs == 1);
     CHECK(backend_level_zero.mem_read(b, h, 8, back, 8, &err) == TACK_OK && back[0] == in[2] &&
           back[1] == in[3]);
     fake.fail_alloc = ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
@@ -555,8 +569,10 @@ static void test_fake_driver(void) {
         int64_t range[BACKEND_RANGE_LEN];
         backend_call call = {"scale", slots, (const int64_t(*)[TACK_MAX_NDIM])dims, 3, 0, range, NULL};
         CHECK(backend_level_zero.range(b, code, &call, range, &err) == TACK_OK);
+        int host_syncs = fake.host_syncs;
         CHECK(backend_level_zero.launch(b, code, &call, &err) == TACK_OK);
         CHECK(fake.launches == 1 && fake.launch_list == H(0x11));
+        CHECK(fake.host_syncs == host_syncs); /* queued: no wait */
         int64_t pack[GPU_PACK_SCALARS + 3];
         CHECK(fake.arg_size[0] == sizeof pack);
         memcpy(pack, fake.args[0], sizeof pack);
@@ -576,8 +592,35 @@ static void test_fake_driver(void) {
         CHECK(strstr(err.message, "kernel 'scale': zeCommandListAppendLaunchKernel failed: "
                                   "ZE_RESULT_ERROR_DEVICE_LOST") != NULL);
         fake.fail_launch = 0;
+        /* A fault in the queued kernel surfaces at the next wait (a copy),
+         * naming it, once; synchronize and the runtime's per-launch wait
+         * (queue_synchronize) too. */
+        fake.fail_sync = ZE_RESULT_ERROR_DEVICE_LOST;
+        float got[2];
+        CHECK(backend_level_zero.mem_read(b, out, 0, got, 8, &err) == TACK_ERR_DEVICE);
+        printf("queued fault: %s\n", err.message);
+        CHECK(strstr(err.message, "kernel 'scale' (queued earlier, reported at synchronization): "
+                                  "reading 8 bytes at offset 0: zeCommandListHostSynchronize "
+                                  "failed: ZE_RESULT_ERROR_DEVICE_LOST") != NULL);
+        CHECK(backend_level_zero.mem_read(b, out, 0, got, 8, &err) == TACK_ERR_DEVICE &&
+              !strstr(err.message, "'scale'"));
+        fake.fail_sync = 0;
+        CHECK(backend_level_zero.launch(b, code, &call, &err) == TACK_OK);
+        fake.fail_sync = ZE_RESULT_ERROR_DEVICE_LOST;
+        CHECK(backend_level_zero.synchronize(b, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier"));
+        fake.fail_sync = 0;
+        CHECK(backend_level_zero.launch(b, code, &call, &err) == TACK_OK);
+        fake.fail_sync = ZE_RESULT_ERROR_DEVICE_LOST;
+        CHECK(backend_level_zero.queue_synchronize(b, NULL, &err) == TACK_ERR_DEVICE &&
+              strstr(err.message, "kernel 'scale' (queued earlier"));
+        fake.fail_sync = 0;
+        /* zeMemFree does not wait: a free after a queued launch does. */
+        CHECK(backend_level_zero.launch(b, code, &call, &err) == TACK_OK);
+        host_syncs = fake.host_syncs;
         backend_level_zero.mem_free(b, x);
         backend_level_zero.mem_free(b, out);
+        CHECK(fake.host_syncs == host_syncs + 1);
         backend_level_zero.release(b, code);
         CHECK(fake.kernels == fake.kernel_destroys && fake.modules == fake.module_destroys);
     } else if (!have_ocloc) {
@@ -618,6 +661,21 @@ static void test_fake_driver(void) {
     fake.module_flags = ZE_DEVICE_MODULE_FLAG_FP64 | ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS;
     arena_free(&ast);
 
+    /* A loader before Level Zero 1.6 (no zeCommandListHostSynchronize):
+     * a synchronous list, every launch waited for by its append. */
+    static ze_api old_api;
+    old_api = fake_api;
+    old_api.CommandListHostSynchronize = NULL;
+    ze_set_for_testing(&old_api);
+    CHECK(backend_level_zero.open(0, 0, &b, &err) == TACK_OK && b);
+    if (b) {
+        backend_level_zero.caps(b, &caps);
+        CHECK(fake.list_mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS && !caps.queued_launch);
+        CHECK(backend_level_zero.synchronize(b, &err) == TACK_OK);
+        backend_level_zero.close(b);
+    }
+    ze_set_for_testing(&fake_api);
+
     /* Through the runtime: a device, device arrays, two launches of one
      * variant, and the debug variant. */
     if (have_ocloc) {
@@ -632,14 +690,23 @@ static void test_fake_driver(void) {
                               tack_arg_array(out, TACK_F32, 1, shape, 1), tack_arg_float(2.0)};
             da[0].device = da[1].device = dev;
             int launches = fake.launches;
+            int syncs0 = fake.host_syncs;
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
             CHECK(fake.launches == launches + 2 && tack_kernel_num_variants(k, dev) == 1);
+            CHECK(fake.host_syncs == syncs0); /* queued */
+            float head[4];
+            fake.fail_sync = ZE_RESULT_ERROR_DEVICE_LOST;
+            CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE &&
+                  strstr(err.message, "kernel 'scale' (queued earlier"));
+            fake.fail_sync = 0;
             void *p1;
             memcpy(&p1, fake.args[1], 8);
             CHECK(p1 == x);
             tack_set_debug(1);
+            syncs0 = fake.host_syncs;
             CHECK(tack_kernel_launch(k, dev, da, 3, &err) == TACK_OK);
+            CHECK(fake.host_syncs > syncs0); /* debug mode waits for each launch */
             if (err.status) fprintf(stderr, "debug: %s\n", err.message);
             tack_set_debug(0);
             CHECK(fake.launches == launches + 3 && tack_kernel_num_variants(k, dev) == 2);

@@ -232,6 +232,18 @@ def test_cpu_accepts_streams():
     tack.synchronize()
 
 
+def test_stream_handles_exist_only_where_streams_are_shared(gpu):
+    # cuda_stream is the driver's handle on CUDA and HIP (the stand-in
+    # driver tests check those: tests/c/test_cuda.c); OpenCL queues and the
+    # CPU have none to share, and refuse another library's.
+    for dev in (gpu, "cpu"):
+        assert tack.Stream(dev).cuda_stream == 0
+        with pytest.raises(ValueError, match="has no streams of other libraries"):
+            tack.Stream(dev, handle=0x1234)
+    with pytest.raises(TypeError, match="expected an int"):
+        tack.Stream("cpu", handle="0x1234")
+
+
 def test_event_from_another_device_is_refused(gpu):
     e = tack.Stream("cpu").record()
     with pytest.raises(ValueError, match="recorded on device"):

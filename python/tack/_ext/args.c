@@ -315,6 +315,7 @@ static int convert_foreign(const conv *c, PyObject *o, tack_arg *a)
     if (ext_foreign_sync(&f, dev) < 0 || !(a->data = ext_foreign_handle(&f, dev)))
         return conv_reraise(c);
     a->device = ((ext_DeviceObject *)dev)->dev;
+    st->foreign_device = 1;
     return 0;
 }
 
@@ -603,6 +604,7 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern)
     st->home.keep = NULL;
     st->home.kern = kern;
     st->nowners = 0;
+    st->foreign_device = 0;
 }
 
 /* A @tack.struct record passed by value (a NumPy void scalar): a

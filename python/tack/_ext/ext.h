@@ -283,6 +283,9 @@ typedef struct {
      * the launch: no allocation, so the protocols cost the launch little. */
     PyObject *owners[2 * TACK_MAX_PARAMS];
     int nowners;
+    /* Another library's device memory is an argument: its owner reads it
+     * on a stream of its own, so the launch is waited for (kernel.c). */
+    int foreign_device;
 } ext_launch_state;
 
 void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern);

@@ -1534,6 +1534,26 @@ static device_kind array_device(const ext_ArrayObject *a, DLDevice *out)
     return DEV_OTHER;
 }
 
+/* Launches on device arrays return queued (CUDA, HIP, OpenCL): before
+ * another library reads the memory on a stream of its own, the device's
+ * work is waited for, and a queued launch's failure raised.  0, -1. */
+static int settle(ext_ArrayObject *a)
+{
+    tack_device *dev = ((ext_DeviceObject *)a->device)->dev;
+    if (ext_Array_on_host(a))
+        return 0;
+    tack_error err;
+    tack_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tack_device_synchronize(dev, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TACK_OK) {
+        ext_raise(&err);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *interface_dict(ext_ArrayObject *a)
 {
     char typestr[8];
@@ -1571,8 +1591,11 @@ PyObject *ext_cuda_array_interface(PyObject *self, void *closure)
                      "device", tack_device_name(((ext_DeviceObject *)a->device)->dev));
         return NULL;
     }
+    /* The queued work is waited for here, so the consumer's stream needs
+     * no event: "stream" is None. */
+    if (settle(a) < 0)
+        return NULL;
     PyObject *d = interface_dict(a);
-    /* Tack's launches and copies return finished: nothing to wait for. */
     if (d && PyDict_SetItemString(d, "stream", Py_None) < 0)
         Py_CLEAR(d);
     return d;
@@ -1685,7 +1708,8 @@ PyObject *ext_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &max_version, &dl_device, &copy))
         return NULL;
     ext_ArrayObject *a = (ext_ArrayObject *)self;
-    /* Tack's launches return finished, so any stream may read at once. */
+    /* Queued launches are waited for before the export (settle), so any
+     * stream may read at once. */
     if (stream != Py_None && !PyLong_Check(stream)) {
         PyErr_Format(PyExc_TypeError, "__dlpack__(): stream must be None or an int, not %.100s",
                      Py_TYPE(stream)->tp_name);
@@ -1748,5 +1772,7 @@ PyObject *ext_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
         Py_DECREF(c);
         return cap;
     }
+    if (settle(a) < 0)
+        return NULL;
     return export_capsule(a, versioned, 0);
 }

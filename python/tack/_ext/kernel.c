@@ -360,6 +360,13 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
     err.lineno = err.col = 0;
     tack_results results;
     tack_status s = tack_kernel_call(kern->k, d, targs, (int)nargs, &results, &err);
+    /* A queued launch over another library's memory finishes before the
+     * call returns: that library may read it at once, on its own stream. */
+    if (s == TACK_OK && st.foreign_device) {
+        Py_BEGIN_ALLOW_THREADS
+        s = tack_device_synchronize(d, &err);
+        Py_END_ALLOW_THREADS
+    }
     ext_release_args(&st);
     Py_DECREF(dev);
     if (s == TACK_OK) {

@@ -223,8 +223,8 @@ static PyMethodDef module_methods[] = {
     {"synchronize", (PyCFunction)(void (*)(void))ext_synchronize, METH_VARARGS | METH_KEYWORDS,
      "synchronize(device=None)\n--\n\n"
      "Waits until the work queued on device, on all its queues (default: on\n"
-     "every device opened so far), has finished.  OpenCL calls on device\n"
-     "arrays return once queued; copies and .numpy() wait by themselves, so\n"
+     "every device opened so far), has finished.  GPU calls on device arrays\n"
+     "return once queued; copies and .numpy() wait by themselves, so\n"
      "this is for timing (tack.timer), for memory shared with other\n"
      "libraries, and to raise a queued launch's failure, which names its\n"
      "kernel."},

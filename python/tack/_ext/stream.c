@@ -31,15 +31,28 @@ static int fail(tack_status st, const tack_error *err)
 
 static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"device", NULL};
-    PyObject *device = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Stream", kwlist, &device))
+    static char *kwlist[] = {"device", "handle", NULL};
+    PyObject *device = Py_None, *handle = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$O:Stream", kwlist, &device, &handle))
         return NULL;
+    unsigned long long h = 0;
+    if (handle != Py_None) {
+        /* Another library's stream: CuPy's Stream.ptr, torch's cuda_stream. */
+        if (!PyLong_Check(handle))
+            return PyErr_Format(PyExc_TypeError,
+                                "Stream(handle=...): expected an int (a CUDA or HIP stream "
+                                "handle), got %.100s", Py_TYPE(handle)->tp_name);
+        h = PyLong_AsUnsignedLongLong(handle);
+        if (h == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+    }
     PyObject *dev = ext_device_from_object(device);
     if (!dev)
         return NULL;
     tack_error err;
-    tack_stream *s = tack_stream_create(((ext_DeviceObject *)dev)->dev, &err);
+    tack_stream *s = handle != Py_None
+                         ? tack_stream_wrap(((ext_DeviceObject *)dev)->dev, h, &err)
+                         : tack_stream_create(((ext_DeviceObject *)dev)->dev, &err);
     if (!s) {
         Py_DECREF(dev);
         return ext_raise(&err);
@@ -160,8 +173,20 @@ static PyMethodDef stream_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *stream_get_cuda_stream(PyObject *o, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(tack_stream_handle(NULL, ((StreamObject *)o)->s));
+}
+
 static PyGetSetDef stream_getset[] = {
     {"device", stream_get_device, NULL, "The tack.Device whose queue this is.", NULL},
+    {"cuda_stream", stream_get_cuda_stream, NULL,
+     "The driver's stream handle (a CUstream on CUDA, a hipStream_t on HIP) as an int, for "
+     "another library to queue work on (cupy.cuda.ExternalStream, "
+     "torch.cuda.ExternalStream); 0 on devices whose streams are not shared (OpenCL, the "
+     "CPU).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -171,12 +196,15 @@ static PyTypeObject StreamType = {
     .tp_basicsize = sizeof(StreamObject),
     .tp_dealloc = stream_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Stream(device=None)\n--\n\n"
+    .tp_doc = "Stream(device=None, *, handle=None)\n--\n\n"
               "A queue of its own on a device.  ``with stream:`` makes it the current one for "
               "the launches of this thread on that device; launches on it run in order, "
               "independently of the device's other queues (order them with events).  Copies "
               "wait for every queue of the device.  On devices whose launches run to "
-              "completion (the CPU) a stream is accepted and orders nothing more.",
+              "completion (the CPU) a stream is accepted and orders nothing more.  "
+              "``handle=`` (an int) wraps another library's CUDA or HIP stream "
+              "(CuPy's ``Stream.ptr``, PyTorch's ``cuda_stream``): launches on it are ordered "
+              "with that library's work there, and Tack never destroys it.",
     .tp_methods = stream_methods,
     .tp_getset = stream_getset,
     .tp_new = stream_new,

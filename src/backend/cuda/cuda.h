@@ -9,7 +9,8 @@
  *   texture.c  f32 Texture3Ds as texture objects over 3-D CUDA arrays,
  *              made once per texture and refreshed when its data is written
  *   launch.c   a filled pack, the call's device pointers and texture
- *              objects -> one grid on the device's stream, waited on
+ *              objects -> one grid queued on the device's stream
+ *   stream.c   tack.Stream's streams and tack.Event's events
  *   cuda.c     the backend table: typed IR -> CUDA C (gpu_emit) -> PTX ->
  *              code, and the pack fill before each launch
  *   offline.c  cuda_generate: source or PTX for a target without a
@@ -20,8 +21,10 @@
  * Each entry makes the device's primary context current on its thread.
  *
  * Streams: each device has its own non-blocking stream, on which every
- * launch, copy and texture refresh is queued and then waited for (every
- * call returns finished, the runtime's contract); being its own, it never
+ * launch, copy and texture refresh is queued.  A launch returns once
+ * queued (caps.queued_launch); a copy waits for the stream, so it comes
+ * after the launches before it, and a fault in one of them surfaces there
+ * naming it (gpu/driver.h's gpu_queue).  Being its own, the stream never
  * waits for, nor holds up, work that other libraries sharing the primary
  * context queue on the legacy default stream.
  */
@@ -61,6 +64,8 @@ struct backend {
     char description[512];
     char *target;         /* cache_target's text, malloc'd */
     CUstream stream;      /* this device's own (see the top) */
+    gpu_queue queue;      /* the launches queued on it since the last wait */
+    gpu_streams streams;  /* tack.Stream's (stream.c) */
     pthread_mutex_t textures_lock;
     cuda_texture *textures; /* malloc'd, under textures_lock */
     int ntextures, textures_cap;
@@ -100,6 +105,9 @@ int cuda_device_count(tack_error *err); /* -1 with err when none can be had */
 /* open, close, caps, memory, the artifact, load, release and launch_pack
  * (with the textures' objects, on b's stream, to completion): driver.h. */
 GPU_DRIVER_DECLARE(cuda);
+GPU_DRIVER_QUEUED(cuda)
+/* stream.c: streams and timed events for tack.Stream and tack.Event. */
+extern const gpu_stream_api cuda_stream_api;
 /* Makes b's context current on this thread; a driver failure as a status. */
 tack_status cuda_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's

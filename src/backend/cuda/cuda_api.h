@@ -23,6 +23,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef int CUdevice_attribute;
 typedef int CUjit_option;
 typedef struct CUarray_st *CUarray;
@@ -64,6 +65,8 @@ typedef unsigned long long CUtexObject;
 /* cuStreamCreate: work on the stream does not wait for the legacy default
  * stream (nor it for the stream). */
 #define CU_STREAM_NON_BLOCKING 0x1
+/* cuEventCreate: a timed event (Event.elapsed). */
+#define CU_EVENT_DEFAULT 0x0
 
 /* Textures: a 3-D CUDA array of one float channel, a texture object over
  * it with trilinear filtering, clamp to edge and normalized coordinates. */
@@ -160,6 +163,12 @@ typedef struct cuda_driver_api {
     CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
     CUresult (*StreamDestroy)(CUstream stream);
     CUresult (*StreamSynchronize)(CUstream stream);
+    CUresult (*StreamWaitEvent)(CUstream stream, CUevent event, unsigned int flags);
+    CUresult (*EventCreate)(CUevent *event, unsigned int flags);
+    CUresult (*EventRecord)(CUevent event, CUstream stream);
+    CUresult (*EventSynchronize)(CUevent event);
+    CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end); /* may be NULL */
+    CUresult (*EventDestroy)(CUevent event);
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
     CUresult (*MemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
     /* Textures (texture.c). */

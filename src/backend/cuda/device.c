@@ -106,6 +106,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
      * in software: no 3-D images for the runtime to manage. */
     c->images = 0;
     c->hardware_texture_filtering = 1;
+    c->queued_launch = 1; /* launch.c: no wait per launch */
 
     snprintf(b->arch, sizeof b->arch, "sm_%d%d", b->cc_major, b->cc_minor);
     snprintf(b->description, sizeof b->description,
@@ -157,9 +158,13 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
     b->cu = cu;
     b->index = index;
     pthread_mutex_init(&b->textures_lock, NULL);
+    gpu_queue_init(&b->queue);
+    gpu_streams_init(&b->streams);
     CUresult r = cu->DeviceGet(&b->device, index);
     if (r != CUDA_SUCCESS) {
         pthread_mutex_destroy(&b->textures_lock);
+        gpu_queue_destroy(&b->queue);
+        gpu_streams_destroy(&b->streams);
         free(b);
         char what[64];
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
@@ -180,6 +185,8 @@ void cuda_close(backend *b) {
         b->cu->DevicePrimaryCtxRelease(b->device);
     }
     pthread_mutex_destroy(&b->textures_lock);
+    gpu_queue_destroy(&b->queue);
+    gpu_streams_destroy(&b->streams);
     free(b->textures);
     free(b->target);
     free(b);
@@ -210,18 +217,36 @@ tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *
 void cuda_mem_free(backend *b, void *handle) {
     tack_error scratch;
     if (!handle || cuda_enter(b, &scratch) != TACK_OK) return;
+    /* A queued kernel may still sample a texture over it (cuMemFree
+     * itself waits for the device). */
+    if (gpu_queue_busy(&b->queue)) cuda_wait(b, "freeing device memory", &scratch);
     cuda_texture_forget(b, (CUdeviceptr)(uintptr_t)handle);
     b->cu->MemFree((CUdeviceptr)(uintptr_t)handle);
 }
 
+tack_status cuda_wait(backend *b, const char *what, tack_error *err) {
+    tack_status entered = cuda_enter(b, err);
+    if (entered) return entered;
+    uint64_t mark = gpu_queue_mark(&b->queue);
+    CUresult r = b->cu->StreamSynchronize(b->stream);
+    tack_status st = r == CUDA_SUCCESS ? TACK_OK
+                                       : cuda_fail(b->cu, err, what, "cuStreamSynchronize", r);
+    return gpu_queue_waited(&b->queue, mark, st, err);
+}
+
 /* Copies are queued on the device's stream, so they come after every
  * launch queued before them (and a texture's refresh after them), then
- * waited for: the call returns with the bytes in place. */
+ * waited for: the call returns with the bytes in place, or with the
+ * failure of a launch before it. */
 static tack_status wait_copy(backend *b, const char *what, const char *call, CUresult r,
                              tack_error *err) {
-    if (r == CUDA_SUCCESS && (r = b->cu->StreamSynchronize(b->stream)) != CUDA_SUCCESS)
-        call = "cuStreamSynchronize";
-    return r == CUDA_SUCCESS ? TACK_OK : cuda_fail(b->cu, err, what, call, r);
+    if (r != CUDA_SUCCESS) return cuda_fail(b->cu, err, what, call, r);
+    return cuda_wait(b, what, err);
+}
+
+/* A copy comes after the launches queued on every tack.Stream too. */
+static tack_status streams_first(backend *b, const char *what, tack_error *err) {
+    return gpu_streams_sync(b, &cuda_stream_api, &b->streams, what, err);
 }
 
 tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
@@ -229,10 +254,11 @@ tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *
     if (!n) return TACK_OK;
     tack_status st = cuda_enter(b, err);
     if (st) return st;
-    cuda_texture_written(b, (CUdeviceptr)(uintptr_t)handle);
-    CUresult r = b->cu->MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)handle + offset, src, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
+    if ((st = streams_first(b, what, err))) return st;
+    cuda_texture_written(b, (CUdeviceptr)(uintptr_t)handle);
+    CUresult r = b->cu->MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)handle + offset, src, n, b->stream);
     return wait_copy(b, what, "cuMemcpyHtoDAsync", r, err);
 }
 
@@ -241,8 +267,9 @@ tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *d
     if (!n) return TACK_OK;
     tack_status st = cuda_enter(b, err);
     if (st) return st;
-    CUresult r = b->cu->MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)handle + offset, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
+    if ((st = streams_first(b, what, err))) return st;
+    CUresult r = b->cu->MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)handle + offset, n, b->stream);
     return wait_copy(b, what, "cuMemcpyDtoHAsync", r, err);
 }

@@ -1,7 +1,9 @@
 /* launch.c - one dispatch: the pack by value, one device pointer per
  * array parameter and one texture object per texture sampled in hardware
  * as the kernel's parameters (gpu.h's order), a grid that covers the range
- * or strides over it, queued on the device's stream, and a wait for it.
+ * or strides over it, queued on the device's stream; the call returns
+ * then (caps.queued_launch), and the next wait reports a fault by the
+ * kernel's name (gpu_queue).
  *
  * Everything a launch passes lives on the launching thread's stack, and
  * cuLaunchKernel copies it before it returns, so launches of one variant
@@ -45,7 +47,7 @@ void cuda_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int6
     }
 }
 
-static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+static tack_status launch_queued(backend *b, backend_code *c, const char *name, void **params,
                                    int ninner, int64_t count, int64_t inner0, int64_t inner1,
                                    const backend_call *call, tack_error *err);
 
@@ -83,12 +85,12 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
     uint32_t pcap;
     if ((st = gpu_print_begin(b, &backend_cuda, &c->g, &pbuf, &pcap, err))) return st;
     if (pbuf) params[n++] = &pbuf;
-    st = launch_and_wait(b, c, name, params, sh.ninner, sh.count, sh.inner0, sh.inner1, call,
+    st = launch_queued(b, c, name, params, sh.ninner, sh.count, sh.inner0, sh.inner1, call,
                          err);
     return gpu_print_end(b, &backend_cuda, &c->g, name, pbuf, pcap, st, err);
 }
 
-static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+static tack_status launch_queued(backend *b, backend_code *c, const char *name, void **params,
                                    int ninner, int64_t count, int64_t inner0, int64_t inner1,
                                    const backend_call *call, tack_error *err) {
     unsigned grid[3], block[3];
@@ -102,20 +104,16 @@ static tack_status launch_and_wait(backend *b, backend_code *c, const char *name
     }
     char what[160];
     CUresult r = b->cu->LaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                     block[2], 0, b->stream, params, NULL);
+                                     block[2], 0, gpu_stream_handle(call->queue, b->stream),
+                                     params, NULL);
     if (r != CUDA_SUCCESS) {
         snprintf(what, sizeof what, "kernel '%s'", name);
         return cuda_fail(b->cu, err, what, "cuLaunchKernel", r);
     }
+    gpu_queue_note(gpu_stream_queue(call->queue, &b->queue), name);
     /* Textures over what the kernel stores to are stale once it ran; their
      * refresh is queued after it on the stream. */
     for (int w = 0; w < c->nwritten; w++)
         cuda_texture_written(b, (CUdeviceptr)call->slots[c->written[w]]);
-    /* The call returns finished (the runtime's contract); a fault the
-     * kernel's execution raised surfaces here. */
-    if ((r = b->cu->StreamSynchronize(b->stream)) != CUDA_SUCCESS) {
-        snprintf(what, sizeof what, "kernel '%s'", name);
-        return cuda_fail(b->cu, err, what, "cuStreamSynchronize", r);
-    }
     return TACK_OK;
 }

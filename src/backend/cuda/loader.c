@@ -59,6 +59,11 @@ static void load_driver(void) {
         S(StreamCreate, "cuStreamCreate"),
         S(StreamDestroy, "cuStreamDestroy_v2"),
         S(StreamSynchronize, "cuStreamSynchronize"),
+        S(StreamWaitEvent, "cuStreamWaitEvent"),
+        S(EventCreate, "cuEventCreate"),
+        S(EventRecord, "cuEventRecord"),
+        S(EventSynchronize, "cuEventSynchronize"),
+        S(EventDestroy, "cuEventDestroy_v2"),
         S(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
         S(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
         S(Array3DCreate, "cuArray3DCreate_v2"),
@@ -76,6 +81,11 @@ static void load_driver(void) {
                  missing);
         return; /* never dlclose: a half-filled table is never used */
     }
+    /* CUDA 12.8 added _v2 (the same arguments); a later driver may keep
+     * only it.  Neither: Event.elapsed says so. */
+    void *elapsed = dlsym(lib, "cuEventElapsedTime_v2");
+    if (!elapsed) elapsed = dlsym(lib, "cuEventElapsedTime");
+    *(void **)&driver.EventElapsedTime = elapsed;
     driver_loaded = &driver;
 }
 

@@ -295,6 +295,146 @@ tack_status gpu_driver_range(backend *b, backend_code *c, const backend_call *ca
     return gpu_range_eval(g->f, call->slots, call->dims, &rd, out, err);
 }
 
+/* ---- queued launches --------------------------------------------------- */
+
+void gpu_queue_init(gpu_queue *q) {
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->lock, NULL);
+}
+
+void gpu_queue_destroy(gpu_queue *q) { pthread_mutex_destroy(&q->lock); }
+
+void gpu_queue_note(gpu_queue *q, const char *name) {
+    pthread_mutex_lock(&q->lock);
+    snprintf(q->names[q->next++ % GPU_QUEUE_NAMES], GPU_NAME_LEN, "%s", name ? name : "?");
+    pthread_mutex_unlock(&q->lock);
+}
+
+uint64_t gpu_queue_mark(gpu_queue *q) {
+    pthread_mutex_lock(&q->lock);
+    uint64_t m = q->next;
+    pthread_mutex_unlock(&q->lock);
+    return m;
+}
+
+int gpu_queue_busy(gpu_queue *q) {
+    pthread_mutex_lock(&q->lock);
+    int busy = q->next != q->done;
+    pthread_mutex_unlock(&q->lock);
+    return busy;
+}
+
+tack_status gpu_queue_waited(gpu_queue *q, uint64_t mark, tack_status st, tack_error *err) {
+    char names[GPU_QUEUE_NAMES * (GPU_NAME_LEN + 4)] = "";
+    uint64_t n = 0;
+    pthread_mutex_lock(&q->lock);
+    if (mark > q->done) {
+        n = mark - q->done;
+        if (st) {
+            /* The names of the launches the wait covered, the oldest the
+             * ring still holds first, each once. */
+            size_t used = 0;
+            uint64_t first = n > GPU_QUEUE_NAMES ? mark - GPU_QUEUE_NAMES : q->done;
+            for (uint64_t i = first; i < mark; i++) {
+                const char *nm = q->names[i % GPU_QUEUE_NAMES];
+                char quoted[GPU_NAME_LEN + 4];
+                snprintf(quoted, sizeof quoted, "'%s'", nm);
+                if (strstr(names, quoted)) continue;
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", quoted);
+            }
+        }
+        q->done = mark;
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (!st || !n) return st;
+    char full[sizeof names + sizeof err->message + 128];
+    if (!strchr(names, ','))
+        snprintf(full, sizeof full, "kernel %s (queued earlier, reported at synchronization): %s",
+                 names, err->message);
+    else
+        snprintf(full, sizeof full,
+                 "one of the kernels %s (queued since the last synchronization, reported "
+                 "there): %s",
+                 names, err->message);
+    size_t len = strlen(full);
+    if (len >= sizeof err->message) len = sizeof err->message - 1;
+    memcpy(err->message, full, len);
+    err->message[len] = 0;
+    return st;
+}
+
+/* ---- streams and events ------------------------------------------------ */
+
+void gpu_streams_init(gpu_streams *all) {
+    pthread_mutex_init(&all->lock, NULL);
+    all->list = NULL;
+}
+
+void gpu_streams_destroy(gpu_streams *all) { pthread_mutex_destroy(&all->lock); }
+
+tack_status gpu_stream_create(backend *b, const gpu_stream_api *api, gpu_streams *all,
+                              uint64_t handle, void **queue, tack_error *err) {
+    *queue = NULL;
+    gpu_stream *s = calloc(1, sizeof *s);
+    if (!s) return backend_error(err, TACK_ERR_NOMEM, "out of memory making a stream");
+    if (handle) {
+        s->handle = (void *)(uintptr_t)handle;
+        s->foreign = 1;
+    } else {
+        tack_status st = api->create(b, &s->handle, err);
+        if (st) {
+            free(s);
+            return st;
+        }
+    }
+    gpu_queue_init(&s->queue);
+    pthread_mutex_lock(&all->lock);
+    s->next = all->list;
+    if (all->list) all->list->prev = s;
+    all->list = s;
+    pthread_mutex_unlock(&all->lock);
+    *queue = s;
+    return TACK_OK;
+}
+
+void gpu_stream_destroy(backend *b, const gpu_stream_api *api, gpu_streams *all, void *queue) {
+    gpu_stream *s = queue;
+    if (!s) return;
+    pthread_mutex_lock(&all->lock);
+    if (s->prev) s->prev->next = s->next;
+    else all->list = s->next;
+    if (s->next) s->next->prev = s->prev;
+    pthread_mutex_unlock(&all->lock);
+    /* Its launches finish first; an unreported failure has nobody left to
+     * hear it.  Another library's stream stays theirs. */
+    tack_error ignored;
+    gpu_stream_sync(b, api, s, "releasing a stream", &ignored);
+    if (!s->foreign) api->destroy(b, s->handle);
+    gpu_queue_destroy(&s->queue);
+    free(s);
+}
+
+tack_status gpu_stream_sync(backend *b, const gpu_stream_api *api, gpu_stream *s,
+                            const char *what, tack_error *err) {
+    uint64_t mark = gpu_queue_mark(&s->queue);
+    return gpu_queue_waited(&s->queue, mark, api->sync(b, s->handle, what, err), err);
+}
+
+tack_status gpu_streams_sync(backend *b, const gpu_stream_api *api, gpu_streams *all,
+                             const char *what, tack_error *err) {
+    tack_status st = TACK_OK;
+    pthread_mutex_lock(&all->lock);
+    for (gpu_stream *s = all->list; s; s = s->next) {
+        if (!gpu_queue_busy(&s->queue)) continue;
+        tack_error e2;
+        tack_status s2 = gpu_stream_sync(b, api, s, what, st ? &e2 : err);
+        if (!st) st = s2;
+    }
+    pthread_mutex_unlock(&all->lock);
+    return st;
+}
+
 /* ---- the backend table ------------------------------------------------ */
 
 tack_status gpu_inspect_source(const ir_func *f, const gpu_dialect *d, const char *symbol_base,

@@ -184,6 +184,135 @@ tack_status gpu_driver_range(backend *b, backend_code *c, const backend_call *ca
                                                  tack_error *),
                              int64_t out[BACKEND_RANGE_LEN], tack_error *err);
 
+/* ---- queued launches --------------------------------------------------- */
+
+/* A device's stream returns from a launch once it is queued (caps.
+ * queued_launch), so a fault in the kernel's run surfaces at the next wait
+ * (a copy, synchronize), which knows only the driver's error code.  The
+ * queue remembers the names of the launches since the last wait, so that
+ * failure can name them.  The pack and arrays need no keeping: the
+ * drivers copy a launch's arguments before it returns. */
+#define GPU_QUEUE_NAMES 32
+#define GPU_NAME_LEN 64
+typedef struct gpu_queue {
+    pthread_mutex_t lock;
+    uint64_t next; /* launches noted */
+    uint64_t done; /* those before it were waited for */
+    char names[GPU_QUEUE_NAMES][GPU_NAME_LEN];
+} gpu_queue;
+
+void gpu_queue_init(gpu_queue *q);
+void gpu_queue_destroy(gpu_queue *q);
+/* A launch named `name` was queued. */
+void gpu_queue_note(gpu_queue *q, const char *name);
+/* Taken before a wait: the launches it covers. */
+uint64_t gpu_queue_mark(gpu_queue *q);
+/* 1 when launches were queued since the last wait. */
+int gpu_queue_busy(gpu_queue *q);
+/* After a wait begun at mark, with st its result: the launches before
+ * mark are finished.  A failure names them (err's message gets "kernel
+ * 'k' (queued earlier, reported at synchronization): " before the
+ * driver's words, or the list of the kernels it may have been); returns
+ * st. */
+tack_status gpu_queue_waited(gpu_queue *q, uint64_t mark, tack_status st, tack_error *err);
+
+/* ---- streams and events (tack.Stream, tack.Event) ----------------------- */
+
+/* A driver's stream and event calls (CUDA's, HIP's), each failure in err
+ * as "<what>: <call> failed: NAME".  Events are timed ones. */
+typedef struct gpu_stream_api {
+    tack_status (*create)(backend *b, void **stream, tack_error *err);
+    void (*destroy)(backend *b, void *stream);
+    tack_status (*sync)(backend *b, void *stream, const char *what, tack_error *err);
+    tack_status (*record)(backend *b, void *stream, void **event, tack_error *err);
+    tack_status (*wait_event)(backend *b, void *stream, void *event, tack_error *err);
+    tack_status (*event_sync)(backend *b, void *event, tack_error *err);
+    tack_status (*elapsed)(backend *b, void *start, void *end, double *ms, tack_error *err);
+    void (*event_free)(backend *b, void *event);
+} gpu_stream_api;
+
+/* One tack.Stream's queue: the driver's stream and the launches queued on
+ * it since its last wait.  The device's own stream is the driver's
+ * (b->stream, b->queue); these are the others, listed so that copies and
+ * synchronize can wait for them. */
+typedef struct gpu_stream {
+    void *handle;
+    int foreign; /* another library's (tack.Stream(handle=)): never destroyed */
+    gpu_queue queue;
+    struct gpu_stream *next, *prev;
+} gpu_stream;
+
+typedef struct gpu_streams {
+    pthread_mutex_t lock;
+    gpu_stream *list;
+} gpu_streams;
+
+void gpu_streams_init(gpu_streams *all);
+void gpu_streams_destroy(gpu_streams *all);
+/* A new stream of the driver's (handle 0), or another library's. */
+tack_status gpu_stream_create(backend *b, const gpu_stream_api *api, gpu_streams *all,
+                              uint64_t handle, void **queue, tack_error *err);
+void gpu_stream_destroy(backend *b, const gpu_stream_api *api, gpu_streams *all, void *queue);
+/* The host waits for one stream; a failure names its queued launches. */
+tack_status gpu_stream_sync(backend *b, const gpu_stream_api *api, gpu_stream *s,
+                            const char *what, tack_error *err);
+/* The host waits for every stream with launches queued (a copy, the
+ * device's synchronize: launches on any stream come before them). */
+tack_status gpu_streams_sync(backend *b, const gpu_stream_api *api, gpu_streams *all,
+                             const char *what, tack_error *err);
+
+/* The backend table's queue and event entries for a driver with
+ * <p>_stream_api, b->streams, and its own stream b->stream with b->queue
+ * (and GPU_DRIVER_QUEUED's <p>_wait); GPU_DRIVER_STREAM_OPS lists them. */
+#define GPU_DRIVER_STREAMS(p)                                                                   \
+    static tack_status p##_queue_create(backend *b, void **q, tack_error *err) {               \
+        return gpu_stream_create(b, &p##_stream_api, &b->streams, 0, q, err);                  \
+    }                                                                                          \
+    static tack_status p##_queue_wrap(backend *b, uint64_t h, void **q, tack_error *err) {     \
+        if (!h)                                                                                \
+            return backend_error(err, TACK_ERR_VALUE, "tack.Stream(handle=0): 0 is no stream"); \
+        return gpu_stream_create(b, &p##_stream_api, &b->streams, h, q, err);                  \
+    }                                                                                          \
+    static uint64_t p##_queue_handle(backend *b, void *q) {                                    \
+        return (uint64_t)(uintptr_t)gpu_stream_handle(q, b->stream);                           \
+    }                                                                                          \
+    static void p##_queue_destroy(backend *b, void *q) {                                       \
+        gpu_stream_destroy(b, &p##_stream_api, &b->streams, q);                                \
+    }                                                                                          \
+    static tack_status p##_queues_synchronize(backend *b, void *q, tack_error *err) {          \
+        if (!q) return p##_wait(b, "synchronizing the device's stream", err);                  \
+        return gpu_stream_sync(b, &p##_stream_api, q, "synchronizing a stream", err);          \
+    }                                                                                          \
+    static tack_status p##_event_record(backend *b, void *q, void **ev, tack_error *err) {     \
+        return p##_stream_api.record(b, gpu_stream_handle(q, b->stream), ev, err);             \
+    }                                                                                          \
+    static tack_status p##_event_wait(backend *b, void *q, void *ev, tack_error *err) {        \
+        return p##_stream_api.wait_event(b, gpu_stream_handle(q, b->stream), ev, err);         \
+    }                                                                                          \
+    static tack_status p##_event_synchronize(backend *b, void *ev, tack_error *err) {          \
+        return p##_stream_api.event_sync(b, ev, err);                                          \
+    }                                                                                          \
+    static tack_status p##_event_elapsed(backend *b, void *s, void *e, double *ms,             \
+                                         tack_error *err) {                                    \
+        return p##_stream_api.elapsed(b, s, e, ms, err);                                       \
+    }                                                                                          \
+    static void p##_event_free(backend *b, void *ev) { p##_stream_api.event_free(b, ev); }
+#define GPU_DRIVER_STREAM_OPS(p)                                                                \
+    .queue_create = p##_queue_create, .queue_destroy = p##_queue_destroy,                      \
+    .queue_synchronize = p##_queues_synchronize, .event_record = p##_event_record,             \
+    .event_wait = p##_event_wait, .event_synchronize = p##_event_synchronize,                  \
+    .event_elapsed = p##_event_elapsed, .event_free = p##_event_free,                          \
+    .queue_wrap = p##_queue_wrap, .queue_handle = p##_queue_handle
+
+/* The stream a launch goes on, and its queue: the call's, or the
+ * device's own (NULL). */
+static inline void *gpu_stream_handle(void *queue, void *own) {
+    return queue ? ((gpu_stream *)queue)->handle : own;
+}
+static inline gpu_queue *gpu_stream_queue(void *queue, gpu_queue *own) {
+    return queue ? &((gpu_stream *)queue)->queue : own;
+}
+
 /* ---- the backend table ------------------------------------------------ */
 
 /* inspect for a driver whose only text is its source: the dialect's source
@@ -222,6 +351,18 @@ tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
     /* Runs c with a filled pack (launch.c); a zero trip count returns at once. */            \
     tack_status p##_launch_pack(backend *b, backend_code *c, const backend_call *call,         \
                                 const int64_t *pack, tack_error *err)
+
+/* A driver whose launches return queued (caps.queued_launch) defines
+ * <p>_wait: the host waits for the device's stream, a failure named by
+ * `what` and by the launches it covered (gpu_queue_waited); this makes
+ * its queue_synchronize, which the runtime calls after each launch in
+ * debug mode, under tack.timer and with TACK_LAUNCH_WAIT=1. */
+#define GPU_DRIVER_QUEUED(p)                                                                    \
+    tack_status p##_wait(backend *b, const char *what, tack_error *err);                       \
+    static inline tack_status p##_queue_synchronize(backend *b, void *queue, tack_error *err) {\
+        (void)queue; /* streams share the device's (no queue_create) */                        \
+        return p##_wait(b, "synchronizing the device's stream", err);                          \
+    }
 
 /* The accessors every driver's struct backend answers the same way: its
  * caps, description and target fields. */

@@ -107,6 +107,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
     gpu_caps_common(c, total, attr(b, hipDeviceAttributeMaxSharedMemoryPerBlock),
                     attr(b, hipDeviceAttributeMaxThreadsPerBlock), b->cu_count, b->max_block,
                     b->max_grid_dim);
+    c->queued_launch = 1; /* launch.c: no wait per launch */
 
     snprintf(b->description, sizeof b->description, "%s (HIP, %s, runtime %d, %d CUs)", b->name,
              b->arch, b->driver_version, b->cu_count);
@@ -150,8 +151,12 @@ tack_status hip_open(int index, int num_threads, backend **out, tack_error *err)
     if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");
     b->hip = hip;
     b->index = index;
+    gpu_queue_init(&b->queue);
+    gpu_streams_init(&b->streams);
     hipError_t r = hip->DeviceGet(&b->device, index);
     if (r != hipSuccess) {
+        gpu_queue_destroy(&b->queue);
+        gpu_streams_destroy(&b->streams);
         free(b);
         char what[64];
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
@@ -168,6 +173,8 @@ void hip_close(backend *b) {
         b->hip->StreamSynchronize(b->stream);
         b->hip->StreamDestroy(b->stream);
     }
+    gpu_queue_destroy(&b->queue);
+    gpu_streams_destroy(&b->streams);
     free(b->target);
     free(b);
 }
@@ -199,13 +206,22 @@ void hip_mem_free(backend *b, void *handle) {
     b->hip->Free(handle);
 }
 
+tack_status hip_wait(backend *b, const char *what, tack_error *err) {
+    tack_status entered = hip_enter(b, err);
+    if (entered) return entered;
+    uint64_t mark = gpu_queue_mark(&b->queue);
+    hipError_t r = b->hip->StreamSynchronize(b->stream);
+    tack_status st =
+        r == hipSuccess ? TACK_OK : hip_fail(b->hip, err, what, "hipStreamSynchronize", r);
+    return gpu_queue_waited(&b->queue, mark, st, err);
+}
+
 /* Copies are queued on the device's stream, after every launch queued
- * before them, then waited for. */
+ * before them, then waited for (hipFree waits by itself). */
 static tack_status wait_copy(backend *b, const char *what, const char *call, hipError_t r,
                              tack_error *err) {
-    if (r == hipSuccess && (r = b->hip->StreamSynchronize(b->stream)) != hipSuccess)
-        call = "hipStreamSynchronize";
-    return r == hipSuccess ? TACK_OK : hip_fail(b->hip, err, what, call, r);
+    if (r != hipSuccess) return hip_fail(b->hip, err, what, call, r);
+    return hip_wait(b, what, err);
 }
 
 tack_status hip_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
@@ -213,9 +229,11 @@ tack_status hip_mem_write(backend *b, void *handle, size_t offset, const void *s
     if (!n) return TACK_OK;
     tack_status st = hip_enter(b, err);
     if (st) return st;
-    hipError_t r = b->hip->MemcpyHtoDAsync((char *)handle + offset, (void *)src, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
+    /* After the launches queued on every tack.Stream too. */
+    if ((st = gpu_streams_sync(b, &hip_stream_api, &b->streams, what, err))) return st;
+    hipError_t r = b->hip->MemcpyHtoDAsync((char *)handle + offset, (void *)src, n, b->stream);
     return wait_copy(b, what, "hipMemcpyHtoDAsync", r, err);
 }
 
@@ -224,8 +242,9 @@ tack_status hip_mem_read(backend *b, const void *handle, size_t offset, void *ds
     if (!n) return TACK_OK;
     tack_status st = hip_enter(b, err);
     if (st) return st;
-    hipError_t r = b->hip->MemcpyDtoHAsync(dst, (char *)handle + offset, n, b->stream);
     char what[96];
     snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
+    if ((st = gpu_streams_sync(b, &hip_stream_api, &b->streams, what, err))) return st;
+    hipError_t r = b->hip->MemcpyDtoHAsync(dst, (char *)handle + offset, n, b->stream);
     return wait_copy(b, what, "hipMemcpyDtoHAsync", r, err);
 }

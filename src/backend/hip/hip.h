@@ -8,8 +8,9 @@
  *   device.c   opening a device: capabilities, its gcnArchName, memory
  *   program.c  a code object -> a module and its function; a variant's code
  *              and its disk-cache artifact (the code object, entry, ISA)
- *   launch.c   a filled pack and the call's device pointers -> one grid on
- *              the device's stream, waited on
+ *   launch.c   a filled pack and the call's device pointers -> one grid
+ *              queued on the device's stream
+ *   stream.c   tack.Stream's streams and tack.Event's events
  *   hip.c      the backend table: typed IR -> HIP C++ (gpu_emit, the HIP
  *              dialect) -> code object -> module
  *   offline.c  hip_generate: source or code objects for an ISA without a
@@ -23,7 +24,9 @@
  * makes the device current on its thread (hipSetDevice).
  *
  * Streams: each device has its own non-blocking stream, on which every
- * launch and copy is queued and then waited for.
+ * launch and copy is queued.  A launch returns once queued (caps.
+ * queued_launch); a copy waits for the stream, and a fault in a launch
+ * before it surfaces there by the kernel's name (gpu/driver.h's gpu_queue).
  *
  * Textures: sampled in software (lower/textures.c) on every AMD device;
  * the dialect has no hardware fetch, so no key needs the distinction yet.
@@ -51,6 +54,8 @@ struct backend {
     char description[640];
     char *target;         /* cache_target's text, malloc'd */
     hipStream_t stream;   /* this device's own */
+    gpu_queue queue;      /* the launches queued on it since the last wait */
+    gpu_streams streams;  /* tack.Stream's (stream.c) */
 };
 
 struct backend_code {
@@ -80,6 +85,9 @@ int hip_arch_valid(const char *arch);
 /* open, close, caps, memory, the artifact, load, release and
  * launch_pack: the entries every driver has (gpu/driver.h). */
 GPU_DRIVER_DECLARE(hip);
+GPU_DRIVER_QUEUED(hip)
+/* stream.c: streams and timed events for tack.Stream and tack.Event. */
+extern const gpu_stream_api hip_stream_api;
 /* Makes b's device current on this thread. */
 tack_status hip_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: hipErrorX (the runtime's words)";

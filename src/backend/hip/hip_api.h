@@ -22,6 +22,7 @@ typedef int hipDeviceAttribute_t;
 typedef struct ihipModule_t *hipModule_t;
 typedef struct ihipModuleSymbol_t *hipFunction_t;
 typedef struct ihipStream_t *hipStream_t;
+typedef struct ihipEvent_t *hipEvent_t;
 typedef void *hipDeviceptr_t;
 
 #define hipSuccess 0
@@ -91,6 +92,12 @@ typedef struct hip_runtime_api {
     hipError_t (*StreamCreateWithFlags)(hipStream_t *stream, unsigned int flags);
     hipError_t (*StreamDestroy)(hipStream_t stream);
     hipError_t (*StreamSynchronize)(hipStream_t stream);
+    hipError_t (*StreamWaitEvent)(hipStream_t stream, hipEvent_t event, unsigned int flags);
+    hipError_t (*EventCreate)(hipEvent_t *event); /* timed */
+    hipError_t (*EventRecord)(hipEvent_t event, hipStream_t stream);
+    hipError_t (*EventSynchronize)(hipEvent_t event);
+    hipError_t (*EventElapsedTime)(float *ms, hipEvent_t start, hipEvent_t stop);
+    hipError_t (*EventDestroy)(hipEvent_t event);
     hipError_t (*MemcpyHtoDAsync)(hipDeviceptr_t dst, void *src, size_t bytes, hipStream_t stream);
     hipError_t (*MemcpyDtoHAsync)(void *dst, hipDeviceptr_t src, size_t bytes, hipStream_t stream);
 } hip_runtime_api;

@@ -1,7 +1,7 @@
 /* launch.c - one dispatch: the pack by value and one device pointer per
  * array parameter as the kernel's parameters (gpu.h's order), a grid that
- * covers the range or strides over it, queued on the device's stream, and
- * a wait for it.  Everything passed lives on the launching thread's stack
+ * covers the range or strides over it, queued on the device's stream (the
+ * call returns then; the next wait reports a fault by the kernel's name).  Everything passed lives on the launching thread's stack
  * and hipModuleLaunchKernel copies it: launches need no lock. */
 #include "hip.h"
 
@@ -20,9 +20,9 @@ void hip_grid(const backend *b, int ninner, int64_t count, int64_t inner0, int64
                      count, inner0, inner1, grid, block);
 }
 
-static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+static tack_status launch_queued(backend *b, backend_code *c, const char *name, void **params,
                                    int ninner, int64_t count, int64_t inner0, int64_t inner1,
-                                   tack_error *err);
+                                   void *queue, tack_error *err);
 tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *call,
                             const int64_t *pack, tack_error *err) {
     gpu_launch_shape sh;
@@ -47,13 +47,14 @@ tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *cal
     uint32_t pcap;
     if ((st = gpu_print_begin(b, &backend_hip, &c->g, &pbuf, &pcap, err))) return st;
     if (pbuf) params[n++] = &pbuf;
-    st = launch_and_wait(b, c, name, params, sh.ninner, sh.count, sh.inner0, sh.inner1, err);
+    st = launch_queued(b, c, name, params, sh.ninner, sh.count, sh.inner0, sh.inner1, call->queue,
+                       err);
     return gpu_print_end(b, &backend_hip, &c->g, name, pbuf, pcap, st, err);
 }
 
-static tack_status launch_and_wait(backend *b, backend_code *c, const char *name, void **params,
+static tack_status launch_queued(backend *b, backend_code *c, const char *name, void **params,
                                    int ninner, int64_t count, int64_t inner0, int64_t inner1,
-                                   tack_error *err) {
+                                   void *queue, tack_error *err) {
     unsigned grid[3], block[3];
     hip_grid(b, ninner, count, inner0, inner1, grid, block);
     if (c->g.f->collective && block[0] != IR_WORKGROUP)
@@ -62,10 +63,9 @@ static tack_status launch_and_wait(backend *b, backend_code *c, const char *name
     char what[160];
     snprintf(what, sizeof what, "kernel '%s'", name);
     hipError_t r = b->hip->ModuleLaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0],
-                                              block[1], block[2], 0, b->stream, params, NULL);
+                                              block[1], block[2], 0,
+                                              gpu_stream_handle(queue, b->stream), params, NULL);
     if (r != hipSuccess) return hip_fail(b->hip, err, what, "hipModuleLaunchKernel", r);
-    /* The call returns finished; a fault the kernel raised surfaces here. */
-    if ((r = b->hip->StreamSynchronize(b->stream)) != hipSuccess)
-        return hip_fail(b->hip, err, what, "hipStreamSynchronize", r);
+    gpu_queue_note(gpu_stream_queue(queue, &b->queue), name);
     return TACK_OK;
 }

@@ -64,6 +64,12 @@ static void load_runtime(void) {
         S(StreamCreateWithFlags, "hipStreamCreateWithFlags"),
         S(StreamDestroy, "hipStreamDestroy"),
         S(StreamSynchronize, "hipStreamSynchronize"),
+        S(StreamWaitEvent, "hipStreamWaitEvent"),
+        S(EventCreate, "hipEventCreate"),
+        S(EventRecord, "hipEventRecord"),
+        S(EventSynchronize, "hipEventSynchronize"),
+        S(EventElapsedTime, "hipEventElapsedTime"),
+        S(EventDestroy, "hipEventDestroy"),
         S(MemcpyHtoDAsync, "hipMemcpyHtoDAsync"),
         S(MemcpyDtoHAsync, "hipMemcpyDtoHAsync"),
 #undef S

@@ -133,8 +133,11 @@ static tack_status start(backend *b, tack_error *err) {
         b->context = NULL;
         return l0_fail(err, b->description, "zeContextCreate", r);
     }
+    b->queued = ze->CommandListHostSynchronize != NULL;
+    b->caps.queued_launch = b->queued;
     ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+                                  .mode = b->queued ? ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS
+                                                    : ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
     r = ze->CommandListCreateImmediate(b->context, b->device, &qd, &b->list);
     if (r == ZE_RESULT_SUCCESS) return TACK_OK;
     b->list = NULL;
@@ -182,14 +185,22 @@ tack_status l0_open(int index, int num_threads, backend **out, tack_error *err) 
         return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a Level Zero device");
     }
     b->lock_made = 1;
+    gpu_queue_init(&b->queue);
     return gpu_open_done(b, start(b, err), out, l0_close);
 }
 
 void l0_close(backend *b) {
     if (!b) return;
-    if (b->list) b->ze->CommandListDestroy(b->list);
+    if (b->list) {
+        tack_error ignored; /* nobody is left to hear a queued failure */
+        l0_wait(b, "closing the device", &ignored);
+        b->ze->CommandListDestroy(b->list);
+    }
     if (b->context) b->ze->ContextDestroy(b->context);
-    if (b->lock_made) pthread_mutex_destroy(&b->lock);
+    if (b->lock_made) {
+        pthread_mutex_destroy(&b->lock);
+        gpu_queue_destroy(&b->queue);
+    }
     free(b->target);
     free(b);
 }
@@ -218,20 +229,46 @@ tack_status l0_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *er
 }
 
 void l0_mem_free(backend *b, void *handle) {
-    if (handle) b->ze->MemFree(b->context, handle);
+    if (!handle) return;
+    /* zeMemFree does not wait: a queued kernel may still use it. */
+    tack_error ignored;
+    if (gpu_queue_busy(&b->queue)) l0_wait(b, "freeing device memory", &ignored);
+    b->ze->MemFree(b->context, handle);
 }
 
-/* One synchronous copy on the device's list, under its lock. */
+/* Under b->lock: the host waits for the list. */
+static ze_result_t host_sync(backend *b) {
+    return b->queued ? b->ze->CommandListHostSynchronize(b->list, UINT64_MAX) : ZE_RESULT_SUCCESS;
+}
+
+tack_status l0_wait(backend *b, const char *what, tack_error *err) {
+    pthread_mutex_lock(&b->lock);
+    uint64_t mark = gpu_queue_mark(&b->queue);
+    ze_result_t r = host_sync(b);
+    pthread_mutex_unlock(&b->lock);
+    tack_status st =
+        r == ZE_RESULT_SUCCESS ? TACK_OK : l0_fail(err, what, "zeCommandListHostSynchronize", r);
+    return gpu_queue_waited(&b->queue, mark, st, err);
+}
+
+/* One copy on the device's list, after the launches before it, waited
+ * for under its lock. */
 static tack_status copy(backend *b, void *dst, const void *src, size_t n, const char *dir,
                         size_t offset, tack_error *err) {
     if (!n) return TACK_OK;
+    const char *call = "zeCommandListAppendMemoryCopy";
     pthread_mutex_lock(&b->lock);
+    uint64_t mark = gpu_queue_mark(&b->queue);
     ze_result_t r = b->ze->CommandListAppendMemoryCopy(b->list, dst, src, n, NULL, 0, NULL);
+    int waited = r == ZE_RESULT_SUCCESS;
+    if (waited && (r = host_sync(b)) != ZE_RESULT_SUCCESS) call = "zeCommandListHostSynchronize";
     pthread_mutex_unlock(&b->lock);
-    if (r == ZE_RESULT_SUCCESS) return TACK_OK;
     char what[96];
     snprintf(what, sizeof what, "%s %zu bytes at offset %zu", dir, n, offset);
-    return l0_fail(err, what, "zeCommandListAppendMemoryCopy", r);
+    tack_status st = r == ZE_RESULT_SUCCESS ? TACK_OK : l0_fail(err, what, call, r);
+    /* A refused append names no earlier launch: the list did not wait. */
+    if (!waited) return st;
+    return gpu_queue_waited(&b->queue, mark, st, err);
 }
 
 tack_status l0_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,

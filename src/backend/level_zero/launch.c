@@ -2,8 +2,8 @@
  * pointer per array parameter (gpu.h's order) set on the variant's kernel
  * object (the runtime holds the variant's lock: locked_dispatch), group
  * sizes that put the innermost extent on consecutive lanes, and one append
- * to the device's synchronous immediate command list under its lock; it
- * returns when the kernel has finished. */
+ * to the device's immediate command list under its lock; it returns once
+ * queued (or finished, on a synchronous list: level_zero.h). */
 #include "level_zero.h"
 
 #include <stdio.h>
@@ -28,7 +28,8 @@ void l0_groups(const backend *b, int ninner, int64_t count, int64_t inner0, int6
                      inner1, groups, size);
 }
 
-static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
+static tack_status launch(backend *b, backend_code *c, const char *kname, const char *what,
+                          int ninner, int64_t count,
                           int64_t inner0, int64_t inner1, tack_error *err);
 
 tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call,
@@ -66,11 +67,12 @@ tack_status l0_launch_pack(backend *b, backend_code *c, const backend_call *call
         l0_mem_free(b, pbuf);
         return st;
     }
-    st = launch(b, c, what, sh.ninner, sh.count, sh.inner0, sh.inner1, err);
+    st = launch(b, c, name, what, sh.ninner, sh.count, sh.inner0, sh.inner1, err);
     return gpu_print_end(b, &backend_level_zero, &c->g, name, pbuf, pcap, st, err);
 }
 
-static tack_status launch(backend *b, backend_code *c, const char *what, int ninner, int64_t count,
+static tack_status launch(backend *b, backend_code *c, const char *kname, const char *what,
+                          int ninner, int64_t count,
                           int64_t inner0, int64_t inner1, tack_error *err) {
     const ze_api *ze = b->ze;
     const char *name = c->g.f->name;
@@ -86,8 +88,11 @@ static tack_status launch(backend *b, backend_code *c, const char *what, int nin
     ze_group_count_t g = {groups[0], groups[1], groups[2]};
     pthread_mutex_lock(&b->lock);
     r = ze->CommandListAppendLaunchKernel(b->list, c->kernel, &g, NULL, 0, NULL);
+    /* Noted under the lock, so that a wait's mark covers it exactly. */
+    if (r == ZE_RESULT_SUCCESS && b->queued) gpu_queue_note(&b->queue, kname);
     pthread_mutex_unlock(&b->lock);
-    /* The list is synchronous: a fault the kernel raised surfaces here. */
+    /* A synchronous list's fault surfaces here; a queued one's at the
+     * next wait. */
     if (r != ZE_RESULT_SUCCESS) return l0_fail(err, what, "zeCommandListAppendLaunchKernel", r);
     return TACK_OK;
 }

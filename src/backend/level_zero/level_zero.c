@@ -59,14 +59,14 @@ static tack_status l0_inspect(backend *b, const ir_func *f, const char *symbol_b
 
 GPU_DRIVER_GLUE(l0)
 
-/* Every append waits for its work (a synchronous list); other libraries'
- * work on the device is their own. */
+/* The device's list; other libraries' work on the device is their own. */
 static tack_status l0_synchronize(backend *b, tack_error *err) {
-    return gpu_nothing_in_flight(b, err);
+    return l0_wait(b, "synchronizing the device", err);
 }
 
 const backend_ops backend_level_zero = {
     .name = "level_zero",
     .mem_wrap = gpu_mem_wrap_address, /* a handle is the USM address */
+    .queue_synchronize = l0_queue_synchronize,
     GPU_DRIVER_OPS(l0),
 };

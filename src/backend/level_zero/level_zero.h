@@ -10,7 +10,7 @@
  *   program.c  a native binary (or SPIR-V) -> a module and its kernel; a
  *              variant's code and its disk-cache artifact
  *   launch.c   the pack and the call's device pointers as kernel arguments,
- *              group sizes, one launch on the device's command list
+ *              group sizes, one launch queued on the device's command list
  *   level_zero.c  the backend table: typed IR -> OpenCL C (gpu_emit, the
  *              OpenCL dialect) -> ocloc -> zeModuleCreate
  *   offline.c  level_zero_generate: SPIR-V or native binaries without a
@@ -26,8 +26,12 @@
  * Value) until the launch, so a variant's launches hold its dispatch lock
  * (caps.locked_dispatch 1); the device's immediate command list is not
  * thread-safe, so every append (launches, copies) holds the device's lock,
- * as the reference's backend-wide launch lock.  The list is synchronous:
- * each append returns when its work has finished.
+ * as the reference's backend-wide launch lock.  The list is asynchronous
+ * where the loader has zeCommandListHostSynchronize (Level Zero 1.6): a
+ * launch returns once appended (caps.queued_launch; the append captures
+ * the kernel's arguments), a copy waits for the list, and a fault in a
+ * launch before it surfaces there by the kernel's name (gpu_queue).  With
+ * an older loader the list is synchronous and every append waits.
  *
  * Textures: sampled in software (lower/textures.c); f64 only where the
  * device reports fp64 (build refuses the rest naming f64).
@@ -48,8 +52,10 @@ struct backend {
     ze_driver_handle_t driver;
     ze_device_handle_t device;
     ze_context_handle_t context;
-    ze_command_list_handle_t list; /* immediate, synchronous */
-    pthread_mutex_t lock;          /* around every append to list */
+    ze_command_list_handle_t list; /* immediate (see the top) */
+    int queued;                    /* list is asynchronous: launches return queued */
+    gpu_queue queue;               /* the launches on it since the last wait */
+    pthread_mutex_t lock;          /* around every append to list, and its waits */
     int lock_made;
     uint32_t device_id;            /* PCI id: ocloc's -device 0x.... */
     uint32_t driver_version;
@@ -100,6 +106,7 @@ int l0_is_native(const void *bytes, size_t n);
 /* open, close, caps, memory, the artifact, load, release and
  * launch_pack: the entries every driver has (gpu/driver.h). */
 GPU_DRIVER_DECLARE(l0);
+GPU_DRIVER_QUEUED(l0)
 /* Fills err with "<what>: <call> failed: ZE_RESULT_X"; out of memory is
  * TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
 tack_status l0_fail(tack_error *err, const char *what, const char *call, ze_result_t r);

@@ -54,6 +54,8 @@ static void load(void) {
         snprintf(error, sizeof error, "the Level Zero loader has no %s: it is too old", missing);
         return; /* never dlclose: a half-filled table is never used */
     }
+    /* An older loader lacks it: launches then wait, as appends. */
+    *(void **)&table.CommandListHostSynchronize = dlsym(lib, "zeCommandListHostSynchronize");
     loaded = &table;
 }
 

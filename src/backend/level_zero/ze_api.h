@@ -56,6 +56,9 @@ typedef struct _ze_event_handle_t *ze_event_handle_t;
 /* An immediate command list in this mode returns from each append when
  * the work has finished. */
 #define ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS 1
+/* ... and in this one once it is queued: zeCommandListHostSynchronize
+ * waits for what was appended. */
+#define ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS 2
 #define ZE_DEVICE_MODULE_FLAG_FP16 1u
 #define ZE_DEVICE_MODULE_FLAG_FP64 2u
 #define ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS 4u
@@ -186,6 +189,8 @@ typedef struct ze_api {
     ze_result_t (*MemAllocDevice)(ze_context_handle_t ctx, const ze_device_mem_alloc_desc_t *desc,
                                   size_t size, size_t alignment, ze_device_handle_t d, void **ptr);
     ze_result_t (*MemFree)(ze_context_handle_t ctx, void *ptr);
+    /* Optional (Level Zero 1.6): NULL keeps the list synchronous. */
+    ze_result_t (*CommandListHostSynchronize)(ze_command_list_handle_t list, uint64_t timeout);
 } ze_api;
 
 /* loader.c: the table, loaded once per process (thread-safe); NULL when
