@@ -1,0 +1,149 @@
+"""Issue 27, more of Warp's and Taichi's vocabulary: arrays of scalars of
+shape (..., n, n) read as arrays of matrices where the kernel uses their
+elements as matrices; checked against NumPy on every device (off the host
+the NumPy arguments are copied to scalar device arrays of the same shape,
+which the same rule reads as matrices)."""
+import numpy as np
+import pytest
+
+import tack
+
+pytestmark = pytest.mark.every_device
+
+FLOATS = (np.float32, np.float64)
+
+
+def tol(dtype):
+    return 1e-5 if dtype == np.float32 else 1e-12
+
+
+def rand(shape, seed, dtype):
+    return (np.random.default_rng(seed).random(shape) * 2 - 1).astype(dtype)
+
+
+# ---- NumPy arrays of shape (n, R, R) as arrays of matrices ----
+
+@tack.kernel
+def mpm_update(F, C, dt):
+    for p in range(F.shape[0]):
+        F[p] = (tack.identity(3) + dt * C[p]) @ F[p]
+
+
+@tack.kernel
+def mpm_update2(F, C, dt):
+    for p in range(F.shape[0]):
+        F[p] = (tack.identity(2) + dt * C[p]) @ F[p]
+
+
+@tack.kernel
+def component(F, out):
+    for p in range(F.shape[0]):
+        m = F[p]
+        out[p] = m[0, 1] + tack.determinant(m)
+
+
+@tack.kernel
+def matvec(A, x, y):
+    for i in range(A.shape[0]):
+        y[i] = (A[i] @ A[i].T)[1, 0] + A[i][0, 1] * x[i]
+
+
+@tack.kernel
+def grid_inverse(A, out):
+    for i, j in tack.ndindex(A.shape[0], A.shape[1]):
+        out[i, j] = tack.inverse(A[i, j])
+
+
+@tack.kernel
+def row_view(F, out):
+    for p in range(F.shape[0]):
+        row = F[p]
+        row[0, 1] = 7.0          # a view of the scalars: writes F
+        out[p] = row[1, 1]
+
+
+@tack.kernel
+def full_index(F, out):
+    for p in range(F.shape[0]):
+        out[p] = F[p, 0, 1] + F[p, 1, 0]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_numpy_matrices_matmul(dtype):
+    F, C = rand((37, 3, 3), 1, dtype), rand((37, 3, 3), 2, dtype)
+    want = np.matmul(np.eye(3, dtype=dtype) + dtype(0.1) * C, F)
+    mpm_update(F, C, 0.1)
+    np.testing.assert_allclose(F, want, rtol=tol(dtype), atol=tol(dtype))
+    F2, C2 = rand((5, 2, 2), 3, dtype), rand((5, 2, 2), 4, dtype)
+    want2 = np.matmul(np.eye(2, dtype=dtype) + dtype(0.5) * C2, F2)
+    mpm_update2(F2, C2, 0.5)
+    np.testing.assert_allclose(F2, want2, rtol=tol(dtype), atol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_numpy_matrices_as_values(dtype, device):
+    F = rand((9, 3, 3), 5, dtype) + 3 * np.eye(3, dtype=dtype)
+    out = np.zeros(9, dtype)
+    component(F, out)
+    np.testing.assert_allclose(out, F[:, 0, 1] + np.linalg.det(F), rtol=1e-4, atol=1e-4)
+    A, x, y = rand((6, 4, 4), 6, dtype), rand(6, 7, dtype), np.zeros(6, dtype)
+    matvec(A, x, y)
+    want = np.matmul(A, A.transpose(0, 2, 1))[:, 1, 0] + A[:, 0, 1] * x
+    np.testing.assert_allclose(y, want, rtol=tol(dtype) * 10, atol=tol(dtype) * 10)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_numpy_matrices_two_dimensional_grid(dtype):
+    A = rand((3, 4, 2, 2), 8, dtype) + 2 * np.eye(2, dtype=dtype)
+    out = np.zeros_like(A)
+    grid_inverse(A, out)
+    np.testing.assert_allclose(out, np.linalg.inv(A), rtol=1e-4, atol=1e-4)
+
+
+def test_numpy_matrices_keyed():
+    F, C = rand((4, 3, 3), 1, np.float32), rand((4, 3, 3), 2, np.float32)
+    mpm_update(F, C, 0.1)
+    F2, C2 = rand((4, 2, 2), 1, np.float32), rand((4, 2, 2), 2, np.float32)
+    with pytest.raises(tack.CompileError):  # identity(3) @ a 2x2: the shape is keyed
+        mpm_update(F2, C2, 0.1)
+    vec_sigs = {v[1] for v in mpm_update.variants()}
+    assert ((0, 0x33), (1, 0x33)) in vec_sigs
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_numpy_matrices_empty(dtype):
+    F, C = np.zeros((0, 3, 3), dtype), np.zeros((0, 3, 3), dtype)
+    mpm_update(F, C, 0.1)
+    assert F.shape == (0, 3, 3)
+
+
+@pytest.mark.cpu_only
+def test_numpy_matrices_strided_rows_and_refused_layouts():
+    base = rand((10, 3, 3), 9, np.float32)
+    F = base[::2]                                # strided along n: in place
+    C = rand((5, 3, 3), 10, np.float32)
+    want = np.matmul(np.eye(3, dtype=np.float32) + np.float32(0.1) * C, F)
+    mpm_update(F, C, 0.1)
+    np.testing.assert_allclose(base[::2], want, rtol=1e-5, atol=1e-5)
+    T = rand((5, 3, 3), 11, np.float32).transpose(0, 2, 1)   # components not row by row
+    before = T.copy()
+    with pytest.raises(ValueError, match=r"parameter 'F'.*3x3 matrices.*ascontiguousarray"):
+        mpm_update(T, C, 0.1)
+    np.testing.assert_array_equal(T, before)     # nothing ran
+
+
+def test_scalar_uses_stay_scalar():
+    F = rand((4, 3, 3), 12, np.float32)
+    out = np.zeros(4, np.float32)
+    full_index(F, out)
+    np.testing.assert_allclose(out, F[:, 0, 1] + F[:, 1, 0], rtol=1e-6)
+    out2 = np.zeros(4, np.float32)
+    row_view(F, out2)                             # the row view writes the array
+    assert (F[:, 0, 1] == 7.0).all()
+    np.testing.assert_array_equal(out2, F[:, 1, 1])
+    assert all(v[1] == () for v in row_view.variants())
+
+
+def test_non_square_and_ints_not_matrices():
+    with pytest.raises(tack.CompileError):       # (n, 2, 3): not a matrix dtype
+        mpm_update2(np.zeros((2, 2, 3), np.float32), np.zeros((2, 2, 3), np.float32), 0.1)
