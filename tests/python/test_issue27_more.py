@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tack
+from conftest import line_of
 
 pytestmark = pytest.mark.every_device
 
@@ -147,3 +148,135 @@ def test_scalar_uses_stay_scalar():
 def test_non_square_and_ints_not_matrices():
     with pytest.raises(tack.CompileError):       # (n, 2, 3): not a matrix dtype
         mpm_update2(np.zeros((2, 2, 3), np.float32), np.zeros((2, 2, 3), np.float32), 0.1)
+
+
+# ---- augmented updates at run-time component indices ----
+
+VEC3 = {np.float32: tack.vec3f, np.float64: tack.vec3d}
+MAT3 = {np.float32: tack.mat33f, np.float64: tack.mat33d}
+
+
+@tack.kernel
+def vec_own(x, k, s):
+    for i in range(x.shape[0]):
+        x[i][k[i]] += s[i]
+        x[i][k[i] - 3] -= 0.5 * s[i]     # negative: from the end
+
+
+@tack.kernel
+def vec_shared(acc, k, s):
+    for i in range(k.shape[0]):
+        acc[i % 2][k[i]] += s[i]
+
+
+@tack.kernel
+def mat_shared(acc, r, c, s):
+    for i in range(r.shape[0]):
+        acc[0][r[i], c[i]] += s[i]
+        acc[1][r[i], 2 - c[i]] -= s[i]
+
+
+@tack.kernel
+def mat_own_loops(m, s):
+    for i in range(m.shape[0]):
+        for a in range(3):
+            for b in range(3):
+                m[i][a, b] += s * (a * 3 + b)
+
+
+@tack.kernel
+def locals_dynamic(out, k, s):
+    for i in range(out.shape[0]):
+        v = tack.vec3f(1.0, 2.0, 3.0)
+        v[k] += s
+        v[k - 1] *= 2.0
+        m = tack.mat22f(1.0, 2.0, 3.0, 4.0)
+        m[k % 2, 1] += s
+        out[i] = v + tack.vec3f(m[0, 1], m[1, 1], 0.0)
+
+
+@tack.kernel
+def vec_outside(x, k):
+    for i in range(x.shape[0]):
+        x[i][k] += 1.0                   # k outside the vector: nothing changes
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_dynamic_component_updates_own(dtype, device):
+    n = 11
+    k = (np.arange(n) % 3).astype(np.int32)
+    s = rand(n, 20, dtype)
+    x = rand((n, 3), 21, dtype)
+    want = x.copy()
+    want[np.arange(n), k] += s
+    want[np.arange(n), k] -= dtype(0.5) * s
+    xa = tack.array(x, dtype=VEC3[dtype], device=device)
+    vec_own(xa, k, s)
+    np.testing.assert_allclose(xa.numpy(), want, rtol=tol(dtype), atol=tol(dtype))
+    m = rand((4, 3, 3), 22, dtype)
+    want = m + dtype(0.25) * np.arange(9, dtype=dtype).reshape(3, 3)
+    ma = tack.array(m, dtype=MAT3[dtype], device=device)
+    mat_own_loops(ma, 0.25)
+    np.testing.assert_allclose(ma.numpy(), want, rtol=tol(dtype), atol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_dynamic_component_updates_shared_are_atomic(dtype, device):
+    n = 3000
+    rng = np.random.default_rng(23)
+    k = rng.integers(0, 3, n).astype(np.int32)
+    s = np.ones(n, dtype)
+    acc = tack.zeros((2,), dtype=VEC3[dtype], device=device)
+    vec_shared(acc, k, s)
+    want = np.zeros((2, 3))
+    np.add.at(want, (np.arange(n) % 2, k), 1.0)
+    np.testing.assert_array_equal(acc.numpy(), want)    # exact counts: atomic
+    r, c = rng.integers(0, 3, n).astype(np.int32), rng.integers(0, 3, n).astype(np.int32)
+    macc = tack.zeros((2,), dtype=MAT3[dtype], device=device)
+    mat_shared(macc, r, c, s)
+    want = np.zeros((2, 3, 3))
+    np.add.at(want[0], (r, c), 1.0)
+    np.subtract.at(want[1], (r, 2 - c), 1.0)
+    np.testing.assert_array_equal(macc.numpy(), want)
+
+
+def test_dynamic_component_updates_of_locals_and_outside(device):
+    out = tack.zeros((2,), dtype=tack.vec3f, device=device)
+    locals_dynamic(out, 1, 10.0)
+    v = np.array([1.0, 12.0, 3.0])
+    v[0] *= 2.0
+    np.testing.assert_allclose(out.numpy()[0], v + [2.0, 14.0, 0.0])
+    x = tack.zeros((3,), dtype=tack.vec3f, device=device)
+    vec_outside(x, 3)
+    vec_outside(x, -4)
+    assert not x.numpy().any()
+
+
+def test_dynamic_row_update_refused(device):
+    @tack.kernel
+    def row_update(m, r):
+        for i in range(m.shape[0]):
+            m[i][r] += tack.vec3f(1.0)   # marker: row update
+    with pytest.raises(tack.CompileError, match="row") as e:
+        row_update(tack.zeros((2,), dtype=tack.mat33f, device=device), 1)
+    assert e.value.lineno == line_of(__file__, "# marker: row" " update")
+    assert "m[i][r]" in str(e.value)
+
+
+def test_dynamic_component_update_shared_without_atomic_form_refused(device):
+    @tack.kernel
+    def scale_shared(x, k):
+        for i in range(x.shape[0]):
+            x[0][k] *= 2.0   # marker: shared scale
+    x = tack.ones((3,), dtype=tack.vec3f, device=device)
+    with pytest.raises(tack.CompileError, match="no atomic form") as e:
+        scale_shared(x, 1)
+    assert e.value.lineno == line_of(__file__, "# marker: shared" " scale")
+    assert (x.numpy() == 1).all()
+
+
+@pytest.mark.cpu_only
+def test_dynamic_component_update_shared_is_atomic_in_ir():
+    acc = tack.zeros((2,), dtype=tack.vec3f)
+    ir = vec_shared.inspect_ir(acc, np.zeros(4, np.int32), np.ones(4, np.float32))
+    assert ir.count("atomic_add") == 3
