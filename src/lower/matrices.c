@@ -599,6 +599,9 @@ int mat_is_value_subscript(lowerer *L, const expr *e) {
     if (a->kind == EX_CALL || a->kind == EX_BINOP || a->kind == EX_UNARY || a->kind == EX_IFEXP ||
         (a->kind == EX_ATTR && !strcmp(a->name, "T")))
         return 1;
+    const expr *root = a; /* f(...).rot[0, 1]: a field of a returned record */
+    while (root->kind == EX_ATTR) root = root->a;
+    if (root != a && root->kind == EX_CALL) return 1;
     if (mat_chain_is_element(L, a)) return 1;
     return mat_is_element_of(L, a) && e->nitems == 2 && mat_rows_of(L, chain_param(L, a));
 }

@@ -280,3 +280,222 @@ def test_dynamic_component_update_shared_is_atomic_in_ir():
     acc = tack.zeros((2,), dtype=tack.vec3f)
     ir = vec_shared.inspect_ir(acc, np.zeros(4, np.int32), np.ones(4, np.float32))
     assert ir.count("atomic_add") == 3
+
+
+# ---- records returned from device functions ----
+
+@tack.struct
+class Inner27:
+    h: tack.f64
+    k: tack.i32
+
+
+@tack.struct
+class Body27:
+    pos: tack.vec3f
+    vel: tack.vec3f
+    mass: tack.f32
+    inner: Inner27
+    rot: tack.mat22f
+
+
+def body_records(n, seed=0):
+    rng = np.random.default_rng(seed)
+    r = np.zeros(n, dtype=Body27.numpy)
+    r["pos"] = rng.standard_normal((n, 3))
+    r["vel"] = rng.standard_normal((n, 3))
+    r["mass"] = rng.uniform(1, 2, n)
+    r["inner"]["h"] = rng.standard_normal(n)
+    r["inner"]["k"] = rng.integers(-9, 9, n)
+    r["rot"] = rng.standard_normal((n, 2, 2))
+    return r
+
+
+@tack.func
+def make_body(p, m):
+    return Body27(pos=p, vel=p * 2.0, mass=m, inner=Inner27(h=1.5, k=3))
+
+
+@tack.func
+def stepped(b, dt):
+    q = b                      # a copy of the caller's record
+    q.pos = q.pos + dt * q.vel
+    q.inner.k = q.inner.k + 1
+    return q
+
+
+@tack.func
+def pick(bodies, i, j):
+    if bodies[i].mass > bodies[j].mass:
+        return bodies[i]
+    return bodies[j]
+
+
+@tack.kernel
+def made_in_functions(x, m, out, heavier_of, bodies, dt):
+    for i in range(x.shape[0]):
+        q = make_body(x[i], m[i])
+        out[i] = stepped(q, dt)
+        heavier_of[i] = pick(bodies, i, (i + 1) % bodies.shape[0])
+
+
+@tack.kernel
+def fields_of_calls(x, m, pos, k, h, rot01, bodies):
+    for i in range(x.shape[0]):
+        pos[i] = make_body(x[i], m[i]).pos
+        k[i] = stepped(bodies[i], 0.5).inner.k
+        h[i] = make_body(x[i], m[i]).inner.h + stepped(bodies[i], 0.0).pos.x
+        rot01[i] = stepped(bodies[i], 1.0).rot[0, 1]
+
+
+def test_records_returned_from_device_functions(device):
+    n = 7
+    rng = np.random.default_rng(30)
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    m = rng.uniform(1, 2, n).astype(np.float32)
+    r = body_records(n, 31)
+    xa = tack.array(x, dtype=tack.vec3f, device=device)
+    bodies = tack.array(r, dtype=Body27, device=device)
+    out = tack.zeros(n, dtype=Body27, device=device)
+    heavier = tack.zeros(n, dtype=Body27, device=device)
+    made_in_functions(xa, m, out, heavier, bodies, 0.25)
+    o = out.numpy()
+    np.testing.assert_allclose(o["pos"], x + np.float32(0.25) * (2 * x), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(o["vel"], 2 * x, rtol=1e-6)
+    np.testing.assert_array_equal(o["mass"], m)
+    np.testing.assert_array_equal(o["inner"]["h"], np.full(n, 1.5))
+    np.testing.assert_array_equal(o["inner"]["k"], np.full(n, 4))
+    np.testing.assert_array_equal(o["rot"], np.zeros((n, 2, 2)))
+    j = (np.arange(n) + 1) % n
+    want = np.where(r["mass"] > r["mass"][j], np.arange(n), j)
+    hv = heavier.numpy()
+    for f in ("pos", "vel", "mass", "rot"):
+        np.testing.assert_array_equal(hv[f], r[f][want])
+    np.testing.assert_array_equal(hv["inner"], r["inner"][want])
+
+
+def test_fields_of_returned_records(device):
+    n = 5
+    rng = np.random.default_rng(32)
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    m = rng.uniform(1, 2, n).astype(np.float32)
+    r = body_records(n, 33)
+    pos = tack.zeros(n, dtype=tack.vec3f, device=device)
+    k, h, rot01 = np.zeros(n, np.int32), np.zeros(n, np.float64), np.zeros(n, np.float32)
+    fields_of_calls(tack.array(x, dtype=tack.vec3f, device=device), m, pos, k, h, rot01,
+                    tack.array(r, dtype=Body27, device=device))
+    np.testing.assert_array_equal(pos.numpy(), x)
+    np.testing.assert_array_equal(k, r["inner"]["k"] + 1)
+    np.testing.assert_allclose(h, 1.5 + r["pos"][:, 0], rtol=1e-6)
+    np.testing.assert_array_equal(rot01, r["rot"][:, 0, 1])
+
+
+@tack.func
+def mixed_return(b, c):
+    if c > 0:
+        return b
+    return 1.0          # marker: mixed return
+
+
+@tack.func
+def other_struct(b, o):
+    if b.mass > 0.0:
+        return b
+    return o            # marker: other struct
+
+
+@tack.struct
+class Other27:
+    pos: tack.vec3f
+
+
+@tack.kernel
+def uses_mixed(bodies, out):
+    for i in range(bodies.shape[0]):
+        q = mixed_return(bodies[i], i)
+        out[i] = q
+
+
+@tack.kernel
+def uses_other(bodies, others, out):
+    for i in range(bodies.shape[0]):
+        out[i] = other_struct(bodies[i], others[i])
+
+
+@tack.kernel
+def record_as_value(bodies, out):
+    for i in range(bodies.shape[0]):
+        out[i] = make_body(bodies[i].pos, 1.0) * 2.0   # marker: whole record as a number
+
+
+@tack.kernel
+def uses_mixed_target(bodies, out):
+    for i in range(bodies.shape[0]):
+        bodies[i] = out[i] + 1.0
+
+
+@tack.kernel
+def missing_field(x, out):
+    for i in range(x.shape[0]):
+        out[i] = make_body(x[i], 1.0).spin   # marker: missing field
+
+
+def test_record_return_refusals(device):
+    b = tack.zeros(2, dtype=Body27, device=device)
+    with pytest.raises(tack.CompileError, match="returns a record of struct 'Body27'") as e:
+        uses_mixed(b, tack.zeros(2, dtype=Body27, device=device))
+    assert e.value.lineno == line_of(__file__, "# marker: mixed" " return")
+    with pytest.raises(tack.CompileError, match="another struct") as e:
+        uses_other(b, tack.zeros(2, dtype=Other27, device=device),
+                   tack.zeros(2, dtype=Body27, device=device))
+    assert e.value.lineno == line_of(__file__, "# marker: other" " struct")
+    with pytest.raises(tack.CompileError, match="returns a record") as e:
+        record_as_value(b, np.zeros(2, np.float32))
+    assert e.value.lineno == line_of(__file__, "# marker: whole record" " as a number")
+    with pytest.raises(tack.CompileError, match="only a record can be assigned"):
+        uses_mixed_target(b, np.zeros(2, np.float32))
+    with pytest.raises(tack.CompileError, match="no field 'spin'") as e:
+        missing_field(tack.zeros(2, dtype=tack.vec3f, device=device),
+                      tack.zeros(2, dtype=tack.vec3f, device=device))
+    assert e.value.lineno == line_of(__file__, "# marker: missing" " field")
+
+
+@tack.struct
+class Params27:
+    dt: tack.f32
+    gravity: tack.vec3f
+
+
+@tack.func
+def make_inner(h):
+    return Inner27(h, 7)
+
+
+@tack.func
+def same_params(p):
+    return p
+
+
+@tack.kernel
+def nested_targets(bodies, params, h, g):
+    for i in range(bodies.shape[0]):
+        bodies[i].inner = make_inner(h[i])
+        b = bodies[i]
+        b.inner = make_inner(2.0 * h[i])
+        b.inner.k += 1
+        p = same_params(params)
+        g[i] = p.gravity * p.dt + tack.vec3f(b.inner.h, tack.f32(b.inner.k), 0.0)
+
+
+def test_returned_records_into_fields_and_by_value(device):
+    n = 4
+    r = body_records(n, 34)
+    bodies = tack.array(r, dtype=Body27, device=device)
+    h = np.arange(n, dtype=np.float64)
+    g = tack.zeros(n, dtype=tack.vec3f, device=device)
+    nested_targets(bodies, Params27(dt=0.5, gravity=(0.0, -9.8, 0.0)), h, g)
+    got = bodies.numpy()
+    np.testing.assert_array_equal(got["inner"]["h"], h)
+    np.testing.assert_array_equal(got["inner"]["k"], np.full(n, 7))
+    want = np.stack([2.0 * h, np.full(n, 8.0), np.zeros(n)], axis=1) + [0.0, -4.9, 0.0]
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-6)
