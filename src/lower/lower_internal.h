@@ -437,6 +437,12 @@ int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n);
 /* `return <record>` in a device function: statements that hold the record
  * and a tuple return of its fields (1); 0 when s returns no record. */
 int struct_return_expand(lowerer *L, const stmt *s, const stmt ***out, int *n);
+/* return f(...) of a device call `call` (lowered) whose callee returned
+ * a record: this function returns it too. */
+int struct_return_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,
+                       const scope *callee);
+/* inline.c: the tail of a `return` of n values already lowered. */
+int inline_return_values(lowerer *L, ir_block *b, const stmt *s, ir_expr **values, int n);
 /* q = f(...), x[j] = f(...) where the device call `call` (lowered) returned
  * a record from `callee`: its fields assigned to the target's. */
 int struct_assign_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,

@@ -833,7 +833,7 @@ int struct_return_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
     if (k < 0) return -1;
     char sname[128];
     if (!k) {
-        if (!sc->result_record) return 0;
+        if (!sc->result_record || (v && v->kind == EX_CALL)) return 0; /* f(...): lower_return */
         struct_name(sc->result_record->s, sname, sizeof sname);
         ERR(L, s->line, s->col, "'%s' returns a record of struct '%s' elsewhere, not this value",
             sc->def->name, sname);
@@ -946,6 +946,37 @@ int struct_assign_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,
         }
     }
     return 0;
+}
+
+int struct_return_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,
+                       const scope *callee) {
+    scope *sc = L->sc;
+    tmpl_node *rec = callee->result_record;
+    char sname[128];
+    struct_name(rec->s, sname, sizeof sname);
+    if (sc->result_record ? !same_layout(sc->result_record, rec) : sc->nresults >= 0) {
+        ERR(L, s->line, s->col, "'%s' returns a record of struct '%s' here but %s elsewhere",
+            sc->def->name, sname, sc->result_record ? "a record of another struct" : "another value");
+        return -1;
+    }
+    if (!sc->result_record) sc->result_record = rec;
+    ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
+    if (!eval) return lower_oom(L);
+    eval->value = call;
+    if (ir_block_push(L->f, b, eval)) return lower_oom(L);
+    /* the callee's fields, in the order this function's results hold them */
+    const char *mine[MAX_RESULTS], *theirs[MAX_RESULTS];
+    int n = 0, m = 0;
+    if (record_leaves(L, sc->result_record, NULL, mine, &n) ||
+        record_leaves(L, rec, NULL, theirs, &m))
+        return -1;
+    ir_expr *values[MAX_RESULTS];
+    for (int k = 0; k < n; k++) {
+        int j = 0;
+        while (j < m && strcmp(mine[k], theirs[j])) j++;
+        if (j == m || !(values[k] = result_field(L, callee, j, NULL, s->value))) return -1;
+    }
+    return inline_return_values(L, b, s, values, n);
 }
 
 /* Whether the call names a device function (no lowering, nothing recorded). */

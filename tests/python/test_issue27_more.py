@@ -499,3 +499,26 @@ def test_returned_records_into_fields_and_by_value(device):
     np.testing.assert_array_equal(got["inner"]["k"], np.full(n, 7))
     want = np.stack([2.0 * h, np.full(n, 8.0), np.zeros(n)], axis=1) + [0.0, -4.9, 0.0]
     np.testing.assert_allclose(g.numpy(), want, rtol=1e-6)
+
+
+@tack.func
+def forwarded(p, m, flip):
+    if flip > 0:
+        return make_body(-p, m)
+    return make_body(p, m)
+
+
+@tack.kernel
+def forwards(x, m, out):
+    for i in range(x.shape[0]):
+        out[i] = forwarded(x[i], m[i], i % 2)
+
+
+def test_returned_record_forwarded(device):
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    m = np.ones(4, np.float32)
+    out = tack.zeros(4, dtype=Body27, device=device)
+    forwards(tack.array(x, dtype=tack.vec3f, device=device), m, out)
+    want = np.where((np.arange(4) % 2 == 1)[:, None], -x, x)
+    np.testing.assert_array_equal(out.numpy()["pos"], want)
+    np.testing.assert_array_equal(out.numpy()["inner"]["k"], np.full(4, 3))
