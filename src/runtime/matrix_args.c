@@ -13,9 +13,9 @@
  *
  * Not when the kernel also indexes the parameter with all k + 2 indices or
  * reads shape[k] or beyond (it treats it as scalars), nor where each
- * partial subscript is only ever subscripted again: `F[p][r, c]` and a
- * row view `row = F[p]` whose name is only indexed keep meaning the
- * scalar elements they meant before. */
+ * partial subscript is only ever subscripted again or iterated:
+ * `F[p][r, c]`, `for row in F[p]` and a row view `row = F[p]` whose name
+ * is only indexed keep meaning the scalar elements they meant before. */
 #include <string.h>
 
 #include "runtime.h"
@@ -101,7 +101,8 @@ static void scan_stmts(scan *s, stmt *const *b, int n) {
         for (int t = 0; view && t < st->ntargets; t++)
             view = st->targets[t]->kind == EX_NAME &&
                    !bare_in_stmts(s->d->body, s->d->nbody, st->targets[t]->name);
-        scan_expr(s, st->value, view);
+        /* for row in F[p]: iterates rows of the scalars, as before */
+        scan_expr(s, st->value, view || st->kind == ST_FOR);
         scan_stmts(s, st->body, st->nbody);
         scan_stmts(s, st->orelse, st->norelse);
     }

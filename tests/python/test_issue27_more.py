@@ -64,6 +64,15 @@ def row_view(F, out):
 
 
 @tack.kernel
+def row_sums(F, out):
+    for p in range(F.shape[0]):
+        s = 0.0
+        for row in F[p]:          # rows of the scalars, as before
+            s += row[0] + row[1]
+        out[p] = s
+
+
+@tack.kernel
 def full_index(F, out):
     for p in range(F.shape[0]):
         out[p] = F[p, 0, 1] + F[p, 1, 0]
@@ -143,6 +152,9 @@ def test_scalar_uses_stay_scalar():
     assert (F[:, 0, 1] == 7.0).all()
     np.testing.assert_array_equal(out2, F[:, 1, 1])
     assert all(v[1] == () for v in row_view.variants())
+    out3 = np.zeros(4, np.float32)
+    row_sums(F, out3)
+    np.testing.assert_allclose(out3, F[:, :, :2].sum(axis=(1, 2)), rtol=1e-6)
 
 
 def test_non_square_and_ints_not_matrices():
