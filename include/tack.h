@@ -414,7 +414,9 @@ tack_arg tack_arg_array(void *data, tack_dtype dtype, int ndim,
  * the storage is C-contiguous with a trailing dimension of `width` (its
  * logical dimensions' strides may be changed as above).  With width
  * TACK_MAT_WIDTH(n, n) an array of n x n matrices, whose trailing dimension
- * holds the n*n components row by row. */
+ * holds the n*n components row by row.  An f32/f64 array of scalars of
+ * shape (..., n, n) is read as this array of matrices when the kernel's
+ * body uses its elements as matrices (docs/language.md, "Matrices"). */
 tack_arg tack_arg_vector_array(void *data, tack_dtype component, int width, int ndim,
                                const int64_t *shape, int writable);
 tack_arg tack_arg_int(int64_t v);

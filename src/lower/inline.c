@@ -274,8 +274,20 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
     }
     if (n == 1 && v->kind != EX_TUPLE) {
         /* A vector result fills one result local per component. */
+        L->record_call = v; /* return f(...) of a record */
         ir_expr *value = lower_expr(L, v);
+        const scope *rec = L->record_callee;
+        L->record_call = NULL;
+        L->record_callee = NULL;
         if (!value) return -1;
+        if (rec) return struct_return_call(L, b, s, value, rec);
+        if (sc->result_record) {
+            char sname[128];
+            struct_name(sc->result_record->s, sname, sizeof sname);
+            ERR(L, s->line, s->col, "'%s' returns a record of struct '%s' elsewhere, not this value",
+                sc->def->name, sname);
+            return -1;
+        }
         if (vec_is(value)) {
             if (sc->nresults < 0) {
                 sc->nresults = 1;
@@ -330,6 +342,12 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
     ir_expr *values[MAX_RESULTS];
     for (int k = 0; k < n; k++)
         if (!(values[k] = lower_expr(L, v->kind == EX_TUPLE ? v->items[k] : v))) return -1;
+    return inline_return_values(L, b, s, values, n);
+}
+
+int inline_return_values(lowerer *L, ir_block *b, const stmt *s, ir_expr **values, int n) {
+    scope *sc = L->sc;
+    const expr *v = s->value;
     if (sc->nresults < 0) { /* the first return sets each value's shape */
         int used = 0;
         for (int k = 0; k < n; k++) {

@@ -344,11 +344,23 @@ static int is_module_function(lowerer *L, const expr *callee, tack_name *fn) {
     return 1;
 }
 
-/* A device call used as one value. */
+/* A device call used as one value (or as a record where one is wanted). */
 static ir_expr *one_result_call(lowerer *L, const expr *e, const tack_name *fn) {
-    const int *results;
-    int nresults;
-    ir_expr *x = lower_device_call(L, e, fn, &results, &nresults);
+    int wanted = L->record_call == e; /* read first: the callee's body may ask for others */
+    const scope *callee;
+    ir_expr *x = lower_device_call_slots(L, e, fn, &callee);
+    if (x && callee->result_record) {
+        if (wanted) {
+            L->record_callee = callee;
+            return x;
+        }
+        char sname[128];
+        struct_name(callee->result_record->s, sname, sizeof sname);
+        ERR(L, e->line, e->col, "'%s' returns a record of struct '%s'; assign it (q = %s(...)) or "
+            "read a field (%s(...).field)", e->a->name, sname, e->a->name, e->a->name);
+        return NULL;
+    }
+    int nresults = !x ? 0 : callee->result_width ? 1 : callee->nresults > 0 ? callee->nresults : 0;
     if (x && nresults > 1) {
         ERR(L, e->line, e->col, "'%s' returns %d values; unpack them as in 'a, b = %s(...)'",
             e->a->name, nresults, e->a->name);
@@ -901,6 +913,8 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
     int field;
     int ref = template_ref(L, e, &node, &field);
     if (ref < 0) return NULL;
+    ir_expr *rec;
+    if (!ref && struct_call_field(L, e, &rec)) return rec; /* f(...).pos */
     if (ref == 1) {
         if (field >= 0) return template_field_value(L, node, field, e);
         ERR(L, e->line, e->col, "'%s' is a template instance; use its attributes", node->path);
@@ -1111,6 +1125,10 @@ int lower_assign_to(lowerer *L, ir_block *b, const expr *t, ir_expr *value, cons
         if (bound->kind == BIND_VECTOR) {
             ERR(L, at->line, at->col, "'%s' holds a vector elsewhere; a name keeps one kind of value",
                 t->name);
+            return -1;
+        }
+        if (bound->kind == BIND_STRUCT) {
+            ERR(L, at->line, at->col, "only a record can be assigned to the record '%s'", t->name);
             return -1;
         }
         if (bound->kind != BIND_LOCAL) { /* an own array, a row: not a local */
@@ -1361,8 +1379,13 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
         return 0;
     }
     /* a = b = v evaluates v once, then assigns left to right. */
+    L->record_call = s->value; /* q = f(...) of a record */
     ir_expr *v = lower_expr(L, s->value);
+    const scope *rec = L->record_callee;
+    L->record_call = NULL;
+    L->record_callee = NULL;
     if (!v) return -1;
+    if (rec) return struct_assign_call(L, b, s, v, rec);
     if (s->ntargets == 1) return lower_assign_to(L, b, s->targets[0], v, s);
     int tmp = lower_temp(L, "chain");
     if (tmp < 0) return -1;
@@ -1489,6 +1512,11 @@ static int lower_launch_exit(lowerer *L, ir_block *b, const stmt *s) {
 static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     const stmt **fields;
     int nfields, whole = struct_value_expand(L, s, &fields, &nfields); /* p = x[i] */
+    if (whole < 0 || (whole && lower_declare_locals(L, (stmt *const *)fields, nfields))) return -1;
+    for (int i = 0; whole && i < nfields; i++)
+        if (lower_stmt(L, b, fields[i])) return -1;
+    if (whole) return 0;
+    whole = struct_return_expand(L, s, &fields, &nfields); /* return p */
     if (whole < 0 || (whole && lower_declare_locals(L, (stmt *const *)fields, nfields))) return -1;
     for (int i = 0; whole && i < nfields; i++)
         if (lower_stmt(L, b, fields[i])) return -1;

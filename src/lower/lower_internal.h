@@ -77,6 +77,11 @@ typedef struct scope {
     /* A tuple return: value k is results[slot_first[k]] (slot_width[k] 0)
      * or a vector or matrix in the slot_width[k] locals from there. */
     int slot_first[MAX_RESULTS], slot_width[MAX_RESULTS], slot_rows[MAX_RESULTS];
+    /* Returns a record (structs.c): its layout, the results holding its
+     * fields in struct_record_leaves' order; and the tuple return made
+     * for the `return` being lowered. */
+    struct tmpl_node *result_record;
+    const stmt *record_return;
 } scope;
 
 typedef struct lowerer {
@@ -98,6 +103,10 @@ typedef struct lowerer {
     int reading_seg; /* names assigned before this loop are readable (and
                         reductions of earlier loops) */
     int in_range;    /* lowering a launch's range */
+    /* A device call whose record result is wanted (q = f(...), f(...).pos):
+     * the call, and once lowered the callee that returned a record. */
+    const expr *record_call;
+    const struct scope *record_callee;
     /* Module-level tables read so far (scratch.c): the scratch array each
      * fills, per resolver context and name, and the stores that fill them,
      * put before the launch body's own statements once it is lowered. */
@@ -418,11 +427,29 @@ ir_expr *vb_held(lowerer *L, const ir_expr *v, const expr *at);
  * the statement with x[i].f read as x.f[i], x.shape and len(x) as the
  * first field's; s itself when nothing changes, NULL after an error. */
 int struct_is_records(const tack_struct *s);
+/* The struct's name for messages ("Particle", not "ParticleArray"). */
+void struct_name(const tack_struct *s, char *buf, size_t size);
 const stmt *struct_rewrite_stmt(lowerer *L, const stmt *s);
 /* A statement that moves a whole record (p = x[i], x[j] = p, q = p,
  * x[j] = x[i], p.inner = q.inner) as one statement per field, in *out
  * (1); 0 when s moves no record, -1 after an error. */
 int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n);
+/* `return <record>` in a device function: statements that hold the record
+ * and a tuple return of its fields (1); 0 when s returns no record. */
+int struct_return_expand(lowerer *L, const stmt *s, const stmt ***out, int *n);
+/* return f(...) of a device call `call` (lowered) whose callee returned
+ * a record: this function returns it too. */
+int struct_return_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,
+                       const scope *callee);
+/* inline.c: the tail of a `return` of n values already lowered. */
+int inline_return_values(lowerer *L, ir_block *b, const stmt *s, ir_expr **values, int n);
+/* q = f(...), x[j] = f(...) where the device call `call` (lowered) returned
+ * a record from `callee`: its fields assigned to the target's. */
+int struct_assign_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,
+                       const scope *callee);
+/* f(...).pos, f(...).inner.h: 1 with *out the field's value (NULL after an
+ * error), 0 when e reads no field of a device call's record. */
+int struct_call_field(lowerer *L, const expr *e, ir_expr **out);
 /* A device function's parameter bound to a record value (1), 0 when the
  * argument is none, -1 after an error: its fields are lowered in the
  * caller's scope and assigned to the callee's locals "pname.field". */

@@ -599,6 +599,9 @@ int mat_is_value_subscript(lowerer *L, const expr *e) {
     if (a->kind == EX_CALL || a->kind == EX_BINOP || a->kind == EX_UNARY || a->kind == EX_IFEXP ||
         (a->kind == EX_ATTR && !strcmp(a->name, "T")))
         return 1;
+    const expr *root = a; /* f(...).rot[0, 1]: a field of a returned record */
+    while (root->kind == EX_ATTR) root = root->a;
+    if (root != a && root->kind == EX_CALL) return 1;
     if (mat_chain_is_element(L, a)) return 1;
     return mat_is_element_of(L, a) && e->nitems == 2 && mat_rows_of(L, chain_param(L, a));
 }
@@ -611,11 +614,60 @@ ir_expr *mat_subscript(lowerer *L, const expr *e) {
     return mat_select(L, v, first, count, e);
 }
 
+/* The atomic form of `x[i][k] op= v` / `x[i][r, c] op= v` with indices
+ * known when the kernel runs: one atomic per component the position may
+ * name, each under its test, as store_dynamic_component stores. */
+static int dynamic_component_update(lowerer *L, ir_block *b, const stmt *s, int p,
+                                    ir_atomic_op aop) {
+    const expr *t = s->targets[0];
+    const expr where = {.line = s->line, .col = s->col};
+    int width = vec_width_of(L, p), count, n;
+    int flat = dyn_flat_position(L, b, mat_rows_of(L, p), width, t, &count);
+    if (flat < 0) return -1;
+    if (count != 1) {
+        ERR(L, t->line, t->col, "a matrix row updated at a run-time index (x[i][r] %s= row): "
+            "update its components (x[i][r, c] %s= s)", s->op, s->op);
+        return -1;
+    }
+    ir_expr **idx = lower_indices(L, t->a, &p, &n);
+    ir_expr *v = idx ? lower_expr(L, s->value) : NULL;
+    if (!v) return -1;
+    if (vec_is(v)) {
+        ERR(L, s->line, s->col, "a component takes a scalar");
+        return -1;
+    }
+    int itmp[TACK_MAX_NDIM], scalar = lower_temp(L, "c");
+    if (scalar < 0 || lower_set_local(L, b, scalar, v, &where)) return -1;
+    for (int i = 0; i < n; i++)
+        if ((itmp[i] = lower_temp(L, "i")) < 0 || lower_set_local(L, b, itmp[i], idx[i], &where)) return -1;
+    for (int k = 0; k < width; k++) {
+        ir_stmt *test = ir_stmt_new(L->f, IR_IF, s->line, s->col);
+        ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
+        ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, s->line, s->col);
+        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
+        if (!test || !eval || !x || !args) return lower_oom(L);
+        test->value = lower_bin(L, OP_EQ, lower_read_local(L, flat, &where), lower_ival(L, k, &where),
+                                &where);
+        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], &where);
+        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, s->line, s->col);
+        x->index = p;
+        x->atomic = aop;
+        x->dim = 1;
+        x->args = args;
+        x->nargs = n + 1;
+        x->a = lower_read_local(L, scalar, &where);
+        eval->value = x;
+        if (!test->value || push(L, &test->body, eval) || push(L, b, test)) return -1;
+    }
+    return 0;
+}
+
 /* The atomic form of `x[i].x op= v` / `x[i][r, c] op= v` (updates.c). */
 int mat_component_update(lowerer *L, ir_block *b, const stmt *s, ir_atomic_op aop) {
     const expr *t = s->targets[0];
     const expr where = {.line = s->line, .col = s->col};
     int p = chain_param(L, t->a), n, first;
+    if (t->kind == EX_SUBSCRIPT && dyn_is_dynamic(t)) return dynamic_component_update(L, b, s, p, aop);
     if (t->kind == EX_ATTR) {
         first = (int)(strchr("xyzw", t->name[0]) - "xyzw");
     } else {

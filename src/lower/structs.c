@@ -42,7 +42,7 @@ int struct_is_records(const tack_struct *s) {
 }
 
 /* The struct name messages use: the class name less its "Array". */
-static void struct_name(const tack_struct *s, char *buf, size_t size) {
+void struct_name(const tack_struct *s, char *buf, size_t size) {
     const char *n = s->class_name ? s->class_name : "?";
     size_t len = strlen(n);
     if (len > 5 && !strcmp(n + len - 5, "Array")) len -= 5;
@@ -308,7 +308,20 @@ const stmt *struct_rewrite_stmt(lowerer *L, const stmt *s) {
     expr *v = rewrite(L, s->value);
     if (s->value && !v) return NULL;
     changed = v != s->value;
-    expr **targets = rewrite_list(L, s->targets, s->ntargets, &changed);
+    expr **targets;
+    if (s->kind == ST_ASSIGN && s->value->kind == EX_CALL) {
+        /* x[j] = f(...): a record's target stays whole (struct_assign_call) */
+        targets = arena_alloc(&L->scratch, s->ntargets * sizeof *targets);
+        if (!targets) return lower_oom(L), NULL;
+        for (int t = 0; t < s->ntargets; t++) {
+            int k = record_ref_of(L, s->targets[t], NULL);
+            if (k < 0 || (!k && !(targets[t] = rewrite(L, s->targets[t])))) return NULL;
+            if (k) targets[t] = s->targets[t];
+            changed |= targets[t] != s->targets[t];
+        }
+    } else {
+        targets = rewrite_list(L, s->targets, s->ntargets, &changed);
+    }
     if (s->ntargets && !targets) return NULL;
     if (!changed) return s;
     stmt *out = arena_alloc(&L->scratch, sizeof *out);
@@ -656,6 +669,25 @@ static int construct(lowerer *L, const record_ref *dst, layout *y, const expr *c
     return 0;
 }
 
+/* The name a record is assigned to: the local declared for it (Python's
+ * function scope) becomes the record, unless it held something else. */
+static int bind_record_name(lowerer *L, const expr *te, tmpl_node *node, record_ref *dst) {
+    binding *b = (binding *)scope_find(L->sc, te->name);
+    if (b && (b->kind != BIND_LOCAL || b->holds_scalar) && b->kind != BIND_STRUCT) {
+        ERR(L, te->line, te->col, "'%s' already holds a value that is not a record; "
+            "give the record another name", te->name);
+        return -1;
+    }
+    if (!b) {
+        if (scope_bind(L, L->sc, te->name, BIND_STRUCT, -1)) return -1;
+        b = &L->sc->binds[L->sc->nbinds - 1];
+    }
+    b->kind = BIND_STRUCT;
+    b->tmpl = node;
+    *dst = (record_ref){.node = node, .prefix = te->name};
+    return 0;
+}
+
 int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
     *out = NULL;
     *n = 0;
@@ -668,6 +700,7 @@ int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
     if (made) src = (record_ref){.node = &made->node};
     if (k <= 0) {
         if (k < 0) return -1;
+        if (s->value->kind == EX_CALL) return 0; /* p = f(...): a record maybe (struct_assign_call) */
         for (int t = 0; t < s->ntargets; t++) { /* p = 3.0 where p holds a record */
             record_ref dst;
             int d = record_ref_of(L, s->targets[t], &dst);
@@ -689,21 +722,7 @@ int struct_value_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
         int d = record_ref_of(L, te, &dst);
         if (d < 0) return -1;
         if (!d && te->kind == EX_NAME) {
-            /* the local declared for the name (Python's function scope)
-             * becomes the record, unless it held something else */
-            binding *b = (binding *)scope_find(L->sc, te->name);
-            if (b && (b->kind != BIND_LOCAL || b->holds_scalar)) {
-                ERR(L, te->line, te->col, "'%s' already holds a value that is not a record; "
-                    "give the record another name", te->name);
-                return -1;
-            }
-            if (!b) {
-                if (scope_bind(L, L->sc, te->name, BIND_STRUCT, -1)) return -1;
-                b = &L->sc->binds[L->sc->nbinds - 1];
-            }
-            b->kind = BIND_STRUCT;
-            b->tmpl = src.node;
-            dst = (record_ref){.node = src.node, .prefix = te->name};
+            if (bind_record_name(L, te, src.node, &dst)) return -1;
         } else if (!d) {
             char sname[128];
             struct_name(src.node->s, sname, sizeof sname);
@@ -753,5 +772,279 @@ int struct_bind_argument(lowerer *L, scope *callee, ir_block *body, const char *
     }
     if (scope_bind(L, callee, pname, BIND_STRUCT, -1)) return -1;
     callee->binds[callee->nbinds - 1].tmpl = r.node;
+    return 1;
+}
+
+/* ---- records returned from device functions ----
+ *
+ * `return p` (or `return P(...)`, `return x[i]`) returns the record's
+ * fields as a tuple, nested records field by field, in the order of the
+ * layout the first return gave (struct_record_leaves); the scope notes
+ * the layout.  The caller's `q = f(...)` then binds q to that layout and
+ * assigns each field from its result, and `f(...).pos` reads one. */
+
+/* The leaf fields of a record as paths ("pos", "inner.h"), in order; 1
+ * when there are more than MAX_RESULTS. */
+static int record_leaves(lowerer *L, const tmpl_node *n, const char *prefix, const char **paths,
+                         int *count) {
+    for (int i = 0; i < n->s->nfields; i++) {
+        const tack_field *f = &n->s->fields[i];
+        if (f->role == TACK_FIELD_CONSTANT) continue;
+        const char *p = prefix ? joined(L, prefix, f->name) : f->name;
+        if (!p) return -1;
+        if (f->role == TACK_FIELD_STRUCT) {
+            int rc = record_leaves(L, n->sub[i], p, paths, count);
+            if (rc) return rc;
+            continue;
+        }
+        if (*count == MAX_RESULTS) return 1;
+        paths[(*count)++] = p;
+    }
+    return 0;
+}
+
+/* The expression naming leaf `path` of r (as a user writes it). */
+static expr *path_expr(lowerer *L, const record_ref *r, const char *path, const expr *at) {
+    if (r->prefix) return local_field(L, r->prefix, path, at);
+    expr *e = subscript(L, r->base, r->items, r->nitems, at);
+    while (e && *path) {
+        size_t n = strcspn(path, ".");
+        char *part = arena_alloc(&L->scratch, n + 1);
+        if (!part) return lower_oom(L), NULL;
+        memcpy(part, path, n);
+        part[n] = 0;
+        e = attr(L, e, part, at);
+        path += n + (path[n] == '.');
+    }
+    return e;
+}
+
+int struct_return_expand(lowerer *L, const stmt *s, const stmt ***out, int *n) {
+    *out = NULL;
+    *n = 0;
+    scope *sc = L->sc;
+    const expr *v = s->value;
+    if (s->kind != ST_RETURN || sc->inline_id < 0 || sc->record_return == s) return 0;
+    int failed = L->failed;
+    layout *made = v && v->kind == EX_CALL ? constructor_of(L, v) : NULL;
+    if (L->failed != failed) return -1;
+    record_ref src;
+    int k = made ? 1 : v && v->kind != EX_TUPLE ? record_ref_of(L, v, &src) : 0;
+    if (k < 0) return -1;
+    char sname[128];
+    if (!k) {
+        if (!sc->result_record || (v && v->kind == EX_CALL)) return 0; /* f(...): lower_return */
+        struct_name(sc->result_record->s, sname, sizeof sname);
+        ERR(L, s->line, s->col, "'%s' returns a record of struct '%s' elsewhere, not this value",
+            sc->def->name, sname);
+        return -1;
+    }
+    stmt_list l = {0};
+    if (made) { /* return P(...): made in a local record first */
+        char name[32];
+        snprintf(name, sizeof name, "$record%d", L->temps++);
+        const char *nm = arena_strdup(&L->scratch, name);
+        if (!nm) return lower_oom(L);
+        if (scope_bind(L, sc, nm, BIND_STRUCT, -1)) return -1;
+        sc->binds[sc->nbinds - 1].tmpl = &made->node;
+        src = (record_ref){.node = &made->node, .prefix = nm};
+        if (construct(L, &src, made, v, &l, s)) return -1;
+    } else if (hold_indices(L, &src, &l, s)) {
+        return -1;
+    }
+    struct_name(src.node->s, sname, sizeof sname);
+    if (sc->result_record ? !same_layout(sc->result_record, src.node) : sc->nresults >= 0) {
+        ERR(L, s->line, s->col, "'%s' returns a record of struct '%s' here but %s elsewhere",
+            sc->def->name, sname, sc->result_record ? "a record of another struct" : "another value");
+        return -1;
+    }
+    if (!sc->result_record) sc->result_record = src.node;
+    const char *paths[MAX_RESULTS];
+    int count = 0, rc = record_leaves(L, sc->result_record, NULL, paths, &count);
+    if (rc < 0) return -1;
+    if (rc > 0 || !count) {
+        ERR(L, s->line, s->col, "a device function returns a record of at most %d fields "
+            "(a nested record's counted one by one); struct '%s' has %s", MAX_RESULTS, sname,
+            count ? "more" : "none");
+        return -1;
+    }
+    expr *tuple = node(L, EX_TUPLE, v);
+    expr **items = arena_alloc(&L->scratch, count * sizeof *items);
+    stmt *ret = arena_alloc(&L->scratch, sizeof *ret);
+    if (!tuple || !items || !ret) return lower_oom(L);
+    for (int i = 0; i < count; i++)
+        if (!(items[i] = path_expr(L, &src, paths[i], v))) return -1;
+    tuple->items = items;
+    tuple->nitems = count;
+    *ret = *s;
+    ret->value = tuple;
+    sc->record_return = ret;
+    if (list_push(L, &l, ret)) return -1;
+    *out = l.items;
+    *n = l.n;
+    return 1;
+}
+
+/* Field k of the record the callee returned: its result locals read (after
+ * `setup`, when given, is evaluated). */
+static ir_expr *result_field(lowerer *L, const scope *callee, int k, ir_expr *setup,
+                             const expr *at) {
+    const int *locals = callee->results + callee->slot_first[k];
+    if (callee->slot_width[k])
+        return vec_from_locals(L, setup, locals, callee->slot_width[k], callee->slot_rows[k], at);
+    if (!setup) return lower_read_local(L, locals[0], at);
+    ir_expr *x = ir_expr_new(L->f, IR_INLINE, at->line, at->col);
+    ir_block *body = arena_alloc(&L->f->mem, sizeof *body);
+    ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, at->line, at->col);
+    if (!x || !body || !eval) return lower_oom(L), NULL;
+    eval->value = setup;
+    if (ir_block_push(L->f, body, eval)) return lower_oom(L), NULL;
+    x->body = body;
+    x->index = locals[0];
+    x->inline_id = L->f->ninlines++;
+    return x;
+}
+
+int struct_assign_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,
+                       const scope *callee) {
+    tmpl_node *rec = callee->result_record;
+    ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
+    if (!eval) return lower_oom(L);
+    eval->value = call;
+    if (ir_block_push(L->f, b, eval)) return lower_oom(L);
+    const char *paths[MAX_RESULTS];
+    int count = 0;
+    if (record_leaves(L, rec, NULL, paths, &count)) return -1;
+    for (int t = 0; t < s->ntargets; t++) {
+        const expr *te = s->targets[t];
+        record_ref dst;
+        int d = record_ref_of(L, te, &dst);
+        if (d < 0) return -1;
+        char sname[128];
+        struct_name(rec->s, sname, sizeof sname);
+        if (!d && te->kind == EX_NAME) {
+            if (bind_record_name(L, te, rec, &dst)) return -1;
+        } else if (!d) {
+            ERR(L, te->line, te->col, "a record of struct '%s' can be assigned to a name, an "
+                "element of an array of '%s' or a field of that struct, not here", sname, sname);
+            return -1;
+        }
+        if (!same_layout(dst.node, rec)) {
+            char a[128];
+            struct_name(dst.node->s, a, sizeof a);
+            ERR(L, s->line, s->col, "a record of struct '%s' cannot be assigned to one of struct "
+                "'%s'", sname, a);
+            return -1;
+        }
+        for (int k = 0; k < count; k++) {
+            expr *target = path_expr(L, &dst, paths[k], te);
+            stmt *decl = target ? assign_stmt(L, target, target, s) : NULL;
+            if (!decl || lower_declare_locals(L, &decl, 1)) return -1;
+            expr *rw = rewrite(L, target); /* x[j].f -> x.f[j] */
+            if (!rw || lower_assign_to(L, b, rw, result_field(L, callee, k, NULL, s->value), s))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int struct_return_call(lowerer *L, ir_block *b, const stmt *s, ir_expr *call,
+                       const scope *callee) {
+    scope *sc = L->sc;
+    tmpl_node *rec = callee->result_record;
+    char sname[128];
+    struct_name(rec->s, sname, sizeof sname);
+    if (sc->result_record ? !same_layout(sc->result_record, rec) : sc->nresults >= 0) {
+        ERR(L, s->line, s->col, "'%s' returns a record of struct '%s' here but %s elsewhere",
+            sc->def->name, sname, sc->result_record ? "a record of another struct" : "another value");
+        return -1;
+    }
+    if (!sc->result_record) sc->result_record = rec;
+    ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
+    if (!eval) return lower_oom(L);
+    eval->value = call;
+    if (ir_block_push(L->f, b, eval)) return lower_oom(L);
+    /* the callee's fields, in the order this function's results hold them */
+    const char *mine[MAX_RESULTS], *theirs[MAX_RESULTS];
+    int n = 0, m = 0;
+    if (record_leaves(L, sc->result_record, NULL, mine, &n) ||
+        record_leaves(L, rec, NULL, theirs, &m))
+        return -1;
+    ir_expr *values[MAX_RESULTS];
+    for (int k = 0; k < n; k++) {
+        int j = 0;
+        while (j < m && strcmp(mine[k], theirs[j])) j++;
+        if (j == m || !(values[k] = result_field(L, callee, j, NULL, s->value))) return -1;
+    }
+    return inline_return_values(L, b, s, values, n);
+}
+
+/* Whether the call names a device function (no lowering, nothing recorded). */
+static int calls_function(lowerer *L, const expr *call) {
+    if (call->kind != EX_CALL || call->a->kind != EX_NAME || scope_find(L->sc, call->a->name))
+        return 0;
+    tack_name n;
+    return !lower_resolve_name(L->in->resolver, L->sc->resolver_ctx, call->a->name, &n) &&
+           n.kind == TACK_NAME_FUNC;
+}
+
+int struct_call_field(lowerer *L, const expr *e, ir_expr **out) {
+    *out = NULL;
+    const char *names[16];
+    int depth = 0;
+    const expr *root = e;
+    /* Vector, matrix and complex attributes keep their meaning. */
+    for (; root->kind == EX_ATTR; root = root->a) {
+        const char *a = root->name;
+        if (!strcmp(a, "T") || !strcmp(a, "real") || !strcmp(a, "imag") ||
+            (a[0] && !a[1] && strchr("xyzw", a[0])) || depth == 16)
+            return 0;
+        names[depth++] = a;
+    }
+    if (!calls_function(L, root)) return 0;
+    L->record_call = root;
+    ir_expr *x = lower_expr(L, root);
+    const scope *callee = L->record_callee;
+    L->record_call = NULL;
+    L->record_callee = NULL;
+    if (!x) return 1;
+    if (!callee) {
+        ERR(L, e->line, e->col, "'.%s' reads a field of a record, but '%s' does not return one",
+            names[depth - 1], root->a->name);
+        return 1;
+    }
+    const tmpl_node *n = callee->result_record;
+    const char *path = NULL;
+    char sname[128];
+    for (int i = depth - 1; i >= 0; i--) {
+        int f = field_of(n->s, names[i]);
+        struct_name(n->s, sname, sizeof sname);
+        if (f < 0 || n->s->fields[f].role == TACK_FIELD_CONSTANT) {
+            ERR(L, e->line, e->col, "struct '%s' has no field '%s'", sname, names[i]);
+            return 1;
+        }
+        if (!(path = path ? joined(L, path, names[i]) : names[i])) return 1;
+        if (n->s->fields[f].role == TACK_FIELD_STRUCT) {
+            n = n->sub[f];
+            if (i) continue;
+            struct_name(n->s, sname, sizeof sname);
+            ERR(L, e->line, e->col, "'%s(...).%s' is a record of struct '%s': assign it to a name "
+                "first, or read its fields", root->a->name, path, sname);
+            return 1;
+        }
+        if (i) {
+            ERR(L, e->line, e->col, "field '%s' of struct '%s' is no record", names[i], sname);
+            return 1;
+        }
+    }
+    const char *paths[MAX_RESULTS];
+    int count = 0;
+    if (record_leaves(L, callee->result_record, NULL, paths, &count)) return 1;
+    for (int k = 0; k < count; k++)
+        if (!strcmp(paths[k], path)) {
+            *out = result_field(L, callee, k, x, e);
+            return 1;
+        }
+    ERR(L, e->line, e->col, "internal error: field '%s' not among the results", path);
     return 1;
 }

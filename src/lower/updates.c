@@ -239,12 +239,17 @@ static int choose_expr(lowerer *L, const scan *w, ir_expr *e) {
     return e->body ? choose(L, w, e->body) : 0;
 }
 
-/* The array an update writes: its plain form's last store. */
-static int update_target(const ir_stmt *c) {
-    for (int i = c->body.n - 1; i >= 0; i--)
-        if (c->body.stmts[i]->kind == IR_STORE) return c->body.stmts[i]->index;
+/* The array an update writes: its plain form's last store (under the
+ * position's tests for a run-time component index, x[i][k] += s). */
+static int block_target(const ir_block *b) {
+    for (int i = b->n - 1; i >= 0; i--) {
+        if (b->stmts[i]->kind == IR_STORE) return b->stmts[i]->index;
+        int p = b->stmts[i]->kind == IR_IF ? block_target(&b->stmts[i]->body) : -1;
+        if (p >= 0) return p;
+    }
     return -1;
 }
+static int update_target(const ir_stmt *c) { return block_target(&c->body); }
 
 static int choose(lowerer *L, const scan *w, ir_block *b) {
     for (int i = 0; i < b->n; i++) {

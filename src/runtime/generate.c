@@ -28,6 +28,8 @@ static tack_status generate_counted(tack_kernel *k, const char *target, const ta
     if (backend_generate_check(target, err)) return err->status;
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
+    tack_arg mats[TACK_MAX_PARAMS];
+    if (matrix_args(k, &args, nargs, mats, err)) return err->status;
     template_key tkey;
     if (template_key_of(k, args, nargs, kernel_debug(k), &tkey, err)) return err->status;
     ir_template *t;

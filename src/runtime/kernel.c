@@ -87,6 +87,7 @@ static tack_kernel *kernel_create(const char *source, const char *filename, int 
         return NULL;
     }
     k->src.kernel_name = k->def->name;
+    matrix_args_scan(k);
     pthread_mutex_lock(&registry_lock);
     k->next = registry;
     if (registry) registry->prev = k;
@@ -390,6 +391,12 @@ tack_kernel *tack_kernel_adjoint(tack_kernel *k, tack_error *err) {
     d->param_lines = lines;
     d->param_cols = cols;
     d->nparams = 2 * n;
+    /* A gradient is read as its parameter is (matrices or scalars). */
+    for (int i = 0; i < n; i++) {
+        a->mat_index[n + i] = a->mat_index[i];
+        a->any_index[n + i] = a->any_index[i];
+        a->max_shape[n + i] = a->max_shape[i];
+    }
     pthread_mutex_lock(&k->lower_lock);
     if (k->adj) {
         tack_kernel_free(a);

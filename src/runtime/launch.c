@@ -411,6 +411,8 @@ tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *ar
                             int64_t *errors, int64_t *extents, int stage, tack_error *err) {
     retire_pending();
     if (call_arity(k, nargs, err)) return err->status;
+    tack_arg mats[TACK_MAX_PARAMS];
+    if (matrix_args(k, &args, nargs, mats, err)) return err->status;
     if (template_key_of(k, args, nargs, debug_mode, tkey, err)) return err->status;
     ir_template *t;
     if (kernel_template(k, tkey, args, &t, err)) return err->status;
@@ -502,6 +504,8 @@ tack_status tack_kernel_call(tack_kernel *k, tack_device *dev, const tack_arg *a
     if (results) results->n = 0;
     if (!k || !dev || (nargs && !args) || nargs < 0)
         return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
+    tack_arg mats[TACK_MAX_PARAMS];
+    if (matrix_args(k, &args, nargs, mats, err)) return err->status;
     call_info info;
     info.nreductions = 0;
     info.reductions_started = 0;
@@ -580,6 +584,8 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
         l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1 ||
         l->t->ir->debug_errors >= 0)
         return tack_kernel_launch(l->k, l->dev, args, nargs, err);
+    tack_arg mats[TACK_MAX_PARAMS];
+    if (matrix_args(l->k, &args, nargs, mats, err)) return err->status;
     for (int i = 0; i < nargs; i++) {
         int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;
         if (w != l->tkey.vec[i]) return tack_kernel_launch(l->k, l->dev, args, nargs, err);

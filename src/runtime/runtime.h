@@ -173,6 +173,11 @@ struct tack_kernel {
      * first use by tack_kernel_adjoint. */
     int adjoint;
     struct tack_kernel *adj;
+    /* matrix_args.c: per parameter, bit k: subscripted with k indices where
+     * the element is a value (mat_index) or anywhere (any_index); and one
+     * past the greatest literal shape[d] read. */
+    uint16_t mat_index[TACK_MAX_PARAMS], any_index[TACK_MAX_PARAMS];
+    int8_t max_shape[TACK_MAX_PARAMS];
 };
 
 /* Whether k's launches are bounds-checked now: its own setting, or the
@@ -229,6 +234,14 @@ static inline void readers_exit(const tack_kernel *k) {
      * the graveyard back and saw this reader is then seen by it. */
     if (atomic_fetch_sub(&m->readers, 1) == 1 && atomic_load(&m->has_dead)) graveyard_sweep(m);
 }
+
+/* matrix_args.c: scans k's source for parameters used as matrices; and
+ * points *args at buf holding the call's arguments with each array of
+ * scalars the kernel uses as matrices made an array of matrices (args
+ * unchanged when there is none).  buf holds TACK_MAX_PARAMS. */
+void matrix_args_scan(tack_kernel *k);
+tack_status matrix_args(const tack_kernel *k, const tack_arg **args, int nargs, tack_arg *buf,
+                        tack_error *err);
 
 /* kernel.c */
 /* The template for `key`, lowered on first use (once, under the kernel's
