@@ -135,14 +135,13 @@ typedef struct launch_cover {
 int launch_covered(const ir_func *f, launch_cover *cov, int cap);
 
 /* bounds.c, outside debug mode: every array access, parameter or
- * tack.local, whose dimensions launch_covered does not all cover gets
- * debug mode's guard on the others, against the call's (baked)
- * dimensions: a failed one is skipped and the launch raises IndexError
- * naming the line.  An inner loop whose guarded indices do not change in
- * it runs as two versions: checked once before the loop, then the loop
- * without those guards, or with them when the check fails.  Adds only the
- * hidden errors array (debug_extents stays -1); nothing when no access
- * needs it.  Not for collective kernels. */
+ * tack.local, whose dimensions launch_covered does not all cover gets a
+ * guard on the others: a failed one is skipped and counted in a per-site
+ * local (ir.h IR_BOUNDS_FLAG), and the launch raises IndexError naming
+ * the line.  Extents are read from the errors array (DEBUG_ERR_EXTENTS),
+ * so they stay out of the variant key.  Adds only the hidden errors array
+ * (debug_extents stays -1); nothing when no access needs it.  Not for
+ * collective kernels. */
 tack_status pass_access_checks(ir_func *f, tack_error *err);
 
 /* infer.c: gives every node and local a concrete type from the parameter

@@ -1,8 +1,7 @@
-/* bounds_rt.c - the CPU's record of a failed bounds check (debug mode, and
- * the per-access checks of plain kernels, passes/bounds.c).  Kernels call
- * it from a cold block instead of holding the record's spin lock inline:
- * a loop left with only a call on its failing side can be unswitched on a
- * check that does not change inside it, and then vectorizes. */
+/* bounds_rt.c - the CPU's record of a failed bounds check in debug mode.
+ * Kernels call it from a cold block instead of holding the record's spin
+ * lock inline: a loop left with only a call on its failing side can be
+ * unswitched on a check that does not change inside it. */
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -10,7 +9,7 @@
 
 /* The lowest launch index wins (an atomic min); its details are written
  * under a spin lock, and within one launch index (one thread) the first
- * failure stays.  A plain kernel's flag (key -1, n 0) knows only its site. */
+ * failure stays. */
 void tack_cpu_bounds_fail(int64_t *errors, int64_t key, int64_t site, int64_t n,
                           const int64_t *values) {
     _Atomic int64_t *slot = (_Atomic int64_t *)errors;

@@ -81,6 +81,8 @@ typedef struct gen {
     LLVMValueRef *params;   /* impl: parameter values */
     LLVMValueRef *locals;   /* allocas */
     LLVMValueRef dims;      /* range function only */
+    LLVMValueRef extent_loads[DEBUG_ERR_LEN - DEBUG_ERR_EXTENTS]; /* check_extent's, */
+    LLVMValueRef extent_fn;                                       /* in this function */
     loop_targets *loops;     /* sized by count_nesting: never overflows */
     int nloops;
     inline_target *inlines;
@@ -223,8 +225,35 @@ static LLVMValueRef scratch_ptr(gen *g, int id, LLVMValueRef index) {
     return LLVMBuildGEP2(g->b, ty(g, g->f->scratch[id].type), g->scratch[id], &index, 1, "");
 }
 
+/* The per-access checks' extents (errors array slots written before the
+ * launch, passes/bounds.c), loaded once in the entry block: a load under
+ * an if cannot be hoisted by LLVM, and would keep the loop scalar. */
+static LLVMValueRef check_extent(gen *g, const ir_expr *e) {
+    const ir_func *f = g->f;
+    const ir_expr *at = e->args[0];
+    while (at->kind == IR_CAST) at = at->a;
+    if (e->index != f->debug_errors || f->debug_extents >= 0 || at->kind != IR_CONST ||
+        at->i < DEBUG_ERR_EXTENTS || at->i >= DEBUG_ERR_LEN)
+        return NULL;
+    if (g->extent_fn != g->fn) { /* loads of another function's entry */
+        memset(g->extent_loads, 0, sizeof g->extent_loads);
+        g->extent_fn = g->fn;
+    }
+    LLVMValueRef *slot = &g->extent_loads[at->i - DEBUG_ERR_EXTENTS];
+    LLVMValueRef end = LLVMGetBasicBlockTerminator(LLVMGetEntryBasicBlock(g->fn));
+    if (*slot || !end) return *slot;
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+    LLVMPositionBuilderBefore(g->b, end);
+    LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned long long)at->i, 0);
+    *slot = LLVMBuildLoad2(g->b, g->i64, LLVMBuildGEP2(g->b, g->i64, g->params[e->index], &idx, 1, ""), "");
+    LLVMPositionBuilderAtEnd(g->b, here);
+    return *slot;
+}
+
 static LLVMValueRef emit_load(gen *g, const ir_expr *e) {
     ir_type t = g->f->params[e->index].type;
+    LLVMValueRef extent = check_extent(g, e);
+    if (extent) return extent;
     LLVMValueRef idx = emit(g, e->args[0]);
     LLVMValueRef v = LLVMBuildLoad2(g->b, mem_ty(g, t), element_ptr(g, e->index, idx), "");
     LLVMSetAlignment(v, (unsigned)tack_dtype_size(t));
@@ -1082,10 +1111,9 @@ static void bounds_fail_call(gen *g, LLVMValueRef key, LLVMValueRef site, LLVMVa
     LLVMBuildCall2(g->b, ft, fn, args, 5, "");
 }
 
-/* A failed bounds check (debug mode, or a plain kernel's per-access check)
- * calls tack_cpu_bounds_fail (bounds_rt.c) with the launch index, the site
- * and the indices.  Only a call: no lock loop inside the kernel's loops,
- * which would keep them from being unswitched on the check and vectorized. */
+/* A failed bounds check of debug mode calls tack_cpu_bounds_fail
+ * (bounds_rt.c) with the launch index, the site and the indices.  Only a
+ * call: no lock loop inside the kernel's loops. */
 static void emit_bounds_fail(gen *g, const ir_stmt *s) {
     const ir_func *f = g->f;
     LLVMTypeRef at = LLVMArrayType(g->i64, TACK_MAX_NDIM);

@@ -5,7 +5,6 @@
 #include "util/half.h"
 
 #include <llvm-c/Core.h>
-#include <llvm-c/Support.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -109,8 +108,6 @@ static void define_runtime_calls(void) {
 }
 
 static void init_jit(void) {
-    const char *opts[] = {"tack", getenv("TACK_LLVM_OPTS") ? getenv("TACK_LLVM_OPTS") : "-unswitch-threshold=50"};
-    LLVMParseCommandLineOptions(2, opts, NULL);
     LLVMInitializeNativeTarget();
     LLVMInitializeNativeAsmPrinter();
     LLVMErrorRef e = LLVMOrcCreateLLJIT(&jit, NULL);
