@@ -328,6 +328,8 @@ int ir_param_add(ir_func *f);
 /* The reduction held in parameter p, or -1. */
 int ir_reduction_of_param(const ir_func *f, int p);
 int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
+/* Whether local l is assigned anywhere in b (a for loop's variable too). */
+int ir_block_assigns(const ir_block *b, int l);
 /* Site s when local l is a per-access check's count, else -1. */
 int ir_bounds_flag_site(const ir_func *f, int l);
 /* Appends a scratch array (name copied); its index, or -1 (no memory, or

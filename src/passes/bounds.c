@@ -31,29 +31,6 @@ typedef struct checker {
     int nloops;
 } checker;
 
-/* Whether local l is assigned anywhere in b. */
-static int assigns_block(const ir_block *b, int l);
-
-static int assigns_expr(const ir_expr *e, int l) {
-    if (!e) return 0;
-    if (assigns_expr(e->a, l) || assigns_expr(e->b, l) || assigns_expr(e->cond, l)) return 1;
-    for (int i = 0; i < e->nargs; i++)
-        if (assigns_expr(e->args[i], l)) return 1;
-    return e->body && assigns_block(e->body, l);
-}
-
-static int assigns_block(const ir_block *b, int l) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if ((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == l) return 1;
-        if (assigns_expr(s->value, l) || assigns_block(&s->body, l) || assigns_block(&s->orelse, l))
-            return 1;
-        for (int k = 0; k < s->nindices; k++)
-            if (assigns_expr(s->indices[k], l)) return 1;
-    }
-    return 0;
-}
-
 static int int_literal(const ir_expr *e, int64_t *v) {
     if (e->kind != IR_CONST || ir_type_is_float(e->type)) return 0;
     *v = e->i;
@@ -72,7 +49,7 @@ static int local_index_inside(const checker *c, const ir_expr *e, int64_t n) {
         const ir_stmt *f = c->loops[i];
         if (f->index != e->index) continue;
         return int_literal(f->start, &a) && int_literal(f->stop, &b) && int_literal(f->step, &s) &&
-               a >= 0 && b <= n && s > 0 && !assigns_block(&f->body, e->index);
+               a >= 0 && b <= n && s > 0 && !ir_block_assigns(&f->body, e->index);
     }
     return 0;
 }

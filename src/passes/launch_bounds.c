@@ -267,7 +267,6 @@ static int jumps(const ir_stmt *s) {
 }
 
 static void walk_block(walker *w, const ir_block *b, int inline_id);
-static int assigned_block(const ir_block *b, int l);
 
 /* Whether a loop bound is known at launch: literals and at most one scalar
  * parameter or dimension, joined by + - * and negation (so the one typed
@@ -396,7 +395,7 @@ static void walk_block(walker *w, const ir_block *b, int inline_id) {
              * what it was before the loop. */
             kill_stmt(w, s);
             if (!w->group_only && w->nloops < MAX_LAUNCH_LOOPS && known_range(w->f, s) &&
-                !assigned_block(&s->body, s->index)) {
+                !ir_block_assigns(&s->body, s->index)) {
                 int outer = w->cur_loop, l = w->nloops++;
                 w->loops[l] = (launch_loop){s->start, s->stop, s->step, outer};
                 w->cur_loop = l;
@@ -419,31 +418,6 @@ static void walk_block(walker *w, const ir_block *b, int inline_id) {
             return;
         }
     }
-}
-
-/* Whether local l is assigned anywhere (the launch variables must not be). */
-static int assigned_block(const ir_block *b, int l);
-
-static int assigned_expr(const ir_expr *e, int l) {
-    if (!e) return 0;
-    if (assigned_expr(e->a, l) || assigned_expr(e->b, l) || assigned_expr(e->cond, l)) return 1;
-    for (int i = 0; i < e->nargs; i++)
-        if (assigned_expr(e->args[i], l)) return 1;
-    return e->body && assigned_block(e->body, l);
-}
-
-static int assigned_block(const ir_block *b, int l) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if ((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == l) return 1;
-        if (assigned_expr(s->value, l) || assigned_expr(s->start, l) || assigned_expr(s->stop, l) ||
-            assigned_expr(s->step, l))
-            return 1;
-        for (int k = 0; k < s->nindices; k++)
-            if (assigned_expr(s->indices[k], l)) return 1;
-        if (assigned_block(&s->body, l) || assigned_block(&s->orelse, l)) return 1;
-    }
-    return 0;
 }
 
 static int same_range(const launch_check *a, const launch_check *b) {
@@ -482,12 +456,12 @@ static int walk_all(const ir_func *f, launch_check *out, int cap, launch_loop *l
     for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
     int vars[3] = {f->loop_var, f->inner_var[0], f->inner_var[1]};
     for (int a = 0; a <= f->ninner; a++)
-        if (!assigned_block(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
+        if (!ir_block_assigns(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
     walk_block(&w, &f->body, -1);
     if (cov) {
         for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
         for (int a = 0; a <= f->ninner; a++)
-            if (!assigned_block(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
+            if (!ir_block_assigns(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
         cover_proven_block(&w, &f->body);
     }
     free(w.known);

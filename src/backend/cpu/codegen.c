@@ -1093,47 +1093,46 @@ static LLVMValueRef emit(gen *g, const ir_expr *e) {
 
 /* ---- statements ---- */
 
-/* tack_cpu_bounds_fail(errors, key, site, n, values), a cold call. */
-static void bounds_fail_call(gen *g, LLVMValueRef key, LLVMValueRef site, LLVMValueRef n,
-                             LLVMValueRef values) {
-    LLVMContextRef ctx = LLVMGetModuleContext(g->mod);
-    LLVMTypeRef i64p = LLVMPointerType(g->i64, 0);
-    LLVMTypeRef ps[5] = {i64p, g->i64, g->i64, g->i64, i64p};
-    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(ctx), ps, 5, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "tack_cpu_bounds_fail");
-    if (!fn) {
-        fn = LLVMAddFunction(g->mod, "tack_cpu_bounds_fail", ft);
-        unsigned cold = LLVMGetEnumAttributeKindForName("cold", 4);
-        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, cold, 0));
-    }
-    LLVMValueRef args[5] = {LLVMBuildBitCast(g->b, g->params[g->f->debug_errors], i64p, ""), key,
-                            site, n, values};
-    LLVMBuildCall2(g->b, ft, fn, args, 5, "");
-}
-
-/* A failed bounds check of debug mode calls tack_cpu_bounds_fail
- * (bounds_rt.c) with the launch index, the site and the indices.  Only a
- * call: no lock loop inside the kernel's loops. */
-static void emit_bounds_fail(gen *g, const ir_stmt *s) {
-    const ir_func *f = g->f;
-    LLVMTypeRef at = LLVMArrayType(g->i64, TACK_MAX_NDIM);
-    /* In the entry block: one slot array per check, not one per iteration. */
+/* An alloca in the function's entry block: one slot array per statement,
+ * not one per iteration. */
+static LLVMValueRef entry_alloca(gen *g, LLVMTypeRef t, const char *name) {
     LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(LLVMGetBasicBlockParent(here));
     LLVMValueRef first = LLVMGetFirstInstruction(entry);
     if (first) LLVMPositionBuilderBefore(g->b, first);
     else LLVMPositionBuilderAtEnd(g->b, entry);
-    LLVMValueRef buf = LLVMBuildAlloca(g->b, at, "bounds.values");
+    LLVMValueRef buf = LLVMBuildAlloca(g->b, t, name);
     LLVMPositionBuilderAtEnd(g->b, here);
+    return buf;
+}
+
+/* A failed bounds check of debug mode calls tack_cpu_bounds_fail
+ * (bounds_rt.c, cold) with the launch index, the site and the indices.
+ * Only a call: no lock loop inside the kernel's loops. */
+static void emit_bounds_fail(gen *g, const ir_stmt *s) {
+    const ir_func *f = g->f;
+    LLVMTypeRef at = LLVMArrayType(g->i64, TACK_MAX_NDIM);
+    LLVMValueRef buf = entry_alloca(g, at, "bounds.values");
     int n = s->nindices < TACK_MAX_NDIM ? s->nindices : TACK_MAX_NDIM;
     for (int k = 0; k < n; k++) {
         LLVMValueRef idx[2] = {LLVMConstInt(g->i64, 0, 0), LLVMConstInt(g->i64, (unsigned)k, 0)};
         LLVMBuildStore(g->b, convert(g, emit(g, s->indices[k]), s->indices[k]->type, TACK_I64),
                        LLVMBuildInBoundsGEP2(g->b, at, buf, idx, 2, ""));
     }
-    bounds_fail_call(g, LLVMBuildLoad2(g->b, g->i64, g->locals[f->loop_var], ""),
-                     LLVMConstInt(g->i64, (unsigned)s->index, 0), LLVMConstInt(g->i64, (unsigned)n, 0),
-                     LLVMBuildBitCast(g->b, buf, LLVMPointerType(g->i64, 0), ""));
+    LLVMTypeRef i64p = LLVMPointerType(g->i64, 0);
+    LLVMTypeRef ps[5] = {i64p, g->i64, g->i64, g->i64, i64p};
+    LLVMTypeRef ft = LLVMFunctionType(g->vd, ps, 5, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "tack_cpu_bounds_fail");
+    if (!fn) {
+        fn = LLVMAddFunction(g->mod, "tack_cpu_bounds_fail", ft);
+        unsigned cold = LLVMGetEnumAttributeKindForName("cold", 4);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, cold, 0));
+    }
+    LLVMValueRef args[5] = {LLVMBuildBitCast(g->b, g->params[f->debug_errors], i64p, ""),
+                            LLVMBuildLoad2(g->b, g->i64, g->locals[f->loop_var], ""),
+                            LLVMConstInt(g->i64, (unsigned)s->index, 0),
+                            LLVMConstInt(g->i64, (unsigned)n, 0), LLVMBuildBitCast(g->b, buf, i64p, "")};
+    LLVMBuildCall2(g->b, ft, fn, args, 5, "");
 }
 
 /* After the chunk's last iteration: the per-access checks' flag (ir.h)
@@ -1235,14 +1234,7 @@ static void emit_print(gen *g, const ir_stmt *s) {
     LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetModuleContext(g->mod));
     unsigned n = s->nindices ? (unsigned)s->nindices : 1;
     LLVMTypeRef at = LLVMArrayType(i64, n);
-    /* In the entry block: one slot array per statement, not one per iteration. */
-    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(LLVMGetBasicBlockParent(here));
-    LLVMValueRef first = LLVMGetFirstInstruction(entry);
-    if (first) LLVMPositionBuilderBefore(g->b, first);
-    else LLVMPositionBuilderAtEnd(g->b, entry);
-    LLVMValueRef buf = LLVMBuildAlloca(g->b, at, "print.values");
-    LLVMPositionBuilderAtEnd(g->b, here);
+    LLVMValueRef buf = entry_alloca(g, at, "print.values");
     LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
     for (int i = 0; i < s->nindices; i++) {
         ir_type t = s->indices[i]->type;
