@@ -150,14 +150,18 @@ SAN_ICDS = icds=$$($(PYTHON) tests/sanitizer_icds.py $(1) $(SAN_PRELOAD)) && \
 
 # The C tests again under AddressSanitizer (leak detection on: every
 # compiled variant must give its LLVM objects back, while what the OpenCL
-# drivers keep is theirs: tests/lsan_drivers.supp) and UBSan.  The tests
+# drivers keep is theirs: tests/lsan_drivers.supp) and UBSan.  use_tls=0:
+# on this Debian 12 machine LeakSanitizer's tracer crashes (SIGSEGV) reading
+# a bogus dynamic-TLS range of the main thread at exit, on 597e0f0 as on
+# later commits; what only thread-local storage holds is named in the
+# suppressions file instead.  The tests
 # link LLVM's archives (CMakeLists.txt), so PoCL's own LLVM never calls
 # into ours.
 test-sanitize:
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTACK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD)-asan
 	$(call SAN_ICDS,$(BUILD)-asan/icds) && cd $(BUILD)-asan && \
-		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan_drivers.supp \
+		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan_drivers.supp:use_tls=0 \
 		UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
 
 # The Python tests against an instrumented libtack and extension (only our
