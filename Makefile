@@ -41,7 +41,7 @@ install: build venv
 # pythonX.Y from pyenv's versions, else from PATH.  dist/ gets the sdist and
 # the repaired wheels.
 WHEEL_TMP := $(BUILD)/wheel-raw
-WHEEL_PYTHONS ?= 3.11 3.12 3.13
+WHEEL_PYTHONS ?= 3.9 3.10 3.11 3.12 3.13
 PYENV_ROOT ?= $(HOME)/.pyenv
 
 # The interpreter for Python $(1): the newest of pyenv's that runs, else

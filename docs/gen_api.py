@@ -38,8 +38,9 @@ def signature(obj, name):
         return name + "(...)"
     try:
         return name + str(inspect.signature(obj))
-    except (TypeError, ValueError):
-        # A C function whose default inspect cannot evaluate (dtype=tack.f32)
+    except (TypeError, ValueError, RuntimeError):
+        # A C function whose default inspect cannot evaluate (dtype=tack.f32;
+        # Python 3.9's inspect raises a bare RuntimeError for it)
         text = getattr(obj, "__text_signature__", None)
         if not text:
             return name + "(...)"

@@ -87,6 +87,23 @@ def _asan_loaded():
 SANITIZED = _asan_loaded()
 
 
+def _numpy_speaks_dlpack_1():
+    try:
+        np.zeros(1).__dlpack__(max_version=(1, 0))
+        return True
+    except TypeError:
+        return False
+
+
+# NumPy before 2.1 (the newest for Python 3.9) speaks DLPack 0.8 only: its
+# __dlpack__ refuses max_version, its from_dlpack takes no copy= or device=
+# and makes read-only arrays.  Tests that use NumPy as the other side of
+# DLPack 1.0 need a newer one.
+NUMPY_DLPACK_1 = _numpy_speaks_dlpack_1()
+needs_numpy_dlpack_1 = pytest.mark.skipif(
+    not NUMPY_DLPACK_1, reason=f"NumPy {np.__version__} predates DLPack 1.0 (NumPy 2.1)")
+
+
 def tack_dtype(name):
     """The tack dtype object for a name such as "f32" ("bool" -> tack.bool_)."""
     return tack.bool_ if name == "bool" else getattr(tack, name)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tack
-from conftest import SANITIZED
+from conftest import SANITIZED, needs_numpy_dlpack_1
 from test_interop import KDL_CPU, KDL_CUDA, DLPackOnly, FakeDLPack, scale
 
 
@@ -63,6 +63,7 @@ class NoWeakref:
         return self._a.__dlpack_device__()
 
 
+@needs_numpy_dlpack_1
 def test_a_host_producer_is_not_asked_its_device_again():
     x = np.arange(8, dtype=np.float32)
     out = np.zeros(8, np.float32)
@@ -76,6 +77,7 @@ def test_a_host_producer_is_not_asked_its_device_again():
     assert all("stream" not in c for c in px.calls)
 
 
+@needs_numpy_dlpack_1
 def test_a_producer_whose_memory_changes_is_seen():
     x = np.arange(8, dtype=np.float32)
     out = np.zeros(8, np.float32)

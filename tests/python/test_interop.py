@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tack
-from conftest import DTYPES, device_or_skip, random_values, tack_dtype
+from conftest import DTYPES, device_or_skip, needs_numpy_dlpack_1, random_values, tack_dtype
 
 VECTORS = {"vec2f": (np.float32, 2), "vec3f": (np.float32, 3), "vec4f": (np.float32, 4),
            "vec2d": (np.float64, 2), "vec3d": (np.float64, 3), "vec4d": (np.float64, 4),
@@ -173,6 +173,7 @@ class FakeDLPack:
 
 # ---- tack.Array as a producer ---------------------------------------------
 
+@needs_numpy_dlpack_1
 @pytest.mark.parametrize("name", list(DTYPES))
 def test_numpy_from_dlpack_shares_memory(name):
     src = random_values(DTYPES[name], 33, seed=3)
@@ -215,6 +216,7 @@ def test_numpy_method_views_host_memory_and_keeps_the_array():
     assert alive() is None
 
 
+@needs_numpy_dlpack_1
 def test_numpy_method_copies_device_memory():
     dev = device_or_skip("opencl")
     a = tack.array(np.arange(5, dtype=np.float32), device=dev)
@@ -292,6 +294,7 @@ def test_exported_capsule_lifetimes():
     assert alive() is None          # the consumer's deleter let it go
 
 
+@needs_numpy_dlpack_1
 def test_dlpack_copy_and_device_requests():
     a = tack.array(np.arange(4, dtype=np.float32))
     c = np.from_dlpack(a, copy=True)
@@ -386,6 +389,7 @@ def test_from_dlpack_refusals():
         tack.from_dlpack(deep)
 
 
+@needs_numpy_dlpack_1
 def test_read_only_memory_stays_read_only():
     src = np.arange(8, dtype=np.float32)
     src.flags.writeable = False

@@ -19,6 +19,8 @@ expected value:
   remainder, nextafter, fma, ulp, copysign, divmod, gcd, lcm, pow of
   integers.
 """
+import ctypes
+import ctypes.util
 import json
 import math
 import os
@@ -75,10 +77,20 @@ NUMPY_OF = {"asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "exp2
             "expm1": np.expm1, "log1p": np.log1p, "cbrt": np.cbrt}
 
 
+def libm(name):
+    """math.<name>, or the C library's function where this Python's math
+    lacks it (exp2 and cbrt came in Python 3.11; math calls libm's)."""
+    if hasattr(math, name):
+        return getattr(math, name)
+    fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), name)
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
+    return fn
+
+
 def c99(name, v):
     """math.<name>(v), or the C99 value where Python raises."""
     try:
-        return getattr(math, name)(v)
+        return libm(name)(v)
     except OverflowError:  # gamma(-1e-320) is -inf; every other overflow here +inf
         return -math.inf if name == "gamma" and v < 0 else math.inf
     except ValueError:

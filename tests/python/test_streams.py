@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tack
-from conftest import device_or_skip
+from conftest import device_or_skip, needs_numpy_dlpack_1
 
 
 @tack.kernel
@@ -124,6 +124,7 @@ def test_copyto_into_an_array_a_queued_kernel_reads_waits(gpu):
     assert (x.numpy() == 5).all()
 
 
+@needs_numpy_dlpack_1
 def test_dlpack_copy_waits(gpu):
     x, out, n = queue_long(gpu)
     check_churn(np.from_dlpack(out, device="cpu"), n)

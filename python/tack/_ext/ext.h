@@ -40,6 +40,7 @@
 
 #if PY_VERSION_HEX < 0x030A0000  /* Python 3.9 */
 static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
+static inline PyObject *Py_XNewRef(PyObject *o) { Py_XINCREF(o); return o; }
 static inline int PyModule_AddObjectRef(PyObject *m, const char *name, PyObject *v)
 {
     Py_INCREF(v);

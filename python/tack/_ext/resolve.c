@@ -179,14 +179,25 @@ static const char *module_function_text(ext_ctx_home *home, PyObject *v)
     int ufunc = strcmp(Py_TYPE(v)->tp_name, "numpy.ufunc") == 0;
     if (!PyCFunction_Check(v) && !ufunc)
         return NULL;
-    PyObject *mod = PyObject_GetAttrString(v, "__module__");
+    /* A ufunc is NumPy's when numpy.<its name> is it (NumPy before 2.1
+     * gives ufuncs no __module__). */
+    PyObject *mod = ufunc ? PyUnicode_FromString("numpy") : PyObject_GetAttrString(v, "__module__");
     PyObject *name = mod ? PyObject_GetAttrString(v, "__name__") : NULL;
     const char *r = NULL;
     if (name && PyUnicode_Check(mod) && PyUnicode_Check(name)) {
         const char *m = PyUnicode_AsUTF8(mod);
-        if (m && (ufunc ? !strcmp(m, "numpy") : !strcmp(m, "math"))) {
-            r = keep_text(home, PyUnicode_FromFormat("%U.%U", mod, name)); /* takes it */
+        int known = 0;
+        if (m && ufunc) {
+            PyObject *np = PyImport_ImportModule("numpy");
+            PyObject *same = np ? PyObject_GetAttr(np, name) : NULL;
+            known = same == v;
+            Py_XDECREF(same);
+            Py_XDECREF(np);
+        } else if (m) {
+            known = !strcmp(m, "math");
         }
+        if (known)
+            r = keep_text(home, PyUnicode_FromFormat("%U.%U", mod, name)); /* takes it */
     }
     PyErr_Clear();
     Py_XDECREF(mod);

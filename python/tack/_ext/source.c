@@ -235,13 +235,42 @@ done:
     return rc;
 }
 
+/* The interpreter's own command line (a new reference to a list of str):
+ * sys.orig_argv, which Python 3.10 added; before it, /proc/self/cmdline. */
+static PyObject *interpreter_argv(PyObject *sys)
+{
+    PyObject *orig = PyObject_GetAttrString(sys, "orig_argv");
+    if (orig || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return orig;
+    PyErr_Clear();
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f)
+        return NULL;
+    char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    int whole = feof(f);
+    fclose(f);
+    if (!whole) /* longer than the buffer: no partial -c text */
+        return NULL;
+    PyObject *list = PyList_New(0);
+    for (size_t at = 0; list && at < len;) {
+        size_t n = strnlen(buf + at, len - at);
+        PyObject *s = PyUnicode_DecodeFSDefaultAndSize(buf + at, (Py_ssize_t)n);
+        if (!s || PyList_Append(list, s) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(s);
+        at += n + 1;
+    }
+    return list;
+}
+
 /* The text of `python -c TEXT` when func was defined by it (a new
  * reference), or NULL with no exception. */
 static PyObject *command_text(PyObject *func)
 {
     PyObject *sys = PyImport_ImportModule("sys");
     PyObject *argv = sys ? PyObject_GetAttrString(sys, "argv") : NULL;
-    PyObject *orig = argv ? PyObject_GetAttrString(sys, "orig_argv") : NULL;
+    PyObject *orig = argv ? interpreter_argv(sys) : NULL;
     PyObject *r = NULL;
     PyObject *a0 = argv && PyList_Check(argv) && PyList_GET_SIZE(argv) ? PyList_GET_ITEM(argv, 0)
                                                                        : NULL;
