@@ -107,7 +107,49 @@ typedef struct gen {
     int nprints;
     tack_error *err;
     int failed;
+    /* The per-access checks' extents read at the kernel's start (x<slot>),
+     * one bit per errors-array slot past DEBUG_ERR_EXTENTS. */
+    unsigned char extent_read[(TACK_MAX_PARAMS * TACK_MAX_NDIM + 7) / 8];
 } gen;
+
+/* The extent slot (past DEBUG_ERR_EXTENTS) e reads when it is a
+ * per-access check's load of an array extent from the errors array (the
+ * runtime writes those before the launch, passes/bounds.c), else -1. */
+static int64_t check_extent_slot(const ir_func *f, const ir_expr *e) {
+    if (e->kind != IR_LOAD || e->nargs != 1 || e->index != f->debug_errors ||
+        f->debug_extents >= 0)
+        return -1;
+    const ir_expr *at = e->args[0];
+    while (at->kind == IR_CAST) at = at->a;
+    if (at->kind != IR_CONST || at->i < DEBUG_ERR_EXTENTS || at->i >= DEBUG_ERR_LEN) return -1;
+    return at->i - DEBUG_ERR_EXTENTS;
+}
+
+static void find_extent_reads_block(gen *g, const ir_block *b);
+
+static void find_extent_reads(gen *g, const ir_expr *e) {
+    if (!e) return;
+    int64_t slot = check_extent_slot(g->f, e);
+    if (slot >= 0) g->extent_read[slot / 8] |= (unsigned char)(1u << slot % 8);
+    find_extent_reads(g, e->a);
+    find_extent_reads(g, e->b);
+    find_extent_reads(g, e->cond);
+    for (int i = 0; i < e->nargs; i++) find_extent_reads(g, e->args[i]);
+    if (e->body) find_extent_reads_block(g, e->body);
+}
+
+static void find_extent_reads_block(gen *g, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        find_extent_reads(g, s->value);
+        find_extent_reads(g, s->start);
+        find_extent_reads(g, s->stop);
+        find_extent_reads(g, s->step);
+        for (int k = 0; k < s->nindices; k++) find_extent_reads(g, s->indices[k]);
+        find_extent_reads_block(g, &s->body);
+        find_extent_reads_block(g, &s->orelse);
+    }
+}
 
 /* A compile error at node position (src, line, col), naming the kernel. */
 static void fail_at(gen *g, int src, int line, int col, const char *fmt, ...)
@@ -1003,6 +1045,8 @@ static const char *ex(gen *g, const ir_expr *e) {
         return local_name(g, e->index);
     case IR_LOAD: {
         if (e->nargs != 1) break;
+        int64_t slot = check_extent_slot(g->f, e);
+        if (slot >= 0) return str(g, "x%lld", (long long)slot);
         if (g->f->params[e->index].type == TACK_F16) {
             half_suffix(g, TACK_F32);
             return str(g, "tk_f16_load(p%d, %s)", e->index, ex(g, e->args[0]));
@@ -1441,6 +1485,13 @@ static void entry(gen *g) {
         line(g, "%s l%d = 0; /* %s */", tn(g, t), l, f->locals[l].name);
         line(g, "(void)l%d;", l);
     }
+    /* The per-access checks' extents, read once: a read under the check's
+     * condition is a conditional load no compiler hoists, and it keeps
+     * the loop around it scalar (the CPU backend's check_extent). */
+    find_extent_reads_block(g, &f->body);
+    for (int x = 0; x < TACK_MAX_PARAMS * TACK_MAX_NDIM; x++)
+        if (g->extent_read[x / 8] >> x % 8 & 1)
+            line(g, "const %s x%d = p%d[%d];", L, x, f->debug_errors, DEBUG_ERR_EXTENTS + x);
     /* The body is emitted once.  The innermost index takes dimension 0, the
      * fastest-varying one (neighbouring work items then touch neighbouring
      * elements of a row-major array: what a GPU coalesces and a CPU driver
