@@ -342,6 +342,65 @@ static LLVMValueRef float_floordiv_mod(gen *g, ir_type t, LLVMValueRef a, LLVMVa
     return LLVMBuildSelect(g->b, bzero, q, fl, "");
 }
 
+/* Float power, the same bits at both tiers.  LLVM's O3 (its library-call
+ * simplifier, with no fast-math flags) rewrites pow for some constant
+ * operands: x ** 0.5 to sqrt (with fabs and the -inf case), x ** 2.0 to
+ * x * x, x ** -1.0 to 1 / x, x ** 1.0 to x and 2.0 ** x to exp2, each
+ * exact only if the C library's pow were correctly rounded, which glibc's
+ * is not always (x ** 0.5 differs from sqrt in the last bit for about one
+ * input in a thousand).  Tier 0 runs no pipeline, so it would call pow.
+ * Those rewrites are made here, where both tiers see them; any other pow
+ * goes through an internal function that is never inlined, whose call is
+ * marked nobuiltin, so no pass finds a constant operand later (a local
+ * folded by SROA, a vectorized splat) and rewrites it at tier 1 only. */
+static LLVMValueRef float_pow(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef T = ty(g, t);
+    LLVMBool loses;
+    if (LLVMIsAConstantFP(b)) {
+        double e = LLVMConstRealGetDouble(b, &loses);
+        if (e == 1.0) return a;
+        if (e == 2.0) return LLVMBuildFMul(g->b, a, a, "square");
+        if (e == -1.0) return LLVMBuildFDiv(g->b, LLVMConstReal(T, 1.0), a, "reciprocal");
+        if (e == 0.5) {
+            LLVMValueRef r = intrinsic(g, "llvm.sqrt", t, &a, 1);
+            r = intrinsic(g, "llvm.fabs", t, &r, 1);
+            LLVMValueRef minus_inf = LLVMBuildFCmp(g->b, LLVMRealOEQ, a,
+                                                   LLVMConstReal(T, -__builtin_inf()), "");
+            return LLVMBuildSelect(g->b, minus_inf, LLVMConstReal(T, __builtin_inf()), r, "");
+        }
+    }
+    if (LLVMIsAConstantFP(a) && LLVMConstRealGetDouble(a, &loses) == 2.0)
+        return intrinsic(g, "llvm.exp2", t, &b, 1);
+    char name[32];
+    snprintf(name, sizeof name, "tack.fpow.%s", tack_dtype_name(t));
+    LLVMTypeRef at[2] = {T, T};
+    LLVMTypeRef ft = LLVMFunctionType(T, at, 2, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+    if (!fn) {
+        fn = LLVMAddFunction(g->mod, name, ft);
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(g->ctx, noinline, 0));
+        LLVMBuilderRef saved = g->b;
+        LLVMValueRef saved_fn = g->fn;
+        g->b = LLVMCreateBuilderInContext(g->ctx);
+        g->fn = fn;
+        LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
+        LLVMValueRef args[2] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1)};
+        LLVMValueRef call = intrinsic(g, "llvm.pow", t, args, 2);
+        unsigned nobuiltin = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                                 LLVMCreateEnumAttribute(g->ctx, nobuiltin, 0));
+        LLVMBuildRet(g->b, call);
+        LLVMDisposeBuilder(g->b);
+        g->b = saved;
+        g->fn = saved_fn;
+    }
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(g->b, ft, fn, args, 2, "");
+}
+
 /* Integer power by squaring, emitted once per type as a helper. */
 static LLVMValueRef int_pow(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b) {
     char name[32];
@@ -446,8 +505,7 @@ static LLVMValueRef emit_binop(gen *g, const ir_expr *e) {
                   : int_floordiv_mod(g, t, a, b, e->op == OP_MOD);
     case OP_POW: {
         if (fl) {
-            LLVMValueRef args[2] = {a, b};
-            return intrinsic(g, "llvm.pow", t, args, 2);
+            return float_pow(g, t, a, b);
         }
         return int_pow(g, t, a, b);
     }
@@ -979,7 +1037,7 @@ static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
     case INTR_CEIL: return intrinsic(g, "llvm.ceil", t, a, 1);
     case INTR_TRUNC: return intrinsic(g, "llvm.trunc", t, a, 1);
     case INTR_FABS: return intrinsic(g, "llvm.fabs", t, a, 1);
-    case INTR_POW: return intrinsic(g, "llvm.pow", t, a, 2);
+    case INTR_POW: return float_pow(g, t, a[0], a[1]);
     case INTR_COPYSIGN: return intrinsic(g, "llvm.copysign", t, a, 2);
     case INTR_FMOD: return LLVMBuildFRem(g->b, a[0], a[1], "");
     case INTR_TAN: return libm(g, "tan", t, a, 1);
