@@ -1,6 +1,8 @@
 """Cold compile split: all of a variant's compile beside LLVM's optimizer and
 code generator (tack.stats()'s compile_ms and llvm_ms); the rest is Tack's
-own (passes, IR building, linking).  Run in a fresh process, cache off.
+own (passes, IR building, linking).  Run in a fresh process, cache off;
+with TACK_JIT unset the LLVM share is tier 0's (the build a first call
+waits for), TACK_JIT=o2 measures O3's.
 
 Then the tiered JIT (docs/timing.md): a first call's wall time, tiered
 (TACK_JIT unset: tier 0 at once) against TACK_JIT=o2 (O3 on the calling

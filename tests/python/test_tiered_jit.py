@@ -305,11 +305,11 @@ def test_tack_jit_read_at_each_build(monkeypatch):
     assert sorted(k.variant_tiers()) == [0, 1]
     assert_bitwise_equal(out32, x.astype(np.float32) * np.float32(3) + np.float32(1))
     monkeypatch.delenv("TACK_JIT")
-    out16 = np.zeros(1000, np.int64)
-    k(np.arange(1000, dtype=np.int64), out16)  # tiered
+    out_i64 = np.zeros(1000, np.int64)
+    k(np.arange(1000, dtype=np.int64), out_i64)  # tiered
     tack._jit_wait()
     assert sorted(k.variant_tiers()) == [0, 1, 1]
-    assert_bitwise_equal(out16, np.arange(1000, dtype=np.int64) * 3 + 1)
+    assert_bitwise_equal(out_i64, np.arange(1000, dtype=np.int64) * 3 + 1)
 
 
 def test_variant_tiers_without_variants_and_wait_with_nothing_queued():
@@ -558,7 +558,7 @@ def test_exit_from_a_thread_while_building(tmp_path):
         threading.Thread(target=spin, daemon=True).start()
         time.sleep(0.5)
         call()
-        os._exit(0) if len(sys.argv) > 5 else sys.exit(0)
+        sys.exit(0)  # the spinning thread may be compiling or queuing
     ''', child_env(), timeout=60)
     assert p.returncode == 0, p.stderr
     assert took < 30

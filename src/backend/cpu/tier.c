@@ -196,18 +196,28 @@ cpu_tier_job *cpu_tier_queue(const ir_func *f, const char *symbol_base, cpu_tier
     return j;
 }
 
+/* The job's IR is a copy (ir_clone) that shares its texts (names, the
+ * source) with the kernel's IR template, which is freed right after its
+ * variants' code: once this returns, no thread reads the job's IR again.
+ * A running build is waited for; a queued one is dropped, or built here
+ * when a disk-cache snapshot waits for its object. */
 void cpu_tier_drop(cpu_tier_job *j) {
     if (!j) return;
     pthread_mutex_lock(&lock);
     j->target = NULL;
-    /* Queued with no one else waiting for it (a disk-cache snapshot):
-     * never built, and the queue's reference goes too. */
-    if (j->state == JOB_QUEUED && j->refs == 2) {
+    if (j->state == JOB_QUEUED) {
         unqueue_locked(j);
-        j->state = JOB_FAILED;
-        j->refs--; /* the code's reference is still held: not the last */
-        pthread_cond_broadcast(&done);
+        if (j->refs == 2) {
+            /* No one else waits for it: never built, and the queue's
+             * reference goes too. */
+            j->state = JOB_FAILED;
+            j->refs--; /* the code's reference is still held: not the last */
+            pthread_cond_broadcast(&done);
+        } else {
+            build_locked(j); /* drops the queue's reference; no swap (no target) */
+        }
     }
+    while (j->state == JOB_RUNNING) pthread_cond_wait(&done, &lock);
     unref_locked(j);
     pthread_mutex_unlock(&lock);
 }
