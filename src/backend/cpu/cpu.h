@@ -123,13 +123,14 @@ typedef struct cpu_tiered {
 typedef enum { CPU_JIT_TIERED, CPU_JIT_O2, CPU_JIT_O0 } cpu_jit_mode;
 cpu_jit_mode cpu_jit_mode_now(void);
 typedef struct cpu_tier_job cpu_tier_job;
-/* Queues the optimized build of f (copied) and its swap into target;
+/* Queues the optimized build of f (copied whole: ir_clone_owned) and its
+ * swap into target;
  * NULL when out of memory (target stays at tier 0). */
 cpu_tier_job *cpu_tier_queue(const ir_func *f, const char *symbol_base, cpu_tiered *target);
-/* The target's code is being released: no swap into it from now on, and
- * its reference goes.  The job's IR shares texts with the kernel's
- * template, so on return nothing reads it: a running build is waited for,
- * a queued one dropped (or built now if a disk-cache snapshot holds it). */
+/* The target's code is being released: no swap into it from now on
+ * (a queued build is dropped unless a disk-cache snapshot waits for it;
+ * the job's IR is its own copy, so a build may outlive the kernel), and
+ * its reference goes. */
 void cpu_tier_drop(cpu_tier_job *j);
 void cpu_tier_ref(cpu_tier_job *j);
 void cpu_tier_unref(cpu_tier_job *j);

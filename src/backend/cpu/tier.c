@@ -177,7 +177,7 @@ cpu_tier_job *cpu_tier_queue(const ir_func *f, const char *symbol_base, cpu_tier
     pthread_once(&once, setup_once);
     cpu_tier_job *j = calloc(1, sizeof *j);
     if (!j) return NULL;
-    if (!(j->f = ir_clone(f))) {
+    if (!(j->f = ir_clone_owned(f))) { /* f and its template may go first */
         free(j);
         return NULL;
     }
@@ -196,28 +196,20 @@ cpu_tier_job *cpu_tier_queue(const ir_func *f, const char *symbol_base, cpu_tier
     return j;
 }
 
-/* The job's IR is a copy (ir_clone) that shares its texts (names, the
- * source) with the kernel's IR template, which is freed right after its
- * variants' code: once this returns, no thread reads the job's IR again.
- * A running build is waited for; a queued one is dropped, or built here
- * when a disk-cache snapshot waits for its object. */
+/* The job's IR is its own (ir_clone_owned), so a build under way goes on
+ * after the code is released, and swaps into nothing. */
 void cpu_tier_drop(cpu_tier_job *j) {
     if (!j) return;
     pthread_mutex_lock(&lock);
     j->target = NULL;
-    if (j->state == JOB_QUEUED) {
+    /* Queued with no one else waiting for it (a disk-cache snapshot):
+     * never built, and the queue's reference goes too. */
+    if (j->state == JOB_QUEUED && j->refs == 2) {
         unqueue_locked(j);
-        if (j->refs == 2) {
-            /* No one else waits for it: never built, and the queue's
-             * reference goes too. */
-            j->state = JOB_FAILED;
-            j->refs--; /* the code's reference is still held: not the last */
-            pthread_cond_broadcast(&done);
-        } else {
-            build_locked(j); /* drops the queue's reference; no swap (no target) */
-        }
+        j->state = JOB_FAILED;
+        j->refs--; /* the code's reference is still held: not the last */
+        pthread_cond_broadcast(&done);
     }
-    while (j->state == JOB_RUNNING) pthread_cond_wait(&done, &lock);
     unref_locked(j);
     pthread_mutex_unlock(&lock);
 }
