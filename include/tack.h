@@ -580,6 +580,14 @@ int tack_kernel_num_variants(const tack_kernel *k, const tack_device *dev);
 /* Copies the key of variant `index` (0-based, in compile order). */
 tack_status tack_kernel_variant_key(const tack_kernel *k, const tack_device *dev,
                                     int index, tack_variant_key *out);
+/* Which tier variant `index` runs: 0, code built fast while its optimized
+ * build is made in the background, or 1, optimized; -1 for a bad index.
+ * The CPU tiers its variants unless TACK_JIT says otherwise (TACK_JIT=o2:
+ * optimized at once, o0: tier 0 only); other devices run tier 1. */
+int tack_kernel_variant_tier(const tack_kernel *k, const tack_device *dev, int index);
+/* Waits until no optimized build is queued or in progress (each is then
+ * swapped in), building queued ones on the calling thread. */
+void tack_jit_wait(void);
 int tack_kernel_num_ir_templates(const tack_kernel *k);
 /* The key of IR template `index` (0-based, oldest first) as text: its
  * parts separated by ';', e.g. "debug;vec=0:3", "" for the plain template.

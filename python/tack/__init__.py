@@ -38,6 +38,9 @@ _structs.wrap_creators(globals())
 # the interpreter's finalization frees what drivers hold.
 _atexit.register(_tack._disk_cache_flush)
 
+# The tiered JIT (TACK_JIT): waits until the optimized builds are swapped in.
+_jit_wait = _tack._jit_wait
+
 # Lanes in a workgroup (tack.shared, tack.barrier(), tack.local_index()).
 WORKGROUP = 256
 

@@ -79,6 +79,7 @@ SETTINGS = [
     ("TACK_CACHE_DIR", "$XDG_CACHE_HOME/tack or ~/.cache/tack"),
     ("TACK_CACHE_SIZE", "1G"),
     ("TACK_NUM_THREADS", "one thread per core (tack.set_num_threads)"),
+    ("TACK_JIT", "tiered: fast code at once, optimized code swapped in (o2: optimized only; o0: fast only)"),
     ("TACK_LOG", "compile messages go to the 'tack' logger only; compile: also stderr"),
     ("TACK_NVRTC", "libnvrtc from $CUDA_PATH, $CUDA_HOME, /usr/local/cuda or the loader path"),
     ("TACK_HIPRTC", "hipRTC from libhiprtc.so or libamdhip64.so on the loader path"),

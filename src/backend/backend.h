@@ -122,6 +122,11 @@ typedef struct backend_ops {
      * artifact_write appends the bytes artifact would, from any thread;
      * artifact_free drops the snapshot.  NULL: artifact is called at once. */
     void *(*artifact_snapshot)(backend *b, const backend_code *c);
+    /* Optional, beside artifact_snapshot: whether this code's artifact
+     * goes through the snapshot (1) or is made at once by artifact (0);
+     * NULL: always the snapshot.  The CPU's tier-0 code stores the
+     * optimized build it is waiting for (cpu/tier.c). */
+    int (*artifact_later)(backend *b, const backend_code *c);
     int (*artifact_write)(void *snapshot, ser_writer *w);
     void (*artifact_free)(void *snapshot);
     /* Bytes from artifact (borrowed), with the post-pass IR they were built
@@ -129,6 +134,12 @@ typedef struct backend_ops {
     tack_status (*load)(backend *b, const ir_func *f, const void *bytes, size_t n,
                         backend_code **out, tack_error *err);
     void (*release)(backend *b, backend_code *c);
+    /* Optional: which tier the code runs, 0 (built fast, optimized code
+     * on its way) or 1 (optimized); NULL: 1.  And a wait until no build of
+     * optimized code is queued or in progress, process-wide
+     * (tack_jit_wait). */
+    int (*code_tier)(backend *b, const backend_code *c);
+    void (*finish_builds)(void);
     /* Evaluates the call's launch range (call->range is not set yet), which
      * the runtime checks before anything runs. */
     tack_status (*range)(backend *b, backend_code *c, const backend_call *call,

@@ -383,6 +383,59 @@ ir_func *ir_clone(const ir_func *f) {
     return c;
 }
 
+/* ir_clone, and the texts and tables it shares with f copied too (the
+ * kernel's name, file and source, parameter and scratch names, the sources
+ * table, resolutions and debug sites): the copy outlives f and its
+ * template (cpu/tier.c builds it on another thread, maybe after both are
+ * freed). */
+static const char *dup_text(ir_func *c, const char *t, int *ok) {
+    if (!t) return NULL;
+    const char *d = arena_strdup(&c->mem, t);
+    if (!d) *ok = 0;
+    return d;
+}
+
+ir_func *ir_clone_owned(const ir_func *f) {
+    ir_func *c = ir_clone(f);
+    if (!c) return NULL;
+    int ok = 1;
+    c->filename = dup_text(c, f->filename, &ok);
+    c->source = dup_text(c, f->source, &ok);
+    for (int i = 0; i < c->nparams; i++) c->params[i].name = dup_text(c, f->params[i].name, &ok);
+    for (int i = 0; i < c->nscratch; i++) c->scratch[i].name = dup_text(c, f->scratch[i].name, &ok);
+    if (ok && f->nsites) {
+        c->sites = arena_alloc(&c->mem, f->nsites * sizeof *c->sites);
+        if (c->sites) memcpy(c->sites, f->sites, f->nsites * sizeof *c->sites);
+        else ok = 0;
+    }
+    if (ok && f->nsources) {
+        c->sources = arena_alloc(&c->mem, f->nsources * sizeof *c->sources);
+        if (c->sources) memcpy(c->sources, f->sources, f->nsources * sizeof *c->sources);
+        else ok = 0;
+        for (int i = 0; ok && i < f->nsources; i++) {
+            ir_source *d = &c->sources[i];
+            const ir_source *o = &f->sources[i];
+            d->text = dup_text(c, o->text, &ok);
+            d->filename = dup_text(c, o->filename, &ok);
+            d->name = dup_text(c, o->name, &ok);
+            d->via = dup_text(c, o->via, &ok);
+            d->via_path = dup_text(c, o->via_path, &ok);
+        }
+    }
+    if (ok && f->nresolved) {
+        c->resolved = arena_alloc(&c->mem, f->nresolved * sizeof *c->resolved);
+        if (c->resolved) memcpy(c->resolved, f->resolved, f->nresolved * sizeof *c->resolved);
+        else ok = 0;
+        for (int i = 0; ok && i < f->nresolved; i++)
+            c->resolved[i].name = dup_text(c, f->resolved[i].name, &ok);
+    }
+    if (!ok) {
+        ir_func_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 int ir_bounds_flag_site(const ir_func *f, int l) {
     const char *name = f->locals[l].name;
     size_t n = strlen(IR_BOUNDS_FLAG);

@@ -372,6 +372,9 @@ void ir_forget_block(ir_index_form *known, const ir_block *b);
 
 /* A deep copy into a new arena (a variant's private IR). */
 ir_func *ir_clone(const ir_func *f);
+/* A copy that shares nothing with f (ir_clone shares texts with the
+ * template): it may outlive f and its template. */
+ir_func *ir_clone_owned(const ir_func *f);
 
 /* The digest of what a name resolved to (hex SHA-256); 0, or -1 no memory. */
 int ir_name_digest(const tack_name *n, char out[65]);

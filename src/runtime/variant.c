@@ -179,7 +179,8 @@ static void payload_store(disk_cache *dc, const ser_writer *key, const ir_func *
     ir_serialize(f, &ir);
     if (ir.failed) {
         /* nothing to store */
-    } else if (dev->ops->artifact_snapshot) {
+    } else if (dev->ops->artifact_snapshot &&
+               (!dev->ops->artifact_later || dev->ops->artifact_later(dev->b, code))) {
         void *snap = dev->ops->artifact_snapshot(dev->b, code);
         if (snap) writer_store(dc, dev->ops, snap, key->data, key->len, f->name, ir.data, ir.len);
     } else if (dev->ops->artifact(dev->b, code, &art) == 0) {
@@ -512,4 +513,23 @@ tack_status tack_kernel_variant_key(const tack_kernel *k, const tack_device *dev
     if (v) variant_key_export(&v->key, out);
     readers_exit(k);
     return v ? TACK_OK : TACK_ERR_VALUE;
+}
+
+int tack_kernel_variant_tier(const tack_kernel *k, const tack_device *dev, int index) {
+    retire_pending();
+    kernel_slot *s = find_slot(k, dev);
+    int n = s ? atomic_load(&s->count) : 0;
+    if (index < 0 || index >= n) return -1;
+    int pos = n - 1 - index; /* newest first, as tack_kernel_variant_key */
+    readers_enter(k);
+    variant *v = atomic_load(&s->head);
+    while (v && pos-- > 0) v = v->next;
+    int tier = !v ? -1 : v->ops->code_tier ? v->ops->code_tier(v->b, v->code) : 1;
+    readers_exit(k);
+    return tier;
+}
+
+void tack_jit_wait(void) {
+    for (int i = 0; backend_at(i); i++)
+        if (backend_at(i)->finish_builds) backend_at(i)->finish_builds();
 }

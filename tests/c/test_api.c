@@ -595,6 +595,69 @@ static void test_precompile(void) {
     tack_kernel_free(k2);
 }
 
+/* The tiered JIT (cpu/tier.c): TACK_JIT read per build; o0 stays on tier 0,
+ * tiered goes to tier 1 after tack_jit_wait, o2 is tier 1 at once; the
+ * same bits on each; a kernel freed with its optimized build queued. */
+static const char *TIERED =
+    "@tack.kernel\n"
+    "def tiered(x, out):\n"
+    "    for i in range(x.shape[0]):\n"
+    "        out[i] = x[i] ** 0.5 * 3.0 + math.sin(x[i]) * x[i]\n";
+
+static void run_tiered(tack_kernel *k, double *x, double *out, int64_t n) {
+    tack_error err;
+    tack_arg a[2] = {tack_arg_array(x, TACK_F64, 1, &n, 0), tack_arg_array(out, TACK_F64, 1, &n, 1)};
+    CHECK(launch(k, a, 2, &err) == TACK_OK);
+}
+
+static void test_tiers(void) {
+    enum { N = 4096 };
+    static double x[N], o0[N], t[N], o2[N];
+    for (int i = 0; i < N; i++) x[i] = i * 0.37;
+    const char *saved = getenv("TACK_JIT");
+    setenv("TACK_JIT", "o0", 1);
+    tack_kernel *k0 = make(TIERED);
+    CHECK(k0 != NULL);
+    if (!k0) return;
+    run_tiered(k0, x, o0, N);
+    CHECK(tack_kernel_variant_tier(k0, dev, 0) == 0);
+    CHECK(tack_kernel_variant_tier(k0, dev, 1) == -1 && tack_kernel_variant_tier(k0, dev, -1) == -1);
+    tack_jit_wait();
+    CHECK(tack_kernel_variant_tier(k0, dev, 0) == 0);
+
+    unsetenv("TACK_JIT");
+    tack_kernel *kt = make(TIERED);
+    run_tiered(kt, x, t, N);
+    int tier = tack_kernel_variant_tier(kt, dev, 0);
+    CHECK(tier == 0 || tier == 1);
+    CHECK(memcmp(t, o0, sizeof t) == 0);
+    tack_jit_wait();
+    CHECK(tack_kernel_variant_tier(kt, dev, 0) == 1);
+    memset(t, 0, sizeof t);
+    run_tiered(kt, x, t, N);
+    CHECK(memcmp(t, o0, sizeof t) == 0);
+
+    setenv("TACK_JIT", "o2", 1);
+    tack_kernel *k2 = make(TIERED);
+    run_tiered(k2, x, o2, N);
+    CHECK(tack_kernel_variant_tier(k2, dev, 0) == 1);
+    CHECK(memcmp(o2, o0, sizeof o2) == 0);
+    unsetenv("TACK_JIT");
+
+    /* Freed at once: its queued (or running) build is dropped or finished
+     * without a swap, and nothing leaks. */
+    for (int r = 0; r < 4; r++) {
+        tack_kernel *kf = make(TIERED);
+        run_tiered(kf, x, t, N);
+        tack_kernel_free(kf);
+    }
+    tack_jit_wait();
+    if (saved) setenv("TACK_JIT", saved, 1);
+    tack_kernel_free(k0);
+    tack_kernel_free(kt);
+    tack_kernel_free(k2);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -614,5 +677,6 @@ int main(void) {
     test_precompile();
     test_resolver_shadows_defaults();
     test_tables();
+    test_tiers();
     return CHECK_DONE();
 }

@@ -80,7 +80,7 @@ static void fuzz_variant_passes(const ir_func *tmpl, int codegen) {
     if (!st) fuzz_roundtrip(f, 1);
     if (!st && codegen) {
         cpu_object obj = {0};
-        st = cpu_codegen(f, NULL, &obj, &err);
+        st = cpu_codegen(f, NULL, 1, &obj, &err);
         fuzz_check_refusal("code generation", st, &err);
         cpu_object_free(&obj);
     }

@@ -712,6 +712,32 @@ fail:
     return NULL;
 }
 
+static PyObject *kernel_variant_tiers(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    static char *kwlist[] = {"device", NULL};
+    PyObject *device_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:variant_tiers", kwlist, &device_obj))
+        return NULL;
+    PyObject *dev = ext_device_from_object(device_obj);
+    if (!dev)
+        return NULL;
+    tack_device *d = ((ext_DeviceObject *)dev)->dev;
+    int n = tack_kernel_num_variants(kern->k, d);
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < n; i++) {
+        int tier = tack_kernel_variant_tier(kern->k, d, i);
+        if (tier < 0)
+            continue; /* dropped between the count and the read */
+        PyObject *t = PyLong_FromLong(tier);
+        if (!t || PyList_Append(list, t) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(t);
+    }
+    Py_DECREF(dev);
+    return list;
+}
+
 static PyObject *kernel_ir_templates(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -951,6 +977,12 @@ static PyMethodDef kernel_methods[] = {
      "This kernel's counters: launches, compiles, lowerings, compile_ms (time\n"
      "compiling variants) and launch_ms (time its launches ran).  See\n"
      "docs/timing.md."},
+    {"variant_tiers", (PyCFunction)(void (*)(void))kernel_variant_tiers,
+     METH_VARARGS | METH_KEYWORDS,
+     "variant_tiers(device=None)\n--\n\n"
+     "Which tier each variant of variants(device) runs: 0, code compiled fast\n"
+     "while its optimized build is made in the background (the CPU's tiered\n"
+     "JIT), or 1, optimized.  tack._jit_wait() waits for the optimized builds."},
     {"ir_templates", kernel_ir_templates, METH_NOARGS,
      "ir_templates()\n--\n\nThe keys of the IR templates lowered so far."},
     {"inspect_ir", (PyCFunction)(void (*)(void))kernel_inspect_ir,

@@ -199,6 +199,16 @@ static PyObject *ext_constant(PyObject *self, PyObject *v)
     return Py_NewRef(v);
 }
 
+static PyObject *ext_jit_wait(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    tack_jit_wait();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyObject *ext_disk_cache_flush(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -317,6 +327,10 @@ static PyMethodDef module_methods[] = {
      "compiled; one refused for its ranges or lengths (which the compiled code\n"
      "evaluates), or a kernel that fails to compile, raises the first such\n"
      "error after the others are compiled and kept."},
+    {"_jit_wait", ext_jit_wait, METH_NOARGS,
+     "_jit_wait()\n--\n\n"
+     "Waits until every optimized build the tiered JIT has queued is made and\n"
+     "swapped in (TACK_JIT, docs/timing.md)."},
     {"_disk_cache_flush", ext_disk_cache_flush, METH_NOARGS,
      "_disk_cache_flush()\n--\n\n"
      "Waits until the disk-cache entries being made are written (run at exit,\n"

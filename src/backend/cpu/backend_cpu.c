@@ -15,10 +15,10 @@ struct backend {
 };
 
 struct backend_code {
-    cpu_code *code;
-    cpu_entry_fn entry;
-    cpu_range_fn range;
-    cpu_object obj; /* kept for the disk cache's artifact */
+    cpu_tiered run;     /* what launches call, and each tier's linked code */
+    cpu_object obj;     /* optimized code for the disk cache's artifact
+                           (built at tier 1 or loaded); tier 0's is not kept */
+    cpu_tier_job *job;  /* the background tier-1 build (tier.c), or NULL */
     ir_func *range_ir;  /* range_check.c: a range that reads array elements */
     unsigned range_u64; /* range_check.c: bounds converted from u64 */
     int64_t scratch_bytes; /* each running thread's area (cpu_scratch_layout) */
@@ -102,26 +102,36 @@ static const char *cpu_cache_target(const backend *b) {
 
 static void code_free(backend_code *c) {
     if (!c) return;
-    if (c->code) cpu_jit_unload(c->code);
+    cpu_tier_drop(c->job); /* first: no swap into c from now on */
+    for (int t = 0; t < CPU_TIERS; t++)
+        if (c->run.code[t]) cpu_jit_unload(c->run.code[t]);
     if (c->range_ir) ir_func_free(c->range_ir);
     cpu_object_free(&c->obj);
     free(c);
 }
 
-static tack_status link_code(const ir_func *f, backend_code *c, backend_code **out,
-                             tack_error *err) {
+/* Links o as the code's running tier. */
+static tack_status link_code(const ir_func *f, backend_code *c, const cpu_object *o,
+                             backend_code **out, tack_error *err) {
     c->range_u64 = cpu_range_u64_mask(f);
     c->scratch_bytes = cpu_scratch_layout(f, NULL);
     c->range_ir = cpu_range_checked_ir(f);
-    tack_status st = cpu_jit_load(&c->obj, &c->code, &c->entry, &c->range, err);
+    cpu_entry_fn entry;
+    cpu_range_fn range;
+    tack_status st = cpu_jit_load(o, &c->run.code[o->tier], &entry, &range, err);
     if (st) {
         code_free(c);
         return st;
     }
+    atomic_init(&c->run.entry, entry);
+    atomic_init(&c->run.range, range);
+    atomic_init(&c->run.tier, o->tier);
     *out = c;
     return TACK_OK;
 }
 
+/* TACK_JIT (tier.c): tiered (tier 0 now, the optimized build queued to
+ * be swapped in), o2 (optimized now), o0 (tier 0 only). */
 static tack_status cpu_build(backend *b, const ir_func *f, const char *symbol_base,
                              backend_code **out, uint64_t *compiler_ns, tack_error *err) {
     (void)b;
@@ -132,23 +142,78 @@ static tack_status cpu_build(backend *b, const ir_func *f, const char *symbol_ba
         snprintf(err->message, sizeof err->message, "out of memory compiling kernel '%s'", f->name);
         return TACK_ERR_NOMEM;
     }
-    tack_status st = cpu_codegen(f, symbol_base, &c->obj, err);
-    *compiler_ns += c->obj.llvm_ns;
-    if (st) {
-        code_free(c);
-        return st;
+    cpu_jit_mode mode = cpu_jit_mode_now();
+    if (mode == CPU_JIT_O2) {
+        tack_status st = cpu_codegen(f, symbol_base, 1, &c->obj, err);
+        *compiler_ns += c->obj.llvm_ns;
+        if (st) {
+            code_free(c);
+            return st;
+        }
+        return link_code(f, c, &c->obj, out, err);
     }
-    return link_code(f, c, out, err);
+    cpu_object t0;
+    tack_status st = cpu_codegen(f, symbol_base, 0, &t0, err);
+    *compiler_ns += t0.llvm_ns;
+    if (!st) st = link_code(f, c, &t0, out, err); /* frees c on failure */
+    else code_free(c);
+    cpu_object_free(&t0); /* the JIT has its copy; tier 0 is never stored */
+    if (st) return st;
+    if (mode == CPU_JIT_TIERED) c->job = cpu_tier_queue(f, symbol_base, &c->run);
+    return TACK_OK;
 }
 
-/* The object code with its two symbols. */
+/* The optimized object for the disk cache: built (or loaded) already, or
+ * the background build's once done (wait: built now if still queued).
+ * NULL: none (tier 0 only, or the build failed). */
+static const cpu_object *stored_object(const backend_code *c, int wait) {
+    if (c->obj.bytes) return &c->obj;
+    return c->job ? cpu_tier_object(c->job, wait) : NULL;
+}
+
+static int write_object(const cpu_object *o, ser_writer *w) {
+    ser_put_u32(w, ARTIFACT_VERSION);
+    ser_put_str(w, o->entry_symbol);
+    ser_put_str(w, o->range_symbol);
+    ser_put_blob(w, o->bytes, o->size);
+    return w->failed ? -1 : 0;
+}
+
+/* Only optimized code is ever stored: a tier-0 variant's entry is made on
+ * the writer thread (runtime/writer.c) from a snapshot that waits for the
+ * optimized build. */
+static int cpu_artifact_later(backend *b, const backend_code *c) {
+    (void)b;
+    return !c->obj.bytes && c->job && !cpu_tier_object(c->job, 0);
+}
+
+static void *cpu_artifact_snapshot(backend *b, const backend_code *c) {
+    (void)b;
+    if (!c->job) return NULL; /* tier 0 only: nothing to store */
+    cpu_tier_ref(c->job);
+    return c->job;
+}
+
+static int cpu_artifact_write(void *snapshot, ser_writer *w) {
+    const cpu_object *o = cpu_tier_object(snapshot, 1);
+    return o ? write_object(o, w) : -1;
+}
+
+static void cpu_artifact_free(void *snapshot) { cpu_tier_unref(snapshot); }
+
+static int cpu_code_tier(backend *b, const backend_code *c) {
+    (void)b;
+    return atomic_load_explicit(&((backend_code *)c)->run.tier, memory_order_acquire);
+}
+
+static void cpu_finish_builds(void) { cpu_tier_wait_all(); }
+
+/* The optimized object code with its two symbols; -1 when there is
+ * none (yet: cpu_artifact_later). */
 static int cpu_artifact(backend *b, const backend_code *c, ser_writer *w) {
     (void)b;
-    ser_put_u32(w, ARTIFACT_VERSION);
-    ser_put_str(w, c->obj.entry_symbol);
-    ser_put_str(w, c->obj.range_symbol);
-    ser_put_blob(w, c->obj.bytes, c->obj.size);
-    return w->failed ? -1 : 0;
+    const cpu_object *o = stored_object(c, 0);
+    return o ? write_object(o, w) : -1;
 }
 
 static int read_symbol(ser_reader *r, char *out, size_t cap) {
@@ -182,7 +247,8 @@ static tack_status cpu_load(backend *b, const ir_func *f, const void *bytes, siz
     }
     memcpy(c->obj.bytes, obj, size);
     c->obj.size = size;
-    return link_code(f, c, out, err);
+    c->obj.tier = 1; /* only optimized code is stored */
+    return link_code(f, c, &c->obj, out, err);
 }
 
 static void cpu_release(backend *b, backend_code *c) {
@@ -225,7 +291,8 @@ static tack_status cpu_range(backend *b, backend_code *code, const backend_call 
     (void)b;
     if (code->range_ir && cpu_range_check_reads(code->range_ir, call->slots, call->dims, err))
         return err->status;
-    code->range(call->slots, &call->dims[0][0], out);
+    cpu_range_fn range = atomic_load_explicit(&code->run.range, memory_order_acquire);
+    range(call->slots, &call->dims[0][0], out);
     return code->range_u64 ? cpu_range_refuse_u64(call->kernel_name, code->range_u64, out, err)
                            : TACK_OK;
 }
@@ -243,7 +310,8 @@ static tack_status cpu_launch(backend *b, backend_code *code, const backend_call
     }
     int64_t grain = call->has_inner_loops ? GRAIN_LOOPS
                                           : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
-    chunk_ctx c = {code->entry, call->slots, range, &call->dims[0][0], NULL, code->scratch_bytes, 0, {0}};
+    /* One entry for the whole launch (a tier-up meanwhile takes the next). */
+    chunk_ctx c = {atomic_load_explicit(&code->run.entry, memory_order_acquire), call->slots, range, &call->dims[0][0], NULL, code->scratch_bytes, 0, {0}};
     if (c.bytes && n > 0) {
         /* Sized before anything runs: a launch that cannot have them is
          * refused whole. */
@@ -310,6 +378,12 @@ const backend_ops backend_cpu = {
     .cache_target = cpu_cache_target,
     .build = cpu_build,
     .artifact = cpu_artifact,
+    .artifact_later = cpu_artifact_later,
+    .artifact_snapshot = cpu_artifact_snapshot,
+    .artifact_write = cpu_artifact_write,
+    .artifact_free = cpu_artifact_free,
+    .code_tier = cpu_code_tier,
+    .finish_builds = cpu_finish_builds,
     .load = cpu_load,
     .release = cpu_release,
     .range = cpu_range,

@@ -1,4 +1,8 @@
-/* codegen.c - typed IR -> LLVM IR -> optimized object code (see cpu.h).
+/* codegen.c - typed IR -> LLVM IR -> object code (see cpu.h), at one of
+ * two tiers: tier 0 runs no optimization pipeline and selects instructions
+ * fast (a first call in milliseconds), tier 1 is LLVM's O3 (tier.c builds
+ * it in the background).  Both start from the same LLVM IR, and nothing
+ * in it allows a result to change: the tiers give the same bits.
  *
  * Floating point is strict IEEE: no fast-math flags are set and the target
  * does not contract multiplies into FMAs.  Integer arithmetic wraps (no nsw
@@ -24,9 +28,12 @@
 
 /* ---- the target, created once ---- */
 
+/* One target machine per tier (each used by one thread at a time: a
+ * background tier-1 build never holds up a tier-0 build). */
 static pthread_once_t target_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t target_lock = PTHREAD_MUTEX_INITIALIZER;
-static LLVMTargetMachineRef target_machine;
+static pthread_mutex_t target_lock[CPU_TIERS] = {PTHREAD_MUTEX_INITIALIZER,
+                                                 PTHREAD_MUTEX_INITIALIZER};
+static LLVMTargetMachineRef target_machine[CPU_TIERS];
 static char target_error[512];
 static char target_desc[4096];
 static atomic_uint_fast64_t symbol_counter;
@@ -44,10 +51,17 @@ static void init_target(void) {
                  msg ? msg : "");
         LLVMDisposeMessage(msg);
     } else {
-        target_machine = LLVMCreateTargetMachine(target, triple, cpu, features,
-                                                 LLVMCodeGenLevelDefault, LLVMRelocPIC,
-                                                 LLVMCodeModelSmall);
-        if (!target_machine) snprintf(target_error, sizeof target_error, "no target machine");
+        /* CodeGenLevelNone selects instructions with FastISel and
+         * allocates registers fast; floating point is the same IEEE
+         * operations either way (no FP-op fusion without contract flags). */
+        target_machine[0] = LLVMCreateTargetMachine(target, triple, cpu, features,
+                                                    LLVMCodeGenLevelNone, LLVMRelocPIC,
+                                                    LLVMCodeModelSmall);
+        target_machine[1] = LLVMCreateTargetMachine(target, triple, cpu, features,
+                                                    LLVMCodeGenLevelDefault, LLVMRelocPIC,
+                                                    LLVMCodeModelSmall);
+        if (!target_machine[0] || !target_machine[1])
+            snprintf(target_error, sizeof target_error, "no target machine");
     }
     snprintf(target_desc, sizeof target_desc, "%s:%s:%s", triple, cpu, features);
     LLVMDisposeMessage(triple);
@@ -328,6 +342,65 @@ static LLVMValueRef float_floordiv_mod(gen *g, ir_type t, LLVMValueRef a, LLVMVa
     return LLVMBuildSelect(g->b, bzero, q, fl, "");
 }
 
+/* Float power, the same bits at both tiers.  LLVM's O3 (its library-call
+ * simplifier, with no fast-math flags) rewrites pow for some constant
+ * operands: x ** 0.5 to sqrt (with fabs and the -inf case), x ** 2.0 to
+ * x * x, x ** -1.0 to 1 / x, x ** 1.0 to x and 2.0 ** x to exp2, each
+ * exact only if the C library's pow were correctly rounded, which glibc's
+ * is not always (x ** 0.5 differs from sqrt in the last bit for about one
+ * input in a thousand).  Tier 0 runs no pipeline, so it would call pow.
+ * Those rewrites are made here, where both tiers see them; any other pow
+ * goes through an internal function that is never inlined, whose call is
+ * marked nobuiltin, so no pass finds a constant operand later (a local
+ * folded by SROA, a vectorized splat) and rewrites it at tier 1 only. */
+static LLVMValueRef float_pow(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef T = ty(g, t);
+    LLVMBool loses;
+    if (LLVMIsAConstantFP(b)) {
+        double e = LLVMConstRealGetDouble(b, &loses);
+        if (e == 1.0) return a;
+        if (e == 2.0) return LLVMBuildFMul(g->b, a, a, "square");
+        if (e == -1.0) return LLVMBuildFDiv(g->b, LLVMConstReal(T, 1.0), a, "reciprocal");
+        if (e == 0.5) {
+            LLVMValueRef r = intrinsic(g, "llvm.sqrt", t, &a, 1);
+            r = intrinsic(g, "llvm.fabs", t, &r, 1);
+            LLVMValueRef minus_inf = LLVMBuildFCmp(g->b, LLVMRealOEQ, a,
+                                                   LLVMConstReal(T, -__builtin_inf()), "");
+            return LLVMBuildSelect(g->b, minus_inf, LLVMConstReal(T, __builtin_inf()), r, "");
+        }
+    }
+    if (LLVMIsAConstantFP(a) && LLVMConstRealGetDouble(a, &loses) == 2.0)
+        return intrinsic(g, "llvm.exp2", t, &b, 1);
+    char name[32];
+    snprintf(name, sizeof name, "tack.fpow.%s", tack_dtype_name(t));
+    LLVMTypeRef at[2] = {T, T};
+    LLVMTypeRef ft = LLVMFunctionType(T, at, 2, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+    if (!fn) {
+        fn = LLVMAddFunction(g->mod, name, ft);
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(g->ctx, noinline, 0));
+        LLVMBuilderRef saved = g->b;
+        LLVMValueRef saved_fn = g->fn;
+        g->b = LLVMCreateBuilderInContext(g->ctx);
+        g->fn = fn;
+        LLVMPositionBuilderAtEnd(g->b, block(g, "entry"));
+        LLVMValueRef args[2] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1)};
+        LLVMValueRef call = intrinsic(g, "llvm.pow", t, args, 2);
+        unsigned nobuiltin = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                                 LLVMCreateEnumAttribute(g->ctx, nobuiltin, 0));
+        LLVMBuildRet(g->b, call);
+        LLVMDisposeBuilder(g->b);
+        g->b = saved;
+        g->fn = saved_fn;
+    }
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(g->b, ft, fn, args, 2, "");
+}
+
 /* Integer power by squaring, emitted once per type as a helper. */
 static LLVMValueRef int_pow(gen *g, ir_type t, LLVMValueRef a, LLVMValueRef b) {
     char name[32];
@@ -432,8 +505,7 @@ static LLVMValueRef emit_binop(gen *g, const ir_expr *e) {
                   : int_floordiv_mod(g, t, a, b, e->op == OP_MOD);
     case OP_POW: {
         if (fl) {
-            LLVMValueRef args[2] = {a, b};
-            return intrinsic(g, "llvm.pow", t, args, 2);
+            return float_pow(g, t, a, b);
         }
         return int_pow(g, t, a, b);
     }
@@ -965,7 +1037,7 @@ static LLVMValueRef emit_call(gen *g, const ir_expr *e) {
     case INTR_CEIL: return intrinsic(g, "llvm.ceil", t, a, 1);
     case INTR_TRUNC: return intrinsic(g, "llvm.trunc", t, a, 1);
     case INTR_FABS: return intrinsic(g, "llvm.fabs", t, a, 1);
-    case INTR_POW: return intrinsic(g, "llvm.pow", t, a, 2);
+    case INTR_POW: return float_pow(g, t, a[0], a[1]);
     case INTR_COPYSIGN: return intrinsic(g, "llvm.copysign", t, a, 2);
     case INTR_FMOD: return LLVMBuildFRem(g->b, a[0], a[1], "");
     case INTR_TAN: return libm(g, "tan", t, a, 1);
@@ -1635,8 +1707,8 @@ static char *buffer_text(LLVMMemoryBufferRef buf) {
     return text;
 }
 
-static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_output output,
-                           cpu_object *out, char **text, tack_error *err) {
+static tack_status codegen(const ir_func *f, const char *symbol_base, int tier,
+                           codegen_output output, cpu_object *out, char **text, tack_error *err) {
     memset(out, 0, sizeof *out);
     /* Workgroups: the body per group, lanes as loops (workgroup_loops.c). */
     ir_func *grouped = NULL;
@@ -1649,14 +1721,22 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
         f = grouped;
     }
     pthread_once(&target_once, init_target);
-    if (!target_machine) return llvm_fail(err, f, target_error, NULL);
+    tier = tier ? 1 : 0;
+    LLVMTargetMachineRef tm = target_machine[tier];
+    if (!target_machine[0] || !target_machine[1]) {
+        ir_func_free(grouped);
+        return llvm_fail(err, f, target_error, NULL);
+    }
     char base[48];
     if (symbol_base) snprintf(base, sizeof base, "%.40s", symbol_base);
     else snprintf(base, sizeof base, "k%llu", (unsigned long long)atomic_fetch_add(&symbol_counter, 1));
     char impl_name[64];
-    snprintf(out->entry_symbol, sizeof out->entry_symbol, "tack_%s_entry", base);
-    snprintf(out->range_symbol, sizeof out->range_symbol, "tack_%s_range", base);
-    snprintf(impl_name, sizeof impl_name, "tack_%s_impl", base);
+    /* Tier 0's symbols are its own: both tiers' code lives in one JIT. */
+    const char *t0 = tier ? "" : "_t0";
+    snprintf(out->entry_symbol, sizeof out->entry_symbol, "tack_%s%s_entry", base, t0);
+    snprintf(out->range_symbol, sizeof out->range_symbol, "tack_%s%s_range", base, t0);
+    snprintf(impl_name, sizeof impl_name, "tack_%s%s_impl", base, t0);
+    out->tier = tier;
 
     gen g = {0};
     g.f = f;
@@ -1690,13 +1770,13 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     free(family);
     tack_status st = TACK_OK;
 
-    pthread_mutex_lock(&target_lock);
-    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(target_machine);
+    pthread_mutex_lock(&target_lock[tier]);
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
     char *dl = LLVMCopyStringRepOfTargetData(layout);
     LLVMDisposeTargetData(layout);
     LLVMSetDataLayout(g.mod, dl);
     LLVMDisposeMessage(dl);
-    char *triple = LLVMGetTargetMachineTriple(target_machine);
+    char *triple = LLVMGetTargetMachineTriple(tm);
     LLVMSetTarget(g.mod, triple);
     LLVMDisposeMessage(triple);
 
@@ -1716,12 +1796,16 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     LLVMDisposeMessage(msg);
     msg = NULL;
     uint64_t llvm_start = backend_now_ns();
-    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-    LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
-    LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
-    LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
-    LLVMErrorRef e = LLVMRunPasses(g.mod, "default<O3>", target_machine, opts);
-    LLVMDisposePassBuilderOptions(opts);
+    LLVMErrorRef e = NULL;
+    if (tier) {
+        LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+        LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+        LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+        LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+        e = LLVMRunPasses(g.mod, "default<O3>", tm, opts);
+        LLVMDisposePassBuilderOptions(opts);
+    } /* tier 0 runs no pipeline: "default<O0>" or sroa measured no faster
+       * to a first result than FastISel on the module as built */
     if (e) {
         /* An error's message is new[]'d, not malloc'd: it has its own dispose. */
         char *m = LLVMGetErrorMessage(e);
@@ -1738,7 +1822,7 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     }
     LLVMMemoryBufferRef buf = NULL;
     LLVMCodeGenFileType file = output == OUTPUT_ASM_TEXT ? LLVMAssemblyFile : LLVMObjectFile;
-    if (LLVMTargetMachineEmitToMemoryBuffer(target_machine, g.mod, file, &msg, &buf)) {
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, g.mod, file, &msg, &buf)) {
         st = llvm_fail(err, f, "LLVM could not emit code", msg);
         goto done;
     }
@@ -1755,7 +1839,7 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, codegen_ou
     LLVMDisposeMemoryBuffer(buf);
     if (!out->bytes) st = llvm_fail(err, f, "out of memory", NULL);
 done:
-    pthread_mutex_unlock(&target_lock);
+    pthread_mutex_unlock(&target_lock[tier]);
     if (msg) LLVMDisposeMessage(msg);
     LLVMDisposeBuilder(g.b);
     LLVMDisposeModule(g.mod);
@@ -1770,16 +1854,17 @@ done:
     return st;
 }
 
-tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *out,
+tack_status cpu_codegen(const ir_func *f, const char *symbol_base, int tier, cpu_object *out,
                         tack_error *err) {
-    return codegen(f, symbol_base, OUTPUT_OBJECT, out, NULL, err);
+    return codegen(f, symbol_base, tier, OUTPUT_OBJECT, out, NULL, err);
 }
 
 tack_status cpu_codegen_text(const ir_func *f, const char *symbol_base, int assembly, char **text,
                              tack_error *err) {
     cpu_object unused;
     *text = NULL;
-    return codegen(f, symbol_base, assembly ? OUTPUT_ASM_TEXT : OUTPUT_LLVM_TEXT, &unused, text, err);
+    return codegen(f, symbol_base, 1, assembly ? OUTPUT_ASM_TEXT : OUTPUT_LLVM_TEXT, &unused, text,
+                   err);
 }
 
 /* Public (tack.h), defined here: this is the file that knows LLVM. */

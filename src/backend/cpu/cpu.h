@@ -17,6 +17,7 @@
 #ifndef TACK_CPU_H
 #define TACK_CPU_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "ir/ir.h"
@@ -47,19 +48,27 @@ unsigned cpu_range_u64_mask(const ir_func *f);
 tack_status cpu_range_refuse_u64(const char *kernel, unsigned mask, const int64_t *range,
                                  tack_error *err);
 
+/* The code generator's tiers: 0 compiles fast (no optimization pipeline,
+ * fast instruction selection), 1 is optimized (LLVM's O3).  They compile
+ * the same LLVM IR with strict IEEE floating point, so results agree bit
+ * for bit; tier 0's symbols carry a "_t0" so both can be linked at once. */
+#define CPU_TIERS 2
+
 typedef struct cpu_object {
     unsigned char *bytes; /* malloc'd object file */
     size_t size;
+    int tier;
     uint64_t llvm_ns;     /* time in LLVM's optimizer and code generator */
     char entry_symbol[64];
     char range_symbol[64];
 } cpu_object;
 
-/* codegen.c: compiles typed IR to object code for this host.  Symbols are
+/* codegen.c: compiles typed IR to object code for this host at a tier
+ * (above).  Symbols are
  * named tack_<symbol_base>_entry and _range: a base derived from the
  * variant's full key (so a process can load the same code from the disk
  * cache and share it between identical variants). */
-tack_status cpu_codegen(const ir_func *f, const char *symbol_base, cpu_object *out,
+tack_status cpu_codegen(const ir_func *f, const char *symbol_base, int tier, cpu_object *out,
                         tack_error *err);
 void cpu_object_free(cpu_object *o);
 /* The same compilation as text: the optimized module's LLVM IR, or (when
@@ -97,6 +106,41 @@ typedef struct cpu_code cpu_code;
 tack_status cpu_jit_load(const cpu_object *o, cpu_code **code, cpu_entry_fn *entry,
                          cpu_range_fn *range, tack_error *err);
 void cpu_jit_unload(cpu_code *code);
+
+/* tier.c: the tiered JIT.  A variant's running code: the entry and range
+ * functions launches call (swapped from tier 0 to tier 1 atomically, each
+ * pointer stored only once its code is linked), which tier runs, and each
+ * tier's linked code (tier 0's kept until the variant's code is released,
+ * for launches that began on it). */
+typedef struct cpu_tiered {
+    _Atomic(cpu_entry_fn) entry;
+    _Atomic(cpu_range_fn) range;
+    atomic_int tier;
+    cpu_code *code[CPU_TIERS];
+} cpu_tiered;
+/* TACK_JIT: unset (tiered: tier 0 now, tier 1 in the background), "o2"
+ * (tier 1 on the calling thread, as before tiers), "o0" (tier 0 only). */
+typedef enum { CPU_JIT_TIERED, CPU_JIT_O2, CPU_JIT_O0 } cpu_jit_mode;
+cpu_jit_mode cpu_jit_mode_now(void);
+typedef struct cpu_tier_job cpu_tier_job;
+/* Queues the optimized build of f (copied whole: ir_clone_owned) and its
+ * swap into target;
+ * NULL when out of memory (target stays at tier 0). */
+cpu_tier_job *cpu_tier_queue(const ir_func *f, const char *symbol_base, cpu_tiered *target);
+/* The target's code is being released: no swap into it from now on
+ * (a queued build is dropped unless a disk-cache snapshot waits for it;
+ * the job's IR is its own copy, so a build may outlive the kernel), and
+ * its reference goes. */
+void cpu_tier_drop(cpu_tier_job *j);
+void cpu_tier_ref(cpu_tier_job *j);
+void cpu_tier_unref(cpu_tier_job *j);
+/* The optimized object (fixed once made; valid while a reference is
+ * held), or NULL: not built yet (wait = 0) or its build failed.  With
+ * wait, builds a queued job on the calling thread. */
+const cpu_object *cpu_tier_object(cpu_tier_job *j, int wait);
+/* Returns when no optimized build is queued or in progress. */
+void cpu_tier_wait_all(void);
+unsigned long long cpu_tier_ups(void); /* optimized code swapped in so far */
 
 /* pool.c: a persistent pthreads pool.  The caller runs a share of the
  * work; pool_run returns when every chunk is done. */
