@@ -479,7 +479,9 @@ void tack_launch_free(tack_launch *l);
  * uses, so the calls' later launches (in this process or another) find
  * it.  Every call is classified first: a call a launch would refuse
  * (wrong arity, types, shapes) compiles nothing and is returned.  A
- * variant that fails to compile does not stop the others.  Returns the
+ * variant that fails to compile does not stop the others.  On the CPU it
+ * returns with the optimized code swapped in (tack_jit_wait) and the disk
+ * entries stored.  Returns the
  * first failure in call order (*failed its index, -1 when none; failed
  * may be NULL), or TACK_OK. */
 typedef struct tack_precompile_call {

@@ -129,5 +129,12 @@ tack_status tack_precompile(tack_device *dev, const tack_precompile_call *calls,
     for (int i = 0; i < n; i++) readers_exit(calls[i].kernel);
     free(cs);
     free(jobs);
+    /* Ahead of time means the optimized code: the tiered JIT's background
+     * builds are finished here, and the disk entries (written once a
+     * variant is optimized) stored before returning, so that another
+     * process (`python -m tack cache bundle`, an MPI job's ranks) finds
+     * them. */
+    tack_jit_wait();
+    writer_flush();
     return st;
 }
