@@ -15,6 +15,7 @@
  * (launch_bounds.c), against the variant's own dimensions. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes.h"
 
@@ -28,6 +29,9 @@ typedef struct checker {
     const launch_cover *cov;
     int unused; /* check_expr's node is an atomic statement's whole value */
     const ir_stmt *loops[64]; /* the for loops around the statement checked */
+    /* pass_access_checks: statements to run just before loops[i], where
+     * a guard puts what does not change inside that loop */
+    ir_block *before[64];
     int nloops;
 } checker;
 
@@ -35,6 +39,38 @@ static int int_literal(const ir_expr *e, int64_t *v) {
     if (e->kind != IR_CONST || ir_type_is_float(e->type)) return 0;
     *v = e->i;
     return 1;
+}
+
+/* Whether e has one value throughout every iteration of loop l: built
+ * from constants, scalar parameters, dimensions and locals that neither
+ * l nor its body assigns, with operators that cannot fault (the IR's
+ * arithmetic is total: a division by zero has a value), so evaluating it
+ * before l, even when l runs no iteration, changes nothing. */
+static int invariant_in(const ir_expr *e, const ir_stmt *l) {
+    if (!e) return 1;
+    switch (e->kind) {
+    case IR_CONST:
+    case IR_PARAM:
+    case IR_DIM: return 1;
+    case IR_LOCAL: return e->index != l->index && !ir_block_assigns(&l->body, e->index);
+    case IR_BINOP:
+    case IR_UNOP:
+    case IR_ANDOR:
+    case IR_SELECT:
+    case IR_CAST:
+        return invariant_in(e->a, l) && invariant_in(e->b, l) && invariant_in(e->cond, l);
+    default: return 0;
+    }
+}
+
+/* Where a guard evaluates an index (or the test of all of them): before
+ * the innermost loop around the access when it does not change there (a
+ * stencil's row `u[(i - 1) % n, j]` in a `for j` loop: the modulo and
+ * compare once per row, not per column; PoCL does not hoist them itself),
+ * else in the guard's own body. */
+static ir_block *index_block(const checker *c, ir_block *body, const ir_expr *e) {
+    if (!c->selective || !c->nloops) return body;
+    return invariant_in(e, c->loops[c->nloops - 1]) ? c->before[c->nloops - 1] : body;
 }
 
 /* Whether an index into a tack.local dimension of extent n cannot leave
@@ -189,8 +225,12 @@ static ir_expr *guard(checker *c, int p, ir_expr **idx, int n, unsigned dims, ac
     int value = -1;
     if (a.s && (value = assign(c, body, a.s->value, line, col, src)) < 0) return NULL;
     int t[TACK_MAX_NDIM + 1];
-    for (int k = 0; k < n; k++)
-        if ((t[k] = assign(c, body, idx[k], line, col, src)) < 0) return NULL;
+    int checked_hoisted = 1; /* every checked index is evaluated before the loop */
+    for (int k = 0; k < n; k++) {
+        ir_block *in = index_block(c, body, idx[k]);
+        if (in == body && (dims >> k & 1)) checked_hoisted = 0;
+        if ((t[k] = assign(c, in, idx[k], line, col, src)) < 0) return NULL;
+    }
     ir_expr *ok = NULL;
     for (int k = 0; k < n; k++) {
         if (!(dims >> k & 1)) continue;
@@ -279,7 +319,11 @@ fail:
         char name[32];
         snprintf(name, sizeof name, "%s%d", IR_BOUNDS_FLAG, site);
         int flag = site < 0 ? -1 : ir_local_add(c->f, name);
-        int okl = assign(c, body, branch->value, line, col, src);
+        /* The test too, when it reads only hoisted indices and extents
+         * (which the kernel never writes); the count stays in the loop,
+         * so a loop that runs no iteration reports nothing. */
+        ir_block *test_in = checked_hoisted && c->nloops ? c->before[c->nloops - 1] : body;
+        int okl = assign(c, test_in, branch->value, line, col, src);
         ir_expr *pick = node(c, IR_SELECT, NULL, line, col);
         ir_stmt *set = new_stmt(c, IR_ASSIGN, line, col, src);
         if (flag < 0 || okl < 0 || !pick || !set) {
@@ -309,6 +353,16 @@ fail:
     push(c, &branch->orelse, fail);
     push(c, body, branch);
     return x;
+}
+
+/* Puts the statements of `add` before statement i of b. */
+static int insert_before(checker *c, ir_block *b, int i, const ir_block *add) {
+    int n = b->n; /* room first: the block may move as it grows */
+    for (int k = 0; k < add->n; k++) push(c, b, add->stmts[k]);
+    if (c->failed) return -1;
+    memmove(&b->stmts[i + add->n], &b->stmts[i], (size_t)(n - i) * sizeof *b->stmts);
+    memcpy(&b->stmts[i], add->stmts, (size_t)add->n * sizeof *b->stmts);
+    return 0;
 }
 
 static void check_block(checker *c, ir_block *b);
@@ -358,10 +412,16 @@ static void check_block(checker *c, ir_block *b) {
         s->step = check_expr(c, s->step);
         for (int k = 0; k < s->nindices; k++) s->indices[k] = check_expr(c, s->indices[k]);
         int loop = s->kind == IR_FOR && c->nloops < 64;
-        if (loop) c->loops[c->nloops++] = s;
+        ir_block before = {0};
+        if (loop) {
+            c->before[c->nloops] = &before;
+            c->loops[c->nloops++] = s;
+        }
         check_block(c, &s->body);
         c->nloops -= loop;
         check_block(c, &s->orelse);
+        if (before.n && insert_before(c, b, i, &before)) return;
+        i += before.n;
         int scratch = s->kind == IR_SSTORE && s->nindices == c->f->scratch[s->index].ndim;
         if (s->kind != IR_STORE && !scratch) continue;
         int p = scratch ? -1 - s->index : s->index;
@@ -386,7 +446,7 @@ static int hidden_array(checker *c, const char *name) {
 }
 
 tack_status pass_bounds_checks(ir_func *f, tack_error *err) {
-    checker c = {f, 0, 0, 0, 0, NULL, 0, {0}, 0};
+    checker c = {.f = f};
     if (f->nparams > TACK_MAX_PARAMS - 2) {
         err->status = TACK_ERR_COMPILE;
         snprintf(err->message, sizeof err->message,
@@ -490,7 +550,7 @@ tack_status pass_access_checks(ir_func *f, tack_error *err) {
     int cap = 2 * count_accesses(&f->body) + 1;
     launch_cover *cov = malloc(cap * sizeof *cov);
     if (!cov) return no_memory(f, err);
-    checker c = {f, 0, 0, 1, 0, cov, 0, {0}, 0};
+    checker c = {.f = f, .selective = 1, .cov = cov};
     c.ncov = launch_covered(f, cov, cap);
     tack_status st = TACK_OK;
     if (!needs(&c, &f->body)) goto done; /* the plain code, unchanged */

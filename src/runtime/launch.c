@@ -180,8 +180,13 @@ static int launch_wait(void) {
     return w;
 }
 
-static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
-                               const call_info *info, tack_device *dev, tack_error *err) {
+/* read_follows: the caller reads device memory right after the launch.
+ * On the device's own queue that read waits for the launch (backend.h's
+ * launch contract), so the per-access checks' wait is left to it; a
+ * stream's queue is waited for here, since the read does not go there. */
+static tack_status run_variant_then(const tack_kernel *k, const ir_template *t, variant *v,
+                                    const call_info *info, tack_device *dev, int read_follows,
+                                    tack_error *err) {
     int64_t range[BACKEND_RANGE_LEN], n;
     backend_call call = {k->def->name, info->slots, (const int64_t(*)[TACK_MAX_NDIM])info->dims,
                          info->nslots, t->has_inner_loops, range, stream_queue_for(dev)};
@@ -217,8 +222,9 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
      * kernel's, not the queueing's) and under TACK_LAUNCH_WAIT=1 (the
      * synchronous path, for comparison and for finding which launch
      * failed). */
+    int read_waits = read_follows && !call.queue && t->ir->debug_extents < 0;
     if (st == TACK_OK && dev->caps.queued_launch &&
-        (timed || t->ir->debug_errors >= 0 || launch_wait()))
+        (timed || (t->ir->debug_errors >= 0 && !read_waits) || launch_wait()))
         st = dev->ops->queue_synchronize ? dev->ops->queue_synchronize(dev->b, call.queue, err)
                                          : dev->ops->synchronize(dev->b, err);
     uint64_t took = timed ? runtime_clock_ns() - start : 0;
@@ -231,6 +237,11 @@ static tack_status run_variant(const tack_kernel *k, const ir_template *t, varia
         if (timed) atomic_fetch_add_explicit(&m->launch_ns, took, memory_order_relaxed);
     }
     return st;
+}
+
+static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
+                               const call_info *info, tack_device *dev, tack_error *err) {
+    return run_variant_then(k, t, v, info, dev, 0, err);
 }
 
 /* A debug launch on a device without host memory: the errors record and
@@ -254,6 +265,47 @@ static tack_status run_debug_staged(const tack_kernel *k, const ir_template *t, 
     if (!st) st = tack_device_read(dev, derr, 0, errors, nerr, err);
     tack_device_free_mem(dev, derr);
     tack_device_free_mem(dev, dext);
+    return st;
+}
+
+/* A plain launch with per-access checks on a device without host memory.
+ * Staging a fresh record each call (allocate, write, read, free) cost more
+ * than a small kernel's run on PoCL, so each variant keeps one record in
+ * device memory and rewrites it only when this call's (zeroed counters
+ * and extents) differ from what it holds; the read back after the run is
+ * the launch's only wait.  A thread that finds it in use stages its own. */
+static tack_status run_checked_staged(const tack_kernel *k, const ir_template *t, variant *v,
+                                      call_info *info, tack_device *dev, int64_t *errors,
+                                      const int64_t *extents, tack_error *err) {
+    const ir_func *f = t->ir;
+    size_t nerr = DEBUG_ERR_LEN * sizeof *errors;
+    int idle = 0;
+    if (f->debug_extents >= 0 ||
+        !atomic_compare_exchange_strong_explicit(&v->errors_busy, &idle, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return run_debug_staged(k, t, v, info, dev, errors, extents, err);
+    tack_status st = TACK_OK;
+    if (!v->errors_held && !(v->errors_held = malloc(nerr)))
+        st = runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
+    if (!st && !v->errors_mem && !(v->errors_mem = tack_device_alloc(dev, nerr, err))) st = err->status;
+    if (!st && (!v->errors_known || memcmp(v->errors_held, errors, nerr) != 0)) {
+        v->errors_known = 0;
+        st = tack_device_write(dev, v->errors_mem, 0, errors, nerr, err);
+        if (!st) {
+            memcpy(v->errors_held, errors, nerr);
+            v->errors_known = 1;
+        }
+    }
+    if (!st) {
+        info->slots[f->debug_errors] = (uint64_t)(uintptr_t)v->errors_mem;
+        st = run_variant_then(k, t, v, info, dev, 1, err);
+        /* A launch refused before it ran left the record as it was; one
+         * that ran may have counted failures, which the read brings back. */
+        if (!st) st = tack_device_read(dev, v->errors_mem, 0, errors, nerr, err);
+        if (!st) memcpy(v->errors_held, errors, nerr);
+        else v->errors_known = 0;
+    }
+    atomic_store_explicit(&v->errors_busy, 0, memory_order_release);
     return st;
 }
 
@@ -489,7 +541,7 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
         return err->status;
     if (fast) fast_remember(k, dev, &sig, info->key.disjoint, t, v, epoch);
     if (t->ir->debug_errors >= 0 && !dev->caps.host_memory) {
-        if (run_debug_staged(k, t, v, info, dev, errors, extents, err)) return err->status;
+        if (run_checked_staged(k, t, v, info, dev, errors, extents, err)) return err->status;
     } else if (run_variant(k, t, v, info, dev, err)) {
         return err->status;
     }

@@ -111,6 +111,14 @@ typedef struct variant {
     atomic_ullong run_ps;
     atomic_uint runs;
     atomic_int launched; /* it has run once (writer.c waits for the first) */
+    /* Per-access checks on a device without host memory (launch.c
+     * run_checked_staged): the errors record kept in device memory between
+     * launches, what it holds as far as the host knows (errors_known), and
+     * who uses it now; a second launching thread stages its own. */
+    void *errors_mem;
+    int64_t *errors_held;
+    int errors_known;
+    atomic_int errors_busy;
     struct variant *_Atomic next;
     struct variant *dead_next; /* retirement's private list */
 } variant;

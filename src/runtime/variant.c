@@ -226,6 +226,8 @@ static int load_from_disk(disk_cache *dc, const ser_writer *key, tack_device *de
 
 void variant_free(variant *v) {
     if (v->code) v->ops->release(v->b, v->code);
+    if (v->errors_mem) v->ops->mem_free(v->b, v->errors_mem);
+    free(v->errors_held);
     pthread_mutex_destroy(&v->dispatch_lock);
     free(v);
 }

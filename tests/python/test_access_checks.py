@@ -264,3 +264,67 @@ def test_debug_mode_still_names_the_index(device):
     tack.set_debug(True)
     with pytest.raises(IndexError, match=r"index \(9,\) is out of bounds for 'x' with shape \(8,\)"):
         gather(np.arange(8, dtype=np.float32), np.array([0, 9], np.int32), np.zeros(2, np.float32))
+
+
+@tack.kernel
+def periodic_rows(u, n, m, out):
+    for i in range(out.shape[0]):
+        for j in range(m):
+            # The row does not change along j: its check runs once per row.
+            out[i, j] = u[(i - 1) % n, j] + u[(i + 1) % n, j]
+
+
+def test_loop_invariant_index_checked_before_its_loop(device):
+    u = np.arange(30, dtype=np.float64).reshape(6, 5)
+    out = np.zeros_like(u)
+    periodic_rows(u, 6, 5, out)
+    np.testing.assert_array_equal(out, np.roll(u, 1, 0) + np.roll(u, -1, 0))
+    # n = 7 reads row 6 of 6 at i = 5 (and i = 0 reads row 6 too).
+    out[:] = 0
+    with pytest.raises(IndexError, match=message("periodic_rows", "u", "6, 5")):
+        periodic_rows(u, 7, 5, out)
+    # The good rows were written; the stores that read the bad row were not.
+    np.testing.assert_array_equal(out[1:5], (np.roll(u, 1, 0) + np.roll(u, -1, 0))[1:5])
+
+
+def test_loop_invariant_bad_index_in_a_loop_that_never_runs(device):
+    """The check before the loop only tests; only iterations report."""
+    u = np.arange(30, dtype=np.float64).reshape(6, 5)
+    out = np.full((6, 5), 3.0)
+    periodic_rows(u, 7, 0, out)  # no column: nothing is read, nothing to report
+    np.testing.assert_array_equal(out, 3.0)
+
+
+@tack.kernel
+def walking(x, start, out):
+    for i in range(out.shape[0]):
+        k = start
+        s = 0.0
+        for j in range(4):
+            s += x[k]  # k changes inside the loop: checked at each access
+            k = k + i
+        out[i] = s
+
+
+def test_index_changed_inside_the_loop_is_checked_per_access(device):
+    x, buf = inside(10, np.float64)
+    x[:] = np.arange(10)
+    out = np.zeros(3)
+    walking(x, 1, out)
+    np.testing.assert_array_equal(out, [sum(x[1 + i * j] for j in range(4)) for i in range(3)])
+    out = np.zeros(4)
+    with pytest.raises(IndexError, match=message("walking", "x", "10,")):
+        walking(x, 2, out)  # i = 3 reads x[11]
+    assert untouched(buf)
+
+
+def test_extents_of_each_call_are_checked_by_one_variant(device):
+    """One compiled variant, different extents per call: each call's own."""
+    out = np.zeros((6, 5))
+    for rows in (6, 4, 6, 3):
+        u = np.arange(rows * 5, dtype=np.float64).reshape(rows, 5)
+        o = out[:rows]
+        periodic_rows(u, rows, 5, o)
+        np.testing.assert_array_equal(o, np.roll(u, 1, 0) + np.roll(u, -1, 0))
+        with pytest.raises(IndexError, match=message("periodic_rows", "u", f"{rows}, 5")):
+            periodic_rows(u, rows + 1, 5, o)
