@@ -328,3 +328,19 @@ def test_extents_of_each_call_are_checked_by_one_variant(device):
         np.testing.assert_array_equal(o, np.roll(u, 1, 0) + np.roll(u, -1, 0))
         with pytest.raises(IndexError, match=message("periodic_rows", "u", f"{rows}, 5")):
             periodic_rows(u, rows + 1, 5, o)
+
+
+def test_checked_launches_on_a_stream(device):
+    """On a stream's queue the checked launch is waited for before its
+    record is read back; results and reports match the default queue."""
+    idx = np.array([3, 0, 2], np.int32)
+    x = tack.array(np.arange(8, dtype=np.float32), device=device)
+    out = tack.zeros((3,), device=device)
+    with tack.Stream(device):
+        for _ in range(3):
+            gather(x, idx, out)
+            np.testing.assert_array_equal(out.numpy(), [3, 0, 2])
+            with pytest.raises(IndexError, match=message("gather", "x", "8,")):
+                gather(x, np.array([3, 8, 2], np.int32), out)
+    gather(x, idx, out)
+    np.testing.assert_array_equal(out.numpy(), [3, 0, 2])
