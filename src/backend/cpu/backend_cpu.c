@@ -22,7 +22,15 @@ struct backend_code {
     ir_func *range_ir;  /* range_check.c: a range that reads array elements */
     unsigned range_u64; /* range_check.c: bounds converted from u64 */
     int64_t scratch_bytes; /* each running thread's area (cpu_scratch_layout) */
+    atomic_ullong tier0_ns; /* time its launches have run tier-0 code */
 };
+
+/* The optimized build runs on a nice-19 thread, which starves while the
+ * kernel's own launches keep every core busy: a hot kernel then ran its
+ * tier-0 code for seconds.  Once its tier-0 launches have taken this long,
+ * the next launch waits for the optimized code (building it on the calling
+ * thread if it has not started), which the time already spent repays. */
+#define TIER0_PATIENCE_NS 20000000ull
 
 /* Launches shorter than this many iterations run on the calling thread:
  * waking the pool costs more than a short loop.  Bodies with inner loops
@@ -310,6 +318,12 @@ static tack_status cpu_launch(backend *b, backend_code *code, const backend_call
     }
     int64_t grain = call->has_inner_loops ? GRAIN_LOOPS
                                           : GRAIN_FLAT / (inner < GRAIN_FLAT ? inner : GRAIN_FLAT);
+    int tier0 = code->job && atomic_load_explicit(&code->run.tier, memory_order_acquire) == 0;
+    if (tier0 && atomic_load_explicit(&code->tier0_ns, memory_order_relaxed) > TIER0_PATIENCE_NS) {
+        cpu_tier_object(code->job, 1); /* swaps the optimized entry in */
+        tier0 = 0;
+    }
+    uint64_t t0 = tier0 ? backend_now_ns() : 0;
     /* One entry for the whole launch (a tier-up meanwhile takes the next). */
     chunk_ctx c = {atomic_load_explicit(&code->run.entry, memory_order_acquire), call->slots, range, &call->dims[0][0], NULL, code->scratch_bytes, 0, {0}};
     if (c.bytes && n > 0) {
@@ -331,6 +345,8 @@ static tack_status cpu_launch(backend *b, backend_code *code, const backend_call
     cpu_pool_run(b->pool, n, grain, call->has_inner_loops ? 32 : 4, c.bytes ? c.nareas : 0, run_chunk,
                  &c);
     free(c.scratch);
+    if (tier0)
+        atomic_fetch_add_explicit(&code->tier0_ns, backend_now_ns() - t0, memory_order_relaxed);
     return TACK_OK;
 }
 
