@@ -126,14 +126,12 @@ static fast_entry *find(const tack_kernel *k, const tack_device *dev, const fast
     return e;
 }
 
-ir_template *fast_template(const tack_kernel *k, const tack_device *dev, const fast_sig *sig) {
+ir_template *fast_lookup(const tack_kernel *k, const tack_device *dev, const fast_sig *sig,
+                         variant *v[2]) {
     fast_entry *e = find(k, dev, sig);
+    v[0] = e ? e->v[0] : NULL;
+    v[1] = e ? e->v[1] : NULL;
     return e ? e->t : NULL;
-}
-
-variant *fast_variant(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint) {
-    fast_entry *e = find(k, dev, sig);
-    return e ? e->v[disjoint != 0] : NULL;
 }
 
 void fast_remember(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint,

@@ -341,6 +341,85 @@ static tack_status stride_slots(const tack_kernel *k, const ir_func *f, call_inf
     return TACK_OK;
 }
 
+/* runtime.h: a call whose fast signature was classified before.  The
+ * signature fixes every argument's kind, dtype, width, shape, strides and
+ * writability, and each scalar's type, so the key of that call (`seen`)
+ * holds for this one but for the disjoint bit; what can still differ is
+ * where each array lives (its device, address and alignment) and the
+ * scalars' values, which is all this reads. */
+tack_status call_classify_warm(const tack_kernel *k, const tack_device *dev, const ir_template *t,
+                               const variant_key *seen, call_info *info, tack_error *err) {
+    const ir_func *f = t->ir;
+    const tack_arg *args = info->args;
+    int nargs = info->nargs;
+    if (nargs != f->nparams || seen->nparams != nargs)
+        return runtime_error(err, TACK_ERR_INTERNAL,
+                             "internal error: kernel '%s' expands to %d arguments for %d parameters",
+                             kname(k), nargs, f->nparams);
+    span spans[TACK_MAX_PARAMS];
+    int nspans = 0, nstrided = 0;
+    for (int i = 0; i < nargs; i++) {
+        const tack_arg *a = &args[i];
+        info->slots[i] = 0;
+        if (f->params[i].role == ROLE_TEMPLATE) {
+            memset(info->dims[i], 0, sizeof info->dims[i]);
+            continue;
+        }
+        if (a->kind == TACK_ARG_ARRAY) {
+            const ir_param *p = &f->params[i];
+            if (check_home(k, dev, p, a, err)) return err->status;
+            int64_t itemsize = (int64_t)tack_dtype_size(a->dtype);
+            int64_t nbytes = array_nbytes(a);
+            if (nbytes > 0 && !a->data)
+                return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': NULL data",
+                                     kname(k), p->name);
+            if (nbytes > 0 && dev->caps.host_memory) {
+                span *sp = &spans[nspans++];
+                array_span(a, &sp->lo, &sp->hi);
+                sp->written = p->written;
+                /* array_span wraps where the elements run past either end
+                 * of the address space (call_classify names which). */
+                if (sp->hi <= sp->lo || sp->lo > (uintptr_t)a->data ||
+                    (uintptr_t)a->data % (uintptr_t)itemsize)
+                    return call_classify(k, dev, t, info, &(template_key){0}, err);
+            }
+            info->slots[i] = (uint64_t)(uintptr_t)a->data;
+            for (int d = 0; d < TACK_MAX_NDIM; d++) info->dims[i][d] = d < a->ndim ? a->shape[d] : 1;
+            nstrided += seen->strided[i];
+            continue;
+        }
+        memset(info->dims[i], 0, sizeof info->dims[i]);
+        switch (seen->type[i]) {
+        case TACK_I32: {
+            int32_t v = (int32_t)(a->kind == TACK_ARG_UINT ? (int64_t)a->u : a->i);
+            memcpy(&info->slots[i], &v, sizeof v);
+            break;
+        }
+        case TACK_F32: {
+            float v = (float)a->f;
+            memcpy(&info->slots[i], &v, sizeof v);
+            break;
+        }
+        case TACK_F64: memcpy(&info->slots[i], &a->f, sizeof a->f); break;
+        case TACK_BOOL: info->slots[i] = a->i != 0; break;
+        default: /* i64 or u64: the same bits */
+            if (a->kind == TACK_ARG_UINT) memcpy(&info->slots[i], &a->u, sizeof a->u);
+            else memcpy(&info->slots[i], &a->i, sizeof a->i);
+        }
+    }
+    /* Only the fields a launch reads (the whole key is kilobytes): the
+     * types (launch_check.c), the strided layouts (stride_slots) and the
+     * disjoint bit that picks the variant. */
+    variant_key *key = &info->key;
+    key->nparams = seen->nparams;
+    key->hidden_tail = seen->hidden_tail;
+    memcpy(key->type, seen->type, (size_t)nargs);
+    memcpy(key->strided, seen->strided, (size_t)nargs);
+    info->key.disjoint = dev->caps.host_memory && arrays_disjoint(spans, nspans);
+    info->nslots = nargs;
+    return nstrided ? stride_slots(k, f, info, err) : TACK_OK;
+}
+
 tack_status call_arity(const tack_kernel *k, int nargs, tack_error *err) {
     const func_def *d = k->def;
     if (nargs == d->nparams) return TACK_OK;

@@ -519,7 +519,8 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
     int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
     /* Per-access checks' errors record on the host: the fast path adds it
      * (staged through device memory, it takes the slow path). */
-    if (fast && (retire_pending(), t = fast_template(k, dev, &sig)) &&
+    variant *seen[2];
+    if (fast && (retire_pending(), t = fast_lookup(k, dev, &sig, seen)) &&
         (t->ir->debug_errors < 0 || (t->ir->debug_extents < 0 && dev->caps.host_memory))) {
         static const template_key plain; /* no templates: nothing to copy */
         memcpy(info->args, args, nargs * sizeof *args);
@@ -527,9 +528,12 @@ static tack_status launch_counted(tack_kernel *k, tack_device *dev, const tack_a
         if (launch_add_hidden(k, t, info, dev, 1, err)) return err->status;
         if (t->ir->debug_errors >= 0 && add_errors_args(k, t, info, dev, errors, extents, err))
             return err->status;
-        if (call_classify(k, dev, t, info, &plain, err)) return err->status;
+        const variant *known = seen[0] ? seen[0] : seen[1];
+        if (known ? call_classify_warm(k, dev, t, &known->key, info, err)
+                  : call_classify(k, dev, t, info, &plain, err))
+            return err->status;
         if (t->ir->debug_errors >= 0) put_extents(t, info, errors);
-        if ((v = fast_variant(k, dev, &sig, info->key.disjoint))) {
+        if ((v = seen[info->key.disjoint != 0])) {
             atomic_fetch_add_explicit(&tack_counters.fast_path_hits, 1, memory_order_relaxed);
             if (run_variant(k, t, v, info, dev, err)) return err->status;
             if (bounds_failed(t, errors)) return report_bounds(k, t, info, errors, err);

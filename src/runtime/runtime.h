@@ -298,6 +298,10 @@ int64_t array_nbytes(const tack_arg *a);
  * highest addressed byte, whatever the strides' signs (lo == hi: none).
  * For an argument call_classify accepted. */
 void array_span(const tack_arg *a, uintptr_t *lo, uintptr_t *hi);
+/* call_classify for a call whose fast signature matched the variant key
+ * `seen` (key.c): only what the signature leaves free is read. */
+tack_status call_classify_warm(const tack_kernel *k, const tack_device *dev, const ir_template *t,
+                               const variant_key *seen, call_info *info, tack_error *err);
 tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir_template *t,
                           call_info *info,
                           const template_key *tkey, tack_error *err);
@@ -367,8 +371,10 @@ int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig);
 uint64_t fast_epoch(void);
 /* The template for a seen signature, or NULL; then the variant for the
  * call's disjointness (NULL if that one was not seen yet). */
-ir_template *fast_template(const tack_kernel *k, const tack_device *dev, const fast_sig *sig);
-variant *fast_variant(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint);
+/* The template a signature selects, and its variants by disjointness
+ * (either may be NULL). */
+ir_template *fast_lookup(const tack_kernel *k, const tack_device *dev, const fast_sig *sig,
+                         variant *v[2]);
 /* Records what the slow path resolved; `epoch` is fast_epoch() from
  * before it started, so nothing freed meanwhile is remembered. */
 void fast_remember(const tack_kernel *k, const tack_device *dev, const fast_sig *sig, int disjoint,

@@ -156,3 +156,31 @@ def test_debug_mode_takes_the_slow_path():
     finally:
         tack.set_debug(False)
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_a_seen_signature_still_checks_each_arrays_place():
+    """The warm path (call_classify_warm) trusts the signature for types and
+    shapes only: each call's addresses, alignment and device are its own."""
+    scale = make_scale()
+    x = np.arange(6, dtype=np.float32)
+    out = np.zeros(6, np.float32)
+    scale(x, out, 2.0)
+    scale(x, out, 2.0)
+    buf = np.zeros(6 * 4 + 1, np.uint8)
+    crooked = buf[1:].view(np.float32)  # same shape and strides, misaligned
+    assert crooked.strides == x.strides and crooked.shape == x.shape
+    hits = fast_hits()
+    with pytest.raises(ValueError, match=r"kernel 'scale': parameter 'out': the array's data is "
+                                         r"not aligned to its element size"):
+        scale(x, crooked, 2.0)
+    assert fast_hits() == hits
+    # Scalars are read per call, in the type their signature fixed.
+    for a in (0.5, -3.0, 1e30):
+        scale(x, out, a)
+        np.testing.assert_array_equal(out, x * np.float32(a))
+    xd = np.arange(6, dtype=np.float64)
+    outd = np.zeros(6)
+    scale(xd, outd, 0.1)
+    scale(xd, outd, 1 / 3)
+    np.testing.assert_array_equal(outd, xd * (1 / 3))  # f64 all the way
+
