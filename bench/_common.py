@@ -21,12 +21,23 @@ C_THREADS = "2"
 
 # ---- timing ---------------------------------------------------------------
 
+def settle():
+    """Waits for Tack's optimized builds, when tack is loaded: the tiered
+    JIT runs a new variant's tier-0 code until its O3 build is swapped in,
+    and a figure is meant to time the optimized code."""
+    import sys
+    tack = sys.modules.get("tack")
+    if tack is not None and hasattr(tack, "_jit_wait"):
+        tack._jit_wait()
+
+
 def per_call_us(fn, *args, batch=200, batches=300, warmup=1000):
     """Median over `batches` of the mean time of one call in a batch of
     `batch` calls, in microseconds.  For calls of a microsecond or less,
     where one perf_counter read would be a large part of the figure."""
     for _ in range(warmup):
         fn(*args)
+    settle()
     samples = []
     for _ in range(batches):
         t = time.perf_counter_ns()
@@ -41,6 +52,7 @@ def single_call_us(fn, *args, reps=2000, warmup=200):
     long enough that the timer's own cost, ~0.05 us, does not matter)."""
     for _ in range(warmup):
         fn(*args)
+    settle()
     samples = []
     for _ in range(reps):
         t = time.perf_counter_ns()
@@ -53,6 +65,7 @@ def best_s(fn, *args, reps=5, warmup=1):
     """Best of `reps` timed calls, in seconds, after `warmup` untimed ones."""
     for _ in range(warmup):
         fn(*args)
+    settle()
     best = float("inf")
     for _ in range(reps):
         t = time.perf_counter()
