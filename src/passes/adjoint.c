@@ -179,6 +179,8 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g);
 /* Holds g in a fresh local (it is read several times), then prop. */
 static int prop_held(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
     if (!g) return push(A, out, NULL);
+    /* a constant's gradient is dropped: do not compute it */
+    if (e->kind == IR_CONST || e->kind == IR_PARAM || e->kind == IR_DIM) return 0;
     int t = new_local(A, "adj.t", g->type);
     if (t < 0 || push(A, out, assign(A, t, g))) return -1;
     return prop(A, out, e, loc(A, t));
@@ -723,8 +725,10 @@ static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id
                 break;
             }
             if (s->kind == IR_EVAL && (s->value->kind != IR_ATOMIC ||
-                                       (s->value->atomic != ATOM_ADD && s->value->atomic != ATOM_SUB)))
-                return unsupported(A, s, "this atomic (atomic_add and atomic_sub are differentiated)");
+                                       (s->value->atomic != ATOM_ADD && s->value->atomic != ATOM_SUB &&
+                                        s->value->atomic != ATOM_MIN && s->value->atomic != ATOM_MAX)))
+                return unsupported(A, s, "this atomic (atomic_add, atomic_sub, atomic_min and "
+                                         "atomic_max are differentiated)");
             ir_stmt *c = ir_stmt_new(A->f, s->kind, s->line, s->col);
             if (!c) return push(A, NULL, NULL);
             *c = *s;
@@ -912,6 +916,23 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
         }
         if (s->kind == IR_EVAL && s->value->atomic == ATOM_SUB)
             g = bin(A, OP_SUB, cf(A, 0, g->type), g, g->type);
+        if (s->kind == IR_EVAL && (s->value->atomic == ATOM_MIN || s->value->atomic == ATOM_MAX)) {
+            /* The winner takes p.grad[k]: every value equal to the element's
+             * final one (ties each take it, as Warp's).  p's own gradient
+             * passes through as for add. */
+            if (!isf(v->type)) continue;
+            ir_type pt = ir_value_type(A->f->params[p].type);
+            ir_expr *now = mk(A, IR_LOAD, pt);
+            ir_stmt *w = ir_stmt_new(A->f, IR_IF, s->line, s->col);
+            if (!now || !w) return push(A, out, NULL);
+            now->index = p;
+            now->args = idx;
+            now->nargs = nidx;
+            w->value = bin(A, OP_EQ, castto(A, v, pt), now, TACK_BOOL);
+            if (!w->value || prop_held(A, &w->body, v, castto(A, g, v->type)) || push(A, out, w))
+                return -1;
+            continue;
+        }
         if (isf(v->type) && prop_held(A, out, v, castto(A, g, v->type))) return -1;
     }
     return 0;
@@ -965,14 +986,6 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
                     f->collective ? "workgroups" : "random numbers");
         goto out;
     }
-    for (int p = 0; p < nforward; p++)
-        if (f->params[p].role == ROLE_ARRAY && f->params[p].vec_width)
-        {
-            fail(&A, 0, f->params[p].line, f->params[p].col,
-                 "backward through vector array '%s' is not supported yet",
-                 f->params[p].name);
-            goto out;
-        }
     if (check_overwrite(&A, &f->body)) goto out;
     A.owned = f->loop_var >= 0 && owned_block(&A, &f->body);
     if (rec_block(&A, &record, f->body.stmts, f->body.n, -1) || A.failed) goto out;
