@@ -41,6 +41,12 @@ def _is_array(v):
     return isinstance(v, (_tack.Array, _np.ndarray))
 
 
+def _steps(a):
+    """a's strides in elements (of a's own dtype), 0 along extents of 1."""
+    size = a.itemsize if isinstance(a, _np.ndarray) else (a.nbytes // a.size if a.size else 1)
+    return tuple(0 if n == 1 else s // size for n, s in zip(a.shape, a.strides))
+
+
 def _grad_of(v, adj):
     """The gradient array passed for argument v: adj's, v.grad, or a
     scratch one (v is then a constant: what flows into it is dropped)."""
@@ -75,6 +81,13 @@ def kernel_backward(kernel, *args, adj=None):
                 raise ValueError("kernel.backward: an adj key is not one of the arguments")
             pairs.append((key, g))
     grads = [_grad_of(a, pairs) for a in args]
+    for i, (a, g) in enumerate(zip(args, grads)):
+        if _is_array(a) and _is_array(g) and _steps(a) != _steps(g):
+            name = kernel.func.__code__.co_varnames[i] if hasattr(kernel.func, "__code__") else str(i)
+            raise ValueError("kernel.backward: the gradient of '%s' is laid out differently from it "
+                             "(element strides %s and %s): the adjoint indexes both alike; pass "
+                             "contiguous arrays (numpy.ascontiguousarray) or a gradient laid out as "
+                             "the array" % (name, _steps(a), _steps(g)))
     kernel._adjoint(*args, *grads)
 
 

@@ -351,3 +351,19 @@ def test_reading_an_updated_vector_array_is_refused(device):
     inplace(p)
     with pytest.raises(tack.CompileError, match="'p' is overwritten"):
         inplace.backward(p)
+
+
+@tack.kernel
+def square(x, y):
+    for i in range(y.shape[0]):
+        y[i] = x[i] * x[i]
+
+
+@pytest.mark.cpu_only
+def test_strided_views_need_gradients_laid_out_alike(device):
+    base = np.arange(8.0)
+    gbase = np.zeros(8)
+    square.backward(base[::2], np.zeros(4), adj={"x": gbase[::2], "y": np.ones(4)})
+    np.testing.assert_array_equal(gbase[::2], 2 * base[::2])
+    with pytest.raises(ValueError, match="gradient of 'x' is laid out differently"):
+        square.backward(base[::2], np.zeros(4), adj={"x": np.zeros(4), "y": np.ones(4)})
