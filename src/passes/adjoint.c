@@ -177,18 +177,27 @@ static int push(adj *A, ir_block *b, ir_stmt *s) {
 }
 
 static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g);
+static int scalar_grad(adj *A, int p);
 
 /* Holds g in a fresh local (it is read several times), then prop. */
 static int prop_held(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
     if (!g) return push(A, out, NULL);
     /* a constant's gradient is dropped: do not compute it */
-    if (e->kind == IR_CONST || e->kind == IR_PARAM || e->kind == IR_DIM) return 0;
+    if (e->kind == IR_CONST || e->kind == IR_DIM || (e->kind == IR_PARAM && !scalar_grad(A, e->index)))
+        return 0;
     int t = new_local(A, "adj.t", g->type);
     if (t < 0 || push(A, out, assign(A, t, g))) return -1;
     return prop(A, out, e, loc(A, t));
 }
 
 static ir_expr *castto(adj *A, ir_expr *e, ir_type t) { return e ? ir_cast(A->f, e, t) : NULL; }
+
+/* Whether scalar parameter p's gradient is asked for: its gradient
+ * parameter is an array (variant.c), whose element 0 takes it. */
+static int scalar_grad(adj *A, int p) {
+    return p < A->n && A->f->params[p].role == ROLE_SCALAR && A->n + p < A->f->nparams &&
+           A->f->params[A->n + p].role == ROLE_ARRAY;
+}
 
 /* Pushes the adjoint g (of e's type) into e's operands. */
 static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
@@ -223,6 +232,22 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
         at->args = e->args;
         at->nargs = e->nargs;
         at->a = castto(A, g, A->f->params[p].type);
+        s->value = at;
+        return push(A, out, s);
+    }
+    case IR_PARAM: {
+        /* an opted-in scalar: ga[0] += g, shared by every iteration */
+        if (!scalar_grad(A, e->index)) return 0;
+        ir_type gt = ir_value_type(A->f->params[A->n + e->index].type);
+        ir_expr *at = mk(A, IR_ATOMIC, gt);
+        ir_stmt *s = ir_stmt_new(A->f, IR_EVAL, e->line, e->col);
+        ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+        if (!at || !s || !idx || !(idx[0] = ir_const_int(A->f, 0, TACK_I64, 0, 0))) return push(A, out, NULL);
+        at->index = A->n + e->index;
+        at->atomic = ATOM_ADD;
+        at->args = idx;
+        at->nargs = 1;
+        at->a = castto(A, g, gt);
         s->value = at;
         return push(A, out, s);
     }
