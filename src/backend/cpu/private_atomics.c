@@ -111,6 +111,8 @@ typedef struct offsets {
     int *nassign;  /* per local: assignments (a loop variable counts 2) */
     const ir_expr **value; /* per local: its one assignment's value */
     char *state;   /* per local: 0 not yet, 1 in progress, 2 done */
+    char *seen;    /* per local: its assignment precedes this point of the
+                      walk (a read before it could see an earlier value) */
     affine *memo;
 } offsets;
 
@@ -129,7 +131,7 @@ static affine affine_of(offsets *w, const ir_expr *e) {
     case IR_LOCAL: {
         int l = e->index;
         if (l == w->f->loop_var) return w->nassign[l] ? no_affine : (affine){1, 1, 0};
-        if (w->nassign[l] != 1 || !w->value[l] || w->state[l] == 1) return no_affine;
+        if (w->nassign[l] != 1 || !w->value[l] || !w->seen[l] || w->state[l] == 1) return no_affine;
         if (w->state[l] == 0) {
             w->state[l] = 1;
             w->memo[l] = affine_of(w, w->value[l]);
@@ -209,6 +211,7 @@ static void off_block(offsets *w, const ir_block *b) {
         const ir_stmt *s = b->stmts[i];
         if (s->kind == IR_STORE) off_refuse(w, s->index);
         off_expr(w, s->value, s->kind == IR_EVAL);
+        if (s->kind == IR_ASSIGN) w->seen[s->index] = 1;
         off_expr(w, s->start, 0);
         off_expr(w, s->stop, 0);
         off_expr(w, s->step, 0);
@@ -252,9 +255,10 @@ int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out) {
     if (!f->disjoint || f->collective || f->loop_var < 0) return 0;
     int nl = f->nlocals ? f->nlocals : 1, np = f->nparams ? f->nparams : 1;
     offsets w = {f, out, calloc(np, sizeof(int)), calloc(nl, sizeof(int)),
-                 calloc(nl, sizeof(const ir_expr *)), calloc(nl, 1), calloc(nl, sizeof(affine))};
+                 calloc(nl, sizeof(const ir_expr *)), calloc(nl, 1), calloc(nl, 1),
+                 calloc(nl, sizeof(affine))};
     int n = 0;
-    if (w.refused && w.nassign && w.value && w.state && w.memo) {
+    if (w.refused && w.nassign && w.value && w.state && w.seen && w.memo) {
         count_block(&w, &f->body);
         off_expr(&w, f->start, 0);
         off_expr(&w, f->stop, 0);
@@ -278,6 +282,7 @@ int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out) {
     free(w.nassign);
     free((void *)w.value);
     free(w.state);
+    free(w.seen);
     free(w.memo);
     return n;
 }
