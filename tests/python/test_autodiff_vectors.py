@@ -367,3 +367,23 @@ def test_strided_views_need_gradients_laid_out_alike(device):
     np.testing.assert_array_equal(gbase[::2], 2 * base[::2])
     with pytest.raises(ValueError, match="gradient of 'x' is laid out differently"):
         square.backward(base[::2], np.zeros(4), adj={"x": np.zeros(4), "y": np.ones(4)})
+
+
+@tack.kernel
+def vec_old_values(p, acc, olds):
+    for i in range(p.shape[0]):
+        olds[i] = tack.atomic_add(acc, i, p[i]) * 2.0
+
+
+def test_vector_atomic_returns_the_old_components(device):
+    pv = np.arange(12.0).reshape(4, 3)
+    start = -np.arange(12.0).reshape(4, 3) * 0.5
+    p = ad.array(pv, dtype=tack.vec3d, device=device, requires_grad=True)
+    acc = ad.array(start, dtype=tack.vec3d, device=device, requires_grad=True)
+    olds = ad.zeros(4, dtype=tack.vec3d, device=device, requires_grad=True)
+    vec_old_values(p, acc, olds)
+    np.testing.assert_array_equal(olds.numpy(), 2 * start)
+    np.testing.assert_array_equal(acc.numpy(), start + pv)
+    # the adjoint does not differentiate an atomic's old value
+    with pytest.raises(tack.CompileError, match="not differentiated yet"):
+        vec_old_values.backward(p, acc, olds)
