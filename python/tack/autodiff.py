@@ -41,6 +41,20 @@ def _is_array(v):
     return isinstance(v, (_tack.Array, _np.ndarray))
 
 
+def _steps(a):
+    """a's strides in elements (of a's own dtype), 0 along extents of 1."""
+    size = a.itemsize if isinstance(a, _np.ndarray) else (a.nbytes // a.size if a.size else 1)
+    return tuple(0 if n == 1 else s // size for n, s in zip(a.shape, a.strides))
+
+
+def _float_kind(a):
+    """a's dtype as NumPy names it ('f8'), vector dtypes by their components."""
+    if isinstance(a, _np.ndarray):
+        return a.dtype
+    name = str(a.dtype).split(".")[-1]
+    return {"f32": "f4", "f64": "f8", "f16": "f2"}.get(name, "i8")
+
+
 def _grad_of(v, adj):
     """The gradient array passed for argument v: adj's, v.grad, or a
     scratch one (v is then a constant: what flows into it is dropped)."""
@@ -75,6 +89,24 @@ def kernel_backward(kernel, *args, adj=None):
                 raise ValueError("kernel.backward: an adj key is not one of the arguments")
             pairs.append((key, g))
     grads = [_grad_of(a, pairs) for a in args]
+    for i, (a, g) in enumerate(zip(args, grads)):
+        if _is_array(a) or g is a:
+            continue
+        # opt-in: a scalar's gradient goes to element 0 of the array adj gives
+        name = kernel.func.__code__.co_varnames[i] if hasattr(kernel.func, "__code__") else str(i)
+        if not isinstance(a, float):
+            raise ValueError("kernel.backward: '%s' is not a Python float: only float scalars have "
+                             "gradients" % name)
+        if not _is_array(g) or g.size < 1 or _np.dtype(_float_kind(g)).kind != "f":
+            raise ValueError("kernel.backward: the gradient of scalar '%s' is a float array of at "
+                             "least one element (its element 0 takes the gradient)" % name)
+    for i, (a, g) in enumerate(zip(args, grads)):
+        if _is_array(a) and _is_array(g) and _steps(a) != _steps(g):
+            name = kernel.func.__code__.co_varnames[i] if hasattr(kernel.func, "__code__") else str(i)
+            raise ValueError("kernel.backward: the gradient of '%s' is laid out differently from it "
+                             "(element strides %s and %s): the adjoint indexes both alike; pass "
+                             "contiguous arrays (numpy.ascontiguousarray) or a gradient laid out as "
+                             "the array" % (name, _steps(a), _steps(g)))
     kernel._adjoint(*args, *grads)
 
 

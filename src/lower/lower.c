@@ -597,11 +597,12 @@ static ir_expr *lower_atomic(lowerer *L, const expr *e, ir_atomic_op op) {
     ir_expr **idx = lower_index_list(L, e->items[0], single ? &e->items[1] : index->items,
                                      single ? 1 : index->nitems, e, &p, &n);
     if (!idx) return NULL;
-    if (vec_width_of(L, p)) {
-        ERR(L, e->line, e->col, "atomics work on arrays of scalars, not of vectors");
-        return NULL;
-    }
     L->f->params[p].written = 1;
+    if (vec_width_of(L, p)) {
+        ir_expr *v = want == 3 ? lower_expr(L, e->items[2]) : NULL;
+        if (want == 3 && !v) return NULL;
+        return vec_atomic(L, p, idx, n, op, v, e);
+    }
     ir_expr *x = new_expr(L, IR_ATOMIC, e);
     if (!x) return NULL;
     x->index = p;
@@ -1536,6 +1537,7 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
         ir_stmt *x = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
         if (!x) return oom(L);
         if (!(x->value = lower_expr(L, s->value))) return -1;
+        if (vec_is(x->value)) return vec_discard(L, b, x->value);
         return push(L, b, x);
     }
     case ST_ASSIGN:
@@ -1733,6 +1735,7 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
      * only a `return` of reductions. */
     L.prologue_limit = 1 << 30;
     L.stage = L.reading_seg = in->stage;
+    L.adjoint = in->adjoint;
     const stmt *loop;
     if (lower_statements_around(&L, &loop)) goto fail;
     L.in_range = 1;

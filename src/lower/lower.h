@@ -22,6 +22,9 @@ typedef struct lower_input {
     void *resolver_ctx;
     int stage; /* which top-level loop: a kernel with several is one IR
                   function per loop, launched in order */
+    int adjoint; /* lowered for the kernel's adjoint (passes/adjoint.c): an
+                    update `a[k] += v` keeps its atomic form, whose gradient
+                    needs no old value; the adjoint never runs it */
 } lower_input;
 
 /* The kernel's top-level loops (its stages). */

@@ -100,6 +100,7 @@ typedef struct lowerer {
     int prologue_limit; /* names before the loop usable now: those of a
                            lower order (reductions.c) */
     int stage;       /* the top-level loop being lowered (in->stage) */
+    int adjoint;     /* in->adjoint */
     int reading_seg; /* names assigned before this loop are readable (and
                         reductions of earlier loops) */
     int in_range;    /* lowering a launch's range */
@@ -402,6 +403,9 @@ int lower_call_is_pure(lowerer *L, const expr *e);
 int lower_print(lowerer *L, ir_block *b, const expr *call);
 
 /* vectors.c: the atomic form for an array of vectors, per component. */
+ir_expr *vec_atomic(lowerer *L, int param, ir_expr **idx, int n, ir_atomic_op op, ir_expr *v,
+                    const expr *at);
+int vec_discard(lowerer *L, ir_block *b, ir_expr *v);
 int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_atomic_op op,
                       ir_expr *v, const stmt *at);
 

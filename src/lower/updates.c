@@ -262,7 +262,7 @@ static int choose(lowerer *L, const scan *w, ir_block *b) {
         if (choose(L, w, &s->body) || choose(L, w, &s->orelse)) return -1;
         if (!s->update) continue;
         int p = update_target(s);
-        int keep_plain = p < 0 || private_array(w, p);
+        int keep_plain = p < 0 || (private_array(w, p) && !(L->adjoint && s->update != 2));
         if (!keep_plain && s->update == 2) {
             /* Reported in the source the update came from. */
             const char *name = L->f->params[p].name;

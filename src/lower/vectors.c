@@ -560,6 +560,69 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
     return 0;
 }
 
+/* tack.atomic_<op>(x, k, v) on an array of vectors or matrices: one atomic
+ * per component (Warp's), whose old values make the result; a scalar v
+ * goes to every component.  Not one atomic over the whole element: other
+ * iterations may see some components updated and others not. */
+ir_expr *vec_atomic(lowerer *L, int param, ir_expr **idx, int n, ir_atomic_op op, ir_expr *v,
+                    const expr *at) {
+    int width = vec_width_of(L, param), rows = mat_rows_of(L, param);
+    if (cx_param(L, param) || cx_is(v)) {
+        ERR(L, at->line, at->col, "atomics on arrays of complex numbers are not supported; update "
+            "z.real and z.imag");
+        return NULL;
+    }
+    if (op == ATOM_COMPARE_EXCHANGE) {
+        ERR(L, at->line, at->col, "tack.atomic_compare_exchange works on arrays of scalars, not "
+            "of vectors");
+        return NULL;
+    }
+    if (vec_is(v) && (v->nargs != width || v->dim != rows)) {
+        char want[64];
+        ir_expr shape = {.nargs = width, .dim = rows};
+        vec_shape_name(&shape, want, sizeof want);
+        ERR(L, at->line, at->col, "'%s' holds %ss; tack.atomic_%s takes a %s or a scalar",
+            L->f->params[param].name, want, ir_atomic_name(op), want);
+        return NULL;
+    }
+    ir_expr *out = vec_new(L, width, at);
+    if (!out) return NULL;
+    out->dim = rows;
+    int itmp[TACK_MAX_NDIM], scalar = -1;
+    for (int i = 0; i < n; i++)
+        if ((itmp[i] = hoist_scalar(L, out->body, idx[i], at)) < 0) return NULL;
+    if (vec_is(v) ? vec_eval(L, out->body, v) : (scalar = hoist_scalar(L, out->body, v, at)) < 0)
+        return NULL;
+    for (int k = 0; k < width; k++) {
+        ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, at->line, at->col);
+        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
+        if (!x || !args) {
+            lower_oom(L);
+            return NULL;
+        }
+        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], at);
+        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
+        x->index = param;
+        x->atomic = op;
+        x->args = args;
+        x->nargs = n + 1;
+        x->a = lower_read_local(L, scalar >= 0 ? scalar : comp_local(v, k), at);
+        if (lower_set_local(L, out->body, comp_local(out, k), x, at)) return NULL;
+    }
+    return out;
+}
+
+/* A vector value computed for its effects only (a statement): atomics
+ * whose old value only fed a component become plain atomic statements,
+ * which the passes treat as updates (private copies, gradients). */
+int vec_discard(lowerer *L, ir_block *b, ir_expr *v) {
+    for (int i = 0; i < v->body->n; i++) {
+        ir_stmt *s = v->body->stmts[i];
+        if (s->kind == IR_ASSIGN && s->value->kind == IR_ATOMIC) s->kind = IR_EVAL;
+    }
+    return vec_eval(L, b, v);
+}
+
 ir_expr *vec_from_locals(lowerer *L, ir_expr *setup, const int *locals, int width, int rows,
                          const expr *at) {
     ir_expr *out = vec_new(L, width, at);

@@ -34,8 +34,10 @@ typedef struct adj {
     int cap;
     int failed;
     int n0;       /* locals before the pass: ver's size */
-    int owned;    /* every read of a differentiated array is row i of the
-                     launch variable i: gradients add without atomics */
+    char *owned;  /* per parameter: every read of it is element i (or
+                     the components of vector element i) of the launch
+                     variable i: its gradient adds without atomics */
+    char *alias;  /* per original local: assigned once, the launch variable */
 } adj;
 
 /* The record of the body (see the top): statements renamed to versions. */
@@ -175,16 +177,27 @@ static int push(adj *A, ir_block *b, ir_stmt *s) {
 }
 
 static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g);
+static int scalar_grad(adj *A, int p);
 
 /* Holds g in a fresh local (it is read several times), then prop. */
 static int prop_held(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
     if (!g) return push(A, out, NULL);
+    /* a constant's gradient is dropped: do not compute it */
+    if (e->kind == IR_CONST || e->kind == IR_DIM || (e->kind == IR_PARAM && !scalar_grad(A, e->index)))
+        return 0;
     int t = new_local(A, "adj.t", g->type);
     if (t < 0 || push(A, out, assign(A, t, g))) return -1;
     return prop(A, out, e, loc(A, t));
 }
 
 static ir_expr *castto(adj *A, ir_expr *e, ir_type t) { return e ? ir_cast(A->f, e, t) : NULL; }
+
+/* Whether scalar parameter p's gradient is asked for: its gradient
+ * parameter is an array (variant.c), whose element 0 takes it. */
+static int scalar_grad(adj *A, int p) {
+    return p < A->n && A->f->params[p].role == ROLE_SCALAR && A->n + p < A->f->nparams &&
+           A->f->params[A->n + p].role == ROLE_ARRAY;
+}
 
 /* Pushes the adjoint g (of e's type) into e's operands. */
 static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
@@ -201,7 +214,7 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
     case IR_LOAD: {
         int p = e->index;
         if (p >= A->n || !isf(A->f->params[p].type) || A->f->params[p].written) return 0;
-        if (A->owned) { /* x.grad[i] += g: iteration i alone touches row i */
+        if (A->owned[p]) { /* x.grad[i] += g: iteration i alone touches row i */
             ir_expr *old = mk(A, IR_LOAD, A->f->params[p].type);
             ir_stmt *s = ir_stmt_new(A->f, IR_STORE, e->line, e->col);
             if (!old || !s) return push(A, out, NULL);
@@ -219,6 +232,22 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
         at->args = e->args;
         at->nargs = e->nargs;
         at->a = castto(A, g, A->f->params[p].type);
+        s->value = at;
+        return push(A, out, s);
+    }
+    case IR_PARAM: {
+        /* an opted-in scalar: ga[0] += g, shared by every iteration */
+        if (!scalar_grad(A, e->index)) return 0;
+        ir_type gt = ir_value_type(A->f->params[A->n + e->index].type);
+        ir_expr *at = mk(A, IR_ATOMIC, gt);
+        ir_stmt *s = ir_stmt_new(A->f, IR_EVAL, e->line, e->col);
+        ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+        if (!at || !s || !idx || !(idx[0] = ir_const_int(A->f, 0, TACK_I64, 0, 0))) return push(A, out, NULL);
+        at->index = A->n + e->index;
+        at->atomic = ATOM_ADD;
+        at->args = idx;
+        at->nargs = 1;
+        at->a = castto(A, g, gt);
         s->value = at;
         return push(A, out, s);
     }
@@ -480,35 +509,139 @@ static int stores_on_path(adj *A, const ir_block *b, const ir_stmt *target, cons
     return n;
 }
 
-/* Whether every read of a differentiated array in e, b is indexed first
- * by the launch variable, which nothing reassigns: then no two iterations
- * touch one element of its gradient. */
-static int owned_expr(const adj *A, const ir_expr *e);
-
-static int owned_block(const adj *A, const ir_block *b) {
-    int v = A->f->loop_var;
+/* Which differentiated arrays are read only at the launch variable's own
+ * element: after resolve_dims a read's one index is the linear one, i
+ * for x[i], i * w + k (0 <= k < w) for component k of an array of
+ * w-component vectors or matrices.  i may be a local assigned i once
+ * (vector reads hoist their index).  Nothing may reassign the launch
+ * variable. */
+static void count_assigns(const ir_block *b, int *n);
+static void count_assigns_expr(const ir_expr *e, int *n) {
+    if (!e) return;
+    if (e->kind == IR_INLINE && e->body) count_assigns(e->body, n);
+    count_assigns_expr(e->a, n);
+    count_assigns_expr(e->b, n);
+    count_assigns_expr(e->cond, n);
+    for (int i = 0; i < e->nargs; i++) count_assigns_expr(e->args[i], n);
+}
+static void count_assigns(const ir_block *b, int *n) {
     for (int i = 0; i < b->n; i++) {
         const ir_stmt *s = b->stmts[i];
-        if ((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == v) return 0;
-        if (!owned_expr(A, s->value) || !owned_expr(A, s->start) || !owned_expr(A, s->stop) ||
-            !owned_expr(A, s->step) || !owned_block(A, &s->body) || !owned_block(A, &s->orelse))
-            return 0;
-        for (int k = 0; k < s->nindices; k++)
-            if (!owned_expr(A, s->indices[k])) return 0;
+        if (s->kind == IR_ASSIGN) n[s->index]++;
+        if (s->kind == IR_FOR) n[s->index] += 2; /* a loop variable takes many values */
+        count_assigns_expr(s->value, n);
+        count_assigns_expr(s->start, n);
+        count_assigns_expr(s->stop, n);
+        count_assigns_expr(s->step, n);
+        for (int k = 0; k < s->nindices; k++) count_assigns_expr(s->indices[k], n);
+        count_assigns(&s->body, n);
+        count_assigns(&s->orelse, n);
     }
+}
+
+static const ir_expr *uncast(const ir_expr *e) {
+    while (e && e->kind == IR_CAST && ir_type_is_int(e->type) && ir_type_bits(e->type) == 64) e = e->a;
+    return e;
+}
+
+static int is_launch(const adj *A, const ir_expr *e) {
+    e = uncast(e);
+    return e && e->kind == IR_LOCAL && (e->index == A->f->loop_var || A->alias[e->index]);
+}
+
+static int int_const(const ir_expr *e, int64_t *v) {
+    e = uncast(e);
+    if (!e || e->kind != IR_CONST || !ir_type_is_int(e->type)) return 0;
+    *v = e->i;
     return 1;
 }
 
-static int owned_expr(const adj *A, const ir_expr *e) {
-    if (!e) return 1;
+static int own_index(const adj *A, int p, const ir_expr *e) {
+    int w = tack_width_components(A->f->params[p].vec_width);
+    if (!w) return is_launch(A, e);
+    e = uncast(e);
+    int64_t k = 0, m;
+    if (e->kind == IR_BINOP && e->op == OP_ADD && int_const(e->b, &k)) e = uncast(e->a);
+    return k >= 0 && k < w && e->kind == IR_BINOP && e->op == OP_MUL && int_const(e->b, &m) &&
+           m == w && is_launch(A, e->a);
+}
+
+static void owned_block(adj *A, const ir_block *b);
+
+static void owned_expr(adj *A, const ir_expr *e) {
+    if (!e) return;
     int p = e->index;
-    if (e->kind == IR_LOAD && p < A->n && isf(A->f->params[p].type) && !A->f->params[p].written &&
-        !(e->nargs >= 1 && e->args[0]->kind == IR_LOCAL && e->args[0]->index == A->f->loop_var))
-        return 0;
-    if (e->kind == IR_INLINE && e->body && !owned_block(A, e->body)) return 0;
-    for (int i = 0; i < e->nargs; i++)
-        if (!owned_expr(A, e->args[i])) return 0;
-    return owned_expr(A, e->a) && owned_expr(A, e->b) && owned_expr(A, e->cond);
+    if (e->kind == IR_LOAD && p < A->n && (e->nargs != 1 || !own_index(A, p, e->args[0])))
+        A->owned[p] = 0;
+    if (e->kind == IR_INLINE && e->body) owned_block(A, e->body);
+    for (int i = 0; i < e->nargs; i++) owned_expr(A, e->args[i]);
+    owned_expr(A, e->a);
+    owned_expr(A, e->b);
+    owned_expr(A, e->cond);
+}
+
+static void owned_block(adj *A, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        owned_expr(A, s->value);
+        owned_expr(A, s->start);
+        owned_expr(A, s->stop);
+        owned_expr(A, s->step);
+        for (int k = 0; k < s->nindices; k++) owned_expr(A, s->indices[k]);
+        owned_block(A, &s->body);
+        owned_block(A, &s->orelse);
+    }
+}
+
+static const ir_stmt *single_assign(const ir_block *b, int l);
+static const ir_stmt *single_assign_expr(const ir_expr *e, int l) {
+    if (!e) return NULL;
+    const ir_stmt *r = e->kind == IR_INLINE && e->body ? single_assign(e->body, l) : NULL;
+    if (!r) r = single_assign_expr(e->a, l);
+    if (!r) r = single_assign_expr(e->b, l);
+    if (!r) r = single_assign_expr(e->cond, l);
+    for (int i = 0; !r && i < e->nargs; i++) r = single_assign_expr(e->args[i], l);
+    return r;
+}
+/* The statement that assigns l (the first found). */
+static const ir_stmt *single_assign(const ir_block *b, int l) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i], *r;
+        if (s->kind == IR_ASSIGN && s->index == l) return s;
+        if ((r = single_assign_expr(s->value, l)) || (r = single_assign(&s->body, l)) ||
+            (r = single_assign(&s->orelse, l)))
+            return r;
+        for (int k = 0; k < s->nindices; k++)
+            if ((r = single_assign_expr(s->indices[k], l))) return r;
+    }
+    return NULL;
+}
+
+static int find_owned(adj *A) {
+    ir_func *f = A->f;
+    int *n = calloc(f->nlocals ? f->nlocals : 1, sizeof *n);
+    A->owned = calloc(f->nparams ? f->nparams : 1, 1);
+    A->alias = calloc(f->nlocals ? f->nlocals : 1, 1);
+    if (!n || !A->owned || !A->alias) {
+        free(n);
+        return -1;
+    }
+    count_assigns(&f->body, n);
+    if (f->loop_var >= 0 && !n[f->loop_var]) {
+        for (int p = 0; p < A->n; p++) A->owned[p] = 1;
+        /* aliases: assigned once, to the launch variable or an alias (in order) */
+        for (int again = 1; again;) {
+            again = 0;
+            for (int l = 0; l < f->nlocals; l++)
+                if (n[l] == 1 && !A->alias[l]) {
+                    const ir_stmt *s = single_assign(&f->body, l);
+                    if (s && is_launch(A, s->value)) A->alias[l] = again = 1;
+                }
+        }
+        owned_block(A, &f->body);
+    }
+    free(n);
+    return 0;
 }
 
 /* ---- the record ---- */
@@ -723,8 +856,10 @@ static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id
                 break;
             }
             if (s->kind == IR_EVAL && (s->value->kind != IR_ATOMIC ||
-                                       (s->value->atomic != ATOM_ADD && s->value->atomic != ATOM_SUB)))
-                return unsupported(A, s, "this atomic (atomic_add and atomic_sub are differentiated)");
+                                       (s->value->atomic != ATOM_ADD && s->value->atomic != ATOM_SUB &&
+                                        s->value->atomic != ATOM_MIN && s->value->atomic != ATOM_MAX)))
+                return unsupported(A, s, "this atomic (atomic_add, atomic_sub, atomic_min and "
+                                         "atomic_max are differentiated)");
             ir_stmt *c = ir_stmt_new(A->f, s->kind, s->line, s->col);
             if (!c) return push(A, NULL, NULL);
             *c = *s;
@@ -912,6 +1047,23 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
         }
         if (s->kind == IR_EVAL && s->value->atomic == ATOM_SUB)
             g = bin(A, OP_SUB, cf(A, 0, g->type), g, g->type);
+        if (s->kind == IR_EVAL && (s->value->atomic == ATOM_MIN || s->value->atomic == ATOM_MAX)) {
+            /* The winner takes p.grad[k]: every value equal to the element's
+             * final one (ties each take it, as Warp's).  p's own gradient
+             * passes through as for add. */
+            if (!isf(v->type)) continue;
+            ir_type pt = ir_value_type(A->f->params[p].type);
+            ir_expr *now = mk(A, IR_LOAD, pt);
+            ir_stmt *w = ir_stmt_new(A->f, IR_IF, s->line, s->col);
+            if (!now || !w) return push(A, out, NULL);
+            now->index = p;
+            now->args = idx;
+            now->nargs = nidx;
+            w->value = bin(A, OP_EQ, castto(A, v, pt), now, TACK_BOOL);
+            if (!w->value || prop_held(A, &w->body, v, castto(A, g, v->type)) || push(A, out, w))
+                return -1;
+            continue;
+        }
         if (isf(v->type) && prop_held(A, out, v, castto(A, g, v->type))) return -1;
     }
     return 0;
@@ -965,16 +1117,8 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
                     f->collective ? "workgroups" : "random numbers");
         goto out;
     }
-    for (int p = 0; p < nforward; p++)
-        if (f->params[p].role == ROLE_ARRAY && f->params[p].vec_width)
-        {
-            fail(&A, 0, f->params[p].line, f->params[p].col,
-                 "backward through vector array '%s' is not supported yet",
-                 f->params[p].name);
-            goto out;
-        }
     if (check_overwrite(&A, &f->body)) goto out;
-    A.owned = f->loop_var >= 0 && owned_block(&A, &f->body);
+    if (find_owned(&A)) goto nomem;
     if (rec_block(&A, &record, f->body.stmts, f->body.n, -1) || A.failed) goto out;
     if (emit_fwd(&A, &record, &fwd, 1) || emit_rev(&A, &record, &rev)) goto out;
     /* every adjoint starts at 0 */
@@ -993,6 +1137,8 @@ nomem:
 out:
     free(A.ver);
     free(A.adjl);
+    free(A.owned);
+    free(A.alias);
     return A.failed ? (err->status ? err->status : TACK_ERR_COMPILE) : TACK_OK;
 }
 

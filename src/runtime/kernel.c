@@ -293,7 +293,7 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
         tack_status st = TACK_OK;
         if (!f) {
             lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx,
-                              k->stage};
+                              k->stage, k->adjoint != 0};
             st = lower_kernel(&in, &f, err);
             if (st == TACK_OK && pass_launch_vars(f, err) != TACK_OK) {
                 ir_func_free(f);

@@ -82,6 +82,20 @@ tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir
             f->default_float = TACK_F64;
     }
     f->disjoint = info->key.disjoint;
+    /* An adjoint given a float array for a float scalar's gradient (the
+     * opt-in of kernel.backward(..., adj={"a": ga})) accumulates the
+     * scalar's gradient into its element 0 (passes/adjoint.c). */
+    for (int i = 0; i < f->adjoint_n && f->adjoint_n + i < f->nparams; i++) {
+        ir_param *g = &f->params[f->adjoint_n + i];
+        if (f->params[i].role == ROLE_SCALAR && ir_type_is_float(f->params[i].type) &&
+            info->key.is_array[f->adjoint_n + i] && ir_type_is_float(g->type) &&
+            g->role == ROLE_UNUSED) {
+            g->role = ROLE_ARRAY;
+            g->index_ndim = 1;
+            g->written = 1;
+            g->max_dim_read = -1;
+        }
+    }
     tack_status st = run_passes(f, info, err);
     if (st) {
         ir_func_free(f);

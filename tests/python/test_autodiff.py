@@ -136,3 +136,35 @@ def test_grad_attribute():
     assert not b.requires_grad and b.grad is None
     with pytest.raises(ValueError):
         b.grad = tack.zeros(4)
+
+
+@tack.kernel
+def scaled(x, y, a, b, k):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * a + math.sin(a * b) * x[i] * x[i] + k
+
+
+def test_scalar_gradients_opt_in(device):
+    xv = np.linspace(-1.0, 1.5, 7)
+    g = np.arange(1.0, 8.0)
+    x = ad.array(xv, device=device, requires_grad=True)
+    y = ad.zeros(7, dtype=tack.f64, device=device, requires_grad=True)
+    ga, gb = ad.zeros(1, dtype=tack.f64, device=device), ad.zeros(3, dtype=tack.f64, device=device)
+    a, b = 0.7, -1.3
+    scaled(x, y, a, b, 2)
+    scaled.backward(x, y, a, b, 2, adj={"a": ga, "b": gb, y: ad.array(g, device=device)})
+
+    def F(av, bv):
+        return np.sum(g * (xv * av + np.sin(av * bv) * xv * xv))
+
+    h = 1e-6
+    np.testing.assert_allclose(ga.numpy()[0], (F(a + h, b) - F(a - h, b)) / (2 * h), rtol=1e-6)
+    np.testing.assert_allclose(gb.numpy(), [(F(a, b + h) - F(a, b - h)) / (2 * h), 0, 0], rtol=1e-6)
+    # without the opt-in a scalar has no gradient, and nothing else changes
+    x2 = ad.array(xv, device=device, requires_grad=True)
+    scaled.backward(x2, y, a, b, 2, adj={y: ad.array(g, device=device)})
+    np.testing.assert_allclose(x2.grad.numpy(), x.grad.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="'k' is not a Python float"):
+        scaled.backward(x, y, a, b, 2, adj={"k": ga})
+    with pytest.raises(ValueError, match="gradient of scalar 'a' is a float array"):
+        scaled.backward(x, y, a, b, 2, adj={"a": ad.zeros(1, dtype=tack.i32, device=device)})

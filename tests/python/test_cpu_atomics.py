@@ -183,3 +183,132 @@ def test_the_private_path_is_generated():
     assert "priv" in ir
     ir = read_and_add.inspect_llvm(KEYS, np.zeros(64, np.int64), np.zeros(len(KEYS), np.int64))
     assert "priv" not in ir
+
+
+# ---- atomic updates at offsets of the launch variable (cpu_offset_atomics) ----
+# Inside a chunk they are plain adds; the chunk's edges (and every other
+# index) keep the atomics.  The results must be the atomics' exactly for
+# integers, and within float rounding for floats (a plain add is one of the
+# orders the atomics could take).
+
+@tack.kernel
+def three_point(x, out):
+    for i in range(1, x.shape[0] - 1):
+        tack.atomic_add(out, i - 1, x[i])
+        tack.atomic_add(out, i, 2 * x[i])
+        out[i + 1] += x[i]
+
+
+@tack.kernel
+def offsets_by_step(x, out, step):
+    for i in range(x.shape[0] - 1, 1, step):
+        tack.atomic_add(out, i - 2, x[i])
+        tack.atomic_sub(out, i + 1 - 2, x[i] * 3)
+
+
+@tack.kernel
+def offsets_and_gather(x, idx, out, g):
+    for i in range(2, x.shape[0]):
+        tack.atomic_add(out, i - 2, x[i])
+        tack.atomic_add(g, idx[i], x[i])
+        tack.atomic_add(g, i - 1, x[i])  # g is also updated at idx[i]: atomics throughout
+
+
+@tack.kernel
+def two_views(x, a, b):
+    for i in range(1, x.shape[0] - 1):
+        tack.atomic_add(a, i - 1, x[i])
+        tack.atomic_add(b, i + 1, x[i])
+
+
+@tack.kernel
+def strided_offsets(x, out):
+    for i in range(x.shape[0]):
+        tack.atomic_add(out, 2 * i + 1, x[i])
+        tack.atomic_add(out, 2 * i + 4, x[i])
+
+
+def three_point_np(x):
+    n = len(x)
+    out = np.zeros(n, x.dtype)
+    for c, w in ((-1, 1), (0, 2), (1, 1)):
+        np.add.at(out, np.arange(1, n - 1) + c, (w * x[1:n - 1]).astype(x.dtype))
+    return out
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 17, 1000, 300001])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.float32])
+def test_updates_at_offsets_of_the_launch_variable(threads, n, dtype):
+    rng = np.random.default_rng(n)
+    x = (rng.integers(-50, 50, n) if dtype == np.int64 else rng.uniform(-1, 1, n)).astype(dtype)
+    out = np.zeros(n, dtype)
+    three_point(x, out)
+    want = three_point_np(x)
+    if dtype == np.int64:
+        np.testing.assert_array_equal(out, want)
+    else:
+        np.testing.assert_allclose(out, want, rtol=1e-5 if dtype == np.float32 else 1e-13, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [4, 9, 100001])
+@pytest.mark.parametrize("step", [-1, -3, 2])
+def test_offsets_with_other_steps(threads, n, step):
+    x = np.arange(n, dtype=np.int64) % 11 - 5
+    out = np.zeros(n + 2, np.int64)
+    offsets_by_step(x, out, step)
+    want = np.zeros(n + 2, np.int64)
+    i = np.arange(n - 1, 1, step)
+    np.add.at(want, i - 2, x[i])
+    np.add.at(want, i - 1, -3 * x[i])
+    np.testing.assert_array_equal(out, want)
+
+
+def test_offsets_beside_a_gather(threads):
+    n = 50001
+    rng = np.random.default_rng(2)
+    x = rng.integers(-9, 9, n).astype(np.int64)
+    idx = rng.integers(0, n, n).astype(np.int64)
+    out, g = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    offsets_and_gather(x, idx, out, g)
+    want_out, want_g = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    i = np.arange(2, n)
+    np.add.at(want_out, i - 2, x[i])
+    np.add.at(want_g, idx[i], x[i])
+    np.add.at(want_g, i - 1, x[i])
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(g, want_g)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 2, 5])
+def test_offsets_into_overlapping_views(threads, shift):
+    n = 40001
+    x = (np.arange(n) % 7 - 3).astype(np.int64)
+    base = np.zeros(n + 8, np.int64)
+    two_views(x, base[:n + 2], base[shift:shift + n + 2])
+    want = np.zeros(n + 8, np.int64)
+    i = np.arange(1, n - 1)
+    np.add.at(want, i - 1, x[i])
+    np.add.at(want, shift + i + 1, x[i])
+    np.testing.assert_array_equal(base, want)
+
+
+def test_offsets_with_a_coefficient(threads):
+    n = 30001
+    x = (np.arange(n) % 5).astype(np.int64)
+    out = np.zeros(2 * n + 4, np.int64)
+    strided_offsets(x, out)
+    want = np.zeros(2 * n + 4, np.int64)
+    np.add.at(want, 2 * np.arange(n) + 1, x)
+    np.add.at(want, 2 * np.arange(n) + 4, x)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_offset_updates_are_plain_inside_a_chunk():
+    x = np.zeros(100)
+    ir = three_point.inspect_llvm(x, np.zeros(100))
+    assert "edge_lo" in ir and "atomicrmw" in ir
+    # a gathered index keeps the array's atomics everywhere
+    ir = offsets_and_gather.inspect_llvm(x, np.zeros(100, np.int64), np.zeros(100), np.zeros(100))
+    assert "edge_lo" in ir  # out still qualifies
+    ir = two_views.inspect_llvm(x, x[:50], x[10:60])
+    assert "edge_lo" not in ir  # the views overlap x: no disjoint variant

@@ -647,3 +647,39 @@ def test_adjoint_ptx_passes_ptxas(tmp_path):
 def _neighbours(x, y):
     for i in range(x.shape[0] - 1):
         y[i] = x[i] * x[i + 1]
+
+
+def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
+    """Adjoints of vector and matrix kernels, of atomic_min/max
+    (tests/python/test_autodiff_vectors.py) and with a scalar's gradient
+    through NVRTC and ptxas."""
+    from test_autodiff_vectors import extremes, mat_builtins, scatter, vec_builtins
+    from test_autodiff import scaled
+    from test_cuda import NVRTC_MISSING, PTXAS
+    if NVRTC_MISSING is not None:
+        pytest.skip(f"NVRTC absent: {NVRTC_MISSING}")
+    v3 = tack.zeros(4, dtype=tack.vec3d)
+    m3 = tack.zeros(4, dtype=tack.mat33d)
+    s = np.zeros(4)
+    idx = np.zeros(4, np.int32)
+    cases = {
+        "vec_builtins": (vec_builtins, (v3, v3, s, s) * 2),
+        "mat_builtins": (mat_builtins, (m3, m3, v3, s) * 2),
+        "scatter": (scatter, (v3, idx, v3, v3, v3, idx, v3, v3)),
+        "extremes": (extremes, (s, idx, s, s) * 2),
+        # a scalar's gradient asked for (an array in its gradient's place)
+        "scalar_grad": (scaled, (s, s, 0.5, 0.25, 2, s, s, np.zeros(1), 0.25, 2)),
+    }
+    ptx = {name: tack._tack._generate(k, "cuda:sm_90", a, False, True) for name, (k, a) in cases.items()}
+    # vec_builtins reads p[i], q[i], s[i] only: their gradients add without atomics
+    assert ".entry" in ptx["vec_builtins"] and "atom" not in ptx["vec_builtins"]
+    assert all(".entry" in text for text in ptx.values())
+    assert "atom" in ptx["scalar_grad"]  # every iteration adds into the scalar's gradient
+    if PTXAS is None:
+        pytest.skip("ptxas absent")
+    for name, text in ptx.items():
+        src = tmp_path / f"{name}.ptx"
+        src.write_text(text)
+        r = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(tmp_path / f"{name}.cubin"), str(src)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, (name, r.stderr)

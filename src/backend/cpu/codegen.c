@@ -119,6 +119,12 @@ typedef struct gen {
                                (2: and the loop stays scalar) */
     int nomem;              /* an allocation of ours failed (print formats) */
     int lane_launch;        /* impl: the launch keeps reductions in lanes */
+    /* impl: per parameter, atomic updates at offsets of the launch
+     * variable (private_atomics.c), and whether the loop being emitted is
+     * a chunk's interior, where they are plain updates. */
+    cpu_offset_atomic *offs;
+    int noffs;
+    int interior;
 } gen;
 
 static LLVMTypeRef ty(gen *g, ir_type t) {
@@ -689,6 +695,18 @@ static void emit_private_atomic(gen *g, const ir_expr *e) {
     atomic_at(g, e, element_ptr(g, e->index, idx), v);
     LLVMBuildBr(g->b, join);
     LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+/* `atomic_add(a, k, v)` as a plain load, add and store: the element is
+ * this chunk's alone (cpu_offset_atomics). */
+static void emit_plain_update(gen *g, const ir_expr *e) {
+    LLVMValueRef ptr = element_ptr(g, e->index, emit(g, e->args[0]));
+    LLVMValueRef v = emit(g, e->a);
+    LLVMTypeRef et = ty(g, e->type);
+    LLVMValueRef old = LLVMBuildLoad2(g->b, et, ptr, "");
+    LLVMSetAlignment(old, (unsigned)tack_dtype_size(e->type));
+    LLVMValueRef st = LLVMBuildStore(g->b, private_combine(g, e, old, v), ptr);
+    LLVMSetAlignment(st, (unsigned)tack_dtype_size(e->type));
 }
 
 /* Marks the loop whose latch branch is `br` to stay as written: the
@@ -1383,7 +1401,9 @@ static void emit_stmt(gen *g, const ir_stmt *s) {
         LLVMBuildBr(g->b, g->loops[g->nloops - 1].cont);
         break;
     case IR_EVAL:
-        if (s->value->kind == IR_ATOMIC && g->priv && g->priv[s->value->index].family)
+        if (s->value->kind == IR_ATOMIC && g->interior && g->offs[s->value->index].on)
+            emit_plain_update(g, s->value);
+        else if (s->value->kind == IR_ATOMIC && g->priv && g->priv[s->value->index].family)
             emit_private_atomic(g, s->value);
         else
             emit(g, s->value);
@@ -1532,6 +1552,37 @@ static void lane_loops(gen *g, LLVMValueRef first, LLVMValueRef end, LLVMValueRe
     counted_loop(g, zero, LLVMBuildSub(g->b, n, done, ""), g->f->loop_var, s1, step, launch_body, top);
 }
 
+/* A launch with atomic updates at offsets of the launch variable
+ * (cpu_offset_atomics): the chunk's iterations first..end-1 as three
+ * loops, the middle one's updates plain.  Iteration k's element a * i + c
+ * is also reached by iterations k' with |k' - k| <= K = (cmax - cmin) /
+ * |a * step|, all in this chunk when first + K <= k < end - K.  The body
+ * is emitted three times. */
+static void offset_loops(gen *g, LLVMValueRef first, LLVMValueRef end, LLVMValueRef start,
+                         LLVMValueRef step, const launch_level *top) {
+    LLVMValueRef zero = LLVMConstInt(g->i64, 0, 0), one = LLVMConstInt(g->i64, 1, 0);
+    LLVMValueRef mag = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, step, zero, ""),
+                                       LLVMBuildSub(g->b, zero, step, ""), step, "");
+    mag = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, mag, zero, ""), one, mag, "");
+    LLVMValueRef K = zero;
+    for (int p = 0; p < g->f->nparams; p++) {
+        const cpu_offset_atomic *o = &g->offs[p];
+        if (!o->on) continue;
+        uint64_t per = (uint64_t)(o->cmax - o->cmin) / (uint64_t)(o->a < 0 ? -o->a : o->a);
+        LLVMValueRef kp = LLVMBuildUDiv(g->b, LLVMConstInt(g->i64, per, 0), mag, "");
+        K = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntUGT, kp, K, ""), kp, K, "");
+    }
+    LLVMValueRef lo = LLVMBuildAdd(g->b, first, K, "");
+    lo = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, lo, end, ""), end, lo, "edge_lo");
+    LLVMValueRef hi = LLVMBuildSub(g->b, end, K, "");
+    hi = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, hi, lo, ""), lo, hi, "edge_hi");
+    counted_loop(g, first, lo, g->f->loop_var, start, step, launch_body, top);
+    g->interior = 1;
+    counted_loop(g, lo, hi, g->f->loop_var, start, step, launch_body, top);
+    g->interior = 0;
+    counted_loop(g, hi, end, g->f->loop_var, start, step, launch_body, top);
+}
+
 /* impl(params..., start, step, e1, e2, lo, hi, dims, scratch) */
 #define IMPL_EXTRA 8
 
@@ -1626,6 +1677,8 @@ static LLVMValueRef build_impl(gen *g, const char *name) {
     }
     if (g->lane_launch)
         lane_loops(g, first, end, start, step, &top);
+    else if (g->noffs)
+        offset_loops(g, first, end, start, step, &top);
     else
         counted_loop(g, first, end, f->loop_var, start, step, launch_body, &top);
     record_bounds_flag(g);
@@ -1768,6 +1821,14 @@ static tack_status codegen(const ir_func *f, const char *symbol_base, int tier,
                 g.lane_launch = g.priv[p].lanes = cpu_reduction_lanes(f->params[p].type);
     }
     free(family);
+    g.offs = calloc(f->nparams + 1, sizeof *g.offs);
+    if (g.offs && !g.lane_launch) {
+        g.noffs = cpu_offset_atomics(f, g.offs);
+        /* plain inside a chunk beats a private copy: no combining pass */
+        for (int p = 0; p < f->nparams && g.priv; p++)
+            if (g.offs[p].on) g.priv[p].family = CPU_PRIVATE_NONE;
+    }
+    if (!g.offs) g.nomem = 1;
     tack_status st = TACK_OK;
 
     pthread_mutex_lock(&target_lock[tier]);
@@ -1849,6 +1910,7 @@ done:
     free(g.loops);
     free(g.inlines);
     free(g.priv);
+    free(g.offs);
     free(g.scratch);
     ir_func_free(grouped);
     return st;

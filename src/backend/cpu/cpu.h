@@ -88,6 +88,20 @@ enum {
 /* The largest private copy, in elements (a stack array per chunk). */
 #define CPU_PRIVATE_MAX_ELEMENTS 2048
 int cpu_private_atomics(const ir_func *f, int *family);
+/* private_atomics.c: arrays updated only by atomic adds and subtracts
+ * (old value unused) at linear index a * i + c of the launch variable i,
+ * one a per array (a != 0), with c from cmin to cmax.  An element such an
+ * update reaches is reached only by iterations within (cmax - cmin) /
+ * |a * step| of it, so a chunk's iterations that far from both of its ends
+ * update elements no other chunk touches: codegen.c makes theirs plain
+ * adds and keeps atomics at the chunk's edges.  Only for disjoint
+ * variants (no written array overlaps another); returns how many arrays
+ * qualify. */
+typedef struct cpu_offset_atomic {
+    int on;
+    int64_t a, cmin, cmax;
+} cpu_offset_atomic;
+int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out);
 /* reduction_lanes.c: whether a launch's chunks keep each reduction's
  * partial in lanes (one-dimensional, no loops in the body), and how many
  * lanes a reduction of type t has (32, or 16 for 8-byte types: at most

@@ -16,6 +16,8 @@
  * so a float reduction's result depends only on the thread count. */
 #include "cpu.h"
 
+#include <stdlib.h>
+
 static int family_of(const ir_func *f, const ir_expr *e) {
     int fl = ir_type_is_float(e->type) && ir_reduction_of_param(f, e->index) < 0;
     switch (e->atomic) {
@@ -92,5 +94,195 @@ int cpu_private_atomics(const ir_func *f, int *family) {
         else if (!reduction)
             n++;
     }
+    return n;
+}
+
+/* ---- atomic updates at offsets of the launch variable (cpu.h) ---- */
+
+typedef struct affine {
+    int ok;
+    int64_t a, c; /* a * i + c, i the launch variable */
+} affine;
+
+typedef struct offsets {
+    const ir_func *f;
+    cpu_offset_atomic *out;
+    int *refused;  /* per parameter */
+    int *nassign;  /* per local: assignments (a loop variable counts 2) */
+    const ir_expr **value; /* per local: its one assignment's value */
+    char *state;   /* per local: 0 not yet, 1 in progress, 2 done */
+    char *seen;    /* per local: its assignment precedes this point of the
+                      walk (a read before it could see an earlier value) */
+    affine *memo;
+} offsets;
+
+static const affine no_affine = {0, 0, 0};
+
+static int is_i64(ir_type t) { return ir_type_is_int(t) && ir_type_bits(t) == 64; }
+
+static affine affine_of(offsets *w, const ir_expr *e) {
+    affine r = no_affine, x, y;
+    switch (e->kind) {
+    case IR_CONST:
+        if (!ir_type_is_int(e->type)) return no_affine;
+        r.ok = 1;
+        r.c = e->i;
+        return r;
+    case IR_LOCAL: {
+        int l = e->index;
+        if (l == w->f->loop_var) return w->nassign[l] ? no_affine : (affine){1, 1, 0};
+        if (w->nassign[l] != 1 || !w->value[l] || !w->seen[l] || w->state[l] == 1) return no_affine;
+        if (w->state[l] == 0) {
+            w->state[l] = 1;
+            w->memo[l] = affine_of(w, w->value[l]);
+            w->state[l] = 2;
+        }
+        return w->memo[l];
+    }
+    case IR_CAST:
+        /* widening or same-width: no wrap in what it reads */
+        if (!is_i64(e->type) || !is_i64(e->a->type)) return no_affine;
+        return affine_of(w, e->a);
+    case IR_UNOP:
+        if (!is_i64(e->type) || e->op != OP_NEG) return no_affine;
+        x = affine_of(w, e->a);
+        if (!x.ok || x.a == INT64_MIN || x.c == INT64_MIN) return no_affine;
+        return (affine){1, -x.a, -x.c};
+    case IR_BINOP:
+        if (!is_i64(e->type)) return no_affine;
+        x = affine_of(w, e->a);
+        y = affine_of(w, e->b);
+        if (!x.ok || !y.ok) return no_affine;
+        r.ok = 1;
+        if (e->op == OP_ADD) {
+            if (__builtin_add_overflow(x.a, y.a, &r.a) || __builtin_add_overflow(x.c, y.c, &r.c))
+                return no_affine;
+            return r;
+        }
+        if (e->op == OP_SUB) {
+            if (__builtin_sub_overflow(x.a, y.a, &r.a) || __builtin_sub_overflow(x.c, y.c, &r.c))
+                return no_affine;
+            return r;
+        }
+        if (e->op == OP_MUL && (x.a == 0 || y.a == 0)) {
+            affine k = x.a == 0 ? x : y, v = x.a == 0 ? y : x;
+            if (__builtin_mul_overflow(v.a, k.c, &r.a) || __builtin_mul_overflow(v.c, k.c, &r.c))
+                return no_affine;
+            return r;
+        }
+        return no_affine;
+    default:
+        return no_affine;
+    }
+}
+
+static void off_block(offsets *w, const ir_block *b);
+
+static void off_refuse(offsets *w, int p) {
+    if (p >= 0 && p < w->f->nparams) w->refused[p] = 1;
+}
+
+static void off_expr(offsets *w, const ir_expr *e, int unused) {
+    if (!e) return;
+    if (e->kind == IR_LOAD) off_refuse(w, e->index);
+    if (e->kind == IR_ATOMIC) {
+        int p = e->index;
+        affine x = unused && (e->atomic == ATOM_ADD || e->atomic == ATOM_SUB) && e->nargs == 1
+                       ? affine_of(w, e->args[0]) : no_affine;
+        cpu_offset_atomic *o = &w->out[p];
+        if (!x.ok || x.a == 0 || (o->on && o->a != x.a)) {
+            off_refuse(w, p);
+        } else if (!o->on) {
+            *o = (cpu_offset_atomic){1, x.a, x.c, x.c};
+        } else {
+            if (x.c < o->cmin) o->cmin = x.c;
+            if (x.c > o->cmax) o->cmax = x.c;
+        }
+    }
+    off_expr(w, e->a, 0);
+    off_expr(w, e->b, 0);
+    off_expr(w, e->cond, 0);
+    for (int i = 0; i < e->nargs; i++) off_expr(w, e->args[i], 0);
+    if (e->body) off_block(w, e->body);
+}
+
+static void off_block(offsets *w, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_STORE) off_refuse(w, s->index);
+        off_expr(w, s->value, s->kind == IR_EVAL);
+        if (s->kind == IR_ASSIGN) w->seen[s->index] = 1;
+        off_expr(w, s->start, 0);
+        off_expr(w, s->stop, 0);
+        off_expr(w, s->step, 0);
+        for (int k = 0; k < s->nindices; k++) off_expr(w, s->indices[k], 0);
+        off_block(w, &s->body);
+        off_block(w, &s->orelse);
+    }
+}
+
+static void count_block(offsets *w, const ir_block *b);
+static void count_expr(offsets *w, const ir_expr *e) {
+    if (!e) return;
+    count_expr(w, e->a);
+    count_expr(w, e->b);
+    count_expr(w, e->cond);
+    for (int i = 0; i < e->nargs; i++) count_expr(w, e->args[i]);
+    if (e->body) count_block(w, e->body);
+}
+static void count_block(offsets *w, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (s->kind == IR_ASSIGN) {
+            w->nassign[s->index]++;
+            w->value[s->index] = s->value;
+        }
+        if (s->kind == IR_FOR) w->nassign[s->index] += 2;
+        count_expr(w, s->value);
+        count_expr(w, s->start);
+        count_expr(w, s->stop);
+        count_expr(w, s->step);
+        for (int k = 0; k < s->nindices; k++) count_expr(w, s->indices[k]);
+        count_block(w, &s->body);
+        count_block(w, &s->orelse);
+    }
+}
+
+int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out) {
+    for (int p = 0; p < f->nparams; p++) out[p] = (cpu_offset_atomic){0, 0, 0, 0};
+    /* Overlapping arrays could reach one element through two names; a
+     * workgroup kernel's iterations are its lanes. */
+    if (!f->disjoint || f->collective || f->loop_var < 0) return 0;
+    int nl = f->nlocals ? f->nlocals : 1, np = f->nparams ? f->nparams : 1;
+    offsets w = {f, out, calloc(np, sizeof(int)), calloc(nl, sizeof(int)),
+                 calloc(nl, sizeof(const ir_expr *)), calloc(nl, 1), calloc(nl, 1),
+                 calloc(nl, sizeof(affine))};
+    int n = 0;
+    if (w.refused && w.nassign && w.value && w.state && w.seen && w.memo) {
+        count_block(&w, &f->body);
+        off_expr(&w, f->start, 0);
+        off_expr(&w, f->stop, 0);
+        off_expr(&w, f->step, 0);
+        off_block(&w, &f->body);
+        for (int p = 0; p < f->nparams; p++) {
+            ir_type t = f->params[p].type;
+            int64_t span;
+            /* far-fetched sizes: keep the atomics rather than reason about overflow */
+            int huge = out[p].a > (1 << 30) || out[p].a < -(1 << 30) ||
+                       __builtin_sub_overflow(out[p].cmax, out[p].cmin, &span) || span > ((int64_t)1 << 40);
+            if (w.refused[p] || f->params[p].role != ROLE_ARRAY || ir_reduction_of_param(f, p) >= 0 ||
+                t == TACK_F16 || t == TACK_BOOL || huge)
+                out[p].on = 0;
+            n += out[p].on;
+        }
+    } else {
+        for (int p = 0; p < f->nparams; p++) out[p].on = 0;
+    }
+    free(w.refused);
+    free(w.nassign);
+    free((void *)w.value);
+    free(w.state);
+    free(w.seen);
+    free(w.memo);
     return n;
 }
