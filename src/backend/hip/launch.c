@@ -60,12 +60,5 @@ static tack_status launch_queued(backend *b, backend_code *c, const char *name, 
     if (c->g.f->collective && block[0] != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE, "kernel '%s' needs blocks of %d threads; %s allows %u",
                              name, IR_WORKGROUP, b->description, block[0]);
-    char what[160];
-    snprintf(what, sizeof what, "kernel '%s'", name);
-    hipError_t r = b->hip->ModuleLaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0],
-                                              block[1], block[2], 0,
-                                              gpu_stream_handle(queue, b->stream), params, NULL);
-    if (r != hipSuccess) return hip_fail(b->hip, err, what, "hipModuleLaunchKernel", r);
-    gpu_queue_note(gpu_stream_queue(queue, &b->queue), name);
-    return TACK_OK;
+    return gpu_rt_launch(b, c->fn, name, grid, block, queue, params, err);
 }
