@@ -291,6 +291,9 @@ tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
  * declared once here. */
 #define GPU_DRIVER_DECLARE(p)                                                                   \
     GPU_DRIVER_DECLARE_CORE(p);                                                                \
+    GPU_DRIVER_DECLARE_MEM(p)
+/* The memory entries alone. */
+#define GPU_DRIVER_DECLARE_MEM(p)                                                               \
     tack_status p##_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);       \
     void p##_mem_free(backend *b, void *handle);                                               \
     tack_status p##_mem_write(backend *b, void *handle, size_t offset, const void *src,        \

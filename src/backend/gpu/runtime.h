@@ -82,13 +82,9 @@ tack_status gpu_rt_wait(backend *b, const char *what, tack_error *err);
 /* Every tack.Stream, then the whole device. */
 tack_status gpu_rt_synchronize(backend *b, tack_error *err);
 
-/* Device memory: the backend table's entries. */
-tack_status gpu_rt_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);
-void gpu_rt_mem_free(backend *b, void *handle);
-tack_status gpu_rt_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                             tack_error *err);
-tack_status gpu_rt_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                            tack_error *err);
+/* Device memory: the backend table's entries gpu_rt_mem_alloc, _free,
+ * _write and _read. */
+GPU_DRIVER_DECLARE_MEM(gpu_rt);
 
 /* Queues kernel `name` (fn) on the call's stream (queue) or the device's;
  * the launch is noted in that stream's queue. */
