@@ -72,8 +72,8 @@ struct backend {
 
 struct backend_code {
     gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
-    CUmodule module;
-    CUfunction fn;
+    void *module;     /* CUmodule, CUfunction: gpu/runtime.c's */
+    void *fn;
     char *ptx;        /* what the module was loaded from (the artifact) */
     char arch[16];
     int pack_words;
@@ -105,8 +105,6 @@ int cuda_device_count(tack_error *err); /* -1 with err when none can be had */
  * and waiting are gpu/runtime.c's, through cuda_rt_ops. */
 GPU_DRIVER_DECLARE_CORE(cuda);
 extern const gpu_rt_ops cuda_rt_ops;
-/* Makes b's context current on this thread; a driver failure as a status. */
-tack_status cuda_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's
  * words)"; out-of-memory is TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
 tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *what,

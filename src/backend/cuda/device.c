@@ -19,7 +19,8 @@ tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *wh
     return gpu_fail(err, st, what, call, cuda_error_name(cu, code), words);
 }
 
-tack_status cuda_enter(backend *b, tack_error *err) {
+/* Makes b's context current on this thread (gpu_rt_ops.enter). */
+static tack_status cuda_enter(backend *b, tack_error *err) {
     CUcontext cur = NULL;
     if (b->cu->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == b->ctx) return TACK_OK;
     CUresult r = b->cu->CtxSetCurrent(b->ctx);
@@ -188,7 +189,6 @@ GPU_DRIVER_ACCESSORS(cuda)
 #define CU(b) ((b)->cu)
 #define PTR(h) ((CUdeviceptr)(uintptr_t)(h))
 
-static tack_status enter(backend *b, tack_error *err) { return cuda_enter(b, err); }
 static tack_status fail(backend *b, tack_error *err, const char *what, const char *call, int r) {
     return cuda_fail(b->cu, err, what, call, r);
 }
@@ -232,6 +232,24 @@ static int launch(backend *b, void *fn, const unsigned g[3], const unsigned t[3]
     return CU(b)->LaunchKernel(fn, g[0], g[1], g[2], t[0], t[1], t[2], 0, s, params, NULL);
 }
 
+static int module_load(backend *b, void **m, const void *image, char *log, size_t cap) {
+    /* The JIT's log says why PTX is refused (a PTX version newer than the
+     * driver, most often). */
+    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[2] = {log, (void *)(uintptr_t)(cap - 1)};
+    CUmodule h = NULL;
+    CUresult r = CU(b)->ModuleLoadDataEx(&h, image, 2, opts, vals);
+    *m = h;
+    return r;
+}
+static int module_function(backend *b, void **fn, void *m, const char *entry) {
+    CUfunction h = NULL;
+    CUresult r = CU(b)->ModuleGetFunction(&h, m, entry);
+    *fn = h;
+    return r;
+}
+static void module_unload(backend *b, void *m) { CU(b)->ModuleUnload(m); }
+
 /* CUDA's real differences: an older driver lacks cuEventElapsedTime, and
  * a texture follows the memory it is made from (texture.c). */
 static int elapsed_missing(backend *b) { return !CU(b)->EventElapsedTime; }
@@ -244,17 +262,32 @@ static void freeing(backend *b, void *h) {
 }
 static void writing(backend *b, void *h) { cuda_texture_written(b, PTR(h)); }
 static void closing(backend *b) { cuda_textures_free(b); }
+/* PTX newer than the driver is the usual refusal: say which NVRTC made it. */
+static void module_refused(backend *b, int r, const char *log, tack_error *err) {
+    size_t used = strlen(err->message);
+    if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_INVALID_PTX)
+        snprintf(err->message + used, sizeof err->message - used,
+                 "; the PTX is from NVRTC %s and driver %d.%d cannot load it: use an NVRTC "
+                 "no newer than the driver (TACK_NVRTC=/path/to/libnvrtc.so.N)%s%s",
+                 cuda_nvrtc_version(), b->driver_version / 1000, b->driver_version % 1000 / 10,
+                 *log ? "\n" : "", log);
+    else if (*log)
+        snprintf(err->message + used, sizeof err->message - used, "\n%s", log);
+}
 
 const gpu_rt_ops cuda_rt_ops = {
-    .vendor = "CUDA", .enter = enter, .fail = fail,
+    .vendor = "CUDA", .enter = cuda_enter, .fail = fail,
     .stream_create = stream_create, .stream_destroy = stream_destroy,
     .stream_sync = stream_sync, .device_sync = device_sync, .event_create = event_create,
     .event_record = event_record, .event_destroy = event_destroy,
     .stream_wait_event = wait_event, .event_sync = event_sync, .event_elapsed = elapsed,
     .alloc = alloc, .free = mem_free, .copy_in = copy_in, .copy_out = copy_out, .launch = launch,
+    .module_load = module_load, .module_function = module_function,
+    .module_unload = module_unload,
     .call = {"cuStreamCreate", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventCreate",
              "cuEventRecord", "cuStreamWaitEvent", "cuEventSynchronize", "cuEventElapsedTime",
-             "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuLaunchKernel"},
+             "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuLaunchKernel",
+             "cuModuleLoadData", "cuModuleGetFunction"},
     .elapsed_missing = elapsed_missing, .freeing = freeing, .writing = writing,
-    .closing = closing,
+    .closing = closing, .module_refused = module_refused,
 };

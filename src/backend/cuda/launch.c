@@ -58,7 +58,7 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
                               2 * TACK_MAX_PARAMS, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
     const char *name = sh.name;
-    tack_status st = cuda_enter(b, err);
+    tack_status st = gpu_rt_enter(b, err);
     if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack's words, then
      * each array's device pointer (the slot is the cuMemAlloc handle), then

@@ -102,14 +102,16 @@ tack_status gpu_nomem_building(tack_error *err, const char *kernel_name, const c
 void gpu_artifact_head(ser_writer *w, uint32_t magic, uint32_t version, const char *entry,
                        const char *target);
 
-/* Reads the frame back; 0 when it is damaged: a wrong magic or version,
- * an empty entry or target, or one with a NUL (they go to the driver
- * NUL-terminated). */
+/* Reads a record back: the frame, then nblobs blobs (views into bytes);
+ * 0 when it is damaged: a wrong magic or version, an empty entry or
+ * target, or one with a NUL (they go to the driver NUL-terminated), a
+ * blob cut short, or bytes after the last. */
 typedef struct gpu_record {
     const char *entry, *target;
     size_t entry_len, target_len;
 } gpu_record;
-int gpu_artifact_read_head(ser_reader *r, uint32_t magic, uint32_t version, gpu_record *out);
+int gpu_artifact_read(const void *bytes, size_t n, uint32_t magic, uint32_t version,
+                      gpu_record *out, int nblobs, const void **blob, size_t *len);
 
 /* "kernel '<name>': the stored <vendor> code is damaged or from another
  * version", TACK_ERR_INTERNAL. */

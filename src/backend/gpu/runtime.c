@@ -158,6 +158,38 @@ tack_status gpu_rt_launch(backend *b, void *fn, const char *name, const unsigned
     return TACK_OK;
 }
 
+/* ---- modules ------------------------------------------------------------ */
+
+tack_status gpu_rt_module_load(backend *b, const char *kernel, const void *image,
+                               const char *entry, void **module, void **fn, tack_error *err) {
+    const gpu_rt_ops *o = OPS(b);
+    *module = *fn = NULL;
+    char what[160];
+    snprintf(what, sizeof what, "kernel '%s'", kernel);
+    tack_status st = o->enter(b, err);
+    if (st) return st;
+    char log[1024] = "";
+    int r = o->module_load(b, module, image, log, sizeof log);
+    if (r) {
+        *module = NULL;
+        st = check(b, r, what, o->call.module_load, err);
+        log[sizeof log - 1] = 0;
+        if (o->module_refused) o->module_refused(b, r, log, err);
+        return st;
+    }
+    if ((r = o->module_function(b, fn, *module, entry))) {
+        char call[192];
+        snprintf(call, sizeof call, "%s(\"%s\")", o->call.module_function, entry);
+        return check(b, r, what, call, err);
+    }
+    return TACK_OK;
+}
+
+void gpu_rt_module_unload(backend *b, void *module) {
+    tack_error scratch;
+    if (module && OPS(b)->enter(b, &scratch) == TACK_OK) OPS(b)->module_unload(b, module);
+}
+
 /* ---- streams and events: gpu/driver.c's stream skeleton's calls --------- */
 
 static tack_status s_create(backend *b, void **stream, tack_error *err) {

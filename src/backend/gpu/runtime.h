@@ -42,10 +42,16 @@ typedef struct gpu_rt_ops {
                     void *stream);
     int (*launch)(backend *b, void *fn, const unsigned grid[3], const unsigned block[3],
                   void *stream, void **params);
+    /* Loads a module from image, the driver's log (when it keeps one) in
+     * log[cap]; its function `entry`; unloads it. */
+    int (*module_load)(backend *b, void **module, const void *image, char *log, size_t cap);
+    int (*module_function)(backend *b, void **fn, void *module, const char *entry);
+    void (*module_unload)(backend *b, void *module);
     /* Their names, for errors. */
     struct {
         const char *stream_create, *stream_sync, *device_sync, *event_create, *event_record,
-            *wait_event, *event_sync, *elapsed, *alloc, *copy_in, *copy_out, *launch;
+            *wait_event, *event_sync, *elapsed, *alloc, *copy_in, *copy_out, *launch,
+            *module_load, *module_function;
     } call;
 
     /* The real differences; each may be NULL. */
@@ -53,6 +59,9 @@ typedef struct gpu_rt_ops {
     void (*freeing)(backend *b, void *handle); /* before memory is freed */
     void (*writing)(backend *b, void *handle); /* before memory is written */
     void (*closing)(backend *b);               /* the device drained, before its stream goes */
+    /* A module refused (code): what the vendor knows of why, after err's
+     * message (log: the driver's). */
+    void (*module_refused)(backend *b, int code, const char *log, tack_error *err);
 } gpu_rt_ops;
 
 /* The first member of a CUDA-shaped driver's struct backend. */
@@ -66,6 +75,12 @@ typedef struct gpu_runtime {
 } gpu_runtime;
 
 #define GPU_RT(b) ((gpu_runtime *)(void *)(b))
+
+/* The device made current on this thread, and a driver code's failure:
+ * the vendor's (ops). */
+static inline tack_status gpu_rt_enter(backend *b, tack_error *err) {
+    return GPU_RT(b)->ops->enter(b, err);
+}
 
 /* Fills rt's queues (before anything can fail); gpu_rt_fini undoes it. */
 void gpu_rt_init(backend *b, const gpu_rt_ops *ops, const backend_caps *caps,
@@ -90,6 +105,12 @@ GPU_DRIVER_DECLARE_MEM(gpu_rt);
  * the launch is noted in that stream's queue. */
 tack_status gpu_rt_launch(backend *b, void *fn, const char *name, const unsigned grid[3],
                           const unsigned block[3], void *queue, void **params, tack_error *err);
+
+/* Kernel `kernel`'s module loaded from image and its function `entry`
+ * found; on failure *module is the one to unload (NULL when none). */
+tack_status gpu_rt_module_load(backend *b, const char *kernel, const void *image,
+                               const char *entry, void **module, void **fn, tack_error *err);
+void gpu_rt_module_unload(backend *b, void *module);
 
 /* tack.Stream's and tack.Event's entries of the backend table. */
 tack_status gpu_rt_queue_create(backend *b, void **q, tack_error *err);

@@ -18,7 +18,8 @@ tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *wh
     return gpu_fail(err, st, what, call, name, words);
 }
 
-tack_status hip_enter(backend *b, tack_error *err) {
+/* Makes b's device current on this thread (gpu_rt_ops.enter). */
+static tack_status hip_enter(backend *b, tack_error *err) {
     int cur = -1;
     if (b->hip->GetDevice(&cur) == hipSuccess && cur == b->index) return TACK_OK;
     hipError_t r = b->hip->SetDevice(b->index);
@@ -173,7 +174,6 @@ GPU_DRIVER_ACCESSORS(hip)
 
 #define HIP(b) ((b)->hip)
 
-static tack_status enter(backend *b, tack_error *err) { return hip_enter(b, err); }
 static tack_status fail(backend *b, tack_error *err, const char *what, const char *call, int r) {
     return hip_fail(b->hip, err, what, call, r);
 }
@@ -212,16 +212,43 @@ static int launch(backend *b, void *fn, const unsigned g[3], const unsigned t[3]
     return HIP(b)->ModuleLaunchKernel(fn, g[0], g[1], g[2], t[0], t[1], t[2], 0, s, params, NULL);
 }
 
+static int module_load(backend *b, void **m, const void *image, char *log, size_t cap) {
+    (void)log, (void)cap; /* hipModuleLoadData keeps no log */
+    hipModule_t h = NULL;
+    hipError_t r = HIP(b)->ModuleLoadData(&h, image);
+    *m = h;
+    return r;
+}
+static int module_function(backend *b, void **fn, void *m, const char *entry) {
+    hipFunction_t h = NULL;
+    hipError_t r = HIP(b)->ModuleGetFunction(&h, m, entry);
+    *fn = h;
+    return r;
+}
+static void module_unload(backend *b, void *m) { HIP(b)->ModuleUnload(m); }
+
+/* A code object for another ISA is the usual refusal: say which. */
+static void module_refused(backend *b, int r, const char *log, tack_error *err) {
+    (void)log;
+    if (r != hipErrorNoBinaryForGpu && r != hipErrorInvalidImage && r != hipErrorInvalidKernelFile)
+        return;
+    size_t used = strlen(err->message);
+    snprintf(err->message + used, sizeof err->message - used,
+             "; the code object is for %s (hipRTC %s)", b->arch, hip_rtc_version());
+}
+
 /* No hook for textures: they are sampled in software (hip.h). */
 const gpu_rt_ops hip_rt_ops = {
-    .vendor = "HIP", .enter = enter, .fail = fail,
+    .vendor = "HIP", .enter = hip_enter, .fail = fail,
     .stream_create = stream_create, .stream_destroy = stream_destroy,
     .stream_sync = stream_sync, .device_sync = device_sync, .event_create = event_create,
     .event_record = event_record, .event_destroy = event_destroy,
     .stream_wait_event = wait_event, .event_sync = event_sync, .event_elapsed = elapsed,
     .alloc = alloc, .free = mem_free, .copy_in = copy_in, .copy_out = copy_out, .launch = launch,
+    .module_load = module_load, .module_function = module_function,
+    .module_unload = module_unload, .module_refused = module_refused,
     .call = {"hipStreamCreateWithFlags", "hipStreamSynchronize", "hipDeviceSynchronize",
              "hipEventCreate", "hipEventRecord", "hipStreamWaitEvent", "hipEventSynchronize",
              "hipEventElapsedTime", "hipMalloc", "hipMemcpyHtoDAsync", "hipMemcpyDtoHAsync",
-             "hipModuleLaunchKernel"},
+             "hipModuleLaunchKernel", "hipModuleLoadData", "hipModuleGetFunction"},
 };

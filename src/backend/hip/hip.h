@@ -58,8 +58,8 @@ struct backend {
 
 struct backend_code {
     gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
-    hipModule_t module;
-    hipFunction_t fn;
+    void *module;     /* hipModule_t, hipFunction_t: gpu/runtime.c's */
+    void *fn;
     void *object;     /* the code object the module was loaded from */
     size_t object_len;
     char *arch;       /* the ISA it is for */
@@ -85,8 +85,6 @@ int hip_arch_valid(const char *arch);
  * are gpu/runtime.c's, through hip_rt_ops. */
 GPU_DRIVER_DECLARE_CORE(hip);
 extern const gpu_rt_ops hip_rt_ops;
-/* Makes b's device current on this thread. */
-tack_status hip_enter(backend *b, tack_error *err);
 /* Fills err with "<what>: <call> failed: hipErrorX (the runtime's words)";
  * out-of-memory is TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
 tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *what,

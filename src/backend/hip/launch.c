@@ -29,7 +29,7 @@ tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *cal
     int go = gpu_launch_begin(&c->g, call, pack, c->g.narrays, 2 * TACK_MAX_PARAMS, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
     const char *name = sh.name;
-    tack_status st = hip_enter(b, err);
+    tack_status st = gpu_rt_enter(b, err);
     if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack, then each
      * array's device pointer (the slot is the hipMalloc handle). */

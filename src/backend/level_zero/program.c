@@ -145,12 +145,14 @@ void l0_artifact_write(const char *entry, const char *device, const void *native
 tack_status l0_artifact_parse(const char *kernel_name, const void *bytes, size_t n,
                               l0_record *out, tack_error *err) {
     memset(out, 0, sizeof *out);
-    ser_reader r = ser_reader_init(bytes, n);
-    int ok = gpu_artifact_read_head(&r, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head);
-    out->native = ser_get_blob(&r, &out->native_len);
-    out->spirv = ser_get_blob(&r, &out->spirv_len);
-    if (!ok || r.failed || (out->native_len && !l0_is_native(out->native, out->native_len)) ||
-        !l0_is_spirv(out->spirv, out->spirv_len) || ser_left(&r)) {
+    const void *blob[2];
+    size_t len[2];
+    int ok = gpu_artifact_read(bytes, n, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head, 2, blob,
+                               len);
+    out->native = blob[0], out->native_len = len[0];
+    out->spirv = blob[1], out->spirv_len = len[1];
+    if (!ok || (out->native_len && !l0_is_native(out->native, out->native_len)) ||
+        !l0_is_spirv(out->spirv, out->spirv_len)) {
         memset(out, 0, sizeof *out);
         return gpu_artifact_damaged(err, kernel_name, "Level Zero");
     }
