@@ -115,8 +115,9 @@ static tack_status compile_failed(gpu_rtc *r, gpu_rtc_prog p, const char *kernel
         return backend_error(err, TACK_ERR_DEVICE, "kernel '%s': nvrtcCompileProgram failed: %s",
                              kernel, r->api.GetErrorString(code));
     char *log = gpu_rtc_log(r, p);
-    tack_status st = backend_error(err, TACK_ERR_VALUE, "kernel '%s': NVRTC %s cannot compile for %s: %s%s%s",
-                                   kernel, r->version, arch, r->api.GetErrorString(code),
+    tack_status st = backend_error(err, TACK_ERR_VALUE,
+                                   "kernel '%s': NVRTC %s cannot compile for %s: %s%s%s", kernel,
+                                   r->version, arch, r->api.GetErrorString(code),
                                    log && *log ? ": " : "", log ? log : "");
     free(log);
     return st;

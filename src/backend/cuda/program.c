@@ -16,27 +16,22 @@
 #define ARTIFACT_MAGIC 0x44554354u
 #define ARTIFACT_VERSION 1u
 
-static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return gpu_nomem_building(err, kernel_name, "CUDA");
-}
-
 /* ---- code objects ------------------------------------------------------ */
 
 tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, size_t ptx_len,
                                const char *entry, size_t entry_len, backend_code **out,
                                tack_error *err) {
     *out = NULL;
-    backend_code *c = calloc(1, sizeof *c);
-    if (!c) return nomem(err, f->name);
-    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    backend_code *c = gpu_code_new(sizeof *c, f, entry, entry_len, "CUDA", err);
+    if (!c) return err->status;
     c->ptx = gpu_dup_n(ptx, ptx_len); /* the driver reads it NUL-terminated */
     size_t per_param = (f->nparams ? f->nparams : 1) * sizeof(int);
     c->textures = malloc(per_param);
     c->written = malloc(per_param);
     snprintf(c->arch, sizeof c->arch, "%s", b->arch);
-    if (fail || !c->ptx || !c->textures || !c->written) {
+    if (!c->ptx || !c->textures || !c->written) {
         cuda_release(b, c);
-        return nomem(err, f->name);
+        return gpu_nomem_building(err, f->name, "CUDA");
     }
     c->pack_words = gpu_pack_words(f);
     for (int p = 0; p < f->nparams; p++) {

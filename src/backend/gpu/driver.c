@@ -131,6 +131,16 @@ int gpu_code_init(gpu_code *g, const ir_func *f, const char *entry, size_t entry
     return gpu_print_table_init(&g->prints, g->f) < 0 ? -1 : 0;
 }
 
+void *gpu_code_new(size_t size, const ir_func *f, const char *entry, size_t entry_len,
+                   const char *vendor, tack_error *err) {
+    gpu_code *g = calloc(1, size);
+    if (g && gpu_code_init(g, f, entry, entry_len) == 0) return g;
+    if (g) gpu_code_free(g);
+    free(g);
+    gpu_nomem_building(err, f->name, vendor);
+    return NULL;
+}
+
 void gpu_code_free(gpu_code *g) {
     ir_func_free(g->f);
     free(g->entry);

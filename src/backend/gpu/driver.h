@@ -91,6 +91,10 @@ char *gpu_dup_n(const void *s, size_t n);
  * filled: gpu_code_free it). */
 int gpu_code_init(gpu_code *g, const ir_func *f, const char *entry, size_t entry_len);
 void gpu_code_free(gpu_code *g);
+/* A driver's code object: size zeroed bytes, its first member a gpu_code
+ * filled by gpu_code_init; NULL with err's gpu_nomem_building(vendor). */
+void *gpu_code_new(size_t size, const ir_func *f, const char *entry, size_t entry_len,
+                   const char *vendor, tack_error *err);
 
 /* "kernel '<name>': out of memory building <vendor> code" */
 tack_status gpu_nomem_building(tack_error *err, const char *kernel_name, const char *vendor);

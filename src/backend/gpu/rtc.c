@@ -84,7 +84,8 @@ tack_status gpu_rtc_compile(gpu_rtc *r, const char *kernel, const char *source,
     snprintf(opts, sizeof opts, "%s", options);
     const char *argv[17];
     int argc = 0;
-    for (char *tok = strtok(opts, " "); tok && argc < 15; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    for (char *tok = strtok(opts, " "); tok && argc < 15; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
     argv[argc++] = arch_option;
 
     char name[160];
@@ -100,8 +101,9 @@ tack_status gpu_rtc_compile(gpu_rtc *r, const char *kernel, const char *source,
         /* Our emitter wrote code the compiler refused: its log whole (as
          * much as the message holds), for the bug report. */
         char *log = gpu_rtc_log(r, p);
-        st = backend_error(err, TACK_ERR_COMPILE, "kernel '%s': %s rejected the generated code:\n%s",
-                           kernel, r->name, log ? log : "(no log: out of memory)");
+        st = backend_error(err, TACK_ERR_COMPILE,
+                           "kernel '%s': %s rejected the generated code:\n%s", kernel, r->name,
+                           log ? log : "(no log: out of memory)");
         free(log);
     } else if (rc) {
         st = r->compile_failed(r, p, kernel, arch, rc, err);
@@ -109,13 +111,15 @@ tack_status gpu_rtc_compile(gpu_rtc *r, const char *kernel, const char *source,
     char call[32];
     size_t n = 0;
     snprintf(call, sizeof call, "Get%sSize", r->code);
-    if (!st && (rc = api->GetCodeSize(p, &n))) st = call_failed(r, TACK_ERR_DEVICE, kernel, call, rc, err);
+    if (!st && (rc = api->GetCodeSize(p, &n)))
+        st = call_failed(r, TACK_ERR_DEVICE, kernel, call, rc, err);
     char *out = NULL;
     if (!st && !(out = malloc(n + 1))) /* NUL after the bytes: see backend_generate */
         st = backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory compiling %s code",
                            kernel, r->language);
     snprintf(call, sizeof call, "Get%s", r->code);
-    if (!st && (rc = api->GetCode(p, out))) st = call_failed(r, TACK_ERR_DEVICE, kernel, call, rc, err);
+    if (!st && (rc = api->GetCode(p, out)))
+        st = call_failed(r, TACK_ERR_DEVICE, kernel, call, rc, err);
     if (!st && r->check) st = r->check(kernel, arch, out, n, err);
     api->DestroyProgram(&p);
     if (st) {

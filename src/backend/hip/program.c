@@ -25,23 +25,18 @@ int hip_is_code_object(const void *bytes, size_t n) {
            p[4] == 2 && p[5] == 1 && (p[18] | p[19] << 8) == EM_AMDGPU;
 }
 
-static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return gpu_nomem_building(err, kernel_name, "HIP");
-}
-
 tack_status hip_code_from_object(backend *b, const ir_func *f, const void *object, size_t len,
                                  const char *entry, size_t entry_len, backend_code **out,
                                  tack_error *err) {
     *out = NULL;
-    backend_code *c = calloc(1, sizeof *c);
-    if (!c) return nomem(err, f->name);
-    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    backend_code *c = gpu_code_new(sizeof *c, f, entry, entry_len, "HIP", err);
+    if (!c) return err->status;
     c->object = gpu_dup_n(object, len);
     c->object_len = len;
     c->arch = gpu_dup_n(b->arch, strlen(b->arch));
-    if (fail || !c->object || !c->arch) {
+    if (!c->object || !c->arch) {
         hip_release(b, c);
-        return nomem(err, f->name);
+        return gpu_nomem_building(err, f->name, "HIP");
     }
 
     tack_status st = gpu_rt_module_load(b, f->name, c->object, c->g.entry, &c->module, &c->fn, err);
