@@ -16,7 +16,9 @@
  *              record buffer through the driver's memory calls
  *
  * A driver's struct backend_code starts with a gpu_code, so the shared
- * steps reach it through a cast to its first member.
+ * steps reach it through a cast to its first member.  The CUDA-shaped
+ * runtimes (CUDA, HIP) share more: their streams, memory, waits, launch
+ * and modules (runtime.h), and their runtime compilers (rtc.h).
  */
 #ifndef TACK_GPU_DRIVER_H
 #define TACK_GPU_DRIVER_H
