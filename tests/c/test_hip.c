@@ -511,7 +511,7 @@ static void test_fake_runtime(void) {
     CHECK(strstr(target, "arch=gfx90a:sramecc+:xnack-") && strstr(target, "runtime=50221153") &&
           strstr(target, "-ffp-contract=off") && strstr(target, "hiprtc="));
     /* Its own non-blocking stream. */
-    CHECK(fake.streams == 1 && fake.stream_flags == hipStreamNonBlocking && b->stream == FAKE_STREAM);
+    CHECK(fake.streams == 1 && fake.stream_flags == hipStreamNonBlocking && b->rt.stream == FAKE_STREAM);
     test_grid(b);
 
     /* Memory: copies on the stream, waited for. */

@@ -43,25 +43,10 @@ static tack_status cuda_inspect(backend *b, const ir_func *f, const char *symbol
     return st;
 }
 
-GPU_DRIVER_GLUE(cuda)
-GPU_DRIVER_STREAMS(cuda)
-
-static tack_status cuda_synchronize(backend *b, tack_error *err) {
-    tack_status st = cuda_enter(b, err);
-    if (st) return st;
-    /* Each tack.Stream first, so that a failure names its launches. */
-    if ((st = gpu_streams_sync(b, &cuda_stream_api, &b->streams, "synchronizing the device", err)))
-        return st;
-    uint64_t mark = gpu_queue_mark(&b->queue);
-    CUresult r = b->cu->CtxSynchronize();
-    st = r == CUDA_SUCCESS ? TACK_OK
-                           : cuda_fail(b->cu, err, "synchronizing the device", "cuCtxSynchronize", r);
-    return gpu_queue_waited(&b->queue, mark, st, err);
-}
+GPU_DRIVER_GLUE(cuda, gpu_rt_mem_read)
 
 const backend_ops backend_cuda = {
     .name = "cuda",
-    .mem_wrap = gpu_mem_wrap_address,
-    GPU_DRIVER_STREAM_OPS(cuda),
-    GPU_DRIVER_OPS(cuda),
+    GPU_RT_OPS,
+    GPU_DRIVER_OPS_CORE(cuda),
 };

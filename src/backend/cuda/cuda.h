@@ -10,7 +10,6 @@
  *              made once per texture and refreshed when its data is written
  *   launch.c   a filled pack, the call's device pointers and texture
  *              objects -> one grid queued on the device's stream
- *   stream.c   tack.Stream's streams and tack.Event's events
  *   cuda.c     the backend table: typed IR -> CUDA C (gpu_emit) -> PTX ->
  *              code, and the pack fill before each launch
  *   offline.c  cuda_generate: source or PTX for a target without a
@@ -36,6 +35,7 @@
 #include "backend/backend.h"
 #include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
+#include "backend/gpu/runtime.h"
 #include "cuda_api.h"
 
 /* One f32 Texture3D's texture object (texture.c), keyed by the device
@@ -49,6 +49,7 @@ typedef struct cuda_texture {
 } cuda_texture;
 
 struct backend {
+    gpu_runtime rt;       /* first: the stream, queues and their flow (gpu/runtime.h) */
     const cuda_driver_api *cu;
     int index;
     CUdevice device;
@@ -63,9 +64,6 @@ struct backend {
     char name[256];
     char description[512];
     char *target;         /* cache_target's text, malloc'd */
-    CUstream stream;      /* this device's own (see the top) */
-    gpu_queue queue;      /* the launches queued on it since the last wait */
-    gpu_streams streams;  /* tack.Stream's (stream.c) */
     pthread_mutex_t textures_lock;
     cuda_texture *textures; /* malloc'd, under textures_lock */
     int ntextures, textures_cap;
@@ -74,8 +72,8 @@ struct backend {
 
 struct backend_code {
     gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
-    CUmodule module;
-    CUfunction fn;
+    void *module;     /* CUmodule, CUfunction: gpu/runtime.c's */
+    void *fn;
     char *ptx;        /* what the module was loaded from (the artifact) */
     char arch[16];
     int pack_words;
@@ -102,14 +100,11 @@ int cuda_arch_valid(const char *arch);
 
 /* device.c */
 int cuda_device_count(tack_error *err); /* -1 with err when none can be had */
-/* open, close, caps, memory, the artifact, load, release and launch_pack
- * (with the textures' objects, on b's stream, to completion): driver.h. */
-GPU_DRIVER_DECLARE(cuda);
-GPU_DRIVER_QUEUED(cuda)
-/* stream.c: streams and timed events for tack.Stream and tack.Event. */
-extern const gpu_stream_api cuda_stream_api;
-/* Makes b's context current on this thread; a driver failure as a status. */
-tack_status cuda_enter(backend *b, tack_error *err);
+/* open, close, caps, the artifact, load, release and launch_pack (with
+ * the textures' objects, queued on b's stream): driver.h; memory, streams
+ * and waiting are gpu/runtime.c's, through cuda_rt_ops. */
+GPU_DRIVER_DECLARE_CORE(cuda);
+extern const gpu_rt_ops cuda_rt_ops;
 /* Fills err with "<what>: <call> failed: CUDA_ERROR_X (the driver's
  * words)"; out-of-memory is TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
 tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *what,

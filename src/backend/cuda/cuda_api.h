@@ -1,6 +1,6 @@
 /*
  * cuda_api.h - the parts of the CUDA driver API (libcuda.so.1) and of NVRTC
- * (libnvrtc.so.*) the CUDA backend uses, declared here rather than taken
+ * (libnvrtc.so.*; its calls: gpu/rtc.h) the CUDA backend uses, declared here rather than taken
  * from <cuda.h> and <nvrtc.h>, so that libtack builds where no CUDA toolkit
  * is installed.  Both libraries are opened with dlopen at run time
  * (loader.c): where the driver is missing only this backend is
@@ -180,33 +180,13 @@ typedef struct cuda_driver_api {
     CUresult (*TexObjectDestroy)(CUtexObject object);
 } cuda_driver_api;
 
-/* NVRTC. */
-typedef int nvrtcResult;
-typedef struct _nvrtcProgram *nvrtcProgram;
-#define NVRTC_SUCCESS 0
-#define NVRTC_ERROR_COMPILATION 6
-
-typedef struct cuda_nvrtc_api {
-    const char *(*GetErrorString)(nvrtcResult result);
-    nvrtcResult (*Version)(int *major, int *minor);
-    nvrtcResult (*CreateProgram)(nvrtcProgram *prog, const char *src, const char *name,
-                                 int numHeaders, const char *const *headers,
-                                 const char *const *includeNames);
-    nvrtcResult (*DestroyProgram)(nvrtcProgram *prog);
-    nvrtcResult (*CompileProgram)(nvrtcProgram prog, int numOptions, const char *const *options);
-    nvrtcResult (*GetPTXSize)(nvrtcProgram prog, size_t *size);
-    nvrtcResult (*GetPTX)(nvrtcProgram prog, char *ptx);
-    nvrtcResult (*GetProgramLogSize)(nvrtcProgram prog, size_t *size);
-    nvrtcResult (*GetProgramLog)(nvrtcProgram prog, char *log);
-} cuda_nvrtc_api;
-
 /* loader.c: each table loaded once per process (thread-safe); NULL when the
  * library or one of its functions is missing, *why (static text) then says
  * what and what to install.  A test may stand in a driver of its own
  * (cuda_driver_set_for_testing; NULL goes back to the real one): devices
  * opened meanwhile keep the table they were opened with. */
 const cuda_driver_api *cuda_driver_load(const char **why);
-const cuda_nvrtc_api *cuda_nvrtc_load(const char **why);
+const struct gpu_rtc_api *cuda_nvrtc_load(const char **why); /* nvrtc.c, gpu/rtc.h */
 void cuda_driver_set_for_testing(const cuda_driver_api *api);
 /* The path NVRTC was loaded from ("" if it was not). */
 const char *cuda_nvrtc_path(void);

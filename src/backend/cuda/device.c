@@ -19,7 +19,8 @@ tack_status cuda_fail(const cuda_driver_api *cu, tack_error *err, const char *wh
     return gpu_fail(err, st, what, call, cuda_error_name(cu, code), words);
 }
 
-tack_status cuda_enter(backend *b, tack_error *err) {
+/* Makes b's context current on this thread (gpu_rt_ops.enter). */
+static tack_status cuda_enter(backend *b, tack_error *err) {
     CUcontext cur = NULL;
     if (b->cu->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == b->ctx) return TACK_OK;
     CUresult r = b->cu->CtxSetCurrent(b->ctx);
@@ -130,10 +131,7 @@ static tack_status start(backend *b, tack_error *err) {
         b->ctx = NULL;
         return cuda_fail(cu, err, b->description, "cuDevicePrimaryCtxRetain", r);
     }
-    if ((st = cuda_enter(b, err))) return st;
-    if ((r = cu->StreamCreate(&b->stream, CU_STREAM_NON_BLOCKING)) == CUDA_SUCCESS) return TACK_OK;
-    b->stream = NULL;
-    return cuda_fail(cu, err, b->description, "cuStreamCreate", r);
+    return gpu_rt_open_stream(b, err);
 }
 
 static void device_name(const void *api, int i, char *name, size_t cap) {
@@ -158,13 +156,11 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
     b->cu = cu;
     b->index = index;
     pthread_mutex_init(&b->textures_lock, NULL);
-    gpu_queue_init(&b->queue);
-    gpu_streams_init(&b->streams);
+    gpu_rt_init(b, &cuda_rt_ops, &b->caps, b->description);
     CUresult r = cu->DeviceGet(&b->device, index);
     if (r != CUDA_SUCCESS) {
         pthread_mutex_destroy(&b->textures_lock);
-        gpu_queue_destroy(&b->queue);
-        gpu_streams_destroy(&b->streams);
+        gpu_rt_fini(b);
         free(b);
         char what[64];
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
@@ -176,17 +172,11 @@ tack_status cuda_open(int index, int num_threads, backend **out, tack_error *err
 void cuda_close(backend *b) {
     if (!b) return;
     if (b->ctx) {
-        tack_error scratch;
-        if (cuda_enter(b, &scratch) == TACK_OK) {
-            if (b->stream) b->cu->StreamSynchronize(b->stream);
-            cuda_textures_free(b);
-            if (b->stream) b->cu->StreamDestroy(b->stream);
-        }
+        gpu_rt_drain(b); /* the textures go before the stream (cuda_rt_ops.closing) */
         b->cu->DevicePrimaryCtxRelease(b->device);
     }
     pthread_mutex_destroy(&b->textures_lock);
-    gpu_queue_destroy(&b->queue);
-    gpu_streams_destroy(&b->streams);
+    gpu_rt_fini(b);
     free(b->textures);
     free(b->target);
     free(b);
@@ -194,82 +184,110 @@ void cuda_close(backend *b) {
 
 GPU_DRIVER_ACCESSORS(cuda)
 
-/* ---- memory ------------------------------------------------------------ */
+/* ---- the runtime's calls (gpu/runtime.h) ------------------------------ */
 
-tack_status cuda_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
-    *handle = NULL;
-    tack_status st = gpu_mem_check(err, bytes, &b->caps, b->description);
-    if (!st) st = cuda_enter(b, err);
-    if (st) return st;
-    /* cuMemAlloc refuses 0 bytes; an empty array still gets a handle, so a
-     * handle is never 0. */
+#define CU(b) ((b)->cu)
+#define PTR(h) ((CUdeviceptr)(uintptr_t)(h))
+
+static tack_status fail(backend *b, tack_error *err, const char *what, const char *call, int r) {
+    return cuda_fail(b->cu, err, what, call, r);
+}
+static int stream_create(backend *b, void **s) {
+    CUstream h = NULL;
+    CUresult r = CU(b)->StreamCreate(&h, CU_STREAM_NON_BLOCKING);
+    *s = h;
+    return r;
+}
+static void stream_destroy(backend *b, void *s) { CU(b)->StreamDestroy(s); }
+static int stream_sync(backend *b, void *s) { return CU(b)->StreamSynchronize(s); }
+static int device_sync(backend *b) { return CU(b)->CtxSynchronize(); }
+static int event_create(backend *b, void **e) {
+    CUevent h = NULL;
+    CUresult r = CU(b)->EventCreate(&h, CU_EVENT_DEFAULT); /* timed */
+    *e = h;
+    return r;
+}
+static int event_record(backend *b, void *e, void *s) { return CU(b)->EventRecord(e, s); }
+static void event_destroy(backend *b, void *e) { CU(b)->EventDestroy(e); }
+static int wait_event(backend *b, void *s, void *e) { return CU(b)->StreamWaitEvent(s, e, 0); }
+static int event_sync(backend *b, void *e) { return CU(b)->EventSynchronize(e); }
+static int elapsed(backend *b, float *ms, void *s, void *e) {
+    return CU(b)->EventElapsedTime(ms, s, e);
+}
+static int alloc(backend *b, void **handle, size_t bytes) {
     CUdeviceptr p = 0;
-    CUresult r = b->cu->MemAlloc(&p, bytes ? bytes : 1);
-    if (r != CUDA_SUCCESS) {
-        char what[sizeof b->description + 64];
-        snprintf(what, sizeof what, "allocating %zu bytes on %s", bytes, b->description);
-        return cuda_fail(b->cu, err, what, "cuMemAlloc", r);
-    }
+    CUresult r = CU(b)->MemAlloc(&p, bytes);
     *handle = (void *)(uintptr_t)p;
-    return TACK_OK;
+    return r;
+}
+static void mem_free(backend *b, void *h) { CU(b)->MemFree(PTR(h)); }
+static int copy_in(backend *b, void *h, size_t off, const void *src, size_t n, void *s) {
+    return CU(b)->MemcpyHtoDAsync(PTR(h) + off, src, n, s);
+}
+static int copy_out(backend *b, void *dst, const void *h, size_t off, size_t n, void *s) {
+    return CU(b)->MemcpyDtoHAsync(dst, PTR(h) + off, n, s);
+}
+static int launch(backend *b, void *fn, const unsigned g[3], const unsigned t[3], void *s,
+                  void **params) {
+    return CU(b)->LaunchKernel(fn, g[0], g[1], g[2], t[0], t[1], t[2], 0, s, params, NULL);
 }
 
-void cuda_mem_free(backend *b, void *handle) {
+static int module_load(backend *b, void **m, const void *image, char *log, size_t cap) {
+    /* The JIT's log says why PTX is refused (a PTX version newer than the
+     * driver, most often). */
+    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[2] = {log, (void *)(uintptr_t)(cap - 1)};
+    CUmodule h = NULL;
+    CUresult r = CU(b)->ModuleLoadDataEx(&h, image, 2, opts, vals);
+    *m = h;
+    return r;
+}
+static int module_function(backend *b, void **fn, void *m, const char *entry) {
+    CUfunction h = NULL;
+    CUresult r = CU(b)->ModuleGetFunction(&h, m, entry);
+    *fn = h;
+    return r;
+}
+static void module_unload(backend *b, void *m) { CU(b)->ModuleUnload(m); }
+
+/* CUDA's real differences: an older driver lacks cuEventElapsedTime, and
+ * a texture follows the memory it is made from (texture.c). */
+static int elapsed_missing(backend *b) { return !CU(b)->EventElapsedTime; }
+static void freeing(backend *b, void *h) {
     tack_error scratch;
-    if (!handle || cuda_enter(b, &scratch) != TACK_OK) return;
     /* A queued kernel may still sample a texture over it (cuMemFree
      * itself waits for the device). */
-    if (gpu_queue_busy(&b->queue)) cuda_wait(b, "freeing device memory", &scratch);
-    cuda_texture_forget(b, (CUdeviceptr)(uintptr_t)handle);
-    b->cu->MemFree((CUdeviceptr)(uintptr_t)handle);
+    if (gpu_queue_busy(&b->rt.queue)) gpu_rt_wait(b, "freeing device memory", &scratch);
+    cuda_texture_forget(b, PTR(h));
+}
+static void writing(backend *b, void *h) { cuda_texture_written(b, PTR(h)); }
+static void closing(backend *b) { cuda_textures_free(b); }
+/* PTX newer than the driver is the usual refusal: say which NVRTC made it. */
+static void module_refused(backend *b, int r, const char *log, tack_error *err) {
+    size_t used = strlen(err->message);
+    if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_INVALID_PTX)
+        snprintf(err->message + used, sizeof err->message - used,
+                 "; the PTX is from NVRTC %s and driver %d.%d cannot load it: use an NVRTC "
+                 "no newer than the driver (TACK_NVRTC=/path/to/libnvrtc.so.N)%s%s",
+                 cuda_nvrtc_version(), b->driver_version / 1000, b->driver_version % 1000 / 10,
+                 *log ? "\n" : "", log);
+    else if (*log)
+        snprintf(err->message + used, sizeof err->message - used, "\n%s", log);
 }
 
-tack_status cuda_wait(backend *b, const char *what, tack_error *err) {
-    tack_status entered = cuda_enter(b, err);
-    if (entered) return entered;
-    uint64_t mark = gpu_queue_mark(&b->queue);
-    CUresult r = b->cu->StreamSynchronize(b->stream);
-    tack_status st = r == CUDA_SUCCESS ? TACK_OK
-                                       : cuda_fail(b->cu, err, what, "cuStreamSynchronize", r);
-    return gpu_queue_waited(&b->queue, mark, st, err);
-}
-
-/* Copies are queued on the device's stream, so they come after every
- * launch queued before them (and a texture's refresh after them), then
- * waited for: the call returns with the bytes in place, or with the
- * failure of a launch before it. */
-static tack_status wait_copy(backend *b, const char *what, const char *call, CUresult r,
-                             tack_error *err) {
-    if (r != CUDA_SUCCESS) return cuda_fail(b->cu, err, what, call, r);
-    return cuda_wait(b, what, err);
-}
-
-/* A copy comes after the launches queued on every tack.Stream too. */
-static tack_status streams_first(backend *b, const char *what, tack_error *err) {
-    return gpu_streams_sync(b, &cuda_stream_api, &b->streams, what, err);
-}
-
-tack_status cuda_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                           tack_error *err) {
-    if (!n) return TACK_OK;
-    tack_status st = cuda_enter(b, err);
-    if (st) return st;
-    char what[96];
-    snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
-    if ((st = streams_first(b, what, err))) return st;
-    cuda_texture_written(b, (CUdeviceptr)(uintptr_t)handle);
-    CUresult r = b->cu->MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)handle + offset, src, n, b->stream);
-    return wait_copy(b, what, "cuMemcpyHtoDAsync", r, err);
-}
-
-tack_status cuda_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                          tack_error *err) {
-    if (!n) return TACK_OK;
-    tack_status st = cuda_enter(b, err);
-    if (st) return st;
-    char what[96];
-    snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
-    if ((st = streams_first(b, what, err))) return st;
-    CUresult r = b->cu->MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)handle + offset, n, b->stream);
-    return wait_copy(b, what, "cuMemcpyDtoHAsync", r, err);
-}
+const gpu_rt_ops cuda_rt_ops = {
+    .vendor = "CUDA", .enter = cuda_enter, .fail = fail,
+    .stream_create = stream_create, .stream_destroy = stream_destroy,
+    .stream_sync = stream_sync, .device_sync = device_sync, .event_create = event_create,
+    .event_record = event_record, .event_destroy = event_destroy,
+    .stream_wait_event = wait_event, .event_sync = event_sync, .event_elapsed = elapsed,
+    .alloc = alloc, .free = mem_free, .copy_in = copy_in, .copy_out = copy_out, .launch = launch,
+    .module_load = module_load, .module_function = module_function,
+    .module_unload = module_unload,
+    .call = {"cuStreamCreate", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventCreate",
+             "cuEventRecord", "cuStreamWaitEvent", "cuEventSynchronize", "cuEventElapsedTime",
+             "cuMemAlloc", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuLaunchKernel",
+             "cuModuleLoadData", "cuModuleGetFunction"},
+    .elapsed_missing = elapsed_missing, .freeing = freeing, .writing = writing,
+    .closing = closing, .module_refused = module_refused,
+};

@@ -58,7 +58,7 @@ tack_status cuda_launch_pack(backend *b, backend_code *c, const backend_call *ca
                               2 * TACK_MAX_PARAMS, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
     const char *name = sh.name;
-    tack_status st = cuda_enter(b, err);
+    tack_status st = gpu_rt_enter(b, err);
     if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack's words, then
      * each array's device pointer (the slot is the cuMemAlloc handle), then
@@ -102,15 +102,8 @@ static tack_status launch_queued(backend *b, backend_code *c, const char *name, 
                  IR_WORKGROUP, block[0]);
         return TACK_ERR_DEVICE;
     }
-    char what[160];
-    CUresult r = b->cu->LaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                     block[2], 0, gpu_stream_handle(call->queue, b->stream),
-                                     params, NULL);
-    if (r != CUDA_SUCCESS) {
-        snprintf(what, sizeof what, "kernel '%s'", name);
-        return cuda_fail(b->cu, err, what, "cuLaunchKernel", r);
-    }
-    gpu_queue_note(gpu_stream_queue(call->queue, &b->queue), name);
+    tack_status st = gpu_rt_launch(b, c->fn, name, grid, block, call->queue, params, err);
+    if (st) return st;
     /* Textures over what the kernel stores to are stale once it ran; their
      * refresh is queued after it on the stream. */
     for (int w = 0; w < c->nwritten; w++)

@@ -1,6 +1,6 @@
 /* loader.c - finds the CUDA driver and NVRTC at run time and fills their
- * function tables (cuda_api.h) once per process, and names CUDA's error
- * codes.  Opening them at run time keeps libtack free of any CUDA
+ * function table (cuda_api.h) once per process, and names CUDA's error
+ * codes (nvrtc.c finds NVRTC).  Opening them at run time keeps libtack free of any CUDA
  * dependency; NVRTC and the driver are separate, so PTX can be made on a
  * machine with the toolkit and no GPU. */
 #define _DEFAULT_SOURCE /* dirent's d_name listing, strdup */
@@ -94,111 +94,6 @@ void cuda_driver_set_for_testing(const cuda_driver_api *api) { driver_override =
 const cuda_driver_api *cuda_driver_load(const char **why) {
     return gpu_table_load(driver_override, &driver_once, load_driver, &driver_loaded, driver_error,
                           why);
-}
-
-/* ---- NVRTC ------------------------------------------------------------ */
-
-static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
-static cuda_nvrtc_api nvrtc;
-static const void *nvrtc_loaded; /* the table, once loaded */
-static char nvrtc_error[1280];
-static char nvrtc_where[1024];
-
-static void *try_open(const char *path) {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (lib) snprintf(nvrtc_where, sizeof nvrtc_where, "%s", path);
-    return lib;
-}
-
-/* libnvrtc.so in dir, else its highest versioned libnvrtc.so.N (a pip
- * wheel ships only the versioned name). */
-static void *open_in(const char *dir) {
-    if (!dir || !*dir) return NULL;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/libnvrtc.so", dir);
-    void *lib = try_open(path);
-    if (lib) return lib;
-    DIR *d = opendir(dir);
-    if (!d) return NULL;
-    char best[256] = "";
-    long best_major = -1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        const char *n = e->d_name;
-        if (strncmp(n, "libnvrtc.so.", 12)) continue; /* not -builtins, not .alt */
-        char *end;
-        long major = strtol(n + 12, &end, 10);
-        if (end == n + 12 || major <= best_major) continue;
-        best_major = major;
-        snprintf(best, sizeof best, "%s", n);
-    }
-    closedir(d);
-    if (best_major < 0) return NULL;
-    snprintf(path, sizeof path, "%s/%s", dir, best);
-    return try_open(path);
-}
-
-static void *open_under(const char *root) {
-    if (!root || !*root) return NULL;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/lib64", root);
-    void *lib = open_in(dir);
-    if (!lib) {
-        snprintf(dir, sizeof dir, "%s/lib", root);
-        lib = open_in(dir);
-    }
-    return lib;
-}
-
-static void load_nvrtc(void) {
-    /* An explicit file first (to pair NVRTC with an older driver), then the
-     * toolkit the environment names, the default toolkit, the loader path. */
-    void *lib = NULL;
-    const char *explicit = getenv("TACK_NVRTC");
-    if (explicit && *explicit) {
-        lib = try_open(explicit);
-        if (!lib) {
-            snprintf(nvrtc_error, sizeof nvrtc_error,
-                     "NVRTC could not be loaded from TACK_NVRTC=%s", explicit);
-            return;
-        }
-    }
-    if (!lib) lib = open_under(getenv("CUDA_PATH"));
-    if (!lib) lib = open_under(getenv("CUDA_HOME"));
-    if (!lib) lib = open_in("/usr/local/cuda/lib64");
-    static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
-                                        "libnvrtc.so.11.2"};
-    for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++) lib = try_open(names[i]);
-    if (!lib) {
-        snprintf(nvrtc_error, sizeof nvrtc_error,
-                 "NVRTC (libnvrtc.so) was not found in $CUDA_PATH/lib64, $CUDA_HOME/lib64, "
-                 "/usr/local/cuda/lib64 or the loader path (install the CUDA toolkit's NVRTC, "
-                 "e.g. pip install nvidia-cuda-nvrtc-cu12, and set TACK_NVRTC to the library)");
-        return;
-    }
-    static const backend_symbol syms[] = {
-#define S(field) {"nvrtc" #field, offsetof(cuda_nvrtc_api, field)}
-        S(GetErrorString), S(Version),       S(CreateProgram),     S(DestroyProgram),
-        S(CompileProgram), S(GetPTXSize),    S(GetPTX),            S(GetProgramLogSize),
-        S(GetProgramLog),
-#undef S
-    };
-    const char *missing = backend_fill_symbols(lib, &nvrtc, syms, sizeof syms / sizeof syms[0]);
-    if (missing) {
-        snprintf(nvrtc_error, sizeof nvrtc_error, "NVRTC at %s has no %s", nvrtc_where, missing);
-        nvrtc_where[0] = 0;
-        return;
-    }
-    nvrtc_loaded = &nvrtc;
-}
-
-const cuda_nvrtc_api *cuda_nvrtc_load(const char **why) {
-    return gpu_table_load(NULL, &nvrtc_once, load_nvrtc, &nvrtc_loaded, nvrtc_error, why);
-}
-
-const char *cuda_nvrtc_path(void) {
-    cuda_nvrtc_load(NULL);
-    return nvrtc_loaded ? nvrtc_where : "";
 }
 
 /* ---- error names ------------------------------------------------------ */

@@ -16,27 +16,22 @@
 #define ARTIFACT_MAGIC 0x44554354u
 #define ARTIFACT_VERSION 1u
 
-static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return gpu_nomem_building(err, kernel_name, "CUDA");
-}
-
 /* ---- code objects ------------------------------------------------------ */
 
 tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, size_t ptx_len,
                                const char *entry, size_t entry_len, backend_code **out,
                                tack_error *err) {
     *out = NULL;
-    backend_code *c = calloc(1, sizeof *c);
-    if (!c) return nomem(err, f->name);
-    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    backend_code *c = gpu_code_new(sizeof *c, f, entry, entry_len, "CUDA", err);
+    if (!c) return err->status;
     c->ptx = gpu_dup_n(ptx, ptx_len); /* the driver reads it NUL-terminated */
     size_t per_param = (f->nparams ? f->nparams : 1) * sizeof(int);
     c->textures = malloc(per_param);
     c->written = malloc(per_param);
     snprintf(c->arch, sizeof c->arch, "%s", b->arch);
-    if (fail || !c->ptx || !c->textures || !c->written) {
+    if (!c->ptx || !c->textures || !c->written) {
         cuda_release(b, c);
-        return nomem(err, f->name);
+        return gpu_nomem_building(err, f->name, "CUDA");
     }
     c->pack_words = gpu_pack_words(f);
     for (int p = 0; p < f->nparams; p++) {
@@ -45,50 +40,15 @@ tack_status cuda_code_from_ptx(backend *b, const ir_func *f, const char *ptx, si
         if (f->params[p].written) c->written[c->nwritten++] = p;
     }
 
-    char what[160];
-    snprintf(what, sizeof what, "kernel '%s'", f->name);
-    tack_status st = cuda_enter(b, err);
-    if (st) {
-        cuda_release(b, c);
-        return st;
-    }
-    /* The JIT's log says why PTX is refused (a PTX version newer than the
-     * driver, most often). */
-    char log[1024] = "";
-    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[2] = {log, (void *)(uintptr_t)(sizeof log - 1)};
-    CUresult r = b->cu->ModuleLoadDataEx(&c->module, c->ptx, 2, opts, vals);
-    if (r != CUDA_SUCCESS) {
-        c->module = NULL;
-        st = cuda_fail(b->cu, err, what, "cuModuleLoadData", r);
-        size_t used = strlen(err->message);
-        log[sizeof log - 1] = 0;
-        if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_INVALID_PTX)
-            snprintf(err->message + used, sizeof err->message - used,
-                     "; the PTX is from NVRTC %s and driver %d.%d cannot load it: use an NVRTC "
-                     "no newer than the driver (TACK_NVRTC=/path/to/libnvrtc.so.N)%s%s",
-                     cuda_nvrtc_version(), b->driver_version / 1000,
-                     b->driver_version % 1000 / 10, *log ? "\n" : "", log);
-        else if (*log)
-            snprintf(err->message + used, sizeof err->message - used, "\n%s", log);
-        cuda_release(b, c);
-        return st;
-    }
-    if ((r = b->cu->ModuleGetFunction(&c->fn, c->module, c->g.entry)) != CUDA_SUCCESS) {
-        char call[192];
-        snprintf(call, sizeof call, "cuModuleGetFunction(\"%s\")", c->g.entry);
-        st = cuda_fail(b->cu, err, what, call, r);
-        cuda_release(b, c);
-        return st;
-    }
-    *out = c;
-    return TACK_OK;
+    tack_status st = gpu_rt_module_load(b, f->name, c->ptx, c->g.entry, &c->module, &c->fn, err);
+    if (st) cuda_release(b, c);
+    else *out = c;
+    return st;
 }
 
 void cuda_release(backend *b, backend_code *c) {
     if (!c) return;
-    tack_error scratch;
-    if (c->module && cuda_enter(b, &scratch) == TACK_OK) b->cu->ModuleUnload(c->module);
+    gpu_rt_module_unload(b, c->module);
     gpu_code_free(&c->g);
     free(c->ptx);
     free(c->textures);
@@ -106,17 +66,15 @@ void cuda_artifact_write(const char *entry, const char *arch, const char *ptx, s
 tack_status cuda_artifact_parse(const char *kernel_name, const void *bytes, size_t n,
                                 cuda_record *out, tack_error *err) {
     memset(out, 0, sizeof *out);
-    ser_reader r = ser_reader_init(bytes, n);
-    gpu_record h;
-    int ok = gpu_artifact_read_head(&r, ARTIFACT_MAGIC, ARTIFACT_VERSION, &h);
-    out->ptx = ser_get_blob(&r, &out->ptx_len);
+    const void *ptx;
+    int ok = gpu_artifact_read(bytes, n, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head, 1, &ptx,
+                               &out->ptx_len);
+    out->ptx = ptx;
     /* PTX is text, and goes to the driver NUL-terminated. */
-    if (!ok || r.failed || !out->ptx_len || !out->ptx || memchr(out->ptx, 0, out->ptx_len) ||
-        ser_left(&r)) {
+    if (!ok || !out->ptx_len || !out->ptx || memchr(out->ptx, 0, out->ptx_len)) {
         memset(out, 0, sizeof *out);
         return gpu_artifact_damaged(err, kernel_name, "CUDA");
     }
-    out->head = h;
     return TACK_OK;
 }
 

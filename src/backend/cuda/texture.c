@@ -50,7 +50,7 @@ static tack_status refresh(backend *b, cuda_texture *t, const char *what, tack_e
     copy.WidthInBytes = (size_t)t->shape[2] * sizeof(float);
     copy.Height = (size_t)t->shape[1];
     copy.Depth = (size_t)t->shape[0];
-    CUresult r = b->cu->Memcpy3DAsync(&copy, b->stream);
+    CUresult r = b->cu->Memcpy3DAsync(&copy, b->rt.stream);
     if (r != CUDA_SUCCESS) return cuda_fail(b->cu, err, what, "cuMemcpy3DAsync", r);
     t->stale = 0;
     return TACK_OK;

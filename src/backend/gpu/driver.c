@@ -131,6 +131,16 @@ int gpu_code_init(gpu_code *g, const ir_func *f, const char *entry, size_t entry
     return gpu_print_table_init(&g->prints, g->f) < 0 ? -1 : 0;
 }
 
+void *gpu_code_new(size_t size, const ir_func *f, const char *entry, size_t entry_len,
+                   const char *vendor, tack_error *err) {
+    gpu_code *g = calloc(1, size);
+    if (g && gpu_code_init(g, f, entry, entry_len) == 0) return g;
+    if (g) gpu_code_free(g);
+    free(g);
+    gpu_nomem_building(err, f->name, vendor);
+    return NULL;
+}
+
 void gpu_code_free(gpu_code *g) {
     ir_func_free(g->f);
     free(g->entry);
@@ -153,14 +163,18 @@ void gpu_artifact_head(ser_writer *w, uint32_t magic, uint32_t version, const ch
     ser_put_str(w, target);
 }
 
-int gpu_artifact_read_head(ser_reader *r, uint32_t magic, uint32_t version, gpu_record *out) {
+int gpu_artifact_read(const void *bytes, size_t n, uint32_t magic, uint32_t version,
+                      gpu_record *out, int nblobs, const void **blob, size_t *len) {
+    ser_reader r = ser_reader_init(bytes, n);
     int null_entry = 0, null_target = 0;
-    uint32_t m = ser_get_u32(r), v = ser_get_u32(r);
-    out->entry = ser_get_str(r, &out->entry_len, &null_entry);
-    out->target = ser_get_str(r, &out->target_len, &null_target);
-    return !r->failed && m == magic && v == version && !null_entry && !null_target &&
-           out->entry_len && out->target_len && !memchr(out->entry, 0, out->entry_len) &&
-           !memchr(out->target, 0, out->target_len);
+    uint32_t m = ser_get_u32(&r), v = ser_get_u32(&r);
+    out->entry = ser_get_str(&r, &out->entry_len, &null_entry);
+    out->target = ser_get_str(&r, &out->target_len, &null_target);
+    int ok = !r.failed && m == magic && v == version && !null_entry && !null_target &&
+             out->entry_len && out->target_len && !memchr(out->entry, 0, out->entry_len) &&
+             !memchr(out->target, 0, out->target_len);
+    for (int i = 0; i < nblobs; i++) blob[i] = ser_get_blob(&r, &len[i]);
+    return ok && !r.failed && !ser_left(&r);
 }
 
 tack_status gpu_artifact_damaged(tack_error *err, const char *kernel_name, const char *vendor) {

@@ -16,7 +16,9 @@
  *              record buffer through the driver's memory calls
  *
  * A driver's struct backend_code starts with a gpu_code, so the shared
- * steps reach it through a cast to its first member.
+ * steps reach it through a cast to its first member.  The CUDA-shaped
+ * runtimes (CUDA, HIP) share more: their streams, memory, waits, launch
+ * and modules (runtime.h), and their runtime compilers (rtc.h).
  */
 #ifndef TACK_GPU_DRIVER_H
 #define TACK_GPU_DRIVER_H
@@ -91,6 +93,10 @@ char *gpu_dup_n(const void *s, size_t n);
  * filled: gpu_code_free it). */
 int gpu_code_init(gpu_code *g, const ir_func *f, const char *entry, size_t entry_len);
 void gpu_code_free(gpu_code *g);
+/* A driver's code object: size zeroed bytes, its first member a gpu_code
+ * filled by gpu_code_init; NULL with err's gpu_nomem_building(vendor). */
+void *gpu_code_new(size_t size, const ir_func *f, const char *entry, size_t entry_len,
+                   const char *vendor, tack_error *err);
 
 /* "kernel '<name>': out of memory building <vendor> code" */
 tack_status gpu_nomem_building(tack_error *err, const char *kernel_name, const char *vendor);
@@ -102,14 +108,16 @@ tack_status gpu_nomem_building(tack_error *err, const char *kernel_name, const c
 void gpu_artifact_head(ser_writer *w, uint32_t magic, uint32_t version, const char *entry,
                        const char *target);
 
-/* Reads the frame back; 0 when it is damaged: a wrong magic or version,
- * an empty entry or target, or one with a NUL (they go to the driver
- * NUL-terminated). */
+/* Reads a record back: the frame, then nblobs blobs (views into bytes);
+ * 0 when it is damaged: a wrong magic or version, an empty entry or
+ * target, or one with a NUL (they go to the driver NUL-terminated), a
+ * blob cut short, or bytes after the last. */
 typedef struct gpu_record {
     const char *entry, *target;
     size_t entry_len, target_len;
 } gpu_record;
-int gpu_artifact_read_head(ser_reader *r, uint32_t magic, uint32_t version, gpu_record *out);
+int gpu_artifact_read(const void *bytes, size_t n, uint32_t magic, uint32_t version,
+                      gpu_record *out, int nblobs, const void **blob, size_t *len);
 
 /* "kernel '<name>': the stored <vendor> code is damaged or from another
  * version", TACK_ERR_INTERNAL. */
@@ -261,49 +269,6 @@ tack_status gpu_stream_sync(backend *b, const gpu_stream_api *api, gpu_stream *s
 tack_status gpu_streams_sync(backend *b, const gpu_stream_api *api, gpu_streams *all,
                              const char *what, tack_error *err);
 
-/* The backend table's queue and event entries for a driver with
- * <p>_stream_api, b->streams, and its own stream b->stream with b->queue
- * (and GPU_DRIVER_QUEUED's <p>_wait); GPU_DRIVER_STREAM_OPS lists them. */
-#define GPU_DRIVER_STREAMS(p)                                                                   \
-    static tack_status p##_queue_create(backend *b, void **q, tack_error *err) {               \
-        return gpu_stream_create(b, &p##_stream_api, &b->streams, 0, q, err);                  \
-    }                                                                                          \
-    static tack_status p##_queue_wrap(backend *b, uint64_t h, void **q, tack_error *err) {     \
-        if (!h)                                                                                \
-            return backend_error(err, TACK_ERR_VALUE, "tack.Stream(handle=0): 0 is no stream"); \
-        return gpu_stream_create(b, &p##_stream_api, &b->streams, h, q, err);                  \
-    }                                                                                          \
-    static uint64_t p##_queue_handle(backend *b, void *q) {                                    \
-        return (uint64_t)(uintptr_t)gpu_stream_handle(q, b->stream);                           \
-    }                                                                                          \
-    static void p##_queue_destroy(backend *b, void *q) {                                       \
-        gpu_stream_destroy(b, &p##_stream_api, &b->streams, q);                                \
-    }                                                                                          \
-    static tack_status p##_queues_synchronize(backend *b, void *q, tack_error *err) {          \
-        if (!q) return p##_wait(b, "synchronizing the device's stream", err);                  \
-        return gpu_stream_sync(b, &p##_stream_api, q, "synchronizing a stream", err);          \
-    }                                                                                          \
-    static tack_status p##_event_record(backend *b, void *q, void **ev, tack_error *err) {     \
-        return p##_stream_api.record(b, gpu_stream_handle(q, b->stream), ev, err);             \
-    }                                                                                          \
-    static tack_status p##_event_wait(backend *b, void *q, void *ev, tack_error *err) {        \
-        return p##_stream_api.wait_event(b, gpu_stream_handle(q, b->stream), ev, err);         \
-    }                                                                                          \
-    static tack_status p##_event_synchronize(backend *b, void *ev, tack_error *err) {          \
-        return p##_stream_api.event_sync(b, ev, err);                                          \
-    }                                                                                          \
-    static tack_status p##_event_elapsed(backend *b, void *s, void *e, double *ms,             \
-                                         tack_error *err) {                                    \
-        return p##_stream_api.elapsed(b, s, e, ms, err);                                       \
-    }                                                                                          \
-    static void p##_event_free(backend *b, void *ev) { p##_stream_api.event_free(b, ev); }
-#define GPU_DRIVER_STREAM_OPS(p)                                                                \
-    .queue_create = p##_queue_create, .queue_destroy = p##_queue_destroy,                      \
-    .queue_synchronize = p##_queues_synchronize, .event_record = p##_event_record,             \
-    .event_wait = p##_event_wait, .event_synchronize = p##_event_synchronize,                  \
-    .event_elapsed = p##_event_elapsed, .event_free = p##_event_free,                          \
-    .queue_wrap = p##_queue_wrap, .queue_handle = p##_queue_handle
-
 /* The stream a launch goes on, and its queue: the call's, or the
  * device's own (NULL). */
 static inline void *gpu_stream_handle(void *queue, void *own) {
@@ -333,17 +298,23 @@ tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
 /* Each driver <p> defines these backend-table entries as <p>_open, ...;
  * declared once here. */
 #define GPU_DRIVER_DECLARE(p)                                                                   \
-    tack_status p##_open(int index, int num_threads, backend **out, tack_error *err);          \
-    void p##_close(backend *b);                                                                \
-    void p##_caps(const backend *b, backend_caps *out);                                        \
-    const char *p##_describe(const backend *b);                                                \
-    const char *p##_cache_target(const backend *b);                                            \
+    GPU_DRIVER_DECLARE_CORE(p);                                                                \
+    GPU_DRIVER_DECLARE_MEM(p)
+/* The memory entries alone. */
+#define GPU_DRIVER_DECLARE_MEM(p)                                                               \
     tack_status p##_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err);       \
     void p##_mem_free(backend *b, void *handle);                                               \
     tack_status p##_mem_write(backend *b, void *handle, size_t offset, const void *src,        \
                               size_t n, tack_error *err);                                      \
     tack_status p##_mem_read(backend *b, const void *handle, size_t offset, void *dst,         \
-                             size_t n, tack_error *err);                                       \
+                             size_t n, tack_error *err)
+/* The same but memory, for a driver whose memory is gpu/runtime.c's. */
+#define GPU_DRIVER_DECLARE_CORE(p)                                                              \
+    tack_status p##_open(int index, int num_threads, backend **out, tack_error *err);          \
+    void p##_close(backend *b);                                                                \
+    void p##_caps(const backend *b, backend_caps *out);                                        \
+    const char *p##_describe(const backend *b);                                                \
+    const char *p##_cache_target(const backend *b);                                            \
     int p##_artifact(backend *b, const backend_code *c, ser_writer *w);                        \
     tack_status p##_load(backend *b, const ir_func *f, const void *bytes, size_t n,            \
                          backend_code **out, tack_error *err);                                 \
@@ -374,21 +345,23 @@ tack_status gpu_nothing_in_flight(backend *b, tack_error *err);
 /* The table's entries, each driver's <p>_build, <p>_inspect and
  * <p>_synchronize with the steps every driver shares: a vendor table is
  * { .name, GPU_DRIVER_OPS(p) } and what it has beyond them (mem_wrap). */
-#define GPU_DRIVER_GLUE(p)                                                                      \
+#define GPU_DRIVER_GLUE(p, mem_read)                                                            \
     static tack_status p##_launch(backend *b, backend_code *c, const backend_call *call,       \
                                   tack_error *err) {                                           \
         return gpu_pack_and_launch(b, c, call, p##_launch_pack, err);                          \
     }                                                                                          \
     static tack_status p##_range(backend *b, backend_code *c, const backend_call *call,        \
                                  int64_t out[BACKEND_RANGE_LEN], tack_error *err) {            \
-        return gpu_driver_range(b, c, call, p##_mem_read, out, err);                           \
+        return gpu_driver_range(b, c, call, mem_read, out, err);                               \
     }
 #define GPU_DRIVER_OPS(p)                                                                       \
-    .build = p##_build, .inspect = p##_inspect, .synchronize = p##_synchronize,                \
-    .open = p##_open, .close = p##_close, .caps = p##_caps, .describe = p##_describe,          \
-    .cache_target = p##_cache_target, .artifact = p##_artifact, .load = p##_load,              \
-    .release = p##_release, .range = p##_range, .launch = p##_launch,                          \
-    .mem_alloc = p##_mem_alloc, .mem_free = p##_mem_free, .mem_write = p##_mem_write,          \
-    .mem_read = p##_mem_read
+    GPU_DRIVER_OPS_CORE(p), .synchronize = p##_synchronize, .mem_alloc = p##_mem_alloc,        \
+    .mem_free = p##_mem_free, .mem_write = p##_mem_write, .mem_read = p##_mem_read
+/* The same but synchronize and memory (gpu/runtime.h's GPU_RT_OPS). */
+#define GPU_DRIVER_OPS_CORE(p)                                                                  \
+    .build = p##_build, .inspect = p##_inspect, .open = p##_open, .close = p##_close,          \
+    .caps = p##_caps, .describe = p##_describe, .cache_target = p##_cache_target,              \
+    .artifact = p##_artifact, .load = p##_load, .release = p##_release, .range = p##_range,    \
+    .launch = p##_launch
 
 #endif

@@ -18,7 +18,8 @@ tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *wh
     return gpu_fail(err, st, what, call, name, words);
 }
 
-tack_status hip_enter(backend *b, tack_error *err) {
+/* Makes b's device current on this thread (gpu_rt_ops.enter). */
+static tack_status hip_enter(backend *b, tack_error *err) {
     int cur = -1;
     if (b->hip->GetDevice(&cur) == hipSuccess && cur == b->index) return TACK_OK;
     hipError_t r = b->hip->SetDevice(b->index);
@@ -122,12 +123,7 @@ static tack_status read_caps(backend *b, tack_error *err) {
 /* Caps and the stream; hip_close undoes what got done when one fails. */
 static tack_status start(backend *b, tack_error *err) {
     tack_status st = read_caps(b, err);
-    if (!st) st = hip_enter(b, err);
-    if (st) return st;
-    hipError_t r = b->hip->StreamCreateWithFlags(&b->stream, hipStreamNonBlocking);
-    if (r == hipSuccess) return TACK_OK;
-    b->stream = NULL;
-    return hip_fail(b->hip, err, b->description, "hipStreamCreateWithFlags", r);
+    return st ? st : gpu_rt_open_stream(b, err);
 }
 
 static void device_name(const void *api, int i, char *name, size_t cap) {
@@ -151,12 +147,10 @@ tack_status hip_open(int index, int num_threads, backend **out, tack_error *err)
     if (!b) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening a HIP device");
     b->hip = hip;
     b->index = index;
-    gpu_queue_init(&b->queue);
-    gpu_streams_init(&b->streams);
+    gpu_rt_init(b, &hip_rt_ops, &b->caps, b->description);
     hipError_t r = hip->DeviceGet(&b->device, index);
     if (r != hipSuccess) {
-        gpu_queue_destroy(&b->queue);
-        gpu_streams_destroy(&b->streams);
+        gpu_rt_fini(b);
         free(b);
         char what[64];
         snprintf(what, sizeof what, "tack.device(\"%s\")", spec);
@@ -168,83 +162,93 @@ tack_status hip_open(int index, int num_threads, backend **out, tack_error *err)
 
 void hip_close(backend *b) {
     if (!b) return;
-    tack_error scratch;
-    if (b->stream && hip_enter(b, &scratch) == TACK_OK) {
-        b->hip->StreamSynchronize(b->stream);
-        b->hip->StreamDestroy(b->stream);
-    }
-    gpu_queue_destroy(&b->queue);
-    gpu_streams_destroy(&b->streams);
+    if (b->rt.stream) gpu_rt_drain(b);
+    gpu_rt_fini(b);
     free(b->target);
     free(b);
 }
 
 GPU_DRIVER_ACCESSORS(hip)
 
-/* ---- memory ------------------------------------------------------------ */
+/* ---- the runtime's calls (gpu/runtime.h) ------------------------------ */
 
-tack_status hip_mem_alloc(backend *b, size_t bytes, void **handle, tack_error *err) {
-    *handle = NULL;
-    tack_status st = gpu_mem_check(err, bytes, &b->caps, b->description);
-    if (!st) st = hip_enter(b, err);
-    if (st) return st;
-    /* An empty array still gets a handle, so a handle is never NULL. */
-    void *p = NULL;
-    hipError_t r = b->hip->Malloc(&p, bytes ? bytes : 1);
-    if (r != hipSuccess) {
-        char what[sizeof b->description + 64];
-        snprintf(what, sizeof what, "allocating %zu bytes on %s", bytes, b->description);
-        return hip_fail(b->hip, err, what, "hipMalloc", r);
-    }
-    *handle = p;
-    return TACK_OK;
+#define HIP(b) ((b)->hip)
+
+static tack_status fail(backend *b, tack_error *err, const char *what, const char *call, int r) {
+    return hip_fail(b->hip, err, what, call, r);
+}
+static int stream_create(backend *b, void **s) {
+    hipStream_t h = NULL;
+    hipError_t r = HIP(b)->StreamCreateWithFlags(&h, hipStreamNonBlocking);
+    *s = h;
+    return r;
+}
+static void stream_destroy(backend *b, void *s) { HIP(b)->StreamDestroy(s); }
+static int stream_sync(backend *b, void *s) { return HIP(b)->StreamSynchronize(s); }
+static int device_sync(backend *b) { return HIP(b)->DeviceSynchronize(); }
+static int event_create(backend *b, void **e) {
+    hipEvent_t h = NULL;
+    hipError_t r = HIP(b)->EventCreate(&h);
+    *e = h;
+    return r;
+}
+static int event_record(backend *b, void *e, void *s) { return HIP(b)->EventRecord(e, s); }
+static void event_destroy(backend *b, void *e) { HIP(b)->EventDestroy(e); }
+static int wait_event(backend *b, void *s, void *e) { return HIP(b)->StreamWaitEvent(s, e, 0); }
+static int event_sync(backend *b, void *e) { return HIP(b)->EventSynchronize(e); }
+static int elapsed(backend *b, float *ms, void *s, void *e) {
+    return HIP(b)->EventElapsedTime(ms, s, e);
+}
+static int alloc(backend *b, void **handle, size_t bytes) { return HIP(b)->Malloc(handle, bytes); }
+static void mem_free(backend *b, void *h) { HIP(b)->Free(h); }
+static int copy_in(backend *b, void *h, size_t off, const void *src, size_t n, void *s) {
+    return HIP(b)->MemcpyHtoDAsync((char *)h + off, (void *)src, n, s);
+}
+static int copy_out(backend *b, void *dst, const void *h, size_t off, size_t n, void *s) {
+    return HIP(b)->MemcpyDtoHAsync(dst, (char *)h + off, n, s);
+}
+static int launch(backend *b, void *fn, const unsigned g[3], const unsigned t[3], void *s,
+                  void **params) {
+    return HIP(b)->ModuleLaunchKernel(fn, g[0], g[1], g[2], t[0], t[1], t[2], 0, s, params, NULL);
 }
 
-void hip_mem_free(backend *b, void *handle) {
-    tack_error scratch;
-    if (!handle || hip_enter(b, &scratch) != TACK_OK) return;
-    b->hip->Free(handle);
+static int module_load(backend *b, void **m, const void *image, char *log, size_t cap) {
+    (void)log, (void)cap; /* hipModuleLoadData keeps no log */
+    hipModule_t h = NULL;
+    hipError_t r = HIP(b)->ModuleLoadData(&h, image);
+    *m = h;
+    return r;
+}
+static int module_function(backend *b, void **fn, void *m, const char *entry) {
+    hipFunction_t h = NULL;
+    hipError_t r = HIP(b)->ModuleGetFunction(&h, m, entry);
+    *fn = h;
+    return r;
+}
+static void module_unload(backend *b, void *m) { HIP(b)->ModuleUnload(m); }
+
+/* A code object for another ISA is the usual refusal: say which. */
+static void module_refused(backend *b, int r, const char *log, tack_error *err) {
+    (void)log;
+    if (r != hipErrorNoBinaryForGpu && r != hipErrorInvalidImage && r != hipErrorInvalidKernelFile)
+        return;
+    size_t used = strlen(err->message);
+    snprintf(err->message + used, sizeof err->message - used,
+             "; the code object is for %s (hipRTC %s)", b->arch, hip_rtc_version());
 }
 
-tack_status hip_wait(backend *b, const char *what, tack_error *err) {
-    tack_status entered = hip_enter(b, err);
-    if (entered) return entered;
-    uint64_t mark = gpu_queue_mark(&b->queue);
-    hipError_t r = b->hip->StreamSynchronize(b->stream);
-    tack_status st =
-        r == hipSuccess ? TACK_OK : hip_fail(b->hip, err, what, "hipStreamSynchronize", r);
-    return gpu_queue_waited(&b->queue, mark, st, err);
-}
-
-/* Copies are queued on the device's stream, after every launch queued
- * before them, then waited for (hipFree waits by itself). */
-static tack_status wait_copy(backend *b, const char *what, const char *call, hipError_t r,
-                             tack_error *err) {
-    if (r != hipSuccess) return hip_fail(b->hip, err, what, call, r);
-    return hip_wait(b, what, err);
-}
-
-tack_status hip_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                          tack_error *err) {
-    if (!n) return TACK_OK;
-    tack_status st = hip_enter(b, err);
-    if (st) return st;
-    char what[96];
-    snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
-    /* After the launches queued on every tack.Stream too. */
-    if ((st = gpu_streams_sync(b, &hip_stream_api, &b->streams, what, err))) return st;
-    hipError_t r = b->hip->MemcpyHtoDAsync((char *)handle + offset, (void *)src, n, b->stream);
-    return wait_copy(b, what, "hipMemcpyHtoDAsync", r, err);
-}
-
-tack_status hip_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
-                         tack_error *err) {
-    if (!n) return TACK_OK;
-    tack_status st = hip_enter(b, err);
-    if (st) return st;
-    char what[96];
-    snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
-    if ((st = gpu_streams_sync(b, &hip_stream_api, &b->streams, what, err))) return st;
-    hipError_t r = b->hip->MemcpyDtoHAsync(dst, (char *)handle + offset, n, b->stream);
-    return wait_copy(b, what, "hipMemcpyDtoHAsync", r, err);
-}
+/* No hook for textures: they are sampled in software (hip.h). */
+const gpu_rt_ops hip_rt_ops = {
+    .vendor = "HIP", .enter = hip_enter, .fail = fail,
+    .stream_create = stream_create, .stream_destroy = stream_destroy,
+    .stream_sync = stream_sync, .device_sync = device_sync, .event_create = event_create,
+    .event_record = event_record, .event_destroy = event_destroy,
+    .stream_wait_event = wait_event, .event_sync = event_sync, .event_elapsed = elapsed,
+    .alloc = alloc, .free = mem_free, .copy_in = copy_in, .copy_out = copy_out, .launch = launch,
+    .module_load = module_load, .module_function = module_function,
+    .module_unload = module_unload, .module_refused = module_refused,
+    .call = {"hipStreamCreateWithFlags", "hipStreamSynchronize", "hipDeviceSynchronize",
+             "hipEventCreate", "hipEventRecord", "hipStreamWaitEvent", "hipEventSynchronize",
+             "hipEventElapsedTime", "hipMalloc", "hipMemcpyHtoDAsync", "hipMemcpyDtoHAsync",
+             "hipModuleLaunchKernel", "hipModuleLoadData", "hipModuleGetFunction"},
+};

@@ -34,26 +34,10 @@ static tack_status hip_inspect(backend *b, const ir_func *f, const char *symbol_
                               "; tack.hip.compile gives the code object", text, err);
 }
 
-GPU_DRIVER_GLUE(hip)
-GPU_DRIVER_STREAMS(hip)
-
-static tack_status hip_synchronize(backend *b, tack_error *err) {
-    tack_status st = hip_enter(b, err);
-    if (st) return st;
-    /* Each tack.Stream first, so that a failure names its launches. */
-    if ((st = gpu_streams_sync(b, &hip_stream_api, &b->streams, "synchronizing the device", err)))
-        return st;
-    uint64_t mark = gpu_queue_mark(&b->queue);
-    hipError_t r = b->hip->DeviceSynchronize();
-    st = r == hipSuccess ? TACK_OK
-                         : hip_fail(b->hip, err, "synchronizing the device",
-                                    "hipDeviceSynchronize", r);
-    return gpu_queue_waited(&b->queue, mark, st, err);
-}
+GPU_DRIVER_GLUE(hip, gpu_rt_mem_read)
 
 const backend_ops backend_hip = {
     .name = "hip",
-    .mem_wrap = gpu_mem_wrap_address,
-    GPU_DRIVER_STREAM_OPS(hip),
-    GPU_DRIVER_OPS(hip),
+    GPU_RT_OPS,
+    GPU_DRIVER_OPS_CORE(hip),
 };

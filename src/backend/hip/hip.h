@@ -10,7 +10,6 @@
  *              and its disk-cache artifact (the code object, entry, ISA)
  *   launch.c   a filled pack and the call's device pointers -> one grid
  *              queued on the device's stream
- *   stream.c   tack.Stream's streams and tack.Event's events
  *   hip.c      the backend table: typed IR -> HIP C++ (gpu_emit, the HIP
  *              dialect) -> code object -> module
  *   offline.c  hip_generate: source or code objects for an ISA without a
@@ -37,9 +36,11 @@
 #include "backend/backend.h"
 #include "backend/gpu/driver.h"
 #include "backend/gpu/gpu.h"
+#include "backend/gpu/runtime.h"
 #include "hip_api.h"
 
 struct backend {
+    gpu_runtime rt;       /* first: the stream, queues and their flow (gpu/runtime.h) */
     const hip_runtime_api *hip;
     int index;
     hipDevice_t device;
@@ -53,15 +54,12 @@ struct backend {
     char name[256];
     char description[640];
     char *target;         /* cache_target's text, malloc'd */
-    hipStream_t stream;   /* this device's own */
-    gpu_queue queue;      /* the launches queued on it since the last wait */
-    gpu_streams streams;  /* tack.Stream's (stream.c) */
 };
 
 struct backend_code {
     gpu_code g;       /* first: the part every driver keeps (gpu/driver.h) */
-    hipModule_t module;
-    hipFunction_t fn;
+    void *module;     /* hipModule_t, hipFunction_t: gpu/runtime.c's */
+    void *fn;
     void *object;     /* the code object the module was loaded from */
     size_t object_len;
     char *arch;       /* the ISA it is for */
@@ -82,14 +80,11 @@ const char *hip_rtc_version(void);
 int hip_arch_valid(const char *arch);
 
 /* device.c */
-/* open, close, caps, memory, the artifact, load, release and
- * launch_pack: the entries every driver has (gpu/driver.h). */
-GPU_DRIVER_DECLARE(hip);
-GPU_DRIVER_QUEUED(hip)
-/* stream.c: streams and timed events for tack.Stream and tack.Event. */
-extern const gpu_stream_api hip_stream_api;
-/* Makes b's device current on this thread. */
-tack_status hip_enter(backend *b, tack_error *err);
+/* open, close, caps, the artifact, load, release and launch_pack: the
+ * entries every driver has (gpu/driver.h); memory, streams and waiting
+ * are gpu/runtime.c's, through hip_rt_ops. */
+GPU_DRIVER_DECLARE_CORE(hip);
+extern const gpu_rt_ops hip_rt_ops;
 /* Fills err with "<what>: <call> failed: hipErrorX (the runtime's words)";
  * out-of-memory is TACK_ERR_NOMEM, the rest TACK_ERR_DEVICE. */
 tack_status hip_fail(const hip_runtime_api *hip, tack_error *err, const char *what,

@@ -1,5 +1,6 @@
 /*
- * hip_api.h - the parts of the HIP runtime (libamdhip64) and of hipRTC
+ * hip_api.h - the parts of the HIP runtime (libamdhip64) and of hipRTC (its
+ * calls: gpu/rtc.h)
  * the HIP backend uses, declared here rather than taken from
  * <hip/hip_runtime_api.h> and <hip/hiprtc.h>, so that libtack builds where
  * no ROCm is installed.  Both are opened with dlopen at run time
@@ -102,35 +103,13 @@ typedef struct hip_runtime_api {
     hipError_t (*MemcpyDtoHAsync)(void *dst, hipDeviceptr_t src, size_t bytes, hipStream_t stream);
 } hip_runtime_api;
 
-/* hipRTC. */
-typedef int hiprtcResult;
-typedef struct _hiprtcProgram *hiprtcProgram;
-#define HIPRTC_SUCCESS 0
-#define HIPRTC_ERROR_OUT_OF_MEMORY 1
-#define HIPRTC_ERROR_INVALID_OPTION 5
-#define HIPRTC_ERROR_COMPILATION 6
-
-typedef struct hip_rtc_api {
-    const char *(*GetErrorString)(hiprtcResult result);
-    hiprtcResult (*Version)(int *major, int *minor);
-    hiprtcResult (*CreateProgram)(hiprtcProgram *prog, const char *src, const char *name,
-                                  int numHeaders, const char *const *headers,
-                                  const char *const *includeNames);
-    hiprtcResult (*DestroyProgram)(hiprtcProgram *prog);
-    hiprtcResult (*CompileProgram)(hiprtcProgram prog, int numOptions, const char *const *options);
-    hiprtcResult (*GetCodeSize)(hiprtcProgram prog, size_t *size);
-    hiprtcResult (*GetCode)(hiprtcProgram prog, char *code);
-    hiprtcResult (*GetProgramLogSize)(hiprtcProgram prog, size_t *size);
-    hiprtcResult (*GetProgramLog)(hiprtcProgram prog, char *log);
-} hip_rtc_api;
-
 /* loader.c: each table loaded once per process (thread-safe); NULL when the
  * library or one of its functions is missing, *why (static text) then says
  * what and what to install.  A test may stand in a runtime of its own
  * (hip_runtime_set_for_testing; NULL goes back to the real one): devices
  * opened meanwhile keep the table they were opened with. */
 const hip_runtime_api *hip_runtime_load(const char **why);
-const hip_rtc_api *hip_rtc_load(const char **why);
+const struct gpu_rtc_api *hip_rtc_load(const char **why); /* hiprtc.c, gpu/rtc.h */
 void hip_runtime_set_for_testing(const hip_runtime_api *api);
 /* The path hipRTC was loaded from ("" if it was not). */
 const char *hip_rtc_path(void);

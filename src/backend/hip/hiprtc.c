@@ -1,16 +1,18 @@
-/* hiprtc.c - HIP C++ to an AMDGPU code object with hipRTC.  Needs ROCm's
+/* hiprtc.c - HIP C++ to an AMDGPU code object with hipRTC (gpu/rtc.c's
+ * flow; here where the library is and what its failures say).  Needs ROCm's
  * libraries only, no GPU: this is what tack.hip.compile runs offline and
  * what a HIP device's build runs before the runtime loads the code. */
 #include "hip.h"
 
 #include <ctype.h>
-#include <pthread.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/gpu/dialect.h"
 #include "backend/gpu/gpu.h"
+#include "backend/gpu/rtc.h"
 
 int hip_arch_valid(const char *arch) {
     if (!arch || strncmp(arch, "gfx", 3)) return 0;
@@ -30,20 +32,78 @@ int hip_arch_valid(const char *arch) {
     return !*p;
 }
 
-static pthread_once_t version_once = PTHREAD_ONCE_INIT;
-static char version[32] = "none";
+/* ---- hipRTC ------------------------------------------------------------ */
 
-static void read_version(void) {
-    const hip_rtc_api *rtc = hip_rtc_load(NULL);
-    int major = 0, minor = 0;
-    if (rtc && rtc->Version(&major, &minor) == HIPRTC_SUCCESS)
-        snprintf(version, sizeof version, "%d.%d", major, minor);
+static void *open_rtc(gpu_rtc *r) {
+    /* An explicit file first, then ROCm 6's own library, then the runtime
+     * that holds hipRTC in ROCm 5. */
+    void *lib = NULL;
+    const char *explicit = getenv("TACK_HIPRTC");
+    if (explicit && *explicit) {
+        lib = dlopen(explicit, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            snprintf(r->error, sizeof r->error, "hipRTC could not be loaded from TACK_HIPRTC=%s",
+                     explicit);
+            return NULL;
+        }
+        snprintf(r->where, sizeof r->where, "%s", explicit);
+    }
+    static const char *const names[] = {"libhiprtc.so.6", "libhiprtc.so", "libamdhip64.so.6",
+                                        "libamdhip64.so.5", "libamdhip64.so"};
+    for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++) {
+        void *cand = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (cand && !dlsym(cand, "hiprtcCreateProgram")) {
+            dlclose(cand);
+            cand = NULL;
+        }
+        if (cand) {
+            lib = cand;
+            snprintf(r->where, sizeof r->where, "%s", names[i]);
+        }
+    }
+    if (!lib) {
+        snprintf(r->error, sizeof r->error,
+                 "hipRTC was not found (libhiprtc.so or libamdhip64.so on the loader path; "
+                 "install ROCm's HIP runtime, e.g. Debian's libamdhip64-5 and "
+                 "libhiprtc-builtins5, or set TACK_HIPRTC to the library)");
+        return NULL;
+    }
+    return lib;
 }
 
-const char *hip_rtc_version(void) {
-    pthread_once(&version_once, read_version);
-    return version;
+static gpu_rtc rtc;
+static void load_rtc(void) { gpu_rtc_fill(&rtc); }
+
+/* What hipRTC's failures say that NVRTC's do not. */
+static tack_status compile_failed(gpu_rtc *r, gpu_rtc_prog p, const char *kernel,
+                                  const char *arch, int code, tack_error *err) {
+    char *log = gpu_rtc_log(r, p);
+    tack_status st = backend_error(
+        err, code == GPU_RTC_ERROR_INVALID_OPTION ? TACK_ERR_VALUE : TACK_ERR_DEVICE,
+        "kernel '%s': hiprtcCompileProgram for %s failed: %s%s%s", kernel, arch,
+        r->api.GetErrorString(code), log && *log ? ": " : "", log ? log : "");
+    free(log);
+    return st;
 }
+
+/* What comes back must be a code object the runtime can load. */
+static tack_status check(const char *kernel, const char *arch, const char *code, size_t n,
+                         tack_error *err) {
+    if (hip_is_code_object(code, n)) return TACK_OK;
+    return backend_error(err, TACK_ERR_DEVICE,
+                         "kernel '%s': hipRTC %s returned %zu bytes for %s that are not an "
+                         "AMDGPU code object",
+                         kernel, rtc.version, n, arch);
+}
+
+static gpu_rtc rtc = {.name = "hipRTC", .language = "HIP", .ext = ".hip", .prefix = "hiprtc",
+                      .code = "Code", .open = open_rtc, .load = load_rtc,
+                      .compile_failed = compile_failed, .check = check,
+                      .once = PTHREAD_ONCE_INIT};
+
+const gpu_rtc_api *hip_rtc_load(const char **why) { return gpu_rtc_load(&rtc, why); }
+const char *hip_rtc_path(void) { return gpu_rtc_path(&rtc); }
+const char *hip_rtc_version(void) { return gpu_rtc_version(&rtc); }
 
 /* Whether ROCm knows the ISA named by arch (up to its first ':'); the
  * known ones listed in `list` when it does not. */
@@ -63,17 +123,6 @@ static int isa_known(const char *arch, char *list, size_t cap) {
     return 0;
 }
 
-static char *program_log(const hip_rtc_api *rtc, hiprtcProgram p) {
-    size_t n = 0;
-    if (rtc->GetProgramLogSize(p, &n) != HIPRTC_SUCCESS) n = 0;
-    char *log = malloc(n + 1);
-    if (!log) return NULL;
-    if (!n || rtc->GetProgramLog(p, log) != HIPRTC_SUCCESS) n = 0;
-    log[n] = 0;
-    while (n && (log[n - 1] == '\n' || log[n - 1] == ' ' || log[n - 1] == 0)) log[--n] = 0;
-    return log;
-}
-
 tack_status hip_compile(const char *kernel_name, const char *source, const char *arch,
                         void **object, size_t *len, tack_error *err) {
     *object = NULL;
@@ -84,8 +133,7 @@ tack_status hip_compile(const char *kernel_name, const char *source, const char 
                              "\"gfx90a\", \"gfx1030\" or \"gfx90a:xnack-\")",
                              kernel_name, arch ? arch : "(null)");
     const char *why;
-    const hip_rtc_api *rtc = hip_rtc_load(&why);
-    if (!rtc)
+    if (!gpu_rtc_load(&rtc, &why))
         return backend_error(err, TACK_ERR_DEVICE, "kernel '%s': cannot compile HIP code: %s",
                              kernel_name, why);
     char known[1024];
@@ -94,63 +142,11 @@ tack_status hip_compile(const char *kernel_name, const char *source, const char 
                              "kernel '%s': hipRTC %s cannot compile for %s: ROCm's code object "
                              "manager knows %s",
                              kernel_name, hip_rtc_version(), arch, known);
-    char arch_opt[300], opts[256];
+    char arch_opt[300];
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
-    snprintf(opts, sizeof opts, "%s", gpu_dialect_hip()->build_options);
-    const char *argv[17];
-    int argc = 0;
-    for (char *tok = strtok(opts, " "); tok && argc < 15; tok = strtok(NULL, " ")) argv[argc++] = tok;
-    argv[argc++] = arch_opt;
-
-    char name[160];
-    snprintf(name, sizeof name, "%s.hip", kernel_name);
-    hiprtcProgram p = NULL;
-    hiprtcResult r = rtc->CreateProgram(&p, source, name, 0, NULL, NULL);
-    if (r != HIPRTC_SUCCESS)
-        return backend_error(err, r == HIPRTC_ERROR_OUT_OF_MEMORY ? TACK_ERR_NOMEM : TACK_ERR_DEVICE,
-                             "kernel '%s': hiprtcCreateProgram failed: %s", kernel_name,
-                             rtc->GetErrorString(r));
-    tack_status st = TACK_OK;
-    r = rtc->CompileProgram(p, argc, argv);
-    if (r == HIPRTC_ERROR_COMPILATION) {
-        /* Our emitter wrote code hipRTC refused: its log whole, for the
-         * bug report. */
-        char *log = program_log(rtc, p);
-        st = backend_error(err, TACK_ERR_COMPILE,
-                           "kernel '%s': hipRTC rejected the generated code:\n%s", kernel_name,
-                           log ? log : "(no log: out of memory)");
-        free(log);
-    } else if (r != HIPRTC_SUCCESS) {
-        char *log = program_log(rtc, p);
-        st = backend_error(err, r == HIPRTC_ERROR_INVALID_OPTION ? TACK_ERR_VALUE : TACK_ERR_DEVICE,
-                           "kernel '%s': hiprtcCompileProgram for %s failed: %s%s%s", kernel_name,
-                           arch, rtc->GetErrorString(r), log && *log ? ": " : "", log ? log : "");
-        free(log);
-    }
-    size_t n = 0;
-    if (!st && (r = rtc->GetCodeSize(p, &n)) != HIPRTC_SUCCESS)
-        st = backend_error(err, TACK_ERR_DEVICE, "kernel '%s': hiprtcGetCodeSize failed: %s",
-                           kernel_name, rtc->GetErrorString(r));
     char *out = NULL;
-    if (!st && !(out = malloc(n + 1))) /* NUL after the bytes: see backend_generate */
-        st = backend_error(err, TACK_ERR_NOMEM, "kernel '%s': out of memory compiling HIP code",
-                           kernel_name);
-    if (!st && (r = rtc->GetCode(p, out)) != HIPRTC_SUCCESS)
-        st = backend_error(err, TACK_ERR_DEVICE, "kernel '%s': hiprtcGetCode failed: %s",
-                           kernel_name, rtc->GetErrorString(r));
-    /* What comes back must be a code object the runtime can load. */
-    if (!st && !hip_is_code_object(out, n))
-        st = backend_error(err, TACK_ERR_DEVICE,
-                           "kernel '%s': hipRTC %s returned %zu bytes for %s that are not an "
-                           "AMDGPU code object",
-                           kernel_name, hip_rtc_version(), n, arch);
-    rtc->DestroyProgram(&p);
-    if (!st) out[n] = 0;
-    if (st) {
-        free(out);
-        return st;
-    }
+    tack_status st = gpu_rtc_compile(&rtc, kernel_name, source, gpu_dialect_hip()->build_options,
+                                     arch_opt, arch, &out, len, err);
     *object = out;
-    *len = n;
-    return TACK_OK;
+    return st;
 }

@@ -29,7 +29,7 @@ tack_status hip_launch_pack(backend *b, backend_code *c, const backend_call *cal
     int go = gpu_launch_begin(&c->g, call, pack, c->g.narrays, 2 * TACK_MAX_PARAMS, &sh, err);
     if (go) return go > 0 ? TACK_OK : err->status;
     const char *name = sh.name;
-    tack_status st = hip_enter(b, err);
+    tack_status st = gpu_rt_enter(b, err);
     if (st) return st;
     /* kernelParams[i] points at parameter i's value: the pack, then each
      * array's device pointer (the slot is the hipMalloc handle). */
@@ -60,12 +60,5 @@ static tack_status launch_queued(backend *b, backend_code *c, const char *name, 
     if (c->g.f->collective && block[0] != IR_WORKGROUP)
         return backend_error(err, TACK_ERR_DEVICE, "kernel '%s' needs blocks of %d threads; %s allows %u",
                              name, IR_WORKGROUP, b->description, block[0]);
-    char what[160];
-    snprintf(what, sizeof what, "kernel '%s'", name);
-    hipError_t r = b->hip->ModuleLaunchKernel(c->fn, grid[0], grid[1], grid[2], block[0],
-                                              block[1], block[2], 0,
-                                              gpu_stream_handle(queue, b->stream), params, NULL);
-    if (r != hipSuccess) return hip_fail(b->hip, err, what, "hipModuleLaunchKernel", r);
-    gpu_queue_note(gpu_stream_queue(queue, &b->queue), name);
-    return TACK_OK;
+    return gpu_rt_launch(b, c->fn, name, grid, block, queue, params, err);
 }

@@ -25,60 +25,29 @@ int hip_is_code_object(const void *bytes, size_t n) {
            p[4] == 2 && p[5] == 1 && (p[18] | p[19] << 8) == EM_AMDGPU;
 }
 
-static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return gpu_nomem_building(err, kernel_name, "HIP");
-}
-
 tack_status hip_code_from_object(backend *b, const ir_func *f, const void *object, size_t len,
                                  const char *entry, size_t entry_len, backend_code **out,
                                  tack_error *err) {
     *out = NULL;
-    backend_code *c = calloc(1, sizeof *c);
-    if (!c) return nomem(err, f->name);
-    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    backend_code *c = gpu_code_new(sizeof *c, f, entry, entry_len, "HIP", err);
+    if (!c) return err->status;
     c->object = gpu_dup_n(object, len);
     c->object_len = len;
     c->arch = gpu_dup_n(b->arch, strlen(b->arch));
-    if (fail || !c->object || !c->arch) {
+    if (!c->object || !c->arch) {
         hip_release(b, c);
-        return nomem(err, f->name);
+        return gpu_nomem_building(err, f->name, "HIP");
     }
 
-    char what[160];
-    snprintf(what, sizeof what, "kernel '%s'", f->name);
-    tack_status st = hip_enter(b, err);
-    if (st) {
-        hip_release(b, c);
-        return st;
-    }
-    hipError_t r = b->hip->ModuleLoadData(&c->module, c->object);
-    if (r != hipSuccess) {
-        c->module = NULL;
-        st = hip_fail(b->hip, err, what, "hipModuleLoadData", r);
-        if (r == hipErrorNoBinaryForGpu || r == hipErrorInvalidImage ||
-            r == hipErrorInvalidKernelFile) {
-            size_t used = strlen(err->message);
-            snprintf(err->message + used, sizeof err->message - used,
-                     "; the code object is for %s (hipRTC %s)", b->arch, hip_rtc_version());
-        }
-        hip_release(b, c);
-        return st;
-    }
-    if ((r = b->hip->ModuleGetFunction(&c->fn, c->module, c->g.entry)) != hipSuccess) {
-        char call[192];
-        snprintf(call, sizeof call, "hipModuleGetFunction(\"%s\")", c->g.entry);
-        st = hip_fail(b->hip, err, what, call, r);
-        hip_release(b, c);
-        return st;
-    }
-    *out = c;
-    return TACK_OK;
+    tack_status st = gpu_rt_module_load(b, f->name, c->object, c->g.entry, &c->module, &c->fn, err);
+    if (st) hip_release(b, c);
+    else *out = c;
+    return st;
 }
 
 void hip_release(backend *b, backend_code *c) {
     if (!c) return;
-    tack_error scratch;
-    if (c->module && hip_enter(b, &scratch) == TACK_OK) b->hip->ModuleUnload(c->module);
+    gpu_rt_module_unload(b, c->module);
     gpu_code_free(&c->g);
     free(c->object);
     free(c->arch);
@@ -96,11 +65,9 @@ void hip_artifact_write(const char *entry, const char *arch, const void *object,
 tack_status hip_artifact_parse(const char *kernel_name, const void *bytes, size_t n,
                                hip_record *out, tack_error *err) {
     memset(out, 0, sizeof *out);
-    ser_reader r = ser_reader_init(bytes, n);
-    int ok = gpu_artifact_read_head(&r, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head);
-    out->object = ser_get_blob(&r, &out->object_len);
-    if (!ok || r.failed || !out->object || !hip_is_code_object(out->object, out->object_len) ||
-        ser_left(&r)) {
+    int ok = gpu_artifact_read(bytes, n, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head, 1,
+                               &out->object, &out->object_len);
+    if (!ok || !out->object || !hip_is_code_object(out->object, out->object_len)) {
         memset(out, 0, sizeof *out);
         return gpu_artifact_damaged(err, kernel_name, "HIP");
     }

@@ -57,7 +57,7 @@ static tack_status l0_inspect(backend *b, const ir_func *f, const char *symbol_b
                               "; tack.level_zero.spirv and .compile give the binaries", text, err);
 }
 
-GPU_DRIVER_GLUE(l0)
+GPU_DRIVER_GLUE(l0, l0_mem_read)
 
 /* The device's list; other libraries' work on the device is their own. */
 static tack_status l0_synchronize(backend *b, tack_error *err) {

@@ -19,10 +19,6 @@
 #define ARTIFACT_MAGIC 0x5a304c54u
 #define ARTIFACT_VERSION 1u
 
-static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return gpu_nomem_building(err, kernel_name, "Level Zero");
-}
-
 /* zeModuleCreate; on a refusal, err says so with the driver's build log. */
 static tack_status create_module(backend *b, const char *name, int format, const void *bytes,
                                  size_t n, ze_module_handle_t *m, tack_error *err) {
@@ -66,21 +62,21 @@ tack_status l0_code_from(backend *b, const ir_func *f, const char *entry, size_t
                          const void *native, size_t native_len, const void *spirv,
                          size_t spirv_len, backend_code **out, tack_error *err) {
     *out = NULL;
-    backend_code *c = calloc(1, sizeof *c);
-    if (!c) return nomem(err, f->name);
-    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    backend_code *c = gpu_code_new(sizeof *c, f, entry, entry_len, "Level Zero", err);
+    if (!c) return err->status;
     c->spirv = gpu_dup_n(spirv, spirv_len);
     c->spirv_len = spirv_len;
-    if (fail || !c->spirv) {
+    if (!c->spirv) {
         l0_release(b, c);
-        return nomem(err, f->name);
+        return gpu_nomem_building(err, f->name, "Level Zero");
     }
     tack_status st = TACK_ERR_DEVICE;
     tack_error native_err = {0};
     if (native && native_len) {
         st = create_module(b, f->name, ZE_MODULE_FORMAT_NATIVE, native, native_len, &c->module,
                            &native_err);
-        if (!st && !(c->native = gpu_dup_n(native, native_len))) st = nomem(err, f->name);
+        if (!st && !(c->native = gpu_dup_n(native, native_len)))
+            st = gpu_nomem_building(err, f->name, "Level Zero");
         c->native_len = c->native ? native_len : 0;
     }
     if (st && !c->module) {
@@ -145,12 +141,14 @@ void l0_artifact_write(const char *entry, const char *device, const void *native
 tack_status l0_artifact_parse(const char *kernel_name, const void *bytes, size_t n,
                               l0_record *out, tack_error *err) {
     memset(out, 0, sizeof *out);
-    ser_reader r = ser_reader_init(bytes, n);
-    int ok = gpu_artifact_read_head(&r, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head);
-    out->native = ser_get_blob(&r, &out->native_len);
-    out->spirv = ser_get_blob(&r, &out->spirv_len);
-    if (!ok || r.failed || (out->native_len && !l0_is_native(out->native, out->native_len)) ||
-        !l0_is_spirv(out->spirv, out->spirv_len) || ser_left(&r)) {
+    const void *blob[2];
+    size_t len[2];
+    int ok = gpu_artifact_read(bytes, n, ARTIFACT_MAGIC, ARTIFACT_VERSION, &out->head, 2, blob,
+                               len);
+    out->native = blob[0], out->native_len = len[0];
+    out->spirv = blob[1], out->spirv_len = len[1];
+    if (!ok || (out->native_len && !l0_is_native(out->native, out->native_len)) ||
+        !l0_is_spirv(out->spirv, out->spirv_len)) {
         memset(out, 0, sizeof *out);
         return gpu_artifact_damaged(err, kernel_name, "Level Zero");
     }

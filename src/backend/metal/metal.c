@@ -31,7 +31,7 @@ static tack_status metal_inspect(backend *b, const ir_func *f, const char *symbo
                               text, err);
 }
 
-GPU_DRIVER_GLUE(metal)
+GPU_DRIVER_GLUE(metal, metal_mem_read)
 
 /* Every launch waits for its command buffer, and copies are the CPU's own
  * (shared storage): nothing is ever in flight. */

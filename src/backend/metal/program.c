@@ -17,10 +17,6 @@
 #define ARTIFACT_MAGIC 0x4c544d54u
 #define ARTIFACT_VERSION 1u
 
-static tack_status nomem(tack_error *err, const char *kernel_name) {
-    return gpu_nomem_building(err, kernel_name, "Metal");
-}
-
 /* library -> function -> pipeline, inside the caller's pool. */
 static tack_status compile(backend *b, backend_code *c, tack_error *err) {
     const metal_objc_api *o = b->objc;
@@ -32,7 +28,7 @@ static tack_status compile(backend *b, backend_code *c, tack_error *err) {
     objc_id options = o->id(o->id(o->get_class("MTLCompileOptions"), s->alloc), s->init);
     if (!source || !entry || !options) {
         if (options) o->v(options, s->release);
-        return nomem(err, kname);
+        return gpu_nomem_building(err, kname, "Metal");
     }
     /* The dialect's numerics need fast math off (dialect_metal.c). */
     o->v_bool(options, s->set_fast_math, 0);
@@ -69,13 +65,12 @@ tack_status metal_code_from_source(backend *b, const ir_func *f, const char *sou
                                    size_t source_len, const char *entry, size_t entry_len,
                                    backend_code **out, tack_error *err) {
     *out = NULL;
-    backend_code *c = calloc(1, sizeof *c);
-    if (!c) return nomem(err, f->name);
-    int fail = gpu_code_init(&c->g, f, entry, entry_len);
+    backend_code *c = gpu_code_new(sizeof *c, f, entry, entry_len, "Metal", err);
+    if (!c) return err->status;
     c->source = gpu_dup_n(source, source_len);
-    if (fail || !c->source) {
+    if (!c->source) {
         metal_release(b, c);
-        return nomem(err, f->name);
+        return gpu_nomem_building(err, f->name, "Metal");
     }
     void *pool = b->objc->pool_push();
     tack_status st = compile(b, c, err); /* err is filled before the pool goes */

@@ -119,14 +119,21 @@ int opencl_device_count(tack_error *err) {
 
 /* ---- device queries ---------------------------------------------------- */
 
+/* A device's (d) or a platform's (p) information. */
+static cl_int info(const opencl_api *cl, cl_platform_id p, cl_device_id d, cl_uint what, size_t n,
+                   void *buf, size_t *got) {
+    return p ? cl->GetPlatformInfo(p, what, n, buf, got) : cl->GetDeviceInfo(d, what, n, buf, got);
+}
+
 /* A string query, truncated to fit; "" on failure. */
-static void dev_str(const opencl_api *cl, cl_device_id d, cl_device_info what, char *buf,
-                    size_t n) {
+static void info_str(const opencl_api *cl, cl_platform_id p, cl_device_id d, cl_uint what,
+                     char *buf, size_t n) {
     size_t got = 0;
     buf[0] = 0;
-    if (cl->GetDeviceInfo(d, what, n - 1, buf, &got) != CL_SUCCESS) {
-        /* Too long for buf: read it whole and keep the start. */
-        char *big = got ? malloc(got + 1) : NULL;
+    if (info(cl, p, d, what, n - 1, buf, &got) != CL_SUCCESS) {
+        buf[0] = 0;
+        /* A device's too long for buf: read it whole and keep the start. */
+        char *big = !p && got ? malloc(got + 1) : NULL;
         if (big && cl->GetDeviceInfo(d, what, got, big, NULL) == CL_SUCCESS) {
             big[got] = 0;
             snprintf(buf, n, "%s", big);
@@ -135,6 +142,11 @@ static void dev_str(const opencl_api *cl, cl_device_id d, cl_device_info what, c
         return;
     }
     buf[got < n ? got : n - 1] = 0;
+}
+
+static void dev_str(const opencl_api *cl, cl_device_id d, cl_device_info what, char *buf,
+                    size_t n) {
+    info_str(cl, NULL, d, what, buf, n);
 }
 
 /* A whole string query, malloc'd ("" on failure, NULL only without memory). */
@@ -150,13 +162,7 @@ static char *dev_str_alloc(const opencl_api *cl, cl_device_id d, cl_device_info 
 
 static void plat_str(const opencl_api *cl, cl_platform_id p, cl_platform_info what, char *buf,
                      size_t n) {
-    size_t got = 0;
-    buf[0] = 0;
-    if (cl->GetPlatformInfo(p, what, n - 1, buf, &got) != CL_SUCCESS) {
-        buf[0] = 0;
-        return;
-    }
-    buf[got < n ? got : n - 1] = 0;
+    info_str(cl, p, NULL, what, buf, n);
 }
 
 /* Numeric queries; 0 when the device does not answer. */
@@ -378,32 +384,33 @@ void opencl_mem_free(backend *b, void *handle) {
     if (handle) b->cl->ReleaseMemObject((cl_mem)handle);
 }
 
-tack_status opencl_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
-                             tack_error *err) {
+/* One blocking copy of n bytes at host, to the device (mem_write) or
+ * from it.  A stream's launch may still read or write the buffer: copies
+ * wait for every queue, and (blocking, in order) for the device's own. */
+static tack_status copy(backend *b, int to_device, cl_mem m, size_t offset, void *host, size_t n,
+                        tack_error *err) {
     if (!n) return TACK_OK; /* the driver refuses empty copies */
-    /* A stream's launch may still read or write the buffer: copies wait
-     * for every queue, and (blocking, in order) for the device's own. */
     if (opencl_streams_finish(b, err)) return err->status;
-    cl_int e = b->cl->EnqueueWriteBuffer(b->queue, (cl_mem)handle, CL_TRUE, offset, n, src, 0,
-                                         NULL, NULL);
+    const opencl_api *cl = b->cl;
+    cl_int e = to_device
+                   ? cl->EnqueueWriteBuffer(b->queue, m, CL_TRUE, offset, n, host, 0, NULL, NULL)
+                   : cl->EnqueueReadBuffer(b->queue, m, CL_TRUE, offset, n, host, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
         char what[96];
-        snprintf(what, sizeof what, "writing %zu bytes at offset %zu", n, offset);
-        return opencl_copy_fail(b, what, "clEnqueueWriteBuffer", e, err);
+        snprintf(what, sizeof what, "%s %zu bytes at offset %zu", to_device ? "writing" : "reading",
+                 n, offset);
+        return opencl_copy_fail(b, what, to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
+                                e, err);
     }
     return opencl_queue_report(b, &b->main, err);
 }
 
+tack_status opencl_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
+                             tack_error *err) {
+    return copy(b, 1, (cl_mem)handle, offset, (void *)src, n, err);
+}
+
 tack_status opencl_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err) {
-    if (!n) return TACK_OK;
-    if (opencl_streams_finish(b, err)) return err->status;
-    cl_int e = b->cl->EnqueueReadBuffer(b->queue, (cl_mem)handle, CL_TRUE, offset, n, dst, 0,
-                                        NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "reading %zu bytes at offset %zu", n, offset);
-        return opencl_copy_fail(b, what, "clEnqueueReadBuffer", e, err);
-    }
-    return opencl_queue_report(b, &b->main, err);
+    return copy(b, 0, (cl_mem)handle, offset, dst, n, err);
 }

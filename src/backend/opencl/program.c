@@ -187,14 +187,7 @@ static backend_code *code_new(const ir_func *f, const char *entry, size_t entry_
     c->entry = malloc(entry_len + 1);
     c->source = malloc(source_len + 1);
     c->arrays = malloc((f->nparams ? f->nparams : 1) * sizeof *c->arrays);
-    if (!c->f || !c->entry || !c->source || !c->arrays) {
-        ir_func_free(c->f);
-        free(c->entry);
-        free(c->source);
-        free(c->arrays);
-        free(c);
-        return NULL;
-    }
+    if (!c->f || !c->entry || !c->source || !c->arrays) goto fail;
     memcpy(c->entry, entry, entry_len);
     c->entry[entry_len] = 0;
     memcpy(c->source, source, source_len);
@@ -202,15 +195,15 @@ static backend_code *code_new(const ir_func *f, const char *entry, size_t entry_
     c->pack_words = gpu_pack_words(f);
     for (int p = 0; p < f->nparams; p++)
         if (f->params[p].role == ROLE_ARRAY) c->arrays[c->narrays++] = p;
-    if (gpu_print_table_init(&c->prints, c->f) < 0) {
-        ir_func_free(c->f);
-        free(c->entry);
-        free(c->source);
-        free(c->arrays);
-        free(c);
-        return NULL;
-    }
+    if (gpu_print_table_init(&c->prints, c->f) < 0) goto fail;
     return c;
+fail: /* out of memory: what was had goes */
+    ir_func_free(c->f);
+    free(c->entry);
+    free(c->source);
+    free(c->arrays);
+    free(c);
+    return NULL;
 }
 
 /* Gives c its built program p and kernel k (both taken over). */
