@@ -1,0 +1,177 @@
+"""Issue 27 idioms as Warp, Taichi and Numba users first write them: NumPy
+structured arrays of a @tack.struct's layout passed without a copy,
+keyword-only parameters of device functions, and Taichi's spellings
+(integer vectors as indices, tack.static loops, tack.sum, lists of vectors
+as tables), each against NumPy."""
+import numpy as np
+import pytest
+
+import tack
+from conftest import line_of
+
+pytestmark = pytest.mark.every_device
+
+
+# ---- NumPy structured arrays without a copy ---------------------------------
+
+@tack.struct
+class Inner:
+    a: tack.f64
+    k: tack.i32
+
+
+@tack.struct
+class Particle:
+    pos: tack.vec3f
+    vel: tack.vec3f
+    mass: tack.f32
+    id: tack.i32
+    inner: Inner
+    rot: tack.mat22f
+
+
+def records(shape, seed=0):
+    rng = np.random.default_rng(seed)
+    r = np.zeros(shape, dtype=Particle.numpy)
+    r["pos"] = rng.standard_normal(r.shape + (3,))
+    r["vel"] = rng.standard_normal(r.shape + (3,))
+    r["mass"] = rng.uniform(1, 2, r.shape)
+    r["id"] = rng.integers(-9, 9, r.shape)
+    r["inner"]["a"] = rng.standard_normal(r.shape)
+    r["inner"]["k"] = rng.integers(-9, 9, r.shape)
+    r["rot"] = rng.standard_normal(r.shape + (2, 2))
+    return r
+
+
+@tack.kernel
+def advance(ps, dt):
+    for i in range(ps.shape[0]):
+        ps[i].vel += dt * ps[i].mass
+        ps[i].pos = ps[i].pos + dt * ps[i].vel
+        ps[i].inner.a += 1.0
+        ps[i].rot[0, 1] = ps[i].rot[1, 0] * 2.0
+        ps[i].id = ps[i].id + ps[i].inner.k
+
+
+def advance_reference(r, dt):
+    r = r.copy()
+    r["vel"] += np.float32(dt) * r["mass"][..., None]
+    r["pos"] = r["pos"] + np.float32(dt) * r["vel"]
+    r["inner"]["a"] += 1.0
+    r["rot"][..., 0, 1] = r["rot"][..., 1, 0] * np.float32(2.0)
+    r["id"] = r["id"] + r["inner"]["k"]
+    return r
+
+
+def same_bytes(a, b):
+    """Every field equal bit for bit (padding bytes aside)."""
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if a.dtype.names is None:
+        return np.array_equal(np.ascontiguousarray(a).view(np.uint8),
+                              np.ascontiguousarray(b).view(np.uint8))
+    return all(same_bytes(a[n], b[n]) for n in a.dtype.names)
+
+
+def test_structured_array_updated_in_place(device):
+    r = records(37)
+    expect = advance_reference(r, 0.25)
+    advance(r, 0.25)
+    for f in ("pos", "vel", "mass", "id", "rot"):
+        np.testing.assert_allclose(r[f], expect[f], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(r["inner"]["a"], expect["inner"]["a"])
+    np.testing.assert_array_equal(r["inner"]["k"], expect["inner"]["k"])
+
+
+def test_structured_array_bit_identical_to_tack_array_path(device):
+    r = records(50, seed=3)
+    x = tack.array(r, dtype=Particle, device=device)
+    advance(x, 0.1)
+    advance(r, 0.1)
+    assert same_bytes(r, x.numpy())
+
+
+@pytest.mark.cpu_only
+def test_structured_array_is_not_copied():
+    r = records(8)
+    base = r.__array_interface__["data"][0]
+    advance(r, 0.5)
+    assert r.__array_interface__["data"][0] == base
+    # a read-only view refuses the store, naming the parameter
+    ro = records(4)
+    ro.flags.writeable = False
+    with pytest.raises((ValueError, TypeError)) as e:
+        advance(ro, 0.5)
+    assert "ps" in str(e.value)
+
+
+def test_tack_array_takes_a_structured_array_without_dtype(device):
+    r = records(6)
+    x = tack.array(r, device=device)
+    assert x.dtype is Particle
+    assert same_bytes(x.numpy(), r)
+
+
+@tack.kernel
+def advance_2d(ps, dt):
+    for i, j in tack.ndindex(ps.shape[0], ps.shape[1]):
+        ps[i, j].vel += dt * ps[i, j].mass
+        ps[i, j].pos = ps[i, j].pos + dt * ps[i, j].vel
+        ps[i, j].rot[0, 1] = ps[i, j].rot[1, 0] * 2.0
+
+
+def test_structured_array_2d(device):
+    r = records((5, 7), seed=4)
+    expect = r.copy()
+    expect["vel"] += np.float32(0.5) * expect["mass"][..., None]
+    expect["pos"] = expect["pos"] + np.float32(0.5) * expect["vel"]
+    expect["rot"][..., 0, 1] = expect["rot"][..., 1, 0] * np.float32(2.0)
+    advance_2d(r, 0.5)
+    assert same_bytes(r, expect)
+
+
+@pytest.mark.cpu_only
+@pytest.mark.parametrize("view", ["step3", "reversed", "column"])
+def test_structured_array_strided_views(view):
+    r = records((12, 4), seed=5)
+    expect = r.copy()
+    pick = {"step3": (slice(None, None, 3), 1), "reversed": (slice(None, None, -1), 2),
+            "column": (slice(None), 3)}[view]
+    expect[pick] = advance_reference(expect[pick], 0.5)
+    advance(r[pick], 0.5)
+    for f in ("pos", "vel", "id", "rot"):
+        np.testing.assert_allclose(r[f], expect[f], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(r["inner"]["a"], expect["inner"]["a"])
+
+
+@tack.kernel
+def scatter(ps, idx, dv):
+    for i in range(idx.shape[0]):
+        ps[idx[i]].vel += dv
+        ps[idx[i]].mass += 1.0
+        ps[idx[i]].inner.k += 1
+
+
+def test_structured_array_shared_updates_are_atomic(device):
+    idx = np.tile(np.array([0, 1, 1, 2, 2, 2, 5], np.int32), 3000)
+    r = np.zeros(6, dtype=Particle.numpy)
+    scatter(r, idx, 0.5)
+    counts = np.bincount(idx, minlength=6)
+    np.testing.assert_array_equal(r["vel"], np.repeat(counts[:, None] * 0.5, 3, 1))
+    np.testing.assert_array_equal(r["mass"], counts.astype(np.float32))
+    np.testing.assert_array_equal(r["inner"]["k"], counts)
+
+
+def test_structured_array_of_another_layout_is_refused(device):
+    bad = np.zeros(3, dtype=[("pos", "<f4", (3,)), ("vel", "<f4", (3,))])
+    with pytest.raises(TypeError) as e:
+        advance(bad, 0.5)
+    msg = str(e.value)
+    assert "advance" in msg and "'ps'" in msg and "@tack.struct" in msg
+    # the same fields in another order: other offsets
+    packed = np.zeros(3, dtype=np.dtype([(n, Particle.numpy.fields[n][0])
+                                         for n in reversed(Particle.numpy.names)], align=True))
+    assert packed.dtype != Particle.numpy
+    with pytest.raises(TypeError) as e:
+        advance(packed, 0.5)
+    assert "'ps'" in str(e.value)
+    np.testing.assert_array_equal(packed["pos"], 0)
