@@ -176,3 +176,71 @@ def test_structured_array_of_another_layout_is_refused():
         advance(packed, 0.5)
     assert "'ps'" in str(e.value)
     np.testing.assert_array_equal(packed["pos"], 0)
+
+
+# ---- keyword-only parameters of device functions ----------------------------
+
+@tack.func
+def shaped(x, k=2.0, *, off=1.0, power):
+    return k * x ** power + off
+
+
+@tack.func
+def scaled(x, *, by):
+    return x * by
+
+
+@tack.kernel
+def keyword_only(x, out):
+    for i in range(x.shape[0]):
+        out[i, 0] = shaped(x[i], power=2)
+        out[i, 1] = shaped(x[i], 3.0, off=0.0, power=1)
+        out[i, 2] = shaped(power=3, x=x[i], k=0.5)
+        out[i, 3] = scaled(x[i], by=-2.0)
+
+
+def test_keyword_only_parameters(device):
+    x = np.linspace(-2, 2, 33).astype(np.float32)
+    out = np.zeros((33, 4), np.float32)
+    keyword_only(x, out)
+    f = np.float32
+    np.testing.assert_allclose(out[:, 0], f(2) * x ** 2 + f(1), rtol=1e-6)
+    np.testing.assert_allclose(out[:, 1], f(3) * x, rtol=1e-6)
+    np.testing.assert_allclose(out[:, 2], f(0.5) * x ** 3 + f(1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out[:, 3], x * f(-2))
+
+
+def test_keyword_only_passed_by_position_is_refused(device):
+    @tack.kernel
+    def too_many(x, out):
+        for i in range(x.shape[0]):
+            out[i] = shaped(x[i], 2.0, 1.0, 2)  # marker: too many positional
+
+    with pytest.raises(tack.CompileError) as e:
+        too_many(np.ones(3, np.float32), np.zeros(3, np.float32))
+    assert e.value.lineno == line_of(__file__, "# marker: " + "too many positional")
+    assert "'shaped'" in str(e.value) and "keyword-only" in str(e.value)
+
+
+def test_keyword_only_missing_is_refused(device):
+    @tack.kernel
+    def missing(x, out):
+        for i in range(x.shape[0]):
+            out[i] = shaped(x[i])  # marker: missing keyword-only
+
+    with pytest.raises(tack.CompileError) as e:
+        missing(np.ones(3, np.float32), np.zeros(3, np.float32))
+    assert e.value.lineno == line_of(__file__, "# marker: " + "missing keyword-only")
+    assert "'shaped'" in str(e.value) and "'power'" in str(e.value)
+
+
+def test_kernels_still_refuse_keyword_only(device):
+    with pytest.raises(tack.CompileError) as e:
+        @tack.kernel
+        def star(x, *, out):  # marker: kernel star
+            for i in range(x.shape[0]):
+                out[i] = x[i]
+
+        star(np.ones(3, np.float32), out=np.zeros(3, np.float32))
+    assert e.value.lineno == line_of(__file__, "# marker: " + "kernel star")
+    assert "keyword-only" in str(e.value)
