@@ -135,6 +135,13 @@ def ndindex(*extents):
     return _itertools.product(*(range(e) for e in extents))
 
 
+def static(x):
+    """Taichi's ti.static: inside kernels, ``for k in tack.static(range(3))``
+    unrolls the loop while compiling (each copy sees k as a constant) and
+    ``tack.static(v)`` of a value is that value; outside kernels, x itself."""
+    return x
+
+
 # Matrix functions: unrolled scalar code inside kernels, NumPy outside them.
 def identity(n, dtype=f32):
     """The n x n identity matrix (n 2-4) of dtype tack.f32 or tack.f64."""
@@ -196,7 +203,7 @@ __all__ = [
     "identity", "outer", "determinant", "inverse",
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
-    "kernel", "ndindex", "func", "device_class", "struct", "constant", "math", "stats",
+    "kernel", "ndindex", "static", "func", "device_class", "struct", "constant", "math", "stats",
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint", "vectorize",

@@ -185,7 +185,7 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_ATOMIC, CALLEE_VECTOR, CALLEE_MATRIX,
                            CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL,
-                           CALLEE_PRINT, CALLEE_VECFN } callee_kind;
+                           CALLEE_PRINT, CALLEE_VECFN, CALLEE_STATIC } callee_kind;
 typedef struct callee {
     callee_kind kind;
     int which;         /* WORKGROUP: WG_* */
@@ -230,6 +230,10 @@ static callee classify_path(const char *path) {
     }
     if (is_tack && !strcmp(leaf, "ndindex")) {
         c.kind = CALLEE_NDINDEX;
+        return c;
+    }
+    if (is_tack && !strcmp(leaf, "static")) { /* Taichi's ti.static (static_loops.c) */
+        c.kind = CALLEE_STATIC;
         return c;
     }
     if (is_tack && (c.which = workgroup_name(leaf)) >= 0) {
@@ -867,6 +871,12 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     case CALLEE_NDINDEX:
         ERR(L, e->line, e->col, "tack.ndindex() can only be the iterable of the kernel's outermost loop");
         return NULL;
+    case CALLEE_STATIC: /* a value known when compiling is already one */
+        if (e->nitems != 1 || e->nkw) {
+            ERR(L, e->line, e->col, "tack.static() takes exactly one argument");
+            return NULL;
+        }
+        return lower_expr(L, e->items[0]);
     case CALLEE_ATOMIC:
         return lower_atomic(L, e, c.atomic);
     case CALLEE_CONST:
@@ -1556,6 +1566,24 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     case ST_FOR: {
         const expr *t = s->targets[0];
         char path[256];
+        if (s->value->kind == EX_CALL &&
+            classify(L, s->value->a, path, sizeof path).kind == CALLEE_STATIC) {
+            /* for k in tack.static(it): unrolled over a constant range,
+             * otherwise the loop over `it` itself. */
+            if (s->value->nitems != 1 || s->value->nkw) {
+                ERR(L, s->value->line, s->value->col, "tack.static() takes exactly one argument");
+                return -1;
+            }
+            const expr *inner = s->value->items[0];
+            if (inner->kind == EX_CALL &&
+                classify(L, inner->a, path, sizeof path).kind == CALLEE_RANGE) {
+                int rc = static_for(L, b, s, inner);
+                if (rc <= 0) return rc;
+            }
+            stmt plain = *s;
+            plain.value = (expr *)inner;
+            return lower_stmt(L, b, &plain);
+        }
         if (s->value->kind == EX_CALL &&
             classify(L, s->value->a, path, sizeof path).kind == CALLEE_NDINDEX) {
             ERR(L, s->value->line, s->value->col,

@@ -145,6 +145,9 @@ ir_expr *lower_bin(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at)
 ir_expr *lower_sel(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const expr *at);
 ir_expr *lower_ival(lowerer *L, int v, const expr *at); /* a weak integer literal */
 int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
+/* static_loops.c: `for k in tack.static(range(...))` unrolled into b (0),
+ * or 1 when it is to lower as the ordinary loop over the range. */
+int static_for(lowerer *L, ir_block *b, const stmt *s, const expr *range_call);
 int lower_declare_locals(lowerer *L, stmt *const *body, int n);
 
 /* vectors.c: vector values, scalarized while lowering.  A vector value is
