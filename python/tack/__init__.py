@@ -170,7 +170,7 @@ def inverse(m):
 from ._vector_functions import (  # noqa: E402,F401  (tack.cross, tack.lerp, ...)
     abs, argmax, argmin, clamp, cross, cw_div, cw_mul, ddot, diag, dot, get_diag, length,
     length_sq, lerp, matrix_from_cols, matrix_from_rows, max, min, normalize, sign, skew,
-    smoothstep, step, trace, transpose, vec2, vec3, vec4,
+    smoothstep, step, sum, trace, transpose, vec2, vec3, vec4,
 )
 from ._vector_functions import _NAMES as _VECTOR_FUNCTION_NAMES  # noqa: E402
 from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device functions)
@@ -208,6 +208,6 @@ __all__ = [
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint", "vectorize",
     "Tape", "ones", "stop_gradient",
-] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")] + [  # star imports keep the builtins
+] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs", "sum")] + [  # star imports keep the builtins
     "quatf", "quatd", *_QUATERNION_FUNCTIONS, "transformf", "transformd", *_TRANSFORM_FUNCTIONS,
     *_DECOMPOSITION_FUNCTIONS]

@@ -117,6 +117,9 @@ typedef struct lowerer {
     } tables[IR_MAX_SCRATCH];
     int ntables;
     ir_block table_stores;
+    /* Scratch arrays made from a list of vectors (views.c): a row read
+     * with one index fewer is a vector, as a module-level table's is. */
+    unsigned char vector_rows[IR_MAX_SCRATCH];
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
@@ -415,7 +418,7 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
 enum { VB_CROSS, VB_LENGTH, VB_LENGTH_SQ, VB_NORMALIZE, VB_DOT, VB_DDOT, VB_TRACE, VB_DIAG,
        VB_GET_DIAG, VB_SKEW, VB_TRANSPOSE, VB_SIGN, VB_CLAMP, VB_LERP, VB_SMOOTHSTEP, VB_STEP,
        VB_MIN, VB_MAX, VB_ABS, VB_CW_MUL, VB_CW_DIV, VB_FROM_ROWS, VB_FROM_COLS, VB_ARGMIN,
-       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN };
+       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN, VB_SUM };
 int vb_function(const char *leaf); /* VB_*, or -1 */
 ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at);
 int vb_is_method(const char *name);

@@ -251,6 +251,68 @@ static int tuple_shape(const expr *e, int64_t dims[2], int *ndim) {
     return dims[1] > 0;
 }
 
+/* The component type of a vector written with a typed constructor
+ * (tack.vec3i(...): i32), else the kernel's float type (as a float
+ * literal's), which inference settles. */
+static ir_type constructed_type(lowerer *L, const expr *e) {
+    char path[256];
+    if (e->kind != EX_CALL || lower_callee_path(L, e->a, path, sizeof path)) {
+        return IRT_WEAK_FLOAT;
+    }
+    size_t n = strlen(path);
+    if (strncmp(path, "tack.vec", 8) || n < 10) return IRT_WEAK_FLOAT;
+    return path[n - 1] == 'i' ? TACK_I32 : path[n - 1] == 'd' ? TACK_F64
+           : path[n - 1] == 'f' ? TACK_F32 : IRT_WEAK_FLOAT;
+}
+
+/* A list or tuple of vectors of one length (Taichi's MPM weights
+ * `w = [0.5 * (1.5 - fx) ** 2, ...]`): a 2-D table of their components,
+ * read as w[i][k], w[i].x, or w[i] (a vector).  v[0] is lowered; the rest
+ * are lowered here, in order.  Its components take the constructors' type
+ * where every element names the same one, else the kernel's float type. */
+static int vector_table(lowerer *L, ir_block *b, const expr *tuple, const char *name,
+                        ir_expr **v) {
+    int n = tuple->nitems, width = v[0]->nargs;
+    ir_type type = constructed_type(L, tuple->items[0]);
+    for (int i = 1; i < n; i++) {
+        if (!(v[i] = lower_expr(L, tuple->items[i]))) return -1;
+        if (!vec_is(v[i]) || v[i]->dim || cx_is(v[i]) || v[i]->nargs != width) {
+            ERR(L, tuple->items[i]->line, tuple->items[i]->col,
+                "a table of vectors holds vectors of one length: element 0 has %d components, "
+                "element %d is not such a vector", width, i);
+            return -1;
+        }
+        if (constructed_type(L, tuple->items[i]) != type) type = IRT_WEAK_FLOAT;
+    }
+    if (L->failed) return -1;
+    ir_scratch a = {.name = name, .ndim = 2, .type = type};
+    a.dims[0] = n;
+    a.dims[1] = width;
+    int id = ir_scratch_add(L->f, &a);
+    if (id < 0) {
+        ERR(L, tuple->line, tuple->col, "a kernel has at most %d arrays and tuples of its own",
+            IR_MAX_SCRATCH);
+        return -1;
+    }
+    L->vector_rows[id] = 1;
+    for (int i = 0; i < n; i++) {
+        if (vec_eval(L, b, v[i])) return -1;
+        for (int k = 0; k < width; k++) {
+            ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, tuple->line, tuple->col);
+            ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+            if (!st || !idx) return lower_oom(L);
+            idx[0] = ir_const_int(L->f, (int64_t)i * width + k, IRT_WEAK_INT, tuple->line,
+                                  tuple->col);
+            st->index = id;
+            st->indices = idx;
+            st->nindices = 1;
+            st->value = lower_read_local(L, v[i]->args[k]->index, tuple);
+            if (!idx[0] || !st->value || ir_block_push(L->f, b, st)) return lower_oom(L);
+        }
+    }
+    return id;
+}
+
 /* A scratch array holding the tuple's numbers, stored into it in b; its
  * index, or -1 after an error. */
 static int tuple_scratch(lowerer *L, ir_block *b, const expr *tuple, const char *name) {
@@ -271,6 +333,8 @@ static int tuple_scratch(lowerer *L, ir_block *b, const expr *tuple, const char 
     for (int i = 0; i < n; i++) {
         const expr *e = a.ndim == 1 ? tuple->items[i] : tuple->items[i / dims[1]]->items[i % dims[1]];
         if (!(v[i] = lower_expr(L, e))) return -1;
+        if (a.ndim == 1 && i == 0 && vec_is(v[0]) && !v[0]->dim && !cx_is(v[0]))
+            return vector_table(L, b, tuple, name, v);
         if (vec_is(v[i])) {
             ERR(L, e->line, e->col, "a tuple used as a value holds numbers, not vectors");
             return -1;
