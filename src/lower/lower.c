@@ -520,6 +520,34 @@ static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
     return x;
 }
 
+/* The components of vector x as indices appended to given[]: the first
+ * runs x's setup and reads component 0, the others read their components
+ * (indices are evaluated in order). */
+static int index_components(lowerer *L, ir_expr *x, ir_expr **given, int *ngiven,
+                            const expr *at) {
+    if (*ngiven + x->nargs > TACK_MAX_NDIM) {
+        ERR(L, at->line, at->col, "too many indices (at most %d)", TACK_MAX_NDIM);
+        return -1;
+    }
+    ir_expr *first = ir_expr_new(L->f, IR_INLINE, at->line, at->col);
+    ir_block *body = arena_alloc(&L->f->mem, sizeof *body);
+    int r = lower_temp(L, "ix");
+    if (!first || !body || r < 0) return oom(L);
+    first->body = body;
+    first->index = r;
+    first->inline_id = L->f->ninlines++;
+    if (vec_eval(L, body, x) ||
+        lower_set_local(L, body, r, lower_read_local(L, x->args[0]->index, at), at))
+        return -1;
+    given[(*ngiven)++] = first;
+    for (int k = 1; k < x->nargs; k++) {
+        ir_expr *c = lower_read_local(L, x->args[k]->index, at);
+        if (!c) return -1;
+        given[(*ngiven)++] = c;
+    }
+    return 0;
+}
+
 /* Lowers the indices of `arr[items...]` (a subscript, or an atomic's
  * target) and checks them against the array's other uses.  `arr` may be a
  * row of an array (b[i][j], or a name bound by row = b[i]): its indices
@@ -549,6 +577,30 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
     }
     if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
     ir_param *prm = &L->f->params[p];
+    /* An integer vector among the indices (Taichi's grid[base + offset])
+     * stands for its components, one index each. */
+    ir_expr *given[TACK_MAX_NDIM];
+    int ngiven = 0, from_vector = 0;
+    for (int i = 0; i < n; i++) {
+        ir_expr *x = lower_expr(L, items[i]);
+        if (!x) return NULL;
+        if (!vec_is(x)) {
+            if (ngiven == TACK_MAX_NDIM) {
+                ERR(L, at->line, at->col, "too many indices (at most %d)", TACK_MAX_NDIM);
+                return NULL;
+            }
+            given[ngiven++] = x;
+            continue;
+        }
+        if (x->dim || cx_is(x)) {
+            ERR(L, items[i]->line, items[i]->col, "an index is an integer or a vector of "
+                "integers, not a %s", cx_is(x) ? "complex number" : "matrix");
+            return NULL;
+        }
+        from_vector = 1;
+        if (index_components(L, x, given, &ngiven, items[i])) return NULL;
+    }
+    n = ngiven;
     int total = v.nprefix + n;
     if (total > TACK_MAX_NDIM) {
         ERR(L, at->line, at->col, "too many indices for '%s' (at most %d)", prm->name,
@@ -567,6 +619,19 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
             prm->name, total, prm->index_ndim - comps);
         return NULL;
     }
+    /* A vector index of the wrong length, said where it is written (the
+     * call's own check names only the parameter).  Not for an array seen
+     * as one of matrices: a NumPy (..., n, n) array is offered so first,
+     * and taken as scalars where its elements are not used as matrices. */
+    if (from_vector && L->in->args && p < L->in->def->nparams &&
+        L->in->args[p].kind == TACK_ARG_ARRAY && !tack_width_rows(L->in->args[p].vec_width) &&
+        L->in->args[p].ndim - comps != total) {
+        int have = L->in->args[p].ndim - comps;
+        ERR(L, at->line, at->col, "'%s' has %d dimension%s, but the indices here (a vector "
+            "index counts one per component) are %d", prm->name, have, have == 1 ? "" : "s",
+            total);
+        return NULL;
+    }
     prm->index_ndim = total + comps;
     ir_expr **idx = arena_alloc(&L->f->mem, (total ? total : 1) * sizeof *idx);
     if (!idx) {
@@ -574,8 +639,7 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
         return NULL;
     }
     for (int i = 0; i < v.nprefix; i++) idx[i] = v.prefix[i];
-    for (int i = 0; i < n; i++)
-        if (!(idx[v.nprefix + i] = lower_expr(L, items[i]))) return NULL;
+    for (int i = 0; i < n; i++) idx[v.nprefix + i] = given[i];
     *p_out = p;
     *n_out = total;
     return idx;

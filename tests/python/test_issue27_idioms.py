@@ -244,3 +244,214 @@ def test_kernels_still_refuse_keyword_only(device):
         star(np.ones(3, np.float32), out=np.zeros(3, np.float32))
     assert e.value.lineno == line_of(__file__, "# marker: " + "kernel star")
     assert "keyword-only" in str(e.value)
+
+
+# ---- Taichi's spellings -----------------------------------------------------
+
+@tack.kernel
+def vector_index_2d(grid, pos, out):
+    for p in range(pos.shape[0]):
+        base = tack.vec2i(int(pos[p, 0]), int(pos[p, 1]))
+        s = 0.0
+        for i in range(2):
+            for j in range(2):
+                offset = tack.vec2i(i, j)
+                s += grid[base + offset]
+        out[p] = s + grid[base]
+
+
+@tack.kernel
+def vector_index_scatter(grid, pos):
+    for p in range(pos.shape[0]):
+        base = tack.vec3i(int(pos[p, 0]), int(pos[p, 1]), int(pos[p, 2]))
+        for k in tack.static(range(2)):
+            grid[base + tack.vec3i(k, 0, 0)] += 1.0
+
+
+def test_integer_vector_as_index(device):
+    rng = np.random.default_rng(7)
+    grid = rng.standard_normal((9, 8)).astype(np.float32)
+    pos = rng.uniform(0, 7, (100, 2)).astype(np.float32)
+    out = np.zeros(100, np.float32)
+    vector_index_2d(grid, pos, out)
+    b = pos.astype(np.int64)
+    expect = (grid[b[:, 0], b[:, 1]] + grid[b[:, 0] + 1, b[:, 1]] + grid[b[:, 0], b[:, 1] + 1] +
+              grid[b[:, 0] + 1, b[:, 1] + 1]) + grid[b[:, 0], b[:, 1]]
+    np.testing.assert_allclose(out, expect, rtol=1e-5, atol=1e-5)
+
+
+def test_integer_vector_index_shared_updates(device):
+    rng = np.random.default_rng(8)
+    pos = rng.uniform(0, 4, (5000, 3)).astype(np.float32)
+    grid = np.zeros((6, 5, 5), np.float32)
+    vector_index_scatter(grid, pos)
+    b = pos.astype(np.int64)
+    expect = np.zeros_like(grid)
+    for k in range(2):
+        np.add.at(expect, (b[:, 0] + k, b[:, 1], b[:, 2]), 1.0)
+    np.testing.assert_array_equal(grid, expect)
+
+
+def test_vector_index_of_wrong_length_names_the_line(device):
+    @tack.kernel
+    def wrong(grid, out):
+        for p in range(out.shape[0]):
+            out[p] = grid[tack.vec2i(p, 0)]  # marker: wrong vector index
+
+    with pytest.raises(tack.CompileError) as e:
+        wrong(np.zeros((4, 5, 6), np.float32), np.zeros(3, np.float32))
+    assert e.value.lineno == line_of(__file__, "# marker: " + "wrong vector index")
+    assert "'grid'" in str(e.value) and "3 dimensions" in str(e.value)
+
+
+@tack.kernel
+def static_loops(x, out):
+    for i in range(x.shape[0]):
+        v = tack.vec3f(x[i], 2.0 * x[i], -x[i])
+        s = 0.0
+        for k in tack.static(range(3)):
+            s += v[k] * (k + 1)
+        t = 0.0
+        for k in static(range(4, -2, -3)):   # 4, 1
+            t += x[i] * k
+        n = 0.0
+        for k in tack.static(range(out.shape[1] - 2)):   # not constant: the loop
+            n += 1.0
+        out[i, 0] = s
+        out[i, 1] = t
+        out[i, 2] = n
+        out[i, 3] = tack.static(7)
+
+
+from tack import static  # noqa: E402  (imported by name, as Taichi users write it)
+
+
+def test_static_loops(device):
+    x = np.linspace(-1, 1, 21).astype(np.float32)
+    out = np.zeros((21, 4), np.float32)
+    static_loops(x, out)
+    f = np.float32
+    np.testing.assert_allclose(out[:, 0], x * f(1) + f(2) * x * f(2) + (-x) * f(3), rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose(out[:, 1], x * f(4) + x * f(1), rtol=1e-6)
+    np.testing.assert_array_equal(out[:, 2], 2.0)
+    np.testing.assert_array_equal(out[:, 3], 7.0)
+
+
+@tack.kernel
+def static_with_break(x, out):
+    for i in range(x.shape[0]):
+        s = 0.0
+        for k in tack.static(range(10)):
+            if k == 3:
+                break
+            s += x[i]
+        out[i] = s
+
+
+def test_static_loop_with_break_runs_as_the_loop(device):
+    x = np.arange(5, dtype=np.float32)
+    out = np.zeros(5, np.float32)
+    static_with_break(x, out)
+    np.testing.assert_array_equal(out, 3 * x)
+
+
+@tack.kernel
+def sums(x, out):
+    for i in range(x.shape[0]):
+        v = tack.vec3f(x[i], 1.0, 2.0)
+        m = tack.mat22f(x[i], 1.0, 2.0, 3.0)
+        out[i, 0] = tack.sum(v)
+        out[i, 1] = tack.sum(m)
+        out[i, 2] = tack.sum(tack.vec4i(1, 2, 3, 4))
+
+
+def test_tack_sum(device):
+    x = np.linspace(-3, 3, 13).astype(np.float32)
+    out = np.zeros((13, 3), np.float32)
+    sums(x, out)
+    np.testing.assert_allclose(out[:, 0], x + 3, rtol=1e-6)
+    np.testing.assert_allclose(out[:, 1], x + 6, rtol=1e-6)
+    np.testing.assert_array_equal(out[:, 2], 10)
+    assert tack.sum(np.array([1.0, 2.0, 3.0])) == 6.0
+
+
+def test_tack_sum_of_a_scalar_is_refused(device):
+    @tack.kernel
+    def scalar_sum(x, out):
+        for i in range(x.shape[0]):
+            out[i] = tack.sum(x[i])  # marker: sum of scalar
+
+    with pytest.raises(tack.CompileError) as e:
+        scalar_sum(np.ones(3, np.float32), np.zeros(3, np.float32))
+    assert e.value.lineno == line_of(__file__, "# marker: " + "sum of scalar")
+
+
+@tack.kernel
+def mpm_weights(xp, inv_dx, w_out, table_out):
+    for p in range(xp.shape[0]):
+        Xp = tack.vec2f(xp[p, 0], xp[p, 1]) * inv_dx
+        base = tack.vec2i(int(Xp.x - 0.5), int(Xp.y - 0.5))
+        fx = Xp - tack.vec2f(float(base.x), float(base.y))
+        w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+        for i in tack.static(range(3)):
+            w_out[p, i, 0] = w[i][0]
+            w_out[p, i, 1] = w[i].y
+            for j in tack.static(range(3)):
+                table_out[p, i, j] = w[i][0] * w[j][1]
+        # the same table read by a run-time index
+        for i in range(3):
+            wi = w[i]
+            table_out[p, 3, i] = wi.x + wi.y
+
+
+def test_list_of_vectors_as_a_table(device):
+    rng = np.random.default_rng(9)
+    n = 257
+    xp = rng.uniform(0.1, 0.9, (n, 2)).astype(np.float32)
+    inv_dx = 32.0
+    w_out = np.zeros((n, 3, 2), np.float32)
+    table = np.zeros((n, 4, 3), np.float32)
+    mpm_weights(xp, inv_dx, w_out, table)
+    Xp = xp * np.float32(inv_dx)
+    base = (Xp - np.float32(0.5)).astype(np.int32)
+    fx = Xp - base.astype(np.float32)
+    f = np.float32
+    w = np.stack([f(0.5) * (f(1.5) - fx) ** 2, f(0.75) - (fx - f(1)) ** 2,
+                  f(0.5) * (fx - f(0.5)) ** 2], axis=1)
+    np.testing.assert_allclose(w_out, w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(table[:, :3, :], w[:, :, None, 0] * w[:, None, :, 1], rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(table[:, :3, :].sum(axis=(1, 2)), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(w_out.sum(axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(table[:, 3, :], w[:, :, 0] + w[:, :, 1], rtol=1e-5)
+
+
+@tack.kernel
+def int_vector_table(grid, out):
+    for p in range(out.shape[0]):
+        offs = [tack.vec2i(0, 1), tack.vec2i(1, 0), tack.vec2i(1, 1)]
+        s = 0.0
+        for k in range(3):
+            s += grid[tack.vec2i(p, p) + offs[k]]
+        out[p] = s
+
+
+def test_list_of_integer_vectors_indexes_arrays(device):
+    grid = np.arange(36, dtype=np.float32).reshape(6, 6)
+    out = np.zeros(5, np.float32)
+    int_vector_table(grid, out)
+    p = np.arange(5)
+    np.testing.assert_array_equal(out, grid[p, p + 1] + grid[p + 1, p] + grid[p + 1, p + 1])
+
+
+def test_list_of_vectors_of_other_lengths_is_refused(device):
+    @tack.kernel
+    def ragged(x, out):
+        for i in range(x.shape[0]):
+            w = [tack.vec2f(1.0, 2.0), tack.vec3f(1.0, 2.0, 3.0)]  # marker: ragged
+            out[i] = w[0][0]
+
+    with pytest.raises(tack.CompileError) as e:
+        ragged(np.ones(3, np.float32), np.zeros(3, np.float32))
+    assert e.value.lineno == line_of(__file__, "# marker: " + "ragged")
