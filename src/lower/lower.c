@@ -1640,6 +1640,9 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
             }
             const expr *inner = s->value->items[0];
             if (inner->kind == EX_CALL &&
+                classify(L, inner->a, path, sizeof path).kind == CALLEE_NDINDEX)
+                return static_ndindex(L, b, s, inner);
+            if (inner->kind == EX_CALL &&
                 classify(L, inner->a, path, sizeof path).kind == CALLEE_RANGE) {
                 int rc = static_for(L, b, s, inner);
                 if (rc <= 0) return rc;

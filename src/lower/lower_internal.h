@@ -151,6 +151,8 @@ int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
 /* static_loops.c: `for k in tack.static(range(...))` unrolled into b (0),
  * or 1 when it is to lower as the ordinary loop over the range. */
 int static_for(lowerer *L, ir_block *b, const stmt *s, const expr *range_call);
+/* `for i, j in tack.static(tack.ndindex(a, b))` unrolled into b; 0 or -1. */
+int static_ndindex(lowerer *L, ir_block *b, const stmt *s, const expr *call);
 int lower_declare_locals(lowerer *L, stmt *const *body, int n);
 
 /* vectors.c: vector values, scalarized while lowering.  A vector value is
