@@ -455,3 +455,176 @@ def test_list_of_vectors_of_other_lengths_is_refused(device):
     with pytest.raises(tack.CompileError) as e:
         ragged(np.ones(3, np.float32), np.zeros(3, np.float32))
     assert e.value.lineno == line_of(__file__, "# marker: " + "ragged")
+
+
+# ---- programs ported as first written ---------------------------------------
+
+N_GRID = 32
+DX = 1.0 / N_GRID
+INV_DX = float(N_GRID)
+DT = 2e-4
+P_VOL = (DX * 0.5) ** 2
+P_MASS = P_VOL * 1.0
+E_MOD = 400.0
+
+
+@tack.kernel
+def mpm_p2g(x, v, C, J, grid_v, grid_m):
+    for p in range(x.shape[0]):
+        Xp = x[p] * INV_DX
+        base = tack.vec2i(int(Xp.x - 0.5), int(Xp.y - 0.5))
+        fx = Xp - tack.vec2f(float(base.x), float(base.y))
+        w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+        stress = -DT * 4 * E_MOD * P_VOL * (J[p] - 1) * INV_DX * INV_DX
+        affine = tack.mat22f(stress, 0.0, 0.0, stress) + P_MASS * C[p]
+        for i in tack.static(range(3)):
+            for j in tack.static(range(3)):
+                offset = tack.vec2i(i, j)
+                dpos = (tack.vec2f(float(i), float(j)) - fx) * DX
+                weight = w[i].x * w[j].y
+                grid_v[base + offset] += weight * (P_MASS * v[p] + affine @ dpos)
+                grid_m[base + offset] += weight * P_MASS
+
+
+@tack.kernel
+def mpm_g2p(x, v, C, J, grid_v):
+    for p in range(x.shape[0]):
+        Xp = x[p] * INV_DX
+        base = tack.vec2i(int(Xp.x - 0.5), int(Xp.y - 0.5))
+        fx = Xp - tack.vec2f(float(base.x), float(base.y))
+        w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+        new_v = tack.vec2f()
+        new_C = tack.mat22f()
+        for i, j in tack.static(tack.ndindex(3, 3)):
+            dpos = (tack.vec2f(float(i), float(j)) - fx) * DX
+            weight = w[i].x * w[j].y
+            g_v = grid_v[base + tack.vec2i(i, j)]
+            new_v += weight * g_v
+            new_C += 4 * weight * tack.outer(g_v, dpos) * INV_DX * INV_DX
+        v[p] = new_v
+        x[p] += DT * v[p]
+        J[p] *= 1 + DT * new_C.trace()
+        C[p] = new_C
+
+
+def mpm_reference(x, v, C, J):
+    """Taichi's mpm88 P2G and G2P in NumPy (float64)."""
+    x, v, C, J = (a.astype(np.float64) for a in (x, v, C, J))
+    Xp = x * INV_DX
+    base = (Xp - 0.5).astype(np.int64)
+    fx = Xp - base
+    w = np.stack([0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2], 1)
+    stress = -DT * 4 * E_MOD * P_VOL * (J - 1) * INV_DX * INV_DX
+    affine = stress[:, None, None] * np.eye(2) + P_MASS * C
+    gv = np.zeros((N_GRID, N_GRID, 2))
+    gm = np.zeros((N_GRID, N_GRID))
+    for i in range(3):
+        for j in range(3):
+            dpos = (np.array([i, j]) - fx) * DX
+            weight = w[:, i, 0] * w[:, j, 1]
+            mom = weight[:, None] * (P_MASS * v + np.einsum("pab,pb->pa", affine, dpos))
+            np.add.at(gv, (base[:, 0] + i, base[:, 1] + j), mom)
+            np.add.at(gm, (base[:, 0] + i, base[:, 1] + j), weight * P_MASS)
+    new_v = np.zeros_like(v)
+    new_C = np.zeros_like(C)
+    for i in range(3):
+        for j in range(3):
+            dpos = (np.array([i, j]) - fx) * DX
+            weight = w[:, i, 0] * w[:, j, 1]
+            g = gv[base[:, 0] + i, base[:, 1] + j]
+            new_v += weight[:, None] * g
+            new_C += 4 * weight[:, None, None] * np.einsum("pa,pb->pab", g, dpos) * INV_DX ** 2
+    return gv, gm, new_v, x + DT * new_v, J * (1 + DT * np.trace(new_C, axis1=1, axis2=2)), new_C
+
+
+def test_taichi_mpm88_p2g_g2p(device):
+    rng = np.random.default_rng(11)
+    n = 600
+    x = (rng.random((n, 2)) * 0.4 + 0.2).astype(np.float32)
+    v = rng.standard_normal((n, 2)).astype(np.float32)
+    C = (rng.standard_normal((n, 2, 2)) * 0.1).astype(np.float32)
+    J = rng.uniform(0.95, 1.05, n).astype(np.float32)
+    gv_ref, gm_ref, v_ref, x_ref, J_ref, C_ref = mpm_reference(x, v, C, J)
+    X = tack.array(x, dtype=tack.vec2f, device=device)
+    V = tack.array(v, dtype=tack.vec2f, device=device)
+    CC = tack.array(C, dtype=tack.mat22f, device=device)
+    JJ = tack.array(J, device=device)
+    gv = tack.zeros((N_GRID, N_GRID), dtype=tack.vec2f, device=device)
+    gm = tack.zeros((N_GRID, N_GRID), device=device)
+    mpm_p2g(X, V, CC, JJ, gv, gm)
+    np.testing.assert_allclose(gm.numpy(), gm_ref, rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(gm.numpy().sum(), n * P_MASS, rtol=1e-5)  # mass is conserved
+    np.testing.assert_allclose(gv.numpy(), gv_ref, rtol=1e-3, atol=1e-7)
+    # G2P from the reference grid, so that only this step's arithmetic differs
+    gv_in = tack.array(gv_ref.astype(np.float32), dtype=tack.vec2f, device=device)
+    mpm_g2p(X, V, CC, JJ, gv_in)
+    np.testing.assert_allclose(V.numpy(), v_ref, rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(X.numpy(), x_ref, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(JJ.numpy(), J_ref, rtol=1e-5)
+    np.testing.assert_allclose(CC.numpy(), C_ref, rtol=1e-3, atol=1e-5)
+
+
+@tack.func
+def sph_density_kernel(xyz, smoothing_length):
+    distance_sq = tack.dot(xyz, xyz)
+    return max(smoothing_length * smoothing_length - distance_sq, 0.0) ** 3.0
+
+
+@tack.kernel
+def sph_density(particle_x, particle_rho, density_normalization, smoothing_length):
+    for i in range(particle_x.shape[0]):
+        x = particle_x[i]
+        rho = float(0.0)
+        for index in range(particle_x.shape[0]):
+            distance = x - particle_x[index]
+            rho += sph_density_kernel(distance, smoothing_length)
+        particle_rho[i] = density_normalization * rho
+
+
+def test_warp_sph_density(device):
+    rng = np.random.default_rng(12)
+    x = rng.random((300, 3)).astype(np.float32)
+    X = tack.array(x, dtype=tack.vec3f, device=device)
+    rho = tack.zeros(300, device=device)
+    sph_density(X, rho, 2.5, 0.3)
+    d = x[:, None, :].astype(np.float64) - x[None, :, :]
+    ref = 2.5 * (np.maximum(0.09 - (d ** 2).sum(-1), 0.0) ** 3).sum(1)
+    np.testing.assert_allclose(rho.numpy(), ref, rtol=1e-4, atol=1e-9)
+
+
+@tack.func
+def row_distance(a, b):
+    s = 0.0
+    for k in range(a.shape[0]):
+        d = a[k] - b[k]
+        s += d * d
+    return tack.math.sqrt(s)
+
+
+@tack.kernel
+def distances_to_first(c, out):
+    for i in range(c.shape[0]):
+        out[i] = row_distance(c[i], c[0])
+
+
+def test_row_passed_to_device_function(device):
+    rng = np.random.default_rng(13)
+    c = rng.standard_normal((50, 5)).astype(np.float32)
+    out = np.zeros(50, np.float32)
+    distances_to_first(c, out)
+    np.testing.assert_allclose(out, np.linalg.norm(c - c[0], axis=1), rtol=1e-5, atol=1e-6)
+    # after that, a 1-D array is refused by the launch's check, naming it
+    with pytest.raises(ValueError) as e:
+        distances_to_first(np.ones(4, np.float32), np.zeros(4, np.float32))
+    assert "'c'" in str(e.value)
+
+
+def test_scalar_passed_to_device_function_that_indexes_it(device):
+    @tack.kernel
+    def scalar_rows(c, out):
+        for i in range(c.shape[0]):
+            out[i] = row_distance(c[i], c[0])
+
+    # a 1-D array's element is a scalar: indexing it in the function is refused
+    with pytest.raises(tack.CompileError):
+        scalar_rows(np.ones(4, np.float32), np.zeros(4, np.float32))
