@@ -628,3 +628,41 @@ def test_scalar_passed_to_device_function_that_indexes_it(device):
     # a 1-D array's element is a scalar: indexing it in the function is refused
     with pytest.raises(tack.CompileError):
         scalar_rows(np.ones(4, np.float32), np.zeros(4, np.float32))
+
+
+BOUND = 3
+
+
+@tack.kernel
+def mpm_grid_op(grid_v, grid_m):
+    for i, j in tack.ndindex(grid_v.shape[0], grid_v.shape[1]):
+        if grid_m[i, j] > 0:
+            grid_v[i, j] /= grid_m[i, j]
+        grid_v[i, j].y -= DT * 50
+        if i < BOUND and grid_v[i, j].x < 0:
+            grid_v[i, j].x = 0
+        if i > N_GRID - BOUND and grid_v[i, j].x > 0:
+            grid_v[i, j].x = 0
+        if j < BOUND and grid_v[i, j].y < 0:
+            grid_v[i, j].y = 0
+        if j > N_GRID - BOUND and grid_v[i, j].y > 0:
+            grid_v[i, j].y = 0
+
+
+def test_taichi_mpm88_grid_op(device):
+    rng = np.random.default_rng(14)
+    gv = rng.standard_normal((N_GRID, N_GRID, 2)).astype(np.float32)
+    gm = rng.uniform(-0.5, 1, (N_GRID, N_GRID)).astype(np.float32)
+    ref = gv.copy()
+    pos = gm > 0
+    ref[pos] /= gm[pos][:, None]
+    ref[..., 1] -= np.float32(DT * 50)
+    I, J = np.meshgrid(np.arange(N_GRID), np.arange(N_GRID), indexing="ij")
+    ref[..., 0][(I < BOUND) & (ref[..., 0] < 0)] = 0
+    ref[..., 0][(I > N_GRID - BOUND) & (ref[..., 0] > 0)] = 0
+    ref[..., 1][(J < BOUND) & (ref[..., 1] < 0)] = 0
+    ref[..., 1][(J > N_GRID - BOUND) & (ref[..., 1] > 0)] = 0
+    G = tack.array(gv, dtype=tack.vec2f, device=device)
+    M = tack.array(gm, device=device)
+    mpm_grid_op(G, M)
+    np.testing.assert_array_equal(G.numpy(), ref)
