@@ -270,9 +270,7 @@ static int tuple_shape(const expr *e, int64_t dims[2], int *ndim) {
  * literal's), which inference settles. */
 static ir_type constructed_type(lowerer *L, const expr *e) {
     char path[256];
-    if (e->kind != EX_CALL || lower_callee_path(L, e->a, path, sizeof path)) {
-        return IRT_WEAK_FLOAT;
-    }
+    if (e->kind != EX_CALL || lower_callee_path(L, e->a, path, sizeof path)) return IRT_WEAK_FLOAT;
     size_t n = strlen(path);
     if (strncmp(path, "tack.vec", 8) || n < 10) return IRT_WEAK_FLOAT;
     return path[n - 1] == 'i' ? TACK_I32 : path[n - 1] == 'd' ? TACK_F64
