@@ -135,6 +135,13 @@ def ndindex(*extents):
     return _itertools.product(*(range(e) for e in extents))
 
 
+def static(x):
+    """Taichi's ti.static: inside kernels, ``for k in tack.static(range(3))``
+    unrolls the loop while compiling (each copy sees k as a constant) and
+    ``tack.static(v)`` of a value is that value; outside kernels, x itself."""
+    return x
+
+
 # Matrix functions: unrolled scalar code inside kernels, NumPy outside them.
 def identity(n, dtype=f32):
     """The n x n identity matrix (n 2-4) of dtype tack.f32 or tack.f64."""
@@ -163,7 +170,7 @@ def inverse(m):
 from ._vector_functions import (  # noqa: E402,F401  (tack.cross, tack.lerp, ...)
     abs, argmax, argmin, clamp, cross, cw_div, cw_mul, ddot, diag, dot, get_diag, length,
     length_sq, lerp, matrix_from_cols, matrix_from_rows, max, min, normalize, sign, skew,
-    smoothstep, step, trace, transpose, vec2, vec3, vec4,
+    smoothstep, step, sum, trace, transpose, vec2, vec3, vec4,
 )
 from ._vector_functions import _NAMES as _VECTOR_FUNCTION_NAMES  # noqa: E402
 from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device functions)
@@ -196,11 +203,11 @@ __all__ = [
     "identity", "outer", "determinant", "inverse",
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
-    "kernel", "ndindex", "func", "device_class", "struct", "constant", "math", "stats",
+    "kernel", "ndindex", "static", "func", "device_class", "struct", "constant", "math", "stats",
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint", "vectorize",
     "Tape", "ones", "stop_gradient",
-] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs")] + [  # star imports keep the builtins
+] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs", "sum")] + [  # star imports keep the builtins
     "quatf", "quatd", *_QUATERNION_FUNCTIONS, "transformf", "transformd", *_TRANSFORM_FUNCTIONS,
     *_DECOMPOSITION_FUNCTIONS]

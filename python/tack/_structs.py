@@ -193,6 +193,54 @@ def value_argument(rec, device=None):
     return stype._value_cls(build(stype, rec))
 
 
+def _component_classes():
+    """NumPy array subclasses marking a field view's last one (vector) or
+    two (matrix) dimensions as one element's components; the argument
+    converter (python/tack/_ext/args.c) reads the mark."""
+    global _COMPONENT_VIEWS
+    if _COMPONENT_VIEWS is None:
+        import numpy as np
+
+        class VectorField(np.ndarray):
+            _tack_component_dims = 1
+
+        class MatrixField(np.ndarray):
+            _tack_component_dims = 2
+
+        _COMPONENT_VIEWS = {1: VectorField, 2: MatrixField}
+    return _COMPONENT_VIEWS
+
+
+_COMPONENT_VIEWS = None
+
+
+def _field_views(stype, rec):
+    views = _component_classes()
+    fields = {}
+    for name, ftype in stype.fields:
+        v = rec[name]                   # a view: strided by the record size
+        if isinstance(ftype, StructType):
+            fields[name] = ftype._array_cls(_field_views(ftype, v))
+            continue
+        dims = len(stype.numpy.fields[name][0].shape)
+        fields[name] = v.view(views[dims]) if dims else v
+    return fields
+
+
+def numpy_argument(arr):
+    """A NumPy structured array passed to a kernel: when its dtype is a
+    @tack.struct's (.numpy), the struct's array of records made of views of
+    arr's fields, so the kernel reads and writes arr in place.  Called by
+    the argument converter (python/tack/_ext/args.c)."""
+    stype = _BY_DTYPE.get(arr.dtype)
+    if stype is None:
+        raise TypeError("a NumPy structured array of dtype %s is not the layout of any "
+                        "@tack.struct; declare one whose .numpy is this dtype (fields in "
+                        "order, C-aligned as numpy.dtype(..., align=True)) or copy with "
+                        "tack.array(recs, dtype=P)" % (arr.dtype,))
+    return stype._array_cls(_field_views(stype, arr))
+
+
 def _new(stype, shape, device, make):
     fields = {}
     for name, ftype in stype.fields:
@@ -241,10 +289,14 @@ def wrap_creators(ns):
 
     def from_data(orig):
         def f(obj, dtype=None, device=None, **kw):
-            if isinstance(dtype, StructType) or is_struct_array(obj):
+            if (isinstance(dtype, StructType) or is_struct_array(obj) or
+                    (dtype is None and getattr(getattr(obj, "dtype", None), "names", None)
+                     and obj.dtype in _BY_DTYPE)):
                 if is_struct_array(obj):
                     obj = obj.numpy()
                 st = dtype if isinstance(dtype, StructType) else None
+                if st is None and not is_struct_array(obj):
+                    st = _BY_DTYPE.get(obj.dtype)   # a structured array of a struct's layout
                 if st is None:
                     raise TypeError("tack.array of records needs dtype=<a @tack.struct class>")
                 rec = _records(st, obj)

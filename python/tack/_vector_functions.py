@@ -6,7 +6,7 @@ import numpy as _np
 _NAMES = ("cross", "length", "length_sq", "normalize", "dot", "ddot", "trace", "diag",
           "get_diag", "skew", "transpose", "sign", "clamp", "lerp", "smoothstep", "step",
           "min", "max", "abs", "cw_mul", "cw_div", "matrix_from_rows", "matrix_from_cols",
-          "argmin", "argmax", "vec2", "vec3", "vec4")
+          "argmin", "argmax", "vec2", "vec3", "vec4", "sum")
 
 
 def cross(a, b):
@@ -173,3 +173,8 @@ def _generic(n):
 
 
 vec2, vec3, vec4 = _generic(2), _generic(3), _generic(4)
+
+
+def sum(v):
+    """The sum of a vector's (a matrix's) components."""
+    return _np.sum(v)

@@ -156,6 +156,7 @@ typedef struct func_def {
     int nparams;
     int *param_lines, *param_cols;
     expr **defaults;   /* per parameter: its default value or NULL (device functions) */
+    int nkwonly;       /* the last nkwonly parameters follow a bare '*' (device functions) */
     const char **decorators; /* dotted text of each decorator, e.g. "tack.kernel" */
     int ndecorators;
     stmt **body;   /* a leading docstring is dropped */

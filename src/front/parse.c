@@ -1038,17 +1038,26 @@ static int skip_annotation(parser *p, const char *const *stops, int nstops) {
 
 static int p_params(parser *p, func_def *f) {
     static const char *const stops[] = {",", ")", "="};
-    int cap = 0, lcap = 0, ccap = 0, nl = 0, nc = 0;
+    int cap = 0, lcap = 0, ccap = 0, nl = 0, nc = 0, star = -1;
     if (!expect_op(p, "(")) return 0;
     while (!is_op(cur(p), ")")) {
         token *t = cur(p);
         if (is_op(t, "*")) {
             token *nx = peek(p, 1);
-            if (is_op(nx, ",") || is_op(nx, ")"))
-                perr(p, t, "keyword-only parameters ('*') are not supported in kernels");
-            else
-                perr(p, t, "*args parameters are not supported in kernels");
-            return 0;
+            if (!is_op(nx, ",") && !is_op(nx, ")"))
+                return perr(p, t, "*args parameters are not supported in %s",
+                            p->src.is_function ? "device functions" : "kernels"), 0;
+            /* A device function's keyword-only parameters are bound by name
+             * where it is inlined; a kernel's arguments come positionally. */
+            if (!p->src.is_function)
+                return perr(p, t, "keyword-only parameters ('*') are not supported in kernels"), 0;
+            if (star >= 0) return perr(p, t, "'*' may appear only once"), 0;
+            star = f->nparams;
+            advance(p);
+            if (is_op(cur(p), ")"))
+                return perr(p, t, "named arguments must follow bare '*'"), 0;
+            advance(p);
+            continue;
         }
         if (is_op(t, "**")) return perr(p, t, "**kwargs parameters are not supported in kernels"), 0;
         if (is_op(t, "/"))
@@ -1070,7 +1079,7 @@ static int p_params(parser *p, func_def *f) {
                 return perr(p, cur(p), "default parameter values are not supported in kernels"), 0;
             advance(p);
             if (!(dflt = p_test(p))) return 0;
-        } else if (f->defaults) {
+        } else if (f->defaults && star < 0) {
             for (int k = 0; k < f->nparams; k++)
                 if (f->defaults[k])
                     return perr(p, t, "parameter '%s' without a default follows one with a default",
@@ -1090,6 +1099,7 @@ static int p_params(parser *p, func_def *f) {
         if (!is_op(cur(p), ",")) break;
         advance(p);
     }
+    if (star >= 0) f->nkwonly = f->nparams - star;
     return expect_op(p, ")");
 }
 

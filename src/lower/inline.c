@@ -108,8 +108,15 @@ static int is_literal(const expr *e) {
  * have evaluated them once at the def). */
 static int place_arguments(lowerer *L, const expr *call, const func_def *def, int first,
                            const char *what, const char *name, const expr **args) {
-    int want = def->nparams - first;
+    int want = def->nparams - def->nkwonly - first;
     for (int i = 0; i < def->nparams; i++) args[i] = NULL;
+    if (call->nitems > want && def->nkwonly) {
+        ERR(L, call->line, call->col,
+            "%s '%s' takes %d positional argument%s, got %d (the parameters after '*' are "
+            "keyword-only: pass them by name)", what, name, want, want == 1 ? "" : "s",
+            call->nitems);
+        return -1;
+    }
     if (call->nitems > want) {
         ERR(L, call->line, call->col, "%s '%s' takes %d argument%s, got %d", what, name, want,
             want == 1 ? "" : "s", call->nitems);
@@ -132,8 +139,8 @@ static int place_arguments(lowerer *L, const expr *call, const func_def *def, in
         if (args[i]) continue;
         const expr *d = def->defaults ? def->defaults[i] : NULL;
         if (!d) {
-            ERR(L, call->line, call->col, "%s '%s' is missing its argument '%s'", what, name,
-                def->params[i]);
+            ERR(L, call->line, call->col, "%s '%s' is missing its %sargument '%s'", what, name,
+                i >= def->nparams - def->nkwonly ? "keyword-only " : "", def->params[i]);
             return -1;
         }
         if (!is_literal(d)) {

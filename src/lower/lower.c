@@ -185,7 +185,7 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_ATOMIC, CALLEE_VECTOR, CALLEE_MATRIX,
                            CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL,
-                           CALLEE_PRINT, CALLEE_VECFN } callee_kind;
+                           CALLEE_PRINT, CALLEE_VECFN, CALLEE_STATIC } callee_kind;
 typedef struct callee {
     callee_kind kind;
     int which;         /* WORKGROUP: WG_* */
@@ -230,6 +230,10 @@ static callee classify_path(const char *path) {
     }
     if (is_tack && !strcmp(leaf, "ndindex")) {
         c.kind = CALLEE_NDINDEX;
+        return c;
+    }
+    if (is_tack && !strcmp(leaf, "static")) { /* Taichi's ti.static (static_loops.c) */
+        c.kind = CALLEE_STATIC;
         return c;
     }
     if (is_tack && (c.which = workgroup_name(leaf)) >= 0) {
@@ -516,6 +520,34 @@ static ir_expr *lower_dim(lowerer *L, const expr *arr, const expr *at, int d) {
     return x;
 }
 
+/* The components of vector x as indices appended to given[]: the first
+ * runs x's setup and reads component 0, the others read their components
+ * (indices are evaluated in order). */
+static int index_components(lowerer *L, ir_expr *x, ir_expr **given, int *ngiven,
+                            const expr *at) {
+    if (*ngiven + x->nargs > TACK_MAX_NDIM) {
+        ERR(L, at->line, at->col, "too many indices (at most %d)", TACK_MAX_NDIM);
+        return -1;
+    }
+    ir_expr *first = ir_expr_new(L->f, IR_INLINE, at->line, at->col);
+    ir_block *body = arena_alloc(&L->f->mem, sizeof *body);
+    int r = lower_temp(L, "ix");
+    if (!first || !body || r < 0) return oom(L);
+    first->body = body;
+    first->index = r;
+    first->inline_id = L->f->ninlines++;
+    if (vec_eval(L, body, x) ||
+        lower_set_local(L, body, r, lower_read_local(L, x->args[0]->index, at), at))
+        return -1;
+    given[(*ngiven)++] = first;
+    for (int k = 1; k < x->nargs; k++) {
+        ir_expr *c = lower_read_local(L, x->args[k]->index, at);
+        if (!c) return -1;
+        given[(*ngiven)++] = c;
+    }
+    return 0;
+}
+
 /* Lowers the indices of `arr[items...]` (a subscript, or an atomic's
  * target) and checks them against the array's other uses.  `arr` may be a
  * row of an array (b[i][j], or a name bound by row = b[i]): its indices
@@ -545,6 +577,30 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
     }
     if (use_param(L, p, ROLE_ARRAY, at->line, at->col)) return NULL;
     ir_param *prm = &L->f->params[p];
+    /* An integer vector among the indices (Taichi's grid[base + offset])
+     * stands for its components, one index each. */
+    ir_expr *given[TACK_MAX_NDIM];
+    int ngiven = 0, from_vector = 0;
+    for (int i = 0; i < n; i++) {
+        ir_expr *x = lower_expr(L, items[i]);
+        if (!x) return NULL;
+        if (!vec_is(x)) {
+            if (ngiven == TACK_MAX_NDIM) {
+                ERR(L, at->line, at->col, "too many indices (at most %d)", TACK_MAX_NDIM);
+                return NULL;
+            }
+            given[ngiven++] = x;
+            continue;
+        }
+        if (x->dim || cx_is(x)) {
+            ERR(L, items[i]->line, items[i]->col, "an index is an integer or a vector of "
+                "integers, not a %s", cx_is(x) ? "complex number" : "matrix");
+            return NULL;
+        }
+        from_vector = 1;
+        if (index_components(L, x, given, &ngiven, items[i])) return NULL;
+    }
+    n = ngiven;
     int total = v.nprefix + n;
     if (total > TACK_MAX_NDIM) {
         ERR(L, at->line, at->col, "too many indices for '%s' (at most %d)", prm->name,
@@ -563,6 +619,19 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
             prm->name, total, prm->index_ndim - comps);
         return NULL;
     }
+    /* A vector index of the wrong length, said where it is written (the
+     * call's own check names only the parameter).  Not for an array seen
+     * as one of matrices: a NumPy (..., n, n) array is offered so first,
+     * and taken as scalars where its elements are not used as matrices. */
+    if (from_vector && L->in->args && p < L->in->def->nparams &&
+        L->in->args[p].kind == TACK_ARG_ARRAY && !tack_width_rows(L->in->args[p].vec_width) &&
+        L->in->args[p].ndim - comps != total) {
+        int have = L->in->args[p].ndim - comps;
+        ERR(L, at->line, at->col, "'%s' has %d dimension%s, but the indices here (a vector "
+            "index counts one per component) are %d", prm->name, have, have == 1 ? "" : "s",
+            total);
+        return NULL;
+    }
     prm->index_ndim = total + comps;
     ir_expr **idx = arena_alloc(&L->f->mem, (total ? total : 1) * sizeof *idx);
     if (!idx) {
@@ -570,8 +639,7 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
         return NULL;
     }
     for (int i = 0; i < v.nprefix; i++) idx[i] = v.prefix[i];
-    for (int i = 0; i < n; i++)
-        if (!(idx[v.nprefix + i] = lower_expr(L, items[i]))) return NULL;
+    for (int i = 0; i < n; i++) idx[v.nprefix + i] = given[i];
     *p_out = p;
     *n_out = total;
     return idx;
@@ -868,6 +936,12 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     case CALLEE_NDINDEX:
         ERR(L, e->line, e->col, "tack.ndindex() can only be the iterable of the kernel's outermost loop");
         return NULL;
+    case CALLEE_STATIC: /* a value known when compiling is already one */
+        if (e->nitems != 1 || e->nkw) {
+            ERR(L, e->line, e->col, "tack.static() takes exactly one argument");
+            return NULL;
+        }
+        return lower_expr(L, e->items[0]);
     case CALLEE_ATOMIC:
         return lower_atomic(L, e, c.atomic);
     case CALLEE_CONST:
@@ -1558,6 +1632,27 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
     case ST_FOR: {
         const expr *t = s->targets[0];
         char path[256];
+        if (s->value->kind == EX_CALL &&
+            classify(L, s->value->a, path, sizeof path).kind == CALLEE_STATIC) {
+            /* for k in tack.static(it): unrolled over a constant range,
+             * otherwise the loop over `it` itself. */
+            if (s->value->nitems != 1 || s->value->nkw) {
+                ERR(L, s->value->line, s->value->col, "tack.static() takes exactly one argument");
+                return -1;
+            }
+            const expr *inner = s->value->items[0];
+            if (inner->kind == EX_CALL &&
+                classify(L, inner->a, path, sizeof path).kind == CALLEE_NDINDEX)
+                return static_ndindex(L, b, s, inner);
+            if (inner->kind == EX_CALL &&
+                classify(L, inner->a, path, sizeof path).kind == CALLEE_RANGE) {
+                int rc = static_for(L, b, s, inner);
+                if (rc <= 0) return rc;
+            }
+            stmt plain = *s;
+            plain.value = (expr *)inner;
+            return lower_stmt(L, b, &plain);
+        }
         if (s->value->kind == EX_CALL &&
             classify(L, s->value->a, path, sizeof path).kind == CALLEE_NDINDEX) {
             ERR(L, s->value->line, s->value->col,

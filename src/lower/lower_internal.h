@@ -118,6 +118,9 @@ typedef struct lowerer {
     } tables[IR_MAX_SCRATCH];
     int ntables;
     ir_block table_stores;
+    /* Scratch arrays made from a list of vectors (views.c): a row read
+     * with one index fewer is a vector, as a module-level table's is. */
+    unsigned char vector_rows[IR_MAX_SCRATCH];
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
@@ -146,6 +149,11 @@ ir_expr *lower_bin(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at)
 ir_expr *lower_sel(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const expr *at);
 ir_expr *lower_ival(lowerer *L, int v, const expr *at); /* a weak integer literal */
 int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
+/* static_loops.c: `for k in tack.static(range(...))` unrolled into b (0),
+ * or 1 when it is to lower as the ordinary loop over the range. */
+int static_for(lowerer *L, ir_block *b, const stmt *s, const expr *range_call);
+/* `for i, j in tack.static(tack.ndindex(a, b))` unrolled into b; 0 or -1. */
+int static_ndindex(lowerer *L, ir_block *b, const stmt *s, const expr *call);
 int lower_declare_locals(lowerer *L, stmt *const *body, int n);
 
 /* vectors.c: vector values, scalarized while lowering.  A vector value is
@@ -416,7 +424,7 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
 enum { VB_CROSS, VB_LENGTH, VB_LENGTH_SQ, VB_NORMALIZE, VB_DOT, VB_DDOT, VB_TRACE, VB_DIAG,
        VB_GET_DIAG, VB_SKEW, VB_TRANSPOSE, VB_SIGN, VB_CLAMP, VB_LERP, VB_SMOOTHSTEP, VB_STEP,
        VB_MIN, VB_MAX, VB_ABS, VB_CW_MUL, VB_CW_DIV, VB_FROM_ROWS, VB_FROM_COLS, VB_ARGMIN,
-       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN };
+       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN, VB_SUM };
 int vb_function(const char *leaf); /* VB_*, or -1 */
 ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at);
 int vb_is_method(const char *name);

@@ -277,7 +277,7 @@ static ir_expr *table_row(lowerer *L, int id, const expr *sub) {
 ir_expr *scratch_load(lowerer *L, int id, const expr *sub) {
     const ir_scratch *a = &L->f->scratch[id];
     const binding *row = sub->a->kind == EX_NAME ? scope_find(L->sc, sub->a->name) : NULL;
-    if (scratch_is_table(L, id) && sub->a->kind == EX_NAME && !(row && row->kind == BIND_ROW) &&
+    if ((scratch_is_table(L, id) || L->vector_rows[id]) && sub->a->kind == EX_NAME && !(row && row->kind == BIND_ROW) &&
         a->ndim >= 2 &&
         sub->nitems == a->ndim - 1 && a->dims[a->ndim - 1] <= MAX_COMPONENTS)
         return table_row(L, id, sub);

@@ -33,6 +33,8 @@ static const struct { const char *name; int which; int nmin, nmax; } functions[]
      * and count (Warp's wp.vector); outside kernels tack.vector(n, dtype)
      * is the dtype. */
     {"vector", VB_VECN, 2, TACK_MAX_VEC_WIDTH},
+    /* tack.sum(v): every component added (Taichi's v.sum() as a function) */
+    {"sum", VB_SUM, 1, 1},
     {NULL, 0, 0, 0}};
 
 int vb_function(const char *leaf) {
@@ -531,6 +533,13 @@ ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at) {
             return NULL;
         }
         return reduce(L, RED_DOT, args[0], args[1], at);
+    case VB_SUM:
+        if (!vec_is(args[0])) {
+            ERR(L, at->line, at->col, "tack.sum() adds the components of a vector or a matrix; "
+                "this is a scalar");
+            return NULL;
+        }
+        return reduce(L, RED_SUM, args[0], NULL, at);
     case VB_TRACE:
         if (need_matrix(L, args[0], 1, "trace()", at)) return NULL;
         return reduce(L, RED_TRACE, args[0], NULL, at);

@@ -169,6 +169,19 @@ int view_assign_row(lowerer *L, ir_block *b, const stmt *s) {
     return bind_row(L, b, t, &v);
 }
 
+/* Whether the call's own array for kernel parameter `param` has more than
+ * `nprefix` dimensions (`distance(c[i], c[0])` of a 2-D c that the kernel
+ * itself indexes only with one index).  The launch checks the array's
+ * dimensions against the indices the code uses, so a later call with
+ * another ndim is refused, never misread.  An array offered as one of
+ * matrices (a NumPy (..., n, n)) is left to the kernel's own indexing. */
+static int row_of_argument(lowerer *L, int param, int nprefix) {
+    if (!L->in->args || param < 0 || param >= L->in->def->nparams) return 0;
+    const tack_arg *a = &L->in->args[param];
+    if (a->kind != TACK_ARG_ARRAY || a->is_texture || tack_width_rows(a->vec_width)) return 0;
+    return a->ndim - (vec_width_of(L, param) ? 1 : 0) > nprefix;
+}
+
 /* A device function's parameter given a row (`dist(c[i], c[j])`, where the
  * function indexes it) or a row or local array the caller holds by name:
  * bound in the callee's scope to the same array, a row's indices evaluated
@@ -197,7 +210,8 @@ int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *
     while (root->kind == EX_SUBSCRIPT) root = root->a;
     const func_def *d = L->sc->def;
     if (v.scratch < 0 && (root->kind != EX_NAME || !d ||
-                          lower_widest_index(d->body, d->nbody, root->name) <= v.nprefix))
+                          lower_widest_index(d->body, d->nbody, root->name) <= v.nprefix) &&
+        !row_of_argument(L, v.param, v.nprefix))
         return 1;
     if (scope_bind(L, callee, pname, BIND_ROW, v.scratch >= 0 ? v.scratch : v.param)) return -1;
     binding *bound = &callee->binds[callee->nbinds - 1];
@@ -251,6 +265,66 @@ static int tuple_shape(const expr *e, int64_t dims[2], int *ndim) {
     return dims[1] > 0;
 }
 
+/* The component type of a vector written with a typed constructor
+ * (tack.vec3i(...): i32), else the kernel's float type (as a float
+ * literal's), which inference settles. */
+static ir_type constructed_type(lowerer *L, const expr *e) {
+    char path[256];
+    if (e->kind != EX_CALL || lower_callee_path(L, e->a, path, sizeof path)) return IRT_WEAK_FLOAT;
+    size_t n = strlen(path);
+    if (strncmp(path, "tack.vec", 8) || n < 10) return IRT_WEAK_FLOAT;
+    return path[n - 1] == 'i' ? TACK_I32 : path[n - 1] == 'd' ? TACK_F64
+           : path[n - 1] == 'f' ? TACK_F32 : IRT_WEAK_FLOAT;
+}
+
+/* A list or tuple of vectors of one length (Taichi's MPM weights
+ * `w = [0.5 * (1.5 - fx) ** 2, ...]`): a 2-D table of their components,
+ * read as w[i][k], w[i].x, or w[i] (a vector).  v[0] is lowered; the rest
+ * are lowered here, in order.  Its components take the constructors' type
+ * where every element names the same one, else the kernel's float type. */
+static int vector_table(lowerer *L, ir_block *b, const expr *tuple, const char *name,
+                        ir_expr **v) {
+    int n = tuple->nitems, width = v[0]->nargs;
+    ir_type type = constructed_type(L, tuple->items[0]);
+    for (int i = 1; i < n; i++) {
+        if (!(v[i] = lower_expr(L, tuple->items[i]))) return -1;
+        if (!vec_is(v[i]) || v[i]->dim || cx_is(v[i]) || v[i]->nargs != width) {
+            ERR(L, tuple->items[i]->line, tuple->items[i]->col,
+                "a table of vectors holds vectors of one length: element 0 has %d components, "
+                "element %d is not such a vector", width, i);
+            return -1;
+        }
+        if (constructed_type(L, tuple->items[i]) != type) type = IRT_WEAK_FLOAT;
+    }
+    if (L->failed) return -1;
+    ir_scratch a = {.name = name, .ndim = 2, .type = type};
+    a.dims[0] = n;
+    a.dims[1] = width;
+    int id = ir_scratch_add(L->f, &a);
+    if (id < 0) {
+        ERR(L, tuple->line, tuple->col, "a kernel has at most %d arrays and tuples of its own",
+            IR_MAX_SCRATCH);
+        return -1;
+    }
+    L->vector_rows[id] = 1;
+    for (int i = 0; i < n; i++) {
+        if (vec_eval(L, b, v[i])) return -1;
+        for (int k = 0; k < width; k++) {
+            ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, tuple->line, tuple->col);
+            ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
+            if (!st || !idx) return lower_oom(L);
+            idx[0] = ir_const_int(L->f, (int64_t)i * width + k, IRT_WEAK_INT, tuple->line,
+                                  tuple->col);
+            st->index = id;
+            st->indices = idx;
+            st->nindices = 1;
+            st->value = lower_read_local(L, v[i]->args[k]->index, tuple);
+            if (!idx[0] || !st->value || ir_block_push(L->f, b, st)) return lower_oom(L);
+        }
+    }
+    return id;
+}
+
 /* A scratch array holding the tuple's numbers, stored into it in b; its
  * index, or -1 after an error. */
 static int tuple_scratch(lowerer *L, ir_block *b, const expr *tuple, const char *name) {
@@ -271,6 +345,8 @@ static int tuple_scratch(lowerer *L, ir_block *b, const expr *tuple, const char 
     for (int i = 0; i < n; i++) {
         const expr *e = a.ndim == 1 ? tuple->items[i] : tuple->items[i / dims[1]]->items[i % dims[1]];
         if (!(v[i] = lower_expr(L, e))) return -1;
+        if (a.ndim == 1 && i == 0 && vec_is(v[0]) && !v[0]->dim && !cx_is(v[0]))
+            return vector_table(L, b, tuple, name, v);
         if (vec_is(v[i])) {
             ERR(L, e->line, e->col, "a tuple used as a value holds numbers, not vectors");
             return -1;

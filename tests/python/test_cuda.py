@@ -505,3 +505,16 @@ def test_unsupported_arch_names_it():
     x = np.zeros(16, np.float32)
     with pytest.raises(ValueError, match="sm_30"):
         tack.cuda.compile(scale, x, x, 2.0, arch="sm_30")
+
+
+@needs_nvrtc
+def test_issue27_idioms_ptx():
+    """Vector indices, static loops, tables of vectors, keyword-only calls
+    and Taichi's mpm88 P2G/G2P (tests/python/test_issue27_idioms.py)."""
+    import test_gpu_dialects as g
+    labels = {"keyword_only", "vector_index_scatter", "static_loops", "vector_table",
+              "int_vector_table", "mpm88_p2g", "mpm88_g2p"}
+    cases = [(label, k, args) for label, k, args, _ in g.CASES if label in labels]
+    assert len(cases) == len(labels)
+    for _, kernel, args in cases:
+        check_ptx(kernel, *args)

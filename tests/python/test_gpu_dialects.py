@@ -49,6 +49,8 @@ from test_transforms import apply as transform_apply
 from test_big_vectors import arith as big_arith, components as big_components
 from test_inner_loop_bounds import strided_conv
 from test_access_checks import histogram as checked_histogram, local_lookup as checked_local
+from test_issue27_idioms import (int_vector_table, keyword_only, mpm_g2p, mpm_p2g, mpm_weights,
+                                 static_loops, vector_index_scatter)
 
 
 def _cases():
@@ -180,6 +182,20 @@ def _cases():
                  z(4, np.float32)), False))
     out.append(("tuple_results", tuple_results,
                 (z(4, np.float32), z(4, np.float32), tack.zeros((4,), dtype=tack.vec2f)), False))
+    # Issue 27 idioms: vector indices, static loops, tables of vectors, MPM.
+    v2 = lambda n: tack.zeros((n,), dtype=tack.vec2f)
+    out.append(("keyword_only", keyword_only, (z(4, np.float32), z((4, 4), np.float32)), False))
+    out.append(("vector_index_scatter", vector_index_scatter,
+                (z((6, 5, 5), np.float32), z((8, 3), np.float32)), False))
+    out.append(("static_loops", static_loops, (z(4, np.float32), z((4, 4), np.float32)), False))
+    out.append(("vector_table", mpm_weights, (z((4, 2), np.float32), 32.0, z((4, 3, 2), np.float32),
+                                              z((4, 4, 3), np.float32)), False))
+    out.append(("int_vector_table", int_vector_table, (z((6, 6), np.float32), z(5, np.float32)),
+                False))
+    mpm_args = (v2(8), v2(8), tack.zeros((8,), dtype=tack.mat22f), z(8, np.float32))
+    out.append(("mpm88_p2g", mpm_p2g, mpm_args + (tack.zeros((32, 32), dtype=tack.vec2f),
+                                                  z((32, 32), np.float32)), False))
+    out.append(("mpm88_g2p", mpm_g2p, mpm_args + (tack.zeros((32, 32), dtype=tack.vec2f),), False))
     return out
 
 

@@ -354,6 +354,69 @@ static int convert_number(const conv *c, PyObject *o, tack_arg *a)
 }
 
 static const tack_struct *convert_struct(conv *c, PyObject *obj);
+static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *role);
+
+/* A NumPy array subclass: a field view of a structured array whose last one
+ * (vector) or two (matrix) dimensions are one element's components
+ * (python/tack/_structs.py marks them with _tack_component_dims); any other
+ * subclass is an ordinary array. */
+static int convert_ndarray_subclass(const conv *c, PyArrayObject *arr, tack_arg *a)
+{
+    if (convert_ndarray(c, arr, a) < 0)
+        return -1;
+    PyObject *dims_obj = PyObject_GetAttrString((PyObject *)Py_TYPE(arr), "_tack_component_dims");
+    if (!dims_obj) {
+        PyErr_Clear();
+        return 0;
+    }
+    long dims = PyLong_AsLong(dims_obj);
+    Py_DECREF(dims_obj);
+    if (dims == -1 && PyErr_Occurred())
+        return -1;
+    int nd = a->ndim;
+    int64_t isz = (int64_t)tack_dtype_size(a->dtype);
+    int width = 0;
+    /* The components must be adjacent, as in a tack.Array of vectors. */
+    if (dims == 1 && nd >= 1 && a->strides[nd - 1] == isz) {
+        width = (int)a->shape[nd - 1];
+    } else if (dims == 2 && nd >= 2 && a->strides[nd - 1] == isz &&
+               a->strides[nd - 2] == isz * a->shape[nd - 1]) {
+        width = TACK_MAT_WIDTH((int)a->shape[nd - 2], (int)a->shape[nd - 1]);
+        a->shape[nd - 2] *= a->shape[nd - 1];
+        a->strides[nd - 2] = isz;
+        a->ndim = --nd;
+    } else {
+        return conv_error(c, PyExc_ValueError,
+                          "a field's components are not adjacent in memory");
+    }
+    if (width < 2 || !tack_width_valid(width))
+        return conv_error(c, PyExc_TypeError, "fields of %d components are not supported",
+                          (int)tack_width_components(width > 1 ? width : 0));
+    a->vec_width = width;
+    return 0;
+}
+
+/* A NumPy structured array whose dtype is a @tack.struct's .numpy, without
+ * a copy: the same template an array of structs is (one array per field,
+ * here views of the records, strided by the record size); another layout
+ * is refused (python/tack/_structs.py numpy_argument). */
+static int convert_records(conv *c, PyObject *o, tack_arg *a, tack_field_role *role)
+{
+    static PyObject *make;
+    if (!make) {
+        PyObject *m = PyImport_ImportModule("tack._structs");
+        make = m ? PyObject_GetAttrString(m, "numpy_argument") : NULL;
+        Py_XDECREF(m);
+        if (!make)
+            return conv_reraise(c);
+    }
+    PyObject *records = PyObject_CallOneArg(make, o);
+    if (!records)
+        return conv_reraise(c);
+    if (hold(c, records) < 0)
+        return -1;
+    return convert_value(c, records, a, role);
+}
 
 /* Arrays, numbers, templates and buffers.  0 converted (*role says what it
  * is), 1 none of those, -1 error. */
@@ -366,7 +429,11 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         return convert_tack_array(c, o, a);
     }
     if (PyArray_Check(o)) {
+        if (PyDataType_HASFIELDS(PyArray_DESCR((PyArrayObject *)o)))
+            return convert_records(c, o, a, role);
         *role = TACK_FIELD_ARRAY;
+        if (!PyArray_CheckExact(o))
+            return convert_ndarray_subclass(c, (PyArrayObject *)o, a);
         return convert_ndarray(c, (PyArrayObject *)o, a);
     }
     if (ext_Array_Check(o) || ext_Texture_Check(o)) {

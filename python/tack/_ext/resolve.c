@@ -205,6 +205,26 @@ static const char *module_function_text(ext_ctx_home *home, PyObject *v)
     return r;
 }
 
+/* A Python function of the tack package imported by its name (`from tack
+ * import static`): "tack.static", which kernels read as tack.static is
+ * read; else NULL (no exception).  Only when tack.<its name> is v itself. */
+static const char *tack_function_text(ext_ctx_home *home, PyObject *v)
+{
+    if (!PyFunction_Check(v))
+        return NULL;
+    PyObject *name = PyObject_GetAttrString(v, "__name__");
+    PyObject *tack = name ? PyImport_ImportModule("tack") : NULL;
+    PyObject *same = tack && PyUnicode_Check(name) ? PyObject_GetAttr(tack, name) : NULL;
+    const char *r = NULL;
+    if (same == v)
+        r = keep_text(home, PyUnicode_FromFormat("tack.%U", name)); /* takes it */
+    PyErr_Clear();
+    Py_XDECREF(same);
+    Py_XDECREF(tack);
+    Py_XDECREF(name);
+    return r;
+}
+
 /* 1 when v is a Python function marked by @tack.func, 0 when not, -1 on
  * error. */
 static int is_tack_func(PyObject *v)
@@ -483,6 +503,8 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     const char *b = builtin_text(v);
     if (!b)
         b = module_function_text(ctx->home, v);
+    if (!b)
+        b = tack_function_text(ctx->home, v);
     /* An alias of a vector or matrix dtype (vec7 = tack.vector(7, tack.f32))
      * constructs as tack.vec7f does. */
     const char *dn = b ? NULL : ext_dtype_kernel_name(v);
