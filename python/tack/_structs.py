@@ -7,11 +7,15 @@ keeps one array per field (scalar, vector or matrix), nested structs
 holding theirs: a kernel receives it as a template whose attributes are
 those arrays, and ``x[i].f`` is read as ``x.f[i]`` (src/lower/structs.c).
 """
+import weakref
 import functools
 
 # The struct type of each record dtype: a record passed to a kernel by value
 # (a NumPy void scalar) finds its struct here.
 _BY_DTYPE = {}
+# Every struct class of each layout: records of a layout that several
+# classes share do not say which class they are (tack.array then wants dtype=).
+_CLASSES_BY_DTYPE = {}
 
 _FIELD_TYPES = "a tack dtype (tack.f32, tack.vec3f, tack.mat33f, ...) or a @tack.struct class"
 
@@ -70,6 +74,7 @@ class StructType:
         self._array_cls = _array_class(self)
         self._value_cls = _array_class(self, by_value=True)
         _BY_DTYPE[self.numpy] = self
+        _CLASSES_BY_DTYPE.setdefault(self.numpy, []).append(weakref.ref(self))
 
     def __repr__(self):
         return "<tack.struct %s>" % self.__qualname__
@@ -168,6 +173,18 @@ def _array_class(stype, by_value=False):
         StructArray._tack_struct_value = 1
         StructArray.__name__ = StructArray.__qualname__ = stype.__name__ + "ValueArray"
     return t.device_class(StructArray)
+
+
+def _class_of_layout(dtype):
+    """The one @tack.struct class whose .numpy is dtype; TypeError when
+    several classes share that layout (records do not say which)."""
+    live = [r() for r in _CLASSES_BY_DTYPE.get(dtype, ())]
+    live = [c for c in live if c is not None]
+    if len(live) > 1:
+        raise TypeError("records of dtype %s have the layout of several @tack.struct classes "
+                        "(%s): pass dtype=<the class> to tack.array"
+                        % (dtype, ", ".join(c.__qualname__ for c in live)))
+    return live[0] if live else None
 
 
 def value_argument(rec, device=None):
@@ -296,7 +313,7 @@ def wrap_creators(ns):
                     obj = obj.numpy()
                 st = dtype if isinstance(dtype, StructType) else None
                 if st is None and not is_struct_array(obj):
-                    st = _BY_DTYPE.get(obj.dtype)   # a structured array of a struct's layout
+                    st = _class_of_layout(obj.dtype)   # a structured array of a struct's layout
                 if st is None:
                     raise TypeError("tack.array of records needs dtype=<a @tack.struct class>")
                 rec = _records(st, obj)

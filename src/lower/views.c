@@ -169,19 +169,6 @@ int view_assign_row(lowerer *L, ir_block *b, const stmt *s) {
     return bind_row(L, b, t, &v);
 }
 
-/* Whether the call's own array for kernel parameter `param` has more than
- * `nprefix` dimensions (`distance(c[i], c[0])` of a 2-D c that the kernel
- * itself indexes only with one index).  The launch checks the array's
- * dimensions against the indices the code uses, so a later call with
- * another ndim is refused, never misread.  An array offered as one of
- * matrices (a NumPy (..., n, n)) is left to the kernel's own indexing. */
-static int row_of_argument(lowerer *L, int param, int nprefix) {
-    if (!L->in->args || param < 0 || param >= L->in->def->nparams) return 0;
-    const tack_arg *a = &L->in->args[param];
-    if (a->kind != TACK_ARG_ARRAY || a->is_texture || tack_width_rows(a->vec_width)) return 0;
-    return a->ndim - (vec_width_of(L, param) ? 1 : 0) > nprefix;
-}
-
 /* A device function's parameter given a row (`dist(c[i], c[j])`, where the
  * function indexes it) or a row or local array the caller holds by name:
  * bound in the callee's scope to the same array, a row's indices evaluated
@@ -210,8 +197,7 @@ int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *
     while (root->kind == EX_SUBSCRIPT) root = root->a;
     const func_def *d = L->sc->def;
     if (v.scratch < 0 && (root->kind != EX_NAME || !d ||
-                          lower_widest_index(d->body, d->nbody, root->name) <= v.nprefix) &&
-        !row_of_argument(L, v.param, v.nprefix))
+                          lower_widest_index(d->body, d->nbody, root->name) <= v.nprefix))
         return 1;
     if (scope_bind(L, callee, pname, BIND_ROW, v.scratch >= 0 ? v.scratch : v.param)) return -1;
     binding *bound = &callee->binds[callee->nbinds - 1];
