@@ -594,7 +594,8 @@ int mat_is_value_subscript(lowerer *L, const expr *e) {
     const expr *a = e->a;
     if (a->kind == EX_NAME) {
         const binding *bound = scope_find(L->sc, a->name);
-        return bound && bound->kind == BIND_VECTOR;
+        /* a vector local, or a finished vector reduction (c[0] after the loop) */
+        return bound && (bound->kind == BIND_VECTOR || (bound->kind == BIND_FINISHED && bound->width));
     }
     if (a->kind == EX_CALL || a->kind == EX_BINOP || a->kind == EX_UNARY || a->kind == EX_IFEXP ||
         (a->kind == EX_ATTR && !strcmp(a->name, "T")))

@@ -1,0 +1,189 @@
+"""Issue 27: vectors, matrices and complex numbers as values the compiler
+reduces and stores whole, against NumPy on every device.
+
+- Reductions of vectors, matrices and complex numbers over the parallel
+  loop (`c = tack.vec3d(); c += p[i]`): one scalar reduction per component,
+  the value read whole after the loop or in a later loop.
+"""
+import numpy as np
+import pytest
+
+import tack
+
+pytestmark = pytest.mark.every_device
+
+
+# ---- reductions of vectors, matrices and complex numbers ----------------
+
+@tack.kernel
+def vec_sum(p, out, centred):
+    c = tack.vec3d()
+    d = tack.vec3d(1.0, 2.0, -3.0)
+    for i in range(p.shape[0]):
+        c += p[i]
+        d -= p[i] * 2.0
+    out[0] = c
+    out[1] = d
+    for i in range(p.shape[0]):             # read whole in a later loop
+        centred[i] = p[i] - c / p.shape[0]
+
+
+def test_vector_sum_and_difference(device):
+    rng = np.random.default_rng(1)
+    p = rng.normal(size=(1000, 3))
+    pa = tack.array(p, dtype=tack.vec3d, device=device)
+    oa = tack.zeros(2, dtype=tack.vec3d, device=device)
+    ca = tack.zeros(1000, dtype=tack.vec3d, device=device)
+    vec_sum(pa, oa, ca)
+    got = oa.numpy()
+    np.testing.assert_allclose(got[0], p.sum(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], np.array([1.0, 2.0, -3.0]) - 2 * p.sum(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ca.numpy(), p - p.mean(0), rtol=1e-12, atol=1e-12)
+
+
+@tack.kernel
+def vec_extremes(p, out):
+    lo = tack.vec3f(1e30, 1e30, 1e30)
+    hi = tack.vec3f(-1e30, -1e30, -1e30)
+    for i in range(p.shape[0]):
+        lo = tack.min(lo, p[i])
+        hi = max(hi, p[i])
+    out[0] = lo
+    out[1] = hi
+
+
+def test_vector_min_max(device):
+    rng = np.random.default_rng(2)
+    p = rng.normal(size=(777, 3)).astype(np.float32)
+    out = tack.zeros(2, dtype=tack.vec3f, device=device)
+    vec_extremes(tack.array(p, dtype=tack.vec3f, device=device), out)
+    got = out.numpy()
+    np.testing.assert_array_equal(got[0], p.min(0))
+    np.testing.assert_array_equal(got[1], p.max(0))
+
+
+@tack.kernel
+def int_vec_bits(p, out):
+    ors = tack.vec2i()
+    count = tack.vec2i(5, 0)
+    for i in range(p.shape[0]):
+        ors |= p[i]
+        count += 1                          # a scalar is added to every component
+    out[0] = ors
+    out[1] = count
+
+
+def test_integer_vector_reductions(device):
+    rng = np.random.default_rng(3)
+    p = rng.integers(0, 1 << 20, size=(300, 2)).astype(np.int32)
+    out = tack.zeros(2, dtype=tack.vec2i, device=device)
+    int_vec_bits(tack.array(p, dtype=tack.vec2i, device=device), out)
+    got = out.numpy()
+    np.testing.assert_array_equal(got[0], np.bitwise_or.reduce(p, axis=0))
+    np.testing.assert_array_equal(got[1], [305, 300])
+
+
+@tack.kernel
+def complex_sum(z, w, out):
+    c = 0j
+    d = complex(1.0, -2.0)
+    for i in range(z.shape[0]):
+        c += z[i] * w[i]
+        d -= z[i]
+        d -= 0.5                            # a real value, to the real part
+    out[0] = c
+    out[1] = d
+
+
+@pytest.mark.parametrize("dt,tol", [(np.complex128, 1e-10), (np.complex64, 1e-3)])
+def test_complex_sum(device, dt, tol):
+    rng = np.random.default_rng(4)
+    n = 500
+    z = (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dt)
+    w = (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dt)
+    out = np.zeros(2, dtype=dt)
+    complex_sum(z, w, out)
+    want = np.array([(z.astype(complex) * w).sum(), 1 - 2j - z.astype(complex).sum() - 0.5 * n])
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+
+
+@tack.kernel
+def mat_sum(F, out, scaled):
+    m = tack.mat22d()
+    lo = tack.mat22d(9.0, 9.0, 9.0, 9.0)
+    for i in range(F.shape[0]):
+        m += F[i]
+        lo = tack.min(lo, F[i])
+    out[0] = m
+    out[1] = lo
+    for i in range(F.shape[0]):
+        scaled[i] = F[i] @ m
+
+
+def test_matrix_sum(device):
+    rng = np.random.default_rng(5)
+    F = rng.normal(size=(400, 2, 2))
+    out = tack.zeros(2, dtype=tack.mat22d, device=device)
+    scaled = tack.zeros(400, dtype=tack.mat22d, device=device)
+    mat_sum(tack.array(F, dtype=tack.mat22d, device=device), out, scaled)
+    got = out.numpy()
+    np.testing.assert_allclose(got[0], F.sum(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], np.minimum(F.min(0), 9.0))
+    np.testing.assert_allclose(scaled.numpy(), F @ F.sum(0), rtol=1e-12, atol=1e-12)
+
+
+@tack.kernel
+def mat33_sum(F, out):
+    m = tack.mat33f()
+    for i in range(F.shape[0]):
+        m += F[i].transpose()
+    out[0] = m
+
+
+def test_matrix33_sum_f32(device):
+    rng = np.random.default_rng(6)
+    F = rng.normal(size=(256, 3, 3)).astype(np.float32)
+    out = tack.zeros(1, dtype=tack.mat33f, device=device)
+    mat33_sum(tack.array(F, dtype=tack.mat33f, device=device), out)
+    np.testing.assert_allclose(out.numpy()[0], F.sum(0).T, rtol=1e-4, atol=1e-4)
+
+
+@tack.kernel
+def vec_parts(p):
+    c = tack.vec3d()
+    for i in range(p.shape[0]):
+        c += p[i]
+    return c[0], c.y, float(c[2])
+
+
+@tack.kernel
+def complex_parts(z):
+    c = 0j
+    for i in range(z.shape[0]):
+        c += z[i]
+    return c.real, c.imag
+
+
+def test_returning_components(device):
+    rng = np.random.default_rng(7)
+    p = rng.normal(size=(50, 3))
+    got = vec_parts(tack.array(p, dtype=tack.vec3d, device=device))
+    np.testing.assert_allclose(got, p.sum(0), rtol=1e-12)
+    z = rng.normal(size=20) + 1j * rng.normal(size=20)
+    re, im = complex_parts(z)
+    assert abs(complex(re, im) - z.sum()) < 1e-12
+
+
+@tack.kernel
+def empty_range(p, out):
+    c = tack.vec3d(1.0, 2.0, 3.0)
+    for i in range(p.shape[0]):
+        c += p[i]
+    out[0] = c
+
+
+def test_no_iterations_keep_the_start(device):
+    p = np.zeros((0, 3))
+    out = tack.zeros(1, dtype=tack.vec3d, device=device)
+    empty_range(tack.array(p, dtype=tack.vec3d, device=device), out)
+    np.testing.assert_array_equal(out.numpy()[0], [1.0, 2.0, 3.0])
