@@ -187,3 +187,114 @@ def test_no_iterations_keep_the_start(device):
     out = tack.zeros(1, dtype=tack.vec3d, device=device)
     empty_range(tack.array(p, dtype=tack.vec3d, device=device), out)
     np.testing.assert_array_equal(out.numpy()[0], [1.0, 2.0, 3.0])
+
+
+def _refused(src_fn, *args):
+    with pytest.raises(tack.CompileError) as e:
+        src_fn(*args)
+    return str(e.value)
+
+
+@tack.kernel
+def ret_vec(p):
+    c = tack.vec3d()
+    for i in range(p.shape[0]):
+        c += p[i]
+    return c
+
+
+@tack.kernel
+def ret_cx(z):
+    c = 0j
+    for i in range(z.shape[0]):
+        c += z[i]
+    return c
+
+
+@tack.kernel
+def start_not_constant(p, out):
+    c = tack.vec3d(p.shape[0], 0.0, 0.0)
+    for i in range(p.shape[0]):
+        c += p[i]
+    out[0] = c
+
+
+@tack.kernel
+def cx_min(z, out):
+    c = 0j
+    for i in range(z.shape[0]):
+        c = tack.min(c, z[i])
+    out[0] = c
+
+
+@tack.kernel
+def mat_product(F, out):
+    m = tack.mat22d(1.0, 0.0, 0.0, 1.0)
+    for i in range(F.shape[0]):
+        m *= F[i]
+    out[0] = m
+
+
+@tack.kernel
+def wrong_shape(p, out):
+    c = tack.vec2d()
+    for i in range(p.shape[0]):
+        c += p[i]
+    out[0] = c
+
+
+@tack.kernel
+def part_write(p, out):
+    c = tack.vec3d()
+    for i in range(p.shape[0]):
+        c += p[i]
+        c.x = 0.0
+    out[0] = c
+
+
+@tack.kernel
+def too_many(F, p, out, outp):
+    m = tack.mat44d()
+    c = tack.vec3d()
+    for i in range(F.shape[0]):
+        m += F[i]
+        c += p[i]
+    out[0] = m
+    outp[0] = c
+
+
+@tack.kernel
+def mat_scalar(F, out):
+    m = tack.mat22d()
+    for i in range(F.shape[0]):
+        m += 1.0
+    out[0] = m
+
+
+@pytest.mark.cpu_only
+def test_refusals_name_the_reduction_and_line(device):
+    p = tack.array(np.zeros((4, 3)), dtype=tack.vec3d)
+    o3 = tack.zeros(1, dtype=tack.vec3d)
+    z = np.zeros(4, dtype=complex)
+    oz = np.zeros(1, dtype=complex)
+    F = tack.array(np.zeros((4, 2, 2)), dtype=tack.mat22d)
+    o22 = tack.zeros(1, dtype=tack.mat22d)
+    m = _refused(ret_vec, p)
+    assert "returns 'c', a 3-component vector" in m and "out[0] = c" in m and "c[0], c[1]" in m
+    m = _refused(ret_cx, z)
+    assert "'c', a complex number" in m and "c.real, c.imag" in m
+    m = _refused(start_not_constant, p, o3)
+    assert "reduction 'c'" in m and "constant in every component" in m
+    m = _refused(cx_min, z, oz)
+    assert "complex number" in m and "+= or -=" in m
+    m = _refused(mat_product, F, o22)
+    assert "'*=' is not reduced" in m
+    m = _refused(wrong_shape, p, tack.zeros(1, dtype=tack.vec2d))
+    assert "reduction 'c' is a 2-component vector and cannot be combined with a 3-component" in m
+    m = _refused(part_write, p, o3)
+    assert "a part of it cannot be assigned inside the loop" in m and "c.x = 0.0" in m
+    F4 = tack.array(np.zeros((4, 4, 4)), dtype=tack.mat44d)
+    m = _refused(too_many, F4, p, tack.zeros(1, dtype=tack.mat44d), o3)
+    assert "reduction 'c' is a 3-component vector, which takes 3" in m
+    m = _refused(mat_scalar, F, o22)
+    assert "2x2 matrix and cannot be combined with a scalar" in m
