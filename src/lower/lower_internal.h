@@ -242,6 +242,14 @@ int dyn_flat_position(lowerer *L, ir_block *b, int rows, int width, const expr *
 ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub);
 int dyn_assign(lowerer *L, ir_block *b, const binding *bound, const expr *sub, ir_expr *value,
                const stmt *at);
+/* The one writer of an array element's components at run-time indices:
+ * x[i][k], x[i][r, c] (a scalar) and x[i][r] (a row, a vector of the
+ * matrix's width), element x[i] being `base` of parameter p and sub the
+ * last subscript.  Per component the position may name, under its test,
+ * a store (aop < 0) or an atomic aop.  value NULL: lowered from at's value
+ * after the element's indices. */
+int dyn_write_element(lowerer *L, ir_block *b, const expr *base, int p, const expr *sub,
+                      ir_expr *value, int aop, const stmt *at);
 /* `x[i].x op= v`: the atomic form, one IR_ATOMIC on the component, into b. */
 int mat_component_update(lowerer *L, ir_block *b, const stmt *s, ir_atomic_op aop);
 ir_expr *mat_matmul(lowerer *L, ir_expr *a, ir_expr *b, const expr *at);

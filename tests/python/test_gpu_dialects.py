@@ -49,6 +49,7 @@ from test_transforms import apply as transform_apply
 from test_big_vectors import arith as big_arith, components as big_components
 from test_inner_loop_bounds import strided_conv
 from test_access_checks import histogram as checked_histogram, local_lookup as checked_local
+from test_issue27_values import matrix_rows, vec_extremes, complex_sum as complex_reduction
 
 
 def _cases():
@@ -178,6 +179,15 @@ def _cases():
                 (tack.zeros((4,), dtype=tack.vector(7, tack.f32)), 7,
                  tack.zeros((4,), dtype=tack.vector(8, tack.f32)), z(4, np.float32),
                  z(4, np.float32)), False))
+    # Issue 27: whole matrix rows at run-time indices (stores and atomics
+    # per component), and reductions of vectors and complex numbers.
+    out.append(("matrix_rows_runtime", matrix_rows,
+                (tack.zeros((4,), dtype=tack.mat33f), tack.zeros((4,), dtype=tack.vec3f), 1,
+                 z(4, np.int32), tack.zeros((4,), dtype=tack.mat33f)), False))
+    out.append(("vector_reductions", vec_extremes,
+                (tack.zeros((4,), dtype=tack.vec3f), tack.zeros((2,), dtype=tack.vec3f)), False))
+    out.append(("complex_reductions_c64", complex_reduction,
+                (z(4, np.complex64), z(4, np.complex64), z(2, np.complex64)), False))
     out.append(("tuple_results", tuple_results,
                 (z(4, np.float32), z(4, np.float32), tack.zeros((4,), dtype=tack.vec2f)), False))
     return out

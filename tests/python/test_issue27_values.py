@@ -298,3 +298,85 @@ def test_refusals_name_the_reduction_and_line(device):
     assert "reduction 'c' is a 3-component vector, which takes 3" in m
     m = _refused(mat_scalar, F, o22)
     assert "2x2 matrix and cannot be combined with a scalar" in m
+
+
+# ---- whole matrix rows at run-time indices ------------------------------
+
+@tack.kernel
+def matrix_rows(x, rows, r, owner, acc):
+    for i in range(rows.shape[0]):
+        x[i][r] = rows[i]
+        x[i][(r + 1) % 3] += rows[i] * 0.5     # the iteration's own element: plain
+        acc[owner[i]][r] += rows[i]            # shared elements: atomic per component
+        acc[owner[i]][-1] -= rows[i] * 2.0
+
+
+def _rows_reference(x, rows, r, owner, acc):
+    x, acc = x.copy(), acc.copy()
+    for i in range(rows.shape[0]):
+        if -3 <= r < 3:
+            x[i][r] = rows[i]
+        x[i][(r + 1) % 3] += rows[i] * 0.5
+        if -3 <= r < 3:
+            acc[owner[i]][r] += rows[i]
+        acc[owner[i]][-1] -= rows[i] * 2.0
+    return x, acc
+
+
+@pytest.mark.parametrize("r", [0, 1, 2, -2, 3])
+def test_matrix_rows_at_runtime_indices(device, r):
+    rng = np.random.default_rng(10 + r)
+    n = 64
+    x0 = rng.normal(size=(n, 3, 3)).astype(np.float32)
+    rows = rng.normal(size=(n, 3)).astype(np.float32)
+    owner = rng.integers(0, 4, size=n).astype(np.int32)
+    acc0 = rng.normal(size=(4, 3, 3)).astype(np.float32)
+    x = tack.array(x0, dtype=tack.mat33f, device=device)
+    acc = tack.array(acc0, dtype=tack.mat33f, device=device)
+    matrix_rows(x, tack.array(rows, dtype=tack.vec3f, device=device), r,
+                tack.array(owner, device=device), acc)
+    want_x, want_acc = _rows_reference(x0, rows, r, owner, acc0)
+    np.testing.assert_allclose(x.numpy(), want_x, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(acc.numpy(), want_acc, rtol=1e-4, atol=1e-4)
+
+
+@tack.kernel
+def rows_of_mat44(x, rows, r):
+    for i in range(x.shape[0]):
+        x[i][r] += rows[i]
+
+
+def test_matrix44_row_update_f64(device):
+    rng = np.random.default_rng(20)
+    x0 = rng.normal(size=(9, 4, 4))
+    rows = rng.normal(size=(9, 4))
+    x = tack.array(x0, dtype=tack.mat44d, device=device)
+    rows_of_mat44(x, tack.array(rows, dtype=tack.vec4d, device=device), 3)
+    want = x0.copy()
+    want[:, 3] += rows
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-12)
+
+
+@tack.kernel
+def row_too_short(x, rows, r):
+    for i in range(x.shape[0]):
+        x[i][r] = rows[i]
+
+
+@tack.kernel
+def row_update_scalar(x, r):
+    for i in range(x.shape[0]):
+        x[i][r] += 1.0
+
+
+@pytest.mark.cpu_only
+def test_row_of_the_wrong_width_is_refused(device):
+    x = tack.zeros(2, dtype=tack.mat33f)
+    with pytest.raises(tack.CompileError) as e:
+        row_too_short(x, tack.zeros(2, dtype=tack.vec2f), 1)
+    assert "a row of a 3x3 matrix takes a 3-component vector, not a 2-component vector" in str(e.value)
+    assert "x[i][r] = rows[i]" in str(e.value)         # names the line
+    with pytest.raises(tack.CompileError) as e:
+        row_update_scalar(x, 1)
+    assert "takes a 3-component vector, not a scalar" in str(e.value)
+    assert "x[i][r] += 1.0" in str(e.value)
