@@ -380,3 +380,17 @@ def test_row_of_the_wrong_width_is_refused(device):
         row_update_scalar(x, 1)
     assert "takes a 3-component vector, not a scalar" in str(e.value)
     assert "x[i][r] += 1.0" in str(e.value)
+
+
+@pytest.mark.cpu_only
+def test_cuda_ptx_of_rows_and_reductions(device):
+    """ptxas accepts the CUDA code of run-time rows and of vector, matrix and
+    complex reductions (the other dialects: test_gpu_dialects.py)."""
+    from test_cuda import check_ptx
+    check_ptx(matrix_rows, tack.zeros(4, dtype=tack.mat33f), tack.zeros(4, dtype=tack.vec3f), 1,
+              np.zeros(4, np.int32), tack.zeros(4, dtype=tack.mat33f))
+    check_ptx(vec_extremes, tack.zeros(4, dtype=tack.vec3f), tack.zeros(2, dtype=tack.vec3f))
+    check_ptx(mat_sum, tack.zeros(4, dtype=tack.mat22d), tack.zeros(2, dtype=tack.mat22d),
+              tack.zeros(4, dtype=tack.mat22d))
+    c = np.zeros(4, np.complex128)
+    check_ptx(complex_sum, c, c, np.zeros(2, np.complex128))
