@@ -33,8 +33,9 @@ typedef struct tmpl_node {
     const char *field_path; /* "" or "inner": the attributes from there */
 } tmpl_node;
 
-/* Components of the largest vector or matrix value (mat44). */
-#define MAX_COMPONENTS 16
+/* Components of the largest vector or matrix value (16x16,
+ * tack.matrix(16, 16, dtype)). */
+#define MAX_COMPONENTS 256
 
 typedef struct binding {
     const char *name;
@@ -214,7 +215,8 @@ int cx_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr 
  * with dim = rows.  mat_call handles tack.mat*, tack.identity, outer,
  * determinant, inverse (kind: MAT_*); mat_matmul a @ b. */
 enum { MAT_CONSTRUCT, MAT_IDENTITY, MAT_OUTER, MAT_DETERMINANT, MAT_INVERSE };
-int mat_function(const char *leaf, int *rows, ir_type *component); /* MAT_*, or -1 */
+/* MAT_*, or -1; a constructor's shape in *rows: rows + 256 * cols (cols 0: square) */
+int mat_function(const char *leaf, int *rows, ir_type *component);
 ir_expr *mat_call(lowerer *L, int which, int rows, ir_type component, ir_expr **args, int n,
                   const expr *call);
 ir_expr *mat_identity(lowerer *L, int n, ir_type component, const expr *at);

@@ -42,6 +42,16 @@ int mat_function(const char *leaf, int *rows, ir_type *component) {
         *component = leaf[5] == 'f' ? TACK_F32 : TACK_F64;
         return MAT_CONSTRUCT;
     }
+    /* "mat8x12f": a tack.matrix(8, 12, tack.f32) alias called in a kernel */
+    int r, c, used = 0;
+    char kind = 0;
+    if (sscanf(leaf, "mat%dx%d%c%n", &r, &c, &kind, &used) == 3 && !leaf[used] &&
+        (kind == 'f' || kind == 'd') && r >= 2 && r <= TACK_MAX_MAT_SIDE && c >= 2 &&
+        c <= TACK_MAX_MAT_SIDE) {
+        *rows = r + 256 * c;
+        *component = kind == 'f' ? TACK_F32 : TACK_F64;
+        return MAT_CONSTRUCT;
+    }
     if (!strcmp(leaf, "identity")) return MAT_IDENTITY;
     if (!strcmp(leaf, "outer")) return MAT_OUTER;
     if (!strcmp(leaf, "determinant")) return MAT_DETERMINANT;
@@ -50,9 +60,9 @@ int mat_function(const char *leaf, int *rows, ir_type *component) {
 }
 
 /* tack.matNNx(): zero; (s00, s01, ...) row by row; (row0, row1, ...). */
-static ir_expr *construct(lowerer *L, int rows, ir_type comp, ir_expr **args, int n,
+static ir_expr *construct(lowerer *L, int shape, ir_type comp, ir_expr **args, int n,
                           const expr *at) {
-    int cols = rows, total = rows * cols;
+    int rows = shape % 256, cols = shape / 256 ? shape / 256 : rows, total = rows * cols;
     ir_expr *out = mat_new(L, rows, cols, at);
     if (!out) return NULL;
     for (int i = 0; i < n; i++)
