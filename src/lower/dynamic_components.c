@@ -83,16 +83,20 @@ int dyn_flat_position(lowerer *L, ir_block *b, int rows, int width, const expr *
     return flat_position(L, b, rows, width, sub, count);
 }
 
-/* Component `first + k` of the components comps[] where the flat position
- * in local `flat` is `first`, a multiple of `step` below `width`; 0 when it
- * is none of them. */
-static ir_expr *pick(lowerer *L, const int *comps, int width, int step, int flat, int k,
-                     const expr *at) {
-    ir_expr *x = lower_ival(L, 0, at);
+/* local = component `first + k` of the components comps[] where the flat
+ * position in local `flat` is `first`, a multiple of `step` below `width`;
+ * 0 when it is none of them.  One select per assignment, in sequence, not
+ * one nested expression: a 16x16 matrix's chain of 256 would nest past
+ * what C compilers take (OpenCL C's 256 brackets). */
+static int pick(lowerer *L, ir_block *b, int local, const int *comps, int width, int step, int flat,
+                int k, const expr *at) {
+    if (lower_set_local(L, b, local, lower_ival(L, 0, at), at)) return -1;
     for (int first = width - step; first >= 0; first -= step)
-        x = lower_sel(L, lower_bin(L, OP_EQ, rd(L, flat, at), lower_ival(L, first, at), at),
-                      rd(L, comps[first + k], at), x, at);
-    return x;
+        if (lower_set_local(L, b, local,
+                            lower_sel(L, lower_bin(L, OP_EQ, rd(L, flat, at), lower_ival(L, first, at), at),
+                                      rd(L, comps[first + k], at), rd(L, local, at), at), at))
+            return -1;
+    return 0;
 }
 
 static int components_of(const ir_expr *v, int *comps) {
@@ -124,8 +128,7 @@ ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub) {
             lower_oom(L);
             return NULL;
         }
-        if (lower_set_local(L, body, result, pick(L, comps, width, 1, flat, 0, sub), sub))
-            return NULL;
+        if (pick(L, body, result, comps, width, 1, flat, 0, sub)) return NULL;
         x->body = body;
         x->index = result;
         x->inline_id = L->f->ninlines++;
@@ -135,9 +138,7 @@ ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub) {
     if (!row) return NULL;
     *row->body = *body;
     for (int k = 0; k < count; k++)
-        if (lower_set_local(L, row->body, row->args[k]->index, pick(L, comps, width, cols, flat, k, sub),
-                            sub))
-            return NULL;
+        if (pick(L, row->body, row->args[k]->index, comps, width, cols, flat, k, sub)) return NULL;
     return row;
 }
 

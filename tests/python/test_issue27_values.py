@@ -394,3 +394,118 @@ def test_cuda_ptx_of_rows_and_reductions(device):
               tack.zeros(4, dtype=tack.mat22d))
     c = np.zeros(4, np.complex128)
     check_ptx(complex_sum, c, c, np.zeros(2, np.complex128))
+
+
+# ---- matrices of up to 16 x 16 -------------------------------------------
+
+M16D = tack.matrix(16, 16, tack.f64)
+M3x16F = tack.matrix(3, 16, tack.f32)
+
+
+@tack.kernel
+def big_matrix_ops(a, b, v, s, prod, tr, comb, el, mv, r, c):
+    for i in range(a.shape[0]):
+        x = a[i]
+        y = b[i]
+        prod[i] = x @ y
+        tr[i] = x.transpose()
+        comb[i] = x + y * s - 2.0 * x
+        el[i] = x[r, c] + y[0, 1] + x[-1, -1]
+        mv[i] = x @ v[i]
+
+
+@pytest.mark.parametrize("n", [5, 8, 16])
+@pytest.mark.parametrize("dt,tol", [(np.float64, 1e-11), (np.float32, 1e-4)])
+def test_square_matrix_operators(device, n, dt, tol):
+    rng = np.random.default_rng(n)
+    m = 4
+    MT = tack.matrix(n, n, dt)
+    VT = tack.vector(n, dt)
+    assert MT.width == n * n and MT.numpy == np.dtype((dt, (n, n)))
+    a = rng.normal(size=(m, n, n)).astype(dt)
+    b = rng.normal(size=(m, n, n)).astype(dt)
+    v = rng.normal(size=(m, n)).astype(dt)
+    prod, tr, comb = (tack.zeros(m, dtype=MT, device=device) for _ in range(3))
+    el = tack.zeros(m, dtype=dt, device=device)
+    mv = tack.zeros(m, dtype=VT, device=device)
+    r, c = 2, n - 2
+    big_matrix_ops(tack.array(a, dtype=MT, device=device), tack.array(b, dtype=MT, device=device),
+                   tack.array(v, dtype=VT, device=device), 1.5, prod, tr, comb, el, mv, r, c)
+    assert prod.numpy().shape == (m, n, n)
+    np.testing.assert_allclose(prod.numpy(), a @ b, rtol=tol, atol=tol * n)
+    np.testing.assert_array_equal(tr.numpy(), a.transpose(0, 2, 1))
+    np.testing.assert_allclose(comb.numpy(), a + b * 1.5 - 2 * a, rtol=tol, atol=tol)
+    np.testing.assert_allclose(el.numpy(), a[:, r, c] + b[:, 0, 1] + a[:, -1, -1], rtol=tol, atol=tol)
+    np.testing.assert_allclose(mv.numpy(), np.einsum("mij,mj->mi", a, v), rtol=tol, atol=tol * n)
+
+
+@tack.kernel
+def rect_ops(a, b, out, t, built, k):
+    for i in range(a.shape[0]):
+        x = a[i]                      # 3 x 16
+        out[i] = x @ b[i]             # (3 x 16) @ (16 x 5) = 3 x 5
+        t[i] = b[i].transpose() * 0.5  # 5 x 16
+        z = M3x16F()
+        for j in range(16):           # element stores at loop indices
+            z[0, j] = x[0, j] + 1.0
+            z[2, j] = float(j)
+        z[1, k] = -1.0                # a run-time index
+        built[i] = z
+
+
+def test_rectangular_matrices(device):
+    rng = np.random.default_rng(30)
+    m = 3
+    B = tack.matrix(16, 5, tack.f32)
+    a = rng.normal(size=(m, 3, 16)).astype(np.float32)
+    b = rng.normal(size=(m, 16, 5)).astype(np.float32)
+    out = tack.zeros(m, dtype=tack.matrix(3, 5, tack.f32), device=device)
+    t = tack.zeros(m, dtype=tack.matrix(5, 16, tack.f32), device=device)
+    built = tack.zeros(m, dtype=M3x16F, device=device)
+    rect_ops(tack.array(a, dtype=M3x16F, device=device), tack.array(b, dtype=B, device=device),
+             out, t, built, 11)
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(t.numpy(), b.transpose(0, 2, 1) * 0.5)
+    want = np.zeros((m, 3, 16), np.float32)
+    want[:, 0] = a[:, 0] + 1
+    want[:, 2] = np.arange(16)
+    want[:, 1, 11] = -1
+    np.testing.assert_array_equal(built.numpy(), want)
+
+
+@tack.kernel
+def copy_matrices(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 1.0
+
+
+@pytest.mark.cpu_only
+def test_matrix_shapes_never_share_a_variant(device):
+    """The width code fits the variant key's byte and names the shape: a
+    16-column matrix, a 16-row one, 16x16 and the matrices whose codes their
+    nibbles could be confused with (and vectors of the same component count)
+    each get a variant of their own."""
+    shapes = [(2, 16), (16, 2), (16, 16), (4, 8), (8, 4), (3, 16), (16, 3), (2, 2), (16, 12),
+              (12, 16), (15, 15), (8, 2)]
+    codes = set()
+    for r, c in shapes:
+        MT = tack.matrix(r, c, tack.f32)
+        a = np.arange(2 * r * c, dtype=np.float32).reshape(2, r, c)
+        out = tack.zeros(2, dtype=MT)
+        copy_matrices(tack.array(a, dtype=MT), out)
+        np.testing.assert_array_equal(out.numpy(), a)
+        assert out.numpy().shape == (2, r, c)
+        assert repr(MT) == ("tack.mat%d%df" % (r, c) if r == c <= 4 else
+                            "tack.matrix(%d, %d, tack.f32)" % (r, c))
+    keys = copy_matrices.variants()
+    for k in keys:
+        codes.add(tuple(sorted(dict(k.vec_sig).items())))
+    assert len(keys) == len(shapes) and len(codes) == len(shapes)
+    # complex numbers keep a code of their own too
+    assert tack.matrix(3, 3, tack.f32) is tack.mat33f
+    with pytest.raises(ValueError, match="2-16"):
+        tack.matrix(17, 2, tack.f32)
+    with pytest.raises(ValueError, match="2-16"):
+        tack.matrix(4, 1, tack.f64)
+    with pytest.raises(TypeError, match="f32 or f64"):
+        tack.matrix(4, 4, tack.i32)
