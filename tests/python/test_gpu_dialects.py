@@ -49,7 +49,8 @@ from test_transforms import apply as transform_apply
 from test_big_vectors import arith as big_arith, components as big_components
 from test_inner_loop_bounds import strided_conv
 from test_access_checks import histogram as checked_histogram, local_lookup as checked_local
-from test_issue27_values import matrix_rows, vec_extremes, complex_sum as complex_reduction
+from test_issue27_values import (big_matrix_ops, matrix_rows, vec_extremes,
+                                 complex_sum as complex_reduction)
 
 
 def _cases():
@@ -188,6 +189,11 @@ def _cases():
                 (tack.zeros((4,), dtype=tack.vec3f), tack.zeros((2,), dtype=tack.vec3f)), False))
     out.append(("complex_reductions_c64", complex_reduction,
                 (z(4, np.complex64), z(4, np.complex64), z(2, np.complex64)), False))
+    m16 = lambda: tack.zeros((2,), dtype=tack.matrix(16, 16, tack.f32))
+    out.append(("matrices_16x16", big_matrix_ops,
+                (m16(), m16(), tack.zeros((2,), dtype=tack.vector(16, tack.f32)), 1.5, m16(), m16(),
+                 m16(), z(2, np.float32), tack.zeros((2,), dtype=tack.vector(16, tack.f32)), 1, 2),
+                False))
     out.append(("tuple_results", tuple_results,
                 (z(4, np.float32), z(4, np.float32), tack.zeros((4,), dtype=tack.vec2f)), False))
     return out

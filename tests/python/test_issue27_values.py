@@ -509,3 +509,26 @@ def test_matrix_shapes_never_share_a_variant(device):
         tack.matrix(4, 1, tack.f64)
     with pytest.raises(TypeError, match="f32 or f64"):
         tack.matrix(4, 4, tack.i32)
+
+
+V8D = tack.vector(8, tack.f64)
+
+
+@tack.kernel
+def long_vector_sum(p, out):
+    c = V8D()
+    hi = V8D(-1e300)
+    for i in range(p.shape[0]):
+        c += p[i]
+        hi = tack.max(hi, p[i])
+    out[0] = c
+    out[1] = hi
+
+
+def test_long_vector_reductions(device):
+    rng = np.random.default_rng(40)
+    p = rng.normal(size=(321, 8))
+    out = tack.zeros(2, dtype=V8D, device=device)
+    long_vector_sum(tack.array(p, dtype=V8D, device=device), out)
+    np.testing.assert_allclose(out.numpy()[0], p.sum(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(out.numpy()[1], p.max(0))
