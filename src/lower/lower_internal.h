@@ -59,7 +59,7 @@ typedef struct binding {
 } binding;
 
 #define MAX_RESULTS 16
-#define MAX_RESULT_LOCALS 64 /* a tuple of vectors and matrices: all their components */
+#define MAX_RESULT_LOCALS (2 * MAX_COMPONENTS) /* a tuple of vectors and matrices: all their components (two 16x16) */
 
 typedef struct scope {
     struct scope *parent;

@@ -75,7 +75,7 @@ ir_expr *vec_new(lowerer *L, int width, const expr *at) {
     }
     ir_expr *v = ir_expr_new(L->f, IR_VECTOR, at->line, at->col);
     ir_block *setup = arena_alloc(&L->f->mem, sizeof *setup);
-    ir_expr **comps = arena_alloc(&L->f->mem, MAX_COMPONENTS * sizeof *comps);
+    ir_expr **comps = arena_alloc(&L->f->mem, (size_t)(width > 0 ? width : 1) * sizeof *comps);
     if (!v || !setup || !comps) {
         lower_oom(L);
         return NULL;

@@ -532,3 +532,28 @@ def test_long_vector_reductions(device):
     long_vector_sum(tack.array(p, dtype=V8D, device=device), out)
     np.testing.assert_allclose(out.numpy()[0], p.sum(0), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(out.numpy()[1], p.max(0))
+
+
+@tack.func
+def sandwich(a, b):
+    return a.transpose() @ b @ a, b[15]
+
+
+@tack.kernel
+def big_device_function(a, b, out, rows):
+    for i in range(a.shape[0]):
+        m, r = sandwich(a[i], b[i])     # a 16x16 matrix and a row back from a function
+        out[i] = m
+        rows[i] = r
+
+
+def test_device_function_returns_16x16(device):
+    rng = np.random.default_rng(50)
+    a = rng.normal(size=(2, 16, 16))
+    b = rng.normal(size=(2, 16, 16))
+    out = tack.zeros(2, dtype=M16D, device=device)
+    rows = tack.zeros(2, dtype=tack.vector(16, tack.f64), device=device)
+    big_device_function(tack.array(a, dtype=M16D, device=device),
+                        tack.array(b, dtype=M16D, device=device), out, rows)
+    np.testing.assert_allclose(out.numpy(), a.transpose(0, 2, 1) @ b @ a, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(rows.numpy(), b[:, 15])
