@@ -13,6 +13,11 @@
  * it back after; each update is an atomic whose old value is unused (on
  * the CPU a chunk-private partial, see backend/cpu/private_atomics.c).
  *
+ * A vector, matrix or complex start (c = tack.vec3d(), m = tack.mat22d(),
+ * z = 0j) is one such reduction per component, each started from its
+ * component of the constructor folded to a constant; the binding lists
+ * them, and after the loop the name reads them back as one value.
+ *
  * Any other name assigned before the loop is a pure expression of the
  * arguments and constants: each use re-lowers its value in place (LLVM
  * hoists what does not change per iteration), so nothing runs before the
@@ -150,8 +155,6 @@ static int pure_expr(lowerer *L, const expr *e) {
     return 1;
 }
 
-/* The constant an initial value folds to: a literal, a constant, a
- * negation or a cast of one.  0, or -1 when it is not constant. */
 /* The value the last assignment to `local` in block b (or a setup it
  * runs) gives it, or NULL: a vector constructor's setup sets each
  * component from a literal, possibly through a temporary. */
@@ -168,8 +171,10 @@ static const ir_expr *assigned_in(const ir_block *b, int local) {
     return found;
 }
 
-/* env: the setup block whose locals a constant may be read through
- * (a vector's start, folded per component), or NULL. */
+/* The constant an initial value folds to: a literal, a constant, a
+ * negation or a cast of one.  0, or -1 when it is not constant.  env: the
+ * setup block whose locals it may be read through (a vector's start,
+ * folded per component), or NULL. */
 static int fold(const ir_block *env, const ir_expr *e, ir_type *t, int64_t *i, double *f) {
     if (!e) return -1;
     if (env && e->kind == IR_LOCAL) return fold(env, assigned_in(env, e->index), t, i, f);

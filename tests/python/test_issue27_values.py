@@ -3,7 +3,12 @@ reduces and stores whole, against NumPy on every device.
 
 - Reductions of vectors, matrices and complex numbers over the parallel
   loop (`c = tack.vec3d(); c += p[i]`): one scalar reduction per component,
-  the value read whole after the loop or in a later loop.
+  the value read whole after the loop or in a later loop; the forms that
+  cannot be reduced refused naming the name and the line.
+- Whole matrix rows at run-time indices: `x[i][r] = row`, `x[i][r] += row`
+  (stores and atomics per component under the test of r).
+- Matrices of 2-16 rows and columns (`tack.matrix(rows, cols, dtype)`):
+  @, transpose, +, scalar *, element access, and a variant per shape.
 """
 import numpy as np
 import pytest
