@@ -540,14 +540,14 @@ def test_long_vector_reductions(device):
 
 
 @tack.func
-def sandwich(a, b):
+def sandwich16(a, b):
     return a.transpose() @ b @ a, b[15]
 
 
 @tack.kernel
 def big_device_function(a, b, out, rows):
     for i in range(a.shape[0]):
-        m, r = sandwich(a[i], b[i])     # a 16x16 matrix and a row back from a function
+        m, r = sandwich16(a[i], b[i])     # a 16x16 matrix and a row back from a function
         out[i] = m
         rows[i] = r
 
@@ -562,3 +562,14 @@ def test_device_function_returns_16x16(device):
                         tack.array(b, dtype=M16D, device=device), out, rows)
     np.testing.assert_allclose(out.numpy(), a.transpose(0, 2, 1) @ b @ a, rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(rows.numpy(), b[:, 15])
+
+
+@pytest.mark.cpu_only
+def test_matrix_dtypes_pickle_and_call(device):
+    import pickle
+    for dt in (tack.matrix(3, 16, tack.f32), tack.matrix(16, 16, tack.f64), tack.mat33f,
+               tack.vector(8, tack.f32)):
+        assert pickle.loads(pickle.dumps(dt)) is dt
+    M = tack.matrix(3, 16, tack.f32)
+    assert M.name == "mat3x16f" and M.itemsize == 3 * 16 * 4 and M.component is tack.f32
+    assert M().shape == (3, 16)

@@ -520,7 +520,21 @@ static PyObject *dtype_get_numpy(PyObject *self, void *closure)
 static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyUnicode_FromString(dtype_py_name((ext_DTypeObject *)self));
+    const ext_DTypeObject *d = (const ext_DTypeObject *)self;
+    int rows = tack_width_rows(d->width), cols = tack_width_cols(d->width);
+    int wide = d->width > EXT_VEC_NAMED_MAX && d->width <= EXT_VEC_MAX;
+    if (wide || (rows && !mat_named(rows, cols))) {
+        /* No module attribute names it: pickled as the call that makes it. */
+        PyObject *mod = PyImport_ImportModule("tack");
+        PyObject *fn = mod ? PyObject_GetAttrString(mod, rows ? "matrix" : "vector") : NULL;
+        Py_XDECREF(mod);
+        if (!fn)
+            return NULL;
+        PyObject *comp = ext_dtype_object(d->t);
+        return rows ? Py_BuildValue("(N(iiO))", fn, rows, cols, comp)
+                    : Py_BuildValue("(N(iO))", fn, d->width, comp);
+    }
+    return PyUnicode_FromString(dtype_py_name(d));
 }
 
 static PyGetSetDef dtype_getset[] = {
