@@ -300,30 +300,44 @@ typedef enum tack_arg_kind {
 
 typedef struct tack_struct tack_struct;
 
-/* tack_arg.vec_width of an array of rows x cols matrices (2-4 each), and
+/* tack_arg.vec_width of an array of rows x cols matrices (2-16 each), and
  * what a vec_width means: components per element (the last storage
- * dimension's extent) and a matrix's rows (0: a vector or a scalar).
- * Vectors have 2-TACK_MAX_VEC_WIDTH components; a matrix's width is above
- * that (the smallest, 2x2, is 0x22). */
+ * dimension's extent) and a matrix's rows and columns (0: a vector or a
+ * scalar).  Vectors have 2-TACK_MAX_VEC_WIDTH components; a matrix's width
+ * is above that and fits a byte (the variant key's): 16 * rows + cols, a
+ * count of 16 written as 1 in the rows' nibble and as 0 in the columns'
+ * (0x33 is 3x3, 0x1c 16x12, 0x40 4x16), and 16x16 is 0x11. */
 #define TACK_MAX_VEC_WIDTH 16
-#define TACK_MAT_WIDTH(rows, cols) (16 * (rows) + (cols))
+#define TACK_MAX_MAT_SIDE 16
+#define TACK_MAT_WIDTH(rows, cols) \
+    ((rows) == 16 && (cols) == 16 ? 0x11 : 16 * ((rows) == 16 ? 1 : (rows)) + ((cols) & 15))
 /* tack_arg.vec_width of an array of complex numbers (NumPy's complex64 and
  * complex128: dtype TACK_F32 or TACK_F64): two components, the real part
- * then the imaginary part, read in kernels as complex values. */
-#define TACK_COMPLEX_WIDTH 0x82
+ * then the imaginary part, read in kernels as complex values.  (Its low
+ * nibble, 1, is no matrix's: a matrix has 2 or more columns.) */
+#define TACK_COMPLEX_WIDTH 0x21
+static inline int tack_width_rows(int vec_width) {
+    if (vec_width <= TACK_MAX_VEC_WIDTH || vec_width == TACK_COMPLEX_WIDTH) return 0;
+    return (vec_width >> 4) == 1 ? 16 : vec_width >> 4;
+}
+static inline int tack_width_cols(int vec_width) {
+    if (!tack_width_rows(vec_width)) return 0;
+    return (vec_width & 15) <= 1 ? 16 : vec_width & 15;
+}
 static inline int tack_width_components(int vec_width) {
     if (vec_width == TACK_COMPLEX_WIDTH) return 2;
-    return vec_width > TACK_MAX_VEC_WIDTH ? (vec_width >> 4) * (vec_width & 15) : vec_width;
+    return tack_width_rows(vec_width) ? tack_width_rows(vec_width) * tack_width_cols(vec_width)
+                                      : vec_width;
 }
-static inline int tack_width_rows(int vec_width) {
-    return vec_width > TACK_MAX_VEC_WIDTH && vec_width != TACK_COMPLEX_WIDTH ? vec_width >> 4 : 0;
-}
-/* A vec_width Tack accepts: 0, 2-16 (tack.vector(n, dtype)), a 2x2, 3x3 or
- * 4x4 matrix's, or TACK_COMPLEX_WIDTH. */
+/* A vec_width Tack accepts: 0, 2-16 (tack.vector(n, dtype)), a matrix's of
+ * 2-16 rows and columns (tack.matrix(rows, cols, dtype)), or
+ * TACK_COMPLEX_WIDTH. */
 static inline int tack_width_valid(int vec_width) {
-    return vec_width == 0 || (vec_width >= 2 && vec_width <= TACK_MAX_VEC_WIDTH) || vec_width == TACK_MAT_WIDTH(2, 2) ||
-           vec_width == TACK_MAT_WIDTH(3, 3) || vec_width == TACK_MAT_WIDTH(4, 4) ||
-           vec_width == TACK_COMPLEX_WIDTH;
+    if (vec_width == 0 || (vec_width >= 2 && vec_width <= TACK_MAX_VEC_WIDTH) ||
+        vec_width == TACK_COMPLEX_WIDTH)
+        return 1;
+    int r = tack_width_rows(vec_width), c = tack_width_cols(vec_width);
+    return vec_width > 0 && vec_width < 256 && r >= 2 && c >= 2 && TACK_MAT_WIDTH(r, c) == vec_width;
 }
 
 typedef struct tack_arg {

@@ -20,7 +20,7 @@ from ._vectorize import vectorize  # noqa: F401  (@tack.vectorize, Numba's ufunc
 from ._tack import (  # noqa: F401
     Array, CompileError, Device, Kernel, Texture3D, dtype, Stream, Event,
     bool_, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16,
-    vector, vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
+    vector, matrix, vec2f, vec3f, vec4f, vec2d, vec3d, vec4d, vec2i, vec3i, vec4i,
     mat22f, mat33f, mat44f, mat22d, mat33d, mat44d,
     complex64, complex128,
     array, asarray, copyto, empty, from_dlpack, zeros,

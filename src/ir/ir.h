@@ -247,7 +247,7 @@ typedef struct ir_site {
  * min(s, v), ...).  It lives in a hidden one-element array parameter that
  * the runtime fills with the initial value before the launch and reads
  * back after it; the loop updates it atomically. */
-#define IR_MAX_REDUCTIONS 8
+#define IR_MAX_REDUCTIONS 16 /* a mat44 reduction is 16 (one per component) */
 #define IR_MAX_STAGES 8 /* top-level loops in one kernel */
 typedef struct ir_reduction {
     int param;        /* the hidden array */

@@ -501,7 +501,7 @@ static void read_param(reader *rd, ir_param *p) {
     p->index_ndim = ser_get_int(r, 0, TACK_MAX_NDIM);
     p->max_dim_read = ser_get_int(r, -1, TACK_MAX_NDIM - 1);
     p->written = ser_get_int(r, 0, 1);
-    p->vec_width = ser_get_int(r, 0, TACK_COMPLEX_WIDTH);
+    p->vec_width = ser_get_int(r, 0, 255); /* a byte: see TACK_MAT_WIDTH */
     if (!tack_width_valid(p->vec_width)) ser_fail(r);
     p->sampled = ser_get_int(r, 0, 1);
     p->type = get_type(rd);

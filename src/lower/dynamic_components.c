@@ -8,6 +8,7 @@
  * component.  Indices count from the end when negative, as in NumPy; an
  * index outside the vector reads 0 and a store there changes nothing (no
  * memory is touched either way). */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower_internal.h"
@@ -82,16 +83,20 @@ int dyn_flat_position(lowerer *L, ir_block *b, int rows, int width, const expr *
     return flat_position(L, b, rows, width, sub, count);
 }
 
-/* Component `first + k` of the components comps[] where the flat position
- * in local `flat` is `first`, a multiple of `step` below `width`; 0 when it
- * is none of them. */
-static ir_expr *pick(lowerer *L, const int *comps, int width, int step, int flat, int k,
-                     const expr *at) {
-    ir_expr *x = lower_ival(L, 0, at);
+/* local = component `first + k` of the components comps[] where the flat
+ * position in local `flat` is `first`, a multiple of `step` below `width`;
+ * 0 when it is none of them.  One select per assignment, in sequence, not
+ * one nested expression: a 16x16 matrix's chain of 256 would nest past
+ * what C compilers take (OpenCL C's 256 brackets). */
+static int pick(lowerer *L, ir_block *b, int local, const int *comps, int width, int step, int flat,
+                int k, const expr *at) {
+    if (lower_set_local(L, b, local, lower_ival(L, 0, at), at)) return -1;
     for (int first = width - step; first >= 0; first -= step)
-        x = lower_sel(L, lower_bin(L, OP_EQ, rd(L, flat, at), lower_ival(L, first, at), at),
-                      rd(L, comps[first + k], at), x, at);
-    return x;
+        if (lower_set_local(L, b, local,
+                            lower_sel(L, lower_bin(L, OP_EQ, rd(L, flat, at), lower_ival(L, first, at), at),
+                                      rd(L, comps[first + k], at), rd(L, local, at), at), at))
+            return -1;
+    return 0;
 }
 
 static int components_of(const ir_expr *v, int *comps) {
@@ -123,8 +128,7 @@ ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub) {
             lower_oom(L);
             return NULL;
         }
-        if (lower_set_local(L, body, result, pick(L, comps, width, 1, flat, 0, sub), sub))
-            return NULL;
+        if (pick(L, body, result, comps, width, 1, flat, 0, sub)) return NULL;
         x->body = body;
         x->index = result;
         x->inline_id = L->f->ninlines++;
@@ -134,9 +138,7 @@ ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub) {
     if (!row) return NULL;
     *row->body = *body;
     for (int k = 0; k < count; k++)
-        if (lower_set_local(L, row->body, row->args[k]->index, pick(L, comps, width, cols, flat, k, sub),
-                            sub))
-            return NULL;
+        if (pick(L, row->body, row->args[k]->index, comps, width, cols, flat, k, sub)) return NULL;
     return row;
 }
 
@@ -168,6 +170,76 @@ int dyn_assign(lowerer *L, ir_block *b, const binding *bound, const expr *sub, i
         ir_expr *hit = lower_bin(L, OP_EQ, rd(L, flat, &where), lower_ival(L, first, &where), &where);
         ir_expr *x = lower_sel(L, hit, rd(L, vals[k], &where), rd(L, bound->comps[j], &where), &where);
         if (lower_set_local(L, b, bound->comps[j], x, &where)) return -1;
+    }
+    return 0;
+}
+
+int dyn_write_element(lowerer *L, ir_block *b, const expr *base, int p, const expr *sub,
+                      ir_expr *value, int aop, const stmt *at) {
+    const expr where = {.line = at->line, .col = at->col};
+    int width = vec_width_of(L, p), rows = mat_rows_of(L, p), count, n;
+    int cols = rows ? width / rows : width;
+    int flat = flat_position(L, b, rows, width, sub, &count);
+    if (flat < 0) return -1;
+    ir_expr **idx = lower_indices(L, base, &p, &n);
+    if (!idx) return -1;
+    if (!value && !(value = lower_expr(L, at->value))) return -1;
+    const expr *vat = at->value ? at->value : &where;
+    if (count == 1 && vec_is(value)) {
+        ERR(L, vat->line, vat->col, "a component takes a scalar");
+        return -1;
+    }
+    if (count > 1 && (!vec_is(value) || value->dim || value->cplx || value->nargs != count)) {
+        char got[48] = "scalar";
+        if (vec_is(value) && value->cplx) snprintf(got, sizeof got, "complex number");
+        else if (vec_is(value)) vec_shape_name(value, got, sizeof got);
+        ERR(L, vat->line, vat->col, "a row of a %dx%d matrix takes a %d-component vector, not a %s",
+            rows, cols, count, got);
+        return -1;
+    }
+    int vals[MAX_COMPONENTS], itmp[TACK_MAX_NDIM];
+    if (count == 1) {
+        if ((vals[0] = hoist(L, b, value, "c", &where)) < 0) return -1;
+    } else {
+        if (vec_eval(L, b, value)) return -1;
+        components_of(value, vals);
+    }
+    for (int i = 0; i < n; i++)
+        if ((itmp[i] = hoist(L, b, idx[i], "i", &where)) < 0) return -1;
+    L->f->params[p].written = 1;
+    for (int k = 0; k < width; k++) {
+        /* The component k is written when the position names it: a row's
+         * start, or k itself. */
+        int first = count == 1 ? k : k - k % cols;
+        ir_stmt *test = ir_stmt_new(L->f, IR_IF, at->line, at->col);
+        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
+        if (!test || !args) return lower_oom(L);
+        test->value = lower_bin(L, OP_EQ, rd(L, flat, &where), lower_ival(L, first, &where), &where);
+        for (int i = 0; i < n; i++) args[i] = rd(L, itmp[i], &where);
+        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
+        ir_expr *v = rd(L, vals[k - first], &where);
+        ir_stmt *s;
+        if (aop < 0) {
+            s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
+            if (!s) return lower_oom(L);
+            s->index = p;
+            s->indices = args;
+            s->nindices = n + 1;
+            s->value = v;
+        } else {
+            s = ir_stmt_new(L->f, IR_EVAL, at->line, at->col);
+            ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, at->line, at->col);
+            if (!s || !x) return lower_oom(L);
+            x->index = p;
+            x->atomic = (ir_atomic_op)aop;
+            x->dim = 1;
+            x->args = args;
+            x->nargs = n + 1;
+            x->a = v;
+            s->value = x;
+        }
+        if (!test->value || !v || ir_block_push(L->f, &test->body, s) || ir_block_push(L->f, b, test))
+            return lower_oom(L);
     }
     return 0;
 }

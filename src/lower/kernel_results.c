@@ -111,11 +111,18 @@ static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
     }
     case EX_IFEXP: return join(kind_of(L, e->b, w, depth), kind_of(L, e->c, w, depth));
     case EX_CALL: return kind_of_call(L, e, w, depth);
-    case EX_ATTR:
-        if (e->a->kind == EX_NAME && !strcmp(e->a->name, "math")) return K_FLOAT; /* pi, inf... */
-        break;
     case EX_SUBSCRIPT: /* x.shape[k] */
         if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "shape")) return K_INT;
+        /* c[0] of a vector reduction: */
+        /* fall through */
+    case EX_ATTR:
+        if (e->kind == EX_ATTR && e->a->kind == EX_NAME && !strcmp(e->a->name, "math"))
+            return K_FLOAT; /* pi, inf... */
+        if (e->a->kind == EX_NAME) { /* c[k], c.x, z.real of a vector or complex reduction */
+            const binding *b = scope_find(L->sc, e->a->name);
+            if (b && (b->kind == BIND_REDUCTION || b->kind == BIND_FINISHED) && b->width)
+                return of_type(L->f->reductions[b->comps[0]].type);
+        }
         break;
     default: break;
     }

@@ -33,8 +33,9 @@ typedef struct tmpl_node {
     const char *field_path; /* "" or "inner": the attributes from there */
 } tmpl_node;
 
-/* Components of the largest vector or matrix value (mat44). */
-#define MAX_COMPONENTS 16
+/* Components of the largest vector or matrix value (16x16,
+ * tack.matrix(16, 16, dtype)). */
+#define MAX_COMPONENTS 256
 
 typedef struct binding {
     const char *name;
@@ -58,7 +59,7 @@ typedef struct binding {
 } binding;
 
 #define MAX_RESULTS 16
-#define MAX_RESULT_LOCALS 64 /* a tuple of vectors and matrices: all their components */
+#define MAX_RESULT_LOCALS (2 * MAX_COMPONENTS) /* a tuple of vectors and matrices: all their components (two 16x16) */
 
 typedef struct scope {
     struct scope *parent;
@@ -223,7 +224,8 @@ int cx_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr 
  * with dim = rows.  mat_call handles tack.mat*, tack.identity, outer,
  * determinant, inverse (kind: MAT_*); mat_matmul a @ b. */
 enum { MAT_CONSTRUCT, MAT_IDENTITY, MAT_OUTER, MAT_DETERMINANT, MAT_INVERSE };
-int mat_function(const char *leaf, int *rows, ir_type *component); /* MAT_*, or -1 */
+/* MAT_*, or -1; a constructor's shape in *rows: rows + 256 * cols (cols 0: square) */
+int mat_function(const char *leaf, int *rows, ir_type *component);
 ir_expr *mat_call(lowerer *L, int which, int rows, ir_type component, ir_expr **args, int n,
                   const expr *call);
 ir_expr *mat_identity(lowerer *L, int n, ir_type component, const expr *at);
@@ -251,6 +253,14 @@ int dyn_flat_position(lowerer *L, ir_block *b, int rows, int width, const expr *
 ir_expr *dyn_subscript(lowerer *L, ir_expr *v, const expr *sub);
 int dyn_assign(lowerer *L, ir_block *b, const binding *bound, const expr *sub, ir_expr *value,
                const stmt *at);
+/* The one writer of an array element's components at run-time indices:
+ * x[i][k], x[i][r, c] (a scalar) and x[i][r] (a row, a vector of the
+ * matrix's width), element x[i] being `base` of parameter p and sub the
+ * last subscript.  Per component the position may name, under its test,
+ * a store (aop < 0) or an atomic aop.  value NULL: lowered from at's value
+ * after the element's indices. */
+int dyn_write_element(lowerer *L, ir_block *b, const expr *base, int p, const expr *sub,
+                      ir_expr *value, int aop, const stmt *at);
 /* `x[i].x op= v`: the atomic form, one IR_ATOMIC on the component, into b. */
 int mat_component_update(lowerer *L, ir_block *b, const stmt *s, ir_atomic_op aop);
 ir_expr *mat_matmul(lowerer *L, ir_expr *a, ir_expr *b, const expr *at);

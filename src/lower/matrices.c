@@ -42,6 +42,16 @@ int mat_function(const char *leaf, int *rows, ir_type *component) {
         *component = leaf[5] == 'f' ? TACK_F32 : TACK_F64;
         return MAT_CONSTRUCT;
     }
+    /* "mat8x12f": a tack.matrix(8, 12, tack.f32) alias called in a kernel */
+    int r, c, used = 0;
+    char kind = 0;
+    if (sscanf(leaf, "mat%dx%d%c%n", &r, &c, &kind, &used) == 3 && !leaf[used] &&
+        (kind == 'f' || kind == 'd') && r >= 2 && r <= TACK_MAX_MAT_SIDE && c >= 2 &&
+        c <= TACK_MAX_MAT_SIDE) {
+        *rows = r + 256 * c;
+        *component = kind == 'f' ? TACK_F32 : TACK_F64;
+        return MAT_CONSTRUCT;
+    }
     if (!strcmp(leaf, "identity")) return MAT_IDENTITY;
     if (!strcmp(leaf, "outer")) return MAT_OUTER;
     if (!strcmp(leaf, "determinant")) return MAT_DETERMINANT;
@@ -50,9 +60,9 @@ int mat_function(const char *leaf, int *rows, ir_type *component) {
 }
 
 /* tack.matNNx(): zero; (s00, s01, ...) row by row; (row0, row1, ...). */
-static ir_expr *construct(lowerer *L, int rows, ir_type comp, ir_expr **args, int n,
+static ir_expr *construct(lowerer *L, int shape, ir_type comp, ir_expr **args, int n,
                           const expr *at) {
-    int cols = rows, total = rows * cols;
+    int rows = shape % 256, cols = shape / 256 ? shape / 256 : rows, total = rows * cols;
     ir_expr *out = mat_new(L, rows, cols, at);
     if (!out) return NULL;
     for (int i = 0; i < n; i++)
@@ -376,49 +386,12 @@ static int store_components(lowerer *L, ir_block *b, int p, ir_expr **idx, int n
     return 0;
 }
 
-/* x[i][k] = s and x[i][r, c] = s with indices known when the kernel runs:
- * one store per component the position may name, each under its test (a
- * position outside the element stores nothing, as for a local). */
+/* x[i][k] = s, x[i][r, c] = s and x[i][r] = row with indices known when
+ * the kernel runs: dyn_write_element's stores. */
 static int store_dynamic_component(lowerer *L, ir_block *b, const expr *base, int p,
                                    const expr *sub, ir_expr *value, const stmt *at) {
-    const expr where = {.line = at->line, .col = at->col};
-    int width = vec_width_of(L, p), rows = mat_rows_of(L, p), count, n;
-    int flat = dyn_flat_position(L, b, rows, width, sub, &count);
-    if (flat < 0) return -1;
-    if (count != 1) {
-        ERR(L, sub->line, sub->col, "a matrix row stored at a run-time index: store its "
-            "components (x[i][r, c] = s) or the whole matrix");
-        return -1;
-    }
     if (!value) return -1;
-    if (vec_is(value)) {
-        ERR(L, at->line, at->col, "a component takes a scalar");
-        return -1;
-    }
-    ir_expr **idx = lower_indices(L, base, &p, &n);
-    if (!idx) return -1;
-    int itmp[TACK_MAX_NDIM], scalar = lower_temp(L, "c");
-    if (scalar < 0 || lower_set_local(L, b, scalar, value, &where)) return -1;
-    for (int i = 0; i < n; i++)
-        if ((itmp[i] = lower_temp(L, "i")) < 0 || lower_set_local(L, b, itmp[i], idx[i], &where))
-            return -1;
-    L->f->params[p].written = 1;
-    for (int k = 0; k < width; k++) {
-        ir_stmt *test = ir_stmt_new(L->f, IR_IF, at->line, at->col);
-        ir_stmt *s = ir_stmt_new(L->f, IR_STORE, at->line, at->col);
-        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
-        if (!test || !s || !args) return lower_oom(L);
-        test->value = lower_bin(L, OP_EQ, lower_read_local(L, flat, &where), lower_ival(L, k, &where),
-                                &where);
-        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], &where);
-        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, at->line, at->col);
-        s->index = p;
-        s->indices = args;
-        s->nindices = n + 1;
-        s->value = lower_read_local(L, scalar, &where);
-        if (!test->value || push(L, &test->body, s) || push(L, b, test)) return -1;
-    }
-    return 0;
+    return dyn_write_element(L, b, base, p, sub, value, -1, at);
 }
 
 /* The same into a vector or matrix local. */
@@ -594,7 +567,8 @@ int mat_is_value_subscript(lowerer *L, const expr *e) {
     const expr *a = e->a;
     if (a->kind == EX_NAME) {
         const binding *bound = scope_find(L->sc, a->name);
-        return bound && bound->kind == BIND_VECTOR;
+        /* a vector local, or a finished vector reduction (c[0] after the loop) */
+        return bound && (bound->kind == BIND_VECTOR || (bound->kind == BIND_FINISHED && bound->width));
     }
     if (a->kind == EX_CALL || a->kind == EX_BINOP || a->kind == EX_UNARY || a->kind == EX_IFEXP ||
         (a->kind == EX_ATTR && !strcmp(a->name, "T")))
@@ -614,52 +588,13 @@ ir_expr *mat_subscript(lowerer *L, const expr *e) {
     return mat_select(L, v, first, count, e);
 }
 
-/* The atomic form of `x[i][k] op= v` / `x[i][r, c] op= v` with indices
- * known when the kernel runs: one atomic per component the position may
- * name, each under its test, as store_dynamic_component stores. */
+/* The atomic form of `x[i][k] op= v`, `x[i][r, c] op= v` and `x[i][r] op=
+ * row` with indices known when the kernel runs: dyn_write_element's
+ * atomics, the value lowered after the element's indices as a plain
+ * update lowers them. */
 static int dynamic_component_update(lowerer *L, ir_block *b, const stmt *s, int p,
                                     ir_atomic_op aop) {
-    const expr *t = s->targets[0];
-    const expr where = {.line = s->line, .col = s->col};
-    int width = vec_width_of(L, p), count, n;
-    int flat = dyn_flat_position(L, b, mat_rows_of(L, p), width, t, &count);
-    if (flat < 0) return -1;
-    if (count != 1) {
-        ERR(L, t->line, t->col, "a matrix row updated at a run-time index (x[i][r] %s= row): "
-            "update its components (x[i][r, c] %s= s)", s->op, s->op);
-        return -1;
-    }
-    ir_expr **idx = lower_indices(L, t->a, &p, &n);
-    ir_expr *v = idx ? lower_expr(L, s->value) : NULL;
-    if (!v) return -1;
-    if (vec_is(v)) {
-        ERR(L, s->line, s->col, "a component takes a scalar");
-        return -1;
-    }
-    int itmp[TACK_MAX_NDIM], scalar = lower_temp(L, "c");
-    if (scalar < 0 || lower_set_local(L, b, scalar, v, &where)) return -1;
-    for (int i = 0; i < n; i++)
-        if ((itmp[i] = lower_temp(L, "i")) < 0 || lower_set_local(L, b, itmp[i], idx[i], &where)) return -1;
-    for (int k = 0; k < width; k++) {
-        ir_stmt *test = ir_stmt_new(L->f, IR_IF, s->line, s->col);
-        ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
-        ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, s->line, s->col);
-        ir_expr **args = arena_alloc(&L->f->mem, (n + 1) * sizeof *args);
-        if (!test || !eval || !x || !args) return lower_oom(L);
-        test->value = lower_bin(L, OP_EQ, lower_read_local(L, flat, &where), lower_ival(L, k, &where),
-                                &where);
-        for (int i = 0; i < n; i++) args[i] = lower_read_local(L, itmp[i], &where);
-        args[n] = ir_const_int(L->f, k, IRT_WEAK_INT, s->line, s->col);
-        x->index = p;
-        x->atomic = aop;
-        x->dim = 1;
-        x->args = args;
-        x->nargs = n + 1;
-        x->a = lower_read_local(L, scalar, &where);
-        eval->value = x;
-        if (!test->value || push(L, &test->body, eval) || push(L, b, test)) return -1;
-    }
-    return 0;
+    return dyn_write_element(L, b, s->targets[0]->a, p, s->targets[0], NULL, (int)aop, s);
 }
 
 /* The atomic form of `x[i].x op= v` / `x[i][r, c] op= v` (updates.c). */
@@ -674,6 +609,8 @@ int mat_component_update(lowerer *L, ir_block *b, const stmt *s, ir_atomic_op ao
         ir_expr shape = {.kind = IR_VECTOR, .nargs = vec_width_of(L, p), .dim = mat_rows_of(L, p)};
         int count, stride;
         if (mat_component_index(L, &shape, t, &first, &count, &stride)) return -1;
+        /* x[i][r] op= row at a constant r: an atomic per component too */
+        if (count > 1) return dynamic_component_update(L, b, s, p, aop);
     }
     ir_expr **idx = lower_indices(L, t->a, &p, &n);
     ir_expr *v = idx ? lower_expr(L, s->value) : NULL;

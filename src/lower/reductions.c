@@ -13,6 +13,11 @@
  * it back after; each update is an atomic whose old value is unused (on
  * the CPU a chunk-private partial, see backend/cpu/private_atomics.c).
  *
+ * A vector, matrix or complex start (c = tack.vec3d(), m = tack.mat22d(),
+ * z = 0j) is one such reduction per component, each started from its
+ * component of the constructor folded to a constant; the binding lists
+ * them, and after the loop the name reads them back as one value.
+ *
  * Any other name assigned before the loop is a pure expression of the
  * arguments and constants: each use re-lowers its value in place (LLVM
  * hoists what does not change per iteration), so nothing runs before the
@@ -23,6 +28,7 @@
  * stage has every reduction's hidden parameter, in one order; a
  * reduction of an earlier loop is finished, and reading it (in a later
  * loop, or in a name assigned after its loop) loads its array. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower_internal.h"
@@ -39,11 +45,16 @@ static int update_op(const stmt *s, const char *name, const char **op_text) {
         return -1;
     }
     const expr *v = s->value;
-    if (s->kind == ST_ASSIGN && s->ntargets == 1 && v && v->kind == EX_CALL && v->a->kind == EX_NAME &&
-        (!strcmp(v->a->name, "min") || !strcmp(v->a->name, "max")) && v->nitems == 2 &&
-        v->items[0]->kind == EX_NAME && !strcmp(v->items[0]->name, name)) {
-        *op_text = v->a->name;
-        return !strcmp(v->a->name, "min") ? ATOM_MIN : ATOM_MAX;
+    /* min(s, v), and tack.min(c, v) as vectors are written */
+    const char *fn = !v || v->kind != EX_CALL ? NULL
+                     : v->a->kind == EX_NAME ? v->a->name
+                     : v->a->kind == EX_ATTR && v->a->a->kind == EX_NAME && !strcmp(v->a->a->name, "tack")
+                         ? v->a->name : NULL;
+    if (s->kind == ST_ASSIGN && s->ntargets == 1 && fn && (!strcmp(fn, "min") || !strcmp(fn, "max")) &&
+        v->nitems == 2 && !v->nkw && v->items[0]->kind == EX_NAME &&
+        !strcmp(v->items[0]->name, name)) {
+        *op_text = fn;
+        return !strcmp(fn, "min") ? ATOM_MIN : ATOM_MAX;
     }
     *op_text = NULL;
     return -1;
@@ -57,6 +68,7 @@ typedef struct prologue_name {
     int loop;         /* the top-level loop that updates it */
     const char *op_text;
     const stmt *first_update;
+    const stmt *part_write; /* c.x = v, c[k] += v inside a loop */
 } prologue_name;
 
 typedef struct plan {
@@ -85,6 +97,13 @@ static int scan_target(lowerer *L, plan *p, const expr *t, const stmt *s) {
     if (t->kind == EX_TUPLE) {
         for (int i = 0; i < t->nitems; i++)
             if (scan_target(L, p, t->items[i], s)) return -1;
+        return 0;
+    }
+    if ((t->kind == EX_SUBSCRIPT || t->kind == EX_ATTR) && t->a->kind == EX_NAME) {
+        /* Refused below if the name turns out to be a reduction (else it
+         * may be a row of an array, whose elements are stored to). */
+        prologue_name *base = find(p, t->a->name);
+        if (base && !base->part_write) base->part_write = s;
         return 0;
     }
     prologue_name *pn = t->kind == EX_NAME ? find(p, t->name) : NULL;
@@ -136,10 +155,29 @@ static int pure_expr(lowerer *L, const expr *e) {
     return 1;
 }
 
+/* The value the last assignment to `local` in block b (or a setup it
+ * runs) gives it, or NULL: a vector constructor's setup sets each
+ * component from a literal, possibly through a temporary. */
+static const ir_expr *assigned_in(const ir_block *b, int local) {
+    const ir_expr *found = NULL;
+    for (int k = 0; b && k < b->n; k++) {
+        const ir_stmt *s = b->stmts[k];
+        if (s->kind == IR_ASSIGN && s->index == local) found = s->value;
+        else if (s->kind == IR_EVAL && s->value && s->value->kind == IR_INLINE && s->value->body) {
+            const ir_expr *inner = assigned_in(s->value->body, local);
+            if (inner) found = inner;
+        }
+    }
+    return found;
+}
+
 /* The constant an initial value folds to: a literal, a constant, a
- * negation or a cast of one.  0, or -1 when it is not constant. */
-static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
+ * negation or a cast of one.  0, or -1 when it is not constant.  env: the
+ * setup block whose locals it may be read through (a vector's start,
+ * folded per component), or NULL. */
+static int fold(const ir_block *env, const ir_expr *e, ir_type *t, int64_t *i, double *f) {
     if (!e) return -1;
+    if (env && e->kind == IR_LOCAL) return fold(env, assigned_in(env, e->index), t, i, f);
     if (e->kind == IR_CONST) {
         *t = e->type;
         *i = e->i;
@@ -147,7 +185,7 @@ static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
         return 0;
     }
     if (e->kind == IR_UNOP && (e->op == OP_NEG || e->op == OP_POS)) {
-        if (fold(e->a, t, i, f)) return -1;
+        if (fold(env, e->a, t, i, f)) return -1;
         if (e->op == OP_NEG) {
             *i = (int64_t)(0 - (uint64_t)*i);
             *f = -*f;
@@ -159,7 +197,7 @@ static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
         ir_type ta, tb;
         int64_t ia, ib;
         double fa, fb;
-        if (fold(e->a, &ta, &ia, &fa) || fold(e->b, &tb, &ib, &fb)) return -1;
+        if (fold(env, e->a, &ta, &ia, &fa) || fold(env, e->b, &tb, &ib, &fb)) return -1;
         /* Literal arithmetic of one kind only (2**62, 1 << 40 is not): a
          * mixed one's type is inference's to decide. */
         if (ta != tb || ta == TACK_BOOL) return -1;
@@ -181,7 +219,7 @@ static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
     }
     if (e->kind == IR_CALL && e->fn == INTR_F16 && e->nargs == 1) { /* np.float16(0) */
         ir_type from;
-        if (fold(e->args[0], &from, i, f)) return -1;
+        if (fold(env, e->args[0], &from, i, f)) return -1;
         if (!ir_type_is_float(from) && from != IRT_WEAK_FLOAT)
             *f = ir_type_is_signed(from) || from == IRT_WEAK_INT ? (double)*i : (double)(uint64_t)*i;
         *t = TACK_F16;
@@ -189,7 +227,7 @@ static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
     }
     if (e->kind == IR_CAST) {
         ir_type from;
-        if (fold(e->a, &from, i, f)) return -1;
+        if (fold(env, e->a, &from, i, f)) return -1;
         int ffrom = ir_type_is_float(from), fto = ir_type_is_float(e->type);
         if (ffrom && !fto) {
             if (!(*f > -9.3e18 && *f < 9.3e18)) return -1; /* NaN, inf: no integer */
@@ -203,20 +241,139 @@ static int fold(const ir_expr *e, ir_type *t, int64_t *i, double *f) {
     return -1;
 }
 
-static int make_reduction(lowerer *L, prologue_name *pn) {
+/* The checks a start's folded type passes (f16 widened to f32). */
+static int check_start(lowerer *L, const prologue_name *pn, ir_reduction *r) {
+    const stmt *s = pn->at;
+    /* An f16 start accumulates in f32 (no device has f16 atomics; NumPy's
+     * own f16 sums add in f32 blocks too), returned as a Python float. */
+    if (r->type == TACK_F16) r->type = TACK_F32;
+    if (r->type == TACK_BOOL) {
+        ERR(L, s->value->line, s->value->col, "reduction '%s' starts as a bool; reductions are "
+            "integers or floats (write 0 or 1, and return bool(s) from Python)", pn->name);
+        return -1;
+    }
+    int float_init = ir_type_is_float(r->type) || r->type == IRT_WEAK_FLOAT;
+    if (float_init && (r->op == ATOM_OR || r->op == ATOM_AND || r->op == ATOM_XOR)) {
+        ERR(L, pn->first_update->line, pn->first_update->col, "reduction '%s' is a float, so it "
+            "cannot be combined with '%s=' (bitwise operators take integers)", pn->name, pn->op_text);
+        return -1;
+    }
+    return 0;
+}
+
+/* A reduction's hidden one-element array parameter and its entry; the
+ * reduction's number, or -1. */
+static int add_reduction(lowerer *L, const prologue_name *pn, ir_reduction r, const char *pname) {
     ir_func *f = L->f;
     const stmt *s = pn->at;
     if (f->nreductions == IR_MAX_REDUCTIONS) {
-        ERR(L, s->line, s->col, "a kernel has at most %d reductions", IR_MAX_REDUCTIONS);
+        ERR(L, s->line, s->col, "a kernel has at most %d reductions (a vector or matrix counts "
+            "one per component)", IR_MAX_REDUCTIONS);
         return -1;
     }
+    int p = ir_param_add(f);
+    if (p < 0) {
+        ERR(L, s->line, s->col, "kernel '%s' has too many parameters for its reductions",
+            L->in->def->name);
+        return -1;
+    }
+    ir_param *prm = &f->params[p];
+    prm->name = arena_strdup(&f->mem, pname);
+    if (!prm->name) return lower_oom(L);
+    prm->role = ROLE_ARRAY;
+    prm->index_ndim = 1;
+    prm->written = 1;
+    prm->max_dim_read = -1;
+    prm->type = IRT_UNSET;
+    prm->line = s->line;
+    prm->col = s->col;
+    r.param = p;
+    f->reductions[f->nreductions] = r;
+    return f->nreductions++;
+}
+
+static void bind_reduction(lowerer *L, const prologue_name *pn, int id) {
+    binding *b = (binding *)scope_find(L->sc, pn->name);
+    /* Reductions of earlier loops are finished: their values are read. */
+    b->kind = pn->loop < L->stage ? BIND_FINISHED : BIND_REDUCTION;
+    b->index = id;
+    b->width = 0;
+    b->line = pn->at->line;
+    b->seg = pn->loop; /* FINISHED: readable in segments after its loop */
+}
+
+/* c = tack.vec3d(), m = tack.mat22d(), z = 0j: one scalar reduction per
+ * component, each started from its component of the constructor folded
+ * to a constant; the binding lists them (comps) and the value's shape. */
+static int make_vector_reduction(lowerer *L, const prologue_name *pn, const ir_expr *init) {
+    const stmt *s = pn->at;
+    int w = init->nargs, op = pn->op;
+    char shape[48];
+    vec_shape_name(init, shape, sizeof shape);
+    const char *what = init->cplx ? "complex number" : shape;
+    if (init->cplx && op != ATOM_ADD && op != ATOM_SUB) {
+        ERR(L, pn->first_update->line, pn->first_update->col, "reduction '%s' is a complex number, "
+            "which is combined with += or -= only ('%s' has no part-by-part meaning); reduce its "
+            "parts as two float reductions", pn->name, pn->op_text);
+        return -1;
+    }
+    if (init->dim && op == ATOM_MUL) {
+        ERR(L, pn->first_update->line, pn->first_update->col, "reduction '%s' is a %s: '*=' is "
+            "not reduced (a product of matrices depends on their order); combine it with +=, -=, "
+            "tack.min or tack.max", pn->name, shape);
+        return -1;
+    }
+    if (L->f->nreductions + w > IR_MAX_REDUCTIONS) {
+        ERR(L, s->line, s->col, "reduction '%s' is a %s, which takes %d of a kernel's %d "
+            "reductions (one per component), and only %d are left", pn->name, what, w,
+            IR_MAX_REDUCTIONS, IR_MAX_REDUCTIONS - L->f->nreductions);
+        return -1;
+    }
+    binding *b = (binding *)scope_find(L->sc, pn->name);
+    int ids[MAX_COMPONENTS];
+    for (int k = 0; k < w; k++) {
+        ir_reduction r = {.op = (ir_atomic_op)op};
+        if (fold(init->body, init->args[k], &r.type, &r.i, &r.f)) {
+            ERR(L, s->value->line, s->value->col, "the initial value of reduction '%s', a %s, "
+                "must be constant in every component (such as %s)", pn->name, what,
+                init->cplx ? "0j or complex(0.0, 0.0)" : init->dim ? "tack.mat22d()" :
+                "tack.vec3d() or tack.vec3d(1.0, 2.0, 3.0)");
+            return -1;
+        }
+        if (check_start(L, pn, &r)) return -1;
+        char pname[160];
+        snprintf(pname, sizeof pname, "%s[%d]", pn->name, k);
+        if ((ids[k] = add_reduction(L, pn, r, pname)) < 0) return -1;
+    }
+    bind_reduction(L, pn, ids[0]);
+    b = (binding *)scope_find(L->sc, pn->name);
+    b->width = w;
+    b->rows = init->dim;
+    b->cplx = init->cplx;
+    for (int k = 0; k < w; k++) b->comps[k] = ids[k];
+    return 0;
+}
+
+static int make_reduction(lowerer *L, prologue_name *pn) {
+    const stmt *s = pn->at;
     ir_reduction r = {.op = (ir_atomic_op)pn->op};
+    if (pn->part_write) {
+        ERR(L, pn->part_write->line, pn->part_write->col, "'%s' is a reduction (line %d): a part "
+            "of it cannot be assigned inside the loop; combine the whole value into it (%s += v, "
+            "%s = tack.min(%s, v)) or keep a reduction per component", pn->name,
+            L->sc->src.first_line + s->line - 1, pn->name, pn->name, pn->name);
+        return -1;
+    }
     if (lower_is_result_name(pn->name)) {
         if (lower_result_type(L, pn->first_update->value, &r.type, &r.f)) return -1;
-        goto typed;
+        int id = add_reduction(L, pn, r, pn->name);
+        if (id < 0) return -1;
+        bind_reduction(L, pn, id);
+        return 0;
     }
     ir_expr *init = lower_expr(L, s->value);
     if (!init) return -1;
+    if (vec_is(init)) return make_vector_reduction(L, pn, init);
     int neg, huge, lit;
     uint64_t mag;
     char text[48];
@@ -231,52 +388,16 @@ static int make_reduction(lowerer *L, prologue_name *pn) {
         /* 2**64 - 1: only a u64 holds it, so the reduction is one. */
         r.type = TACK_U64;
         r.i = (int64_t)mag;
-    } else if (fold(init, &r.type, &r.i, &r.f)) {
+    } else if (fold(NULL, init, &r.type, &r.i, &r.f)) {
         ERR(L, s->value->line, s->value->col, "the initial value of reduction '%s' must be a "
             "constant (a literal such as 0 or 0.0, -math.inf, a tack.constant, or a cast of one "
             "such as np.float32(0))", pn->name);
         return -1;
     }
-    /* An f16 start accumulates in f32 (no device has f16 atomics; NumPy's
-     * own f16 sums add in f32 blocks too), returned as a Python float. */
-    if (r.type == TACK_F16) r.type = TACK_F32;
-    if (r.type == TACK_BOOL) {
-        ERR(L, s->value->line, s->value->col, "reduction '%s' starts as a bool; reductions are "
-            "integers or floats (write 0 or 1, and return bool(s) from Python)", pn->name);
-        return -1;
-    }
-    int float_init = ir_type_is_float(r.type) || r.type == IRT_WEAK_FLOAT;
-    if (float_init && (r.op == ATOM_OR || r.op == ATOM_AND || r.op == ATOM_XOR)) {
-        ERR(L, pn->first_update->line, pn->first_update->col, "reduction '%s' is a float, so it "
-            "cannot be combined with '%s=' (bitwise operators take integers)", pn->name, pn->op_text);
-        return -1;
-    }
-typed:;
-    int p = ir_param_add(f);
-    if (p < 0) {
-        ERR(L, s->line, s->col, "kernel '%s' has too many parameters for its reductions",
-            L->in->def->name);
-        return -1;
-    }
-    ir_param *prm = &f->params[p];
-    prm->name = arena_strdup(&f->mem, pn->name);
-    if (!prm->name) return lower_oom(L);
-    prm->role = ROLE_ARRAY;
-    prm->index_ndim = 1;
-    prm->written = 1;
-    prm->max_dim_read = -1;
-    prm->type = IRT_UNSET;
-    prm->line = s->line;
-    prm->col = s->col;
-    r.param = p;
-    int id = f->nreductions;
-    f->reductions[f->nreductions++] = r;
-    binding *b = (binding *)scope_find(L->sc, pn->name);
-    /* Reductions of earlier loops are finished: their values are read. */
-    b->kind = pn->loop < L->stage ? BIND_FINISHED : BIND_REDUCTION;
-    b->index = id;
-    b->line = s->line;
-    b->seg = pn->loop; /* FINISHED: readable in segments after its loop */
+    if (check_start(L, pn, &r)) return -1;
+    int id = add_reduction(L, pn, r, pn->name);
+    if (id < 0) return -1;
+    bind_reduction(L, pn, id);
     return 0;
 }
 
@@ -420,17 +541,9 @@ int lower_reduction_read_error(lowerer *L, const binding *b, const expr *at) {
     return -1;
 }
 
-ir_expr *lower_finished_reduction(lowerer *L, const binding *b, const expr *at) {
-    if (b->seg >= L->reading_seg) { /* read before its loop has run */
-        lower_reduction_read_error(L, b, at);
-        return NULL;
-    }
-    if (L->in_range) {
-        ERR(L, at->line, at->col, "the range of a parallel loop cannot depend on reduction '%s' "
-            "(the range is computed before any loop runs)", b->name);
-        return NULL;
-    }
-    const ir_reduction *r = &L->f->reductions[b->index];
+/* x[0] of reduction `id`'s hidden array. */
+static ir_expr *load_reduction(lowerer *L, int id, const expr *at) {
+    const ir_reduction *r = &L->f->reductions[id];
     ir_expr *x = ir_expr_new(L->f, IR_LOAD, at->line, at->col);
     ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
     ir_expr *zero = ir_const_int(L->f, 0, IRT_WEAK_INT, at->line, at->col);
@@ -445,28 +558,36 @@ ir_expr *lower_finished_reduction(lowerer *L, const binding *b, const expr *at) 
     return x;
 }
 
-int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding *bound) {
-    const ir_reduction *r = &L->f->reductions[bound->index];
-    const expr *value = s->kind == ST_AUGASSIGN ? s->value : s->value->items[1];
-    ir_expr *v = lower_expr(L, value);
-    if (!v) return -1;
-    if (lower_is_result_name(bound->name) && !vec_is(v)) { /* a returned value, as its slot's type */
-        ir_expr *c = ir_expr_new(L->f, IR_CAST, value->line, value->col);
-        if (!c) return lower_oom(L);
-        c->type = r->type;
-        c->a = v;
-        v = c;
+ir_expr *lower_finished_reduction(lowerer *L, const binding *b, const expr *at) {
+    if (b->seg >= L->reading_seg) { /* read before its loop has run */
+        lower_reduction_read_error(L, b, at);
+        return NULL;
     }
-    if (vec_is(v)) {
-        ERR(L, value->line, value->col, "reduction '%s' is a scalar; combine one component "
-            "at a time", bound->name);
-        return -1;
+    if (L->in_range) {
+        ERR(L, at->line, at->col, "the range of a parallel loop cannot depend on reduction '%s' "
+            "(the range is computed before any loop runs)", b->name);
+        return NULL;
     }
+    if (!b->width) return load_reduction(L, b->index, at);
+    /* A vector, matrix or complex reduction: its value, whole again. */
+    ir_expr *v = vec_new(L, b->width, at);
+    if (!v) return NULL;
+    v->dim = b->rows;
+    v->cplx = b->cplx;
+    for (int k = 0; k < b->width; k++)
+        if (lower_set_local(L, v->body, v->args[k]->index, load_reduction(L, b->comps[k], at), at))
+            return NULL;
+    return v;
+}
+
+/* One atomic `op` of value into reduction `id`, appended to b. */
+static int combine(lowerer *L, ir_block *b, int id, ir_expr *v, const stmt *s) {
+    const ir_reduction *r = &L->f->reductions[id];
     ir_stmt *eval = ir_stmt_new(L->f, IR_EVAL, s->line, s->col);
     ir_expr *x = ir_expr_new(L->f, IR_ATOMIC, s->line, s->col);
     ir_expr **idx = arena_alloc(&L->f->mem, sizeof *idx);
     ir_expr *zero = ir_const_int(L->f, 0, IRT_WEAK_INT, s->line, s->col);
-    if (!eval || !x || !idx || !zero) return lower_oom(L);
+    if (!v || !eval || !x || !idx || !zero) return lower_oom(L);
     idx[0] = zero;
     x->index = r->param;
     x->atomic = r->op;
@@ -477,12 +598,75 @@ int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding
     return ir_block_push(L->f, b, eval) ? lower_oom(L) : 0;
 }
 
+/* c += v of a vector, matrix or complex reduction: an atomic per
+ * component, v's setup run once first; a real scalar v is broadcast (to
+ * a complex number's real part only). */
+static int vector_update(lowerer *L, ir_block *b, const stmt *s, const binding *bound,
+                         ir_expr *v, const expr *value) {
+    char want[48], got[48];
+    ir_expr shape = {.nargs = bound->width, .dim = bound->rows};
+    vec_shape_name(&shape, want, sizeof want);
+    if (bound->cplx) snprintf(want, sizeof want, "complex number");
+    if (vec_is(v)) {
+        if (v->nargs != bound->width || v->dim != bound->rows || (v->cplx != 0) != (bound->cplx != 0)) {
+            if (v->cplx) snprintf(got, sizeof got, "complex number");
+            else vec_shape_name(v, got, sizeof got);
+            ERR(L, value->line, value->col, "reduction '%s' is a %s and cannot be combined with a "
+                "%s", bound->name, want, got);
+            return -1;
+        }
+        if (vec_eval(L, b, v)) return -1;
+        for (int k = 0; k < bound->width; k++)
+            if (combine(L, b, bound->comps[k], lower_read_local(L, v->args[k]->index, value), s))
+                return -1;
+        return 0;
+    }
+    if (bound->rows) {
+        ERR(L, value->line, value->col, "reduction '%s' is a %s and cannot be combined with a "
+            "scalar; combine a %s into it", bound->name, want, want);
+        return -1;
+    }
+    int t = lower_temp(L, "r");
+    if (t < 0 || lower_set_local(L, b, t, v, value)) return -1;
+    for (int k = 0; k < (bound->cplx ? 1 : bound->width); k++)
+        if (combine(L, b, bound->comps[k], lower_read_local(L, t, value), s)) return -1;
+    return 0;
+}
+
+int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding *bound) {
+    const ir_reduction *r = &L->f->reductions[bound->index];
+    const expr *value = s->kind == ST_AUGASSIGN ? s->value : s->value->items[1];
+    ir_expr *v = lower_expr(L, value);
+    if (!v) return -1;
+    if (bound->width) return vector_update(L, b, s, bound, v, value);
+    if (lower_is_result_name(bound->name) && !vec_is(v)) { /* a returned value, as its slot's type */
+        ir_expr *c = ir_expr_new(L->f, IR_CAST, value->line, value->col);
+        if (!c) return lower_oom(L);
+        c->type = r->type;
+        c->a = v;
+        v = c;
+    }
+    if (vec_is(v)) {
+        if (lower_is_result_name(bound->name)) {
+            ERR(L, value->line, value->col, "a kernel returns numbers, and this is a %s; store "
+                "it into an output array passed as an argument (out[0] = value) or return its "
+                "components", v->cplx ? "complex number" : v->dim ? "matrix" : "vector");
+            return -1;
+        }
+        ERR(L, value->line, value->col, "reduction '%s' is a scalar; combine one component "
+            "at a time, or start it as a vector (%s = tack.vec3d()) to combine whole vectors",
+            bound->name, bound->name);
+        return -1;
+    }
+    return combine(L, b, bound->index, v, s);
+}
+
 int lower_kernel_results(lowerer *L, const stmt *s) {
     if (!s->value) return 0;
     const expr *v = s->value;
     int n = v->kind == EX_TUPLE ? v->nitems : 1;
-    if (n > IR_MAX_REDUCTIONS) {
-        ERR(L, v->line, v->col, "a kernel returns at most %d values", IR_MAX_REDUCTIONS);
+    if (n > TACK_MAX_RESULTS) {
+        ERR(L, v->line, v->col, "a kernel returns at most %d values", TACK_MAX_RESULTS);
         return -1;
     }
     for (int i = 0; i < n; i++) {
@@ -493,6 +677,18 @@ int lower_kernel_results(lowerer *L, const stmt *s) {
                 "constant before the parallel loop and combined into inside it, such as "
                 "s = 0.0 ... s += x[i]); write the result into an output array passed as an "
                 "argument (out[i] = value)");
+            return -1;
+        }
+        if (b->width) {
+            char shape[48];
+            ir_expr v = {.nargs = b->width, .dim = b->rows};
+            vec_shape_name(&v, shape, sizeof shape);
+            ERR(L, item->line, item->col, "it returns '%s', a %s: a kernel returns "
+                "numbers; store it into an output array passed as an argument (out[0] = %s) or "
+                "return its %s (%s)", b->name, b->cplx ? "complex number" : shape,
+                b->name, b->cplx ? "parts" : "components",
+                b->cplx ? "return c.real, c.imag" : b->rows ? "return m[0, 0], m[0, 1], ..."
+                                                            : "return c[0], c[1], ...");
             return -1;
         }
         L->f->returns[i] = b->index;

@@ -69,13 +69,13 @@ int vec_eval(lowerer *L, ir_block *b, ir_expr *v) {
  * (components row-major); mat_new sets it. */
 ir_expr *vec_new(lowerer *L, int width, const expr *at) {
     if (width > MAX_COMPONENTS) {
-        ERR(L, at->line, at->col, "a value of %d components: vectors have at most %d", width,
+        ERR(L, at->line, at->col, "a value of %d components: values have at most %d (16x16)", width,
             MAX_COMPONENTS);
         return NULL;
     }
     ir_expr *v = ir_expr_new(L->f, IR_VECTOR, at->line, at->col);
     ir_block *setup = arena_alloc(&L->f->mem, sizeof *setup);
-    ir_expr **comps = arena_alloc(&L->f->mem, MAX_COMPONENTS * sizeof *comps);
+    ir_expr **comps = arena_alloc(&L->f->mem, (size_t)(width > 0 ? width : 1) * sizeof *comps);
     if (!v || !setup || !comps) {
         lower_oom(L);
         return NULL;
@@ -91,11 +91,10 @@ ir_expr *vec_new(lowerer *L, int width, const expr *at) {
 }
 
 ir_expr *mat_new(lowerer *L, int rows, int cols, const expr *at) {
-    /* Matrix values hold at most MAX_COMPONENTS (4x4); tack.outer of two
-     * 8-vectors would be 8x8. */
-    if (rows * cols > MAX_COMPONENTS) {
-        ERR(L, at->line, at->col, "a %dx%d matrix: matrices have at most %d components (4x4) today",
-            rows, cols, MAX_COMPONENTS);
+    /* Matrix values have 2-16 rows and columns (tack.matrix's shapes). */
+    if (rows > TACK_MAX_MAT_SIDE || cols > TACK_MAX_MAT_SIDE) {
+        ERR(L, at->line, at->col, "a %dx%d matrix: matrices have at most %d rows and %d columns",
+            rows, cols, TACK_MAX_MAT_SIDE, TACK_MAX_MAT_SIDE);
         return NULL;
     }
     ir_expr *m = vec_new(L, rows * cols, at);
@@ -666,9 +665,11 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
         b->cplx = v->cplx;
         for (int k = 0; k < v->nargs; k++) {
             char name[256];
-            if (v->dim)
-                snprintf(name, sizeof name, "%s.%d%d@%d", b->name, k / (v->nargs / v->dim),
-                         k % (v->nargs / v->dim), b->owner);
+            int cols = v->dim ? v->nargs / v->dim : 0;
+            if (v->dim && v->dim <= 9 && cols <= 9)
+                snprintf(name, sizeof name, "%s.%d%d@%d", b->name, k / cols, k % cols, b->owner);
+            else if (v->dim) /* x.1_11, x.11_1: past 9 the digits need a separator */
+                snprintf(name, sizeof name, "%s.%d_%d@%d", b->name, k / cols, k % cols, b->owner);
             else if (k < 4)
                 snprintf(name, sizeof name, "%s.%c@%d", b->name, "xyzw"[k], b->owner);
             else /* past w (tack.vector(n, dtype)): numbered */

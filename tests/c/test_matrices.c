@@ -53,10 +53,22 @@ int main(void) {
     memset(&key, 0, sizeof key);
     CHECK(tack_kernel_num_variants(k, cpu) == 1 && tack_kernel_variant_key(k, cpu, 0, &key) == TACK_OK);
     CHECK(key.num_vec == 2 && key.vec_width[0] == TACK_MAT_WIDTH(2, 2));
-    /* A 2x3 matrix width has no dtype: refused, naming the parameter. */
-    args[0].vec_width = TACK_MAT_WIDTH(2, 3);
-    args[0].shape[1] = 6;
+    /* 0x31 is no width (a column count of 1): refused, naming the parameter.
+     * (2x3 is a matrix dtype now, tack.matrix(2, 3, ...).) */
+    CHECK(!tack_width_valid(0x31) && tack_width_valid(TACK_MAT_WIDTH(2, 3)));
+    args[0].vec_width = 0x31;
+    args[0].shape[1] = 3;
     CHECK(tack_kernel_launch(k, cpu, args, 2, &err) != TACK_OK && strstr(err.message, "'m'"));
+    /* The codes of 16-row and 16-column shapes: one per shape, in a byte. */
+    int seen[256] = {0}, clash = 0;
+    for (int r = 2; r <= 16; r++)
+        for (int c = 2; c <= 16; c++) {
+            int w = TACK_MAT_WIDTH(r, c);
+            clash |= w <= TACK_MAX_VEC_WIDTH || w > 255 || w == TACK_COMPLEX_WIDTH || seen[w]++;
+            clash |= tack_width_rows(w) != r || tack_width_cols(w) != c || !tack_width_valid(w) ||
+                     tack_width_components(w) != r * c;
+        }
+    CHECK(!clash);
     tack_kernel_free(k);
     return CHECK_DONE();
 }

@@ -51,6 +51,8 @@ from test_inner_loop_bounds import strided_conv
 from test_access_checks import histogram as checked_histogram, local_lookup as checked_local
 from test_issue27_idioms import (int_vector_table, keyword_only, mpm_g2p, mpm_p2g, mpm_weights,
                                  static_loops, vector_index_scatter)
+from test_issue27_values import (big_matrix_ops, matrix_rows, vec_extremes,
+                                 complex_sum as complex_reduction)
 
 
 def _cases():
@@ -180,6 +182,20 @@ def _cases():
                 (tack.zeros((4,), dtype=tack.vector(7, tack.f32)), 7,
                  tack.zeros((4,), dtype=tack.vector(8, tack.f32)), z(4, np.float32),
                  z(4, np.float32)), False))
+    # Issue 27: whole matrix rows at run-time indices (stores and atomics
+    # per component), and reductions of vectors and complex numbers.
+    out.append(("matrix_rows_runtime", matrix_rows,
+                (tack.zeros((4,), dtype=tack.mat33f), tack.zeros((4,), dtype=tack.vec3f), 1,
+                 z(4, np.int32), tack.zeros((4,), dtype=tack.mat33f)), False))
+    out.append(("vector_reductions", vec_extremes,
+                (tack.zeros((4,), dtype=tack.vec3f), tack.zeros((2,), dtype=tack.vec3f)), False))
+    out.append(("complex_reductions_c64", complex_reduction,
+                (z(4, np.complex64), z(4, np.complex64), z(2, np.complex64)), False))
+    m16 = lambda: tack.zeros((2,), dtype=tack.matrix(16, 16, tack.f32))
+    out.append(("matrices_16x16", big_matrix_ops,
+                (m16(), m16(), tack.zeros((2,), dtype=tack.vector(16, tack.f32)), 1.5, m16(), m16(),
+                 m16(), z(2, np.float32), tack.zeros((2,), dtype=tack.vector(16, tack.f32)), 1, 2),
+                False))
     out.append(("tuple_results", tuple_results,
                 (z(4, np.float32), z(4, np.float32), tack.zeros((4,), dtype=tack.vec2f)), False))
     # Issue 27 idioms: vector indices, static loops, tables of vectors, MPM.

@@ -264,14 +264,26 @@ def test_dynamic_component_updates_of_locals_and_outside(device):
     assert not x.numpy().any()
 
 
-def test_dynamic_row_update_refused(device):
+def test_dynamic_row_update(device):
+    # Once refused; a row at a run-time index is now updated per component
+    # (test_issue27_values.py has the stores, atomics and wrong widths).
     @tack.kernel
     def row_update(m, r):
         for i in range(m.shape[0]):
             m[i][r] += tack.vec3f(1.0)   # marker: row update
+    m = tack.zeros((2,), dtype=tack.mat33f, device=device)
+    row_update(m, 1)
+    want = np.zeros((2, 3, 3), np.float32)
+    want[:, 1] = 1.0
+    np.testing.assert_array_equal(m.numpy(), want)
+
+    @tack.kernel
+    def row_update_wrong(m, r):
+        for i in range(m.shape[0]):
+            m[i][r] += tack.vec2f(1.0)   # marker: wrong row
     with pytest.raises(tack.CompileError, match="row") as e:
-        row_update(tack.zeros((2,), dtype=tack.mat33f, device=device), 1)
-    assert e.value.lineno == line_of(__file__, "# marker: row" " update")
+        row_update_wrong(tack.zeros((2,), dtype=tack.mat33f, device=device), 1)
+    assert e.value.lineno == line_of(__file__, "# marker: wrong" " row")
     assert "m[i][r]" in str(e.value)
 
 

@@ -24,15 +24,18 @@ static const tack_dtype vec_components[NUM_VEC_COMPONENTS] = {TACK_F32, TACK_F64
 static char vec_names[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS][8];
 static PyObject *vec_objects[NUM_VEC_COMPONENTS][NUM_VEC_WIDTHS];
 
-/* Matrix dtypes: 2x2, 3x3, 4x4 of f32 'f' or f64 'd'; width is
- * TACK_MAT_WIDTH(n, n) (tack_arg.vec_width), storage n*n components. */
+/* Matrix dtypes: rows x cols, 2-16 each, of f32 'f' or f64 'd'; width is
+ * TACK_MAT_WIDTH(rows, cols) (tack_arg.vec_width), storage rows*cols
+ * components.  2x2, 3x3 and 4x4 are module attributes (tack.mat22f ...);
+ * the others come from tack.matrix(rows, cols, dtype), named "mat8x8f" for
+ * kernels (src/lower/matrices.c). */
 #define NUM_MAT_COMPONENTS 2
-#define NUM_MAT_SIZES 3
-static const char *const mat_names[NUM_MAT_COMPONENTS][NUM_MAT_SIZES] = {
-    {"mat22f", "mat33f", "mat44f"},
-    {"mat22d", "mat33d", "mat44d"},
-};
-static PyObject *mat_objects[NUM_MAT_COMPONENTS][NUM_MAT_SIZES];
+#define NUM_MAT_SIDES (TACK_MAX_MAT_SIDE - 1)
+#define MAT_NAMED_MAX 4
+static char mat_names[NUM_MAT_COMPONENTS][NUM_MAT_SIDES][NUM_MAT_SIDES][12];
+static PyObject *mat_objects[NUM_MAT_COMPONENTS][NUM_MAT_SIDES][NUM_MAT_SIDES];
+
+static int mat_named(int rows, int cols) { return rows == cols && rows <= MAT_NAMED_MAX; }
 
 /* Complex dtypes: NumPy's complex64 and complex128, pairs of f32 / f64
  * (width TACK_COMPLEX_WIDTH). */
@@ -73,7 +76,7 @@ PyObject *ext_vec_dtype_object(tack_dtype t, int width)
                          tack_dtype_name(t));
             return NULL;
         }
-        return mat_objects[t == TACK_F64][rows - 2];
+        return mat_objects[t == TACK_F64][rows - 2][tack_width_cols(width) - 2];
     }
     int c = vec_component_index(t);
     if (c < 0 || width < EXT_VEC_MIN || width > EXT_VEC_MAX) {
@@ -100,7 +103,7 @@ static const char *width_name(tack_dtype t, int width)
         return cx_names[t == TACK_F64];
     int rows = tack_width_rows(width);
     if (rows)
-        return mat_names[t == TACK_F64][rows - 2];
+        return mat_names[t == TACK_F64][rows - 2][tack_width_cols(width) - 2];
     return vec_names[vec_component_index(t)][width - EXT_VEC_MIN];
 }
 
@@ -242,12 +245,13 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
                 return 0;
             }
         for (int c = 0; c < NUM_MAT_COMPONENTS; c++)
-            for (int n = 0; n < NUM_MAT_SIZES; n++)
-                if (strcmp(s, mat_names[c][n]) == 0) {
-                    *out = c ? TACK_F64 : TACK_F32;
-                    *width = TACK_MAT_WIDTH(n + 2, n + 2);
-                    return 0;
-                }
+            for (int r = 0; r < NUM_MAT_SIDES; r++)
+                for (int k = 0; k < NUM_MAT_SIDES; k++)
+                    if (strcmp(s, mat_names[c][r][k]) == 0) {
+                        *out = c ? TACK_F64 : TACK_F32;
+                        *width = TACK_MAT_WIDTH(r + 2, k + 2);
+                        return 0;
+                    }
     }
     /* NumPy's spellings: np.float32, np.dtype('i8'), "float64", float, ... */
     PyArray_Descr *descr = NULL;
@@ -315,6 +319,33 @@ PyObject *ext_vector_dtype(PyObject *self, PyObject *args, PyObject *kw)
     return r ? Py_NewRef(r) : NULL;
 }
 
+/* tack.matrix(rows, cols, dtype): the dtype of rows x cols matrices (2-16
+ * each) of f32 or f64 components, one shared object per triple. */
+PyObject *ext_matrix_dtype(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"rows", "cols", "dtype", NULL};
+    int rows, cols;
+    PyObject *dt;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiO:matrix", names, &rows, &cols, &dt))
+        return NULL;
+    tack_dtype t;
+    if (ext_dtype_from_object(dt, &t) < 0)
+        return NULL;
+    if (rows < 2 || rows > TACK_MAX_MAT_SIDE || cols < 2 || cols > TACK_MAX_MAT_SIDE) {
+        PyErr_Format(PyExc_ValueError, "tack.matrix: rows and cols must be 2-%d, got %d x %d",
+                     TACK_MAX_MAT_SIDE, rows, cols);
+        return NULL;
+    }
+    if (t != TACK_F32 && t != TACK_F64) {
+        PyErr_Format(PyExc_TypeError, "tack.matrix: components are f32 or f64, not %s",
+                     tack_dtype_name(t));
+        return NULL;
+    }
+    PyObject *r = ext_vec_dtype_object(t, TACK_MAT_WIDTH(rows, cols));
+    return r ? Py_NewRef(r) : NULL;
+}
+
 /* "vec7f", "mat33d": the name kernels read a vector or matrix dtype by
  * (a module-level alias of tack.vector(7, tack.f32)); NULL for others. */
 const char *ext_dtype_kernel_name(PyObject *obj)
@@ -340,6 +371,9 @@ static PyObject *dtype_repr(PyObject *self)
     /* Wide vectors are not module attributes: the repr names the call. */
     if (d->width > EXT_VEC_NAMED_MAX && d->width <= EXT_VEC_MAX)
         return PyUnicode_FromFormat("tack.vector(%d, tack.%s)", d->width, py_names[d->t]);
+    int rows = tack_width_rows(d->width), cols = tack_width_cols(d->width);
+    if (rows && !mat_named(rows, cols))
+        return PyUnicode_FromFormat("tack.matrix(%d, %d, tack.%s)", rows, cols, py_names[d->t]);
     return PyUnicode_FromFormat("tack.%s", dtype_py_name((ext_DTypeObject *)self));
 }
 
@@ -486,7 +520,21 @@ static PyObject *dtype_get_numpy(PyObject *self, void *closure)
 static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyUnicode_FromString(dtype_py_name((ext_DTypeObject *)self));
+    const ext_DTypeObject *d = (const ext_DTypeObject *)self;
+    int rows = tack_width_rows(d->width), cols = tack_width_cols(d->width);
+    int wide = d->width > EXT_VEC_NAMED_MAX && d->width <= EXT_VEC_MAX;
+    if (wide || (rows && !mat_named(rows, cols))) {
+        /* No module attribute names it: pickled as the call that makes it. */
+        PyObject *mod = PyImport_ImportModule("tack");
+        PyObject *fn = mod ? PyObject_GetAttrString(mod, rows ? "matrix" : "vector") : NULL;
+        Py_XDECREF(mod);
+        if (!fn)
+            return NULL;
+        PyObject *comp = ext_dtype_object(d->t);
+        return rows ? Py_BuildValue("(N(iiO))", fn, rows, cols, comp)
+                    : Py_BuildValue("(N(iO))", fn, d->width, comp);
+    }
+    return PyUnicode_FromString(dtype_py_name(d));
 }
 
 static PyGetSetDef dtype_getset[] = {
@@ -560,15 +608,22 @@ int ext_dtype_init(PyObject *module)
         }
     }
     for (int c = 0; c < NUM_MAT_COMPONENTS; c++) {
-        for (int n = 0; n < NUM_MAT_SIZES; n++) {
-            ext_DTypeObject *d = PyObject_New(ext_DTypeObject, &ext_DType_Type);
-            if (!d)
-                return -1;
-            d->t = c ? TACK_F64 : TACK_F32;
-            d->width = TACK_MAT_WIDTH(n + 2, n + 2);
-            mat_objects[c][n] = (PyObject *)d; /* the module table keeps this ref */
-            if (PyModule_AddObjectRef(module, mat_names[c][n], (PyObject *)d) < 0)
-                return -1;
+        for (int r = 2; r <= TACK_MAX_MAT_SIDE; r++) {
+            for (int k = 2; k <= TACK_MAX_MAT_SIDE; k++) {
+                ext_DTypeObject *d = PyObject_New(ext_DTypeObject, &ext_DType_Type);
+                if (!d)
+                    return -1;
+                d->t = c ? TACK_F64 : TACK_F32;
+                d->width = TACK_MAT_WIDTH(r, k);
+                char *name = mat_names[c][r - 2][k - 2];
+                if (mat_named(r, k))
+                    snprintf(name, sizeof mat_names[0][0][0], "mat%d%d%c", r, k, "fd"[c]);
+                else
+                    snprintf(name, sizeof mat_names[0][0][0], "mat%dx%d%c", r, k, "fd"[c]);
+                mat_objects[c][r - 2][k - 2] = (PyObject *)d; /* this table keeps the ref */
+                if (mat_named(r, k) && PyModule_AddObjectRef(module, name, (PyObject *)d) < 0)
+                    return -1;
+            }
         }
     }
     for (int c = 0; c < 2; c++) {

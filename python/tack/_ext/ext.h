@@ -91,6 +91,7 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out);
 int ext_dtype_from_object_vec(PyObject *obj, tack_dtype *out, int *width);
 /* tack.vector(length, dtype) */
 PyObject *ext_vector_dtype(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *ext_matrix_dtype(PyObject *self, PyObject *args, PyObject *kw);
 /* "vec7f", "mat33f" for a vector or matrix dtype object, else NULL. */
 const char *ext_dtype_kernel_name(PyObject *obj);
 /* NumPy type number -> tack dtype, -1 when Tack has no such dtype. */

@@ -223,6 +223,9 @@ static PyMethodDef module_methods[] = {
     {"vector", (PyCFunction)(void (*)(void))ext_vector_dtype, METH_VARARGS | METH_KEYWORDS,
      "vector(length, dtype): the dtype of length-component vectors (2-16) of\n"
      "f32, f64 or i32 components (tack.vector(3, tack.f32) is tack.vec3f)."},
+    {"matrix", (PyCFunction)(void (*)(void))ext_matrix_dtype, METH_VARARGS | METH_KEYWORDS,
+     "matrix(rows, cols, dtype): the dtype of rows x cols matrices (2-16 each) of\n"
+     "f32 or f64 components (tack.matrix(3, 3, tack.f32) is tack.mat33f)."},
     {"device", (PyCFunction)(void (*)(void))ext_device_fn, METH_VARARGS | METH_KEYWORDS,
      "device(spec='cpu', num_threads=None)\n--\n\n"
      "The device for spec.  Without options the same object every call; with\n"
