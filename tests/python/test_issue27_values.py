@@ -391,7 +391,9 @@ def test_row_of_the_wrong_width_is_refused(device):
 def test_cuda_ptx_of_rows_and_reductions(device):
     """ptxas accepts the CUDA code of run-time rows and of vector, matrix and
     complex reductions (the other dialects: test_gpu_dialects.py)."""
-    from test_cuda import check_ptx
+    from test_cuda import NVRTC_MISSING, check_ptx
+    if NVRTC_MISSING is not None:
+        pytest.skip(NVRTC_MISSING)
     check_ptx(matrix_rows, tack.zeros(4, dtype=tack.mat33f), tack.zeros(4, dtype=tack.vec3f), 1,
               np.zeros(4, np.int32), tack.zeros(4, dtype=tack.mat33f))
     check_ptx(vec_extremes, tack.zeros(4, dtype=tack.vec3f), tack.zeros(2, dtype=tack.vec3f))
