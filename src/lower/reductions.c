@@ -354,6 +354,31 @@ static int make_vector_reduction(lowerer *L, const prologue_name *pn, const ir_e
     return 0;
 }
 
+/* The hidden reduction of `return c / n` (kernel_results.c): one sum
+ * from -0.0 per component of the value's shape. */
+static int make_result_vector(lowerer *L, const prologue_name *pn, ir_reduction r,
+                              const lower_result_shape *sh) {
+    int ids[MAX_COMPONENTS];
+    if (L->f->nreductions + sh->width > IR_MAX_REDUCTIONS) {
+        ERR(L, pn->first_update->line, pn->first_update->col, "this returned value takes %d "
+            "reductions (one per component) and only %d of a kernel's %d are left",
+            sh->width, IR_MAX_REDUCTIONS - L->f->nreductions, IR_MAX_REDUCTIONS);
+        return -1;
+    }
+    for (int k = 0; k < sh->width; k++) {
+        char pname[160];
+        snprintf(pname, sizeof pname, "%s[%d]", pn->name, k);
+        if ((ids[k] = add_reduction(L, pn, r, pname)) < 0) return -1;
+    }
+    bind_reduction(L, pn, ids[0]);
+    binding *b = (binding *)scope_find(L->sc, pn->name);
+    b->width = sh->width;
+    b->rows = sh->rows;
+    b->cplx = sh->cplx;
+    for (int k = 0; k < sh->width; k++) b->comps[k] = ids[k];
+    return 0;
+}
+
 static int make_reduction(lowerer *L, prologue_name *pn) {
     const stmt *s = pn->at;
     ir_reduction r = {.op = (ir_atomic_op)pn->op};
@@ -365,7 +390,9 @@ static int make_reduction(lowerer *L, prologue_name *pn) {
         return -1;
     }
     if (lower_is_result_name(pn->name)) {
-        if (lower_result_type(L, pn->first_update->value, &r.type, &r.f)) return -1;
+        lower_result_shape sh;
+        if (lower_result_type(L, pn->first_update->value, &r.type, &r.f, &sh)) return -1;
+        if (sh.width) return make_result_vector(L, pn, r, &sh);
         int id = add_reduction(L, pn, r, pn->name);
         if (id < 0) return -1;
         bind_reduction(L, pn, id);
@@ -616,9 +643,17 @@ static int vector_update(lowerer *L, ir_block *b, const stmt *s, const binding *
             return -1;
         }
         if (vec_eval(L, b, v)) return -1;
-        for (int k = 0; k < bound->width; k++)
-            if (combine(L, b, bound->comps[k], lower_read_local(L, v->args[k]->index, value), s))
-                return -1;
+        for (int k = 0; k < bound->width; k++) {
+            ir_expr *x = lower_read_local(L, v->args[k]->index, value);
+            if (x && lower_is_result_name(bound->name)) { /* as its slot's type */
+                ir_expr *c = ir_expr_new(L->f, IR_CAST, value->line, value->col);
+                if (!c) return lower_oom(L);
+                c->type = L->f->reductions[bound->comps[k]].type;
+                c->a = x;
+                x = c;
+            }
+            if (combine(L, b, bound->comps[k], x, s)) return -1;
+        }
         return 0;
     }
     if (bound->rows) {

@@ -177,6 +177,46 @@ def too_many_numbers(F):
 
 
 @tack.kernel
+def normalized(p):
+    c = tack.vec3d()
+    for i in range(p.shape[0]):
+        c += p[i]
+    return tack.normalize(c)
+
+
+@tack.kernel
+def two_shapes(p, F):
+    c = tack.vec3d()
+    m = tack.mat22d()
+    for i in range(p.shape[0]):
+        c += p[i]
+    for i in range(F.shape[0]):
+        m += F[i]
+    return c + m
+
+
+@pytest.mark.cpu_only
+def test_refusals(device):
+    F = tack.array(np.zeros((2, 4, 4)), dtype=tack.mat44d)
+    p = tack.array(np.zeros((2, 3)), dtype=tack.vec3d)
+    F2 = tack.array(np.zeros((2, 2, 2)), dtype=tack.mat22d)
+    with pytest.raises(tack.CompileError) as e:
+        too_many_numbers(F)
+    m = str(e.value)
+    assert "more than 16 numbers" in m and "'too_many_numbers'" in m
+    with pytest.raises(tack.CompileError) as e:
+        normalized(p)
+    m = str(e.value)
+    assert "'normalized'" in m and "this call on one is not supported" in m and "return c" in m
+    assert "tack.normalize(c)" in m  # the source line
+    with pytest.raises(tack.CompileError) as e:
+        two_shapes(p, F2)
+    assert "differ in shape" in str(e.value)
+
+
+# ---- expressions of whole values after the loop --------------------------
+
+@tack.kernel
 def mean_vector(p):
     c = tack.vec3d()
     for i in range(p.shape[0]):
@@ -184,15 +224,64 @@ def mean_vector(p):
     return c / p.shape[0]
 
 
-@pytest.mark.cpu_only
-def test_refusals(device):
-    F = tack.array(np.zeros((2, 4, 4)), dtype=tack.mat44d)
-    p = tack.array(np.zeros((2, 3)), dtype=tack.vec3d)
-    with pytest.raises(tack.CompileError) as e:
-        too_many_numbers(F)
-    m = str(e.value)
-    assert "more than 16 numbers" in m and "'too_many_numbers'" in m
-    with pytest.raises(tack.CompileError) as e:
-        mean_vector(p)
-    m = str(e.value)
-    assert "'mean_vector'" in m and "a vector" in m and "return c" in m
+@tack.kernel
+def cx_mean_and_count(z):
+    c = 0j
+    n = 0
+    for i in range(z.shape[0]):
+        c += z[i]
+        n += 1
+    return n, c / n, abs(c)
+
+
+@tack.kernel
+def mat_affine(F):
+    m = tack.mat22f()
+    for i in range(F.shape[0]):
+        m += F[i]
+    return m * 0.5 - m / 4.0, m
+
+
+@tack.kernel
+def centre(p):
+    lo = tack.vec3f(1e30, 1e30, 1e30)
+    hi = tack.vec3f(-1e30, -1e30, -1e30)
+    for i in range(p.shape[0]):
+        lo = tack.min(lo, p[i])
+        hi = tack.max(hi, p[i])
+    return (lo + hi) * 0.5, hi - lo
+
+
+def test_mean_of_a_vector(device):
+    rng = np.random.default_rng(8)
+    p = rng.normal(size=(300, 3))
+    got = mean_vector(tack.array(p, dtype=tack.vec3d, device=device))
+    assert got.shape == (3,) and got.dtype == np.float64
+    np.testing.assert_allclose(got, p.mean(0), rtol=1e-12, atol=1e-12)
+
+
+def test_complex_mean_and_modulus(device):
+    rng = np.random.default_rng(9)
+    z = rng.normal(size=100) + 1j * rng.normal(size=100)
+    n, mean, mod = cx_mean_and_count(z)
+    assert n == 100 and type(mean) is complex and type(mod) is float
+    assert abs(mean - z.mean()) < 1e-12
+    assert abs(mod - abs(z.sum())) < 1e-10
+
+
+def test_matrix_expression_f32(device):
+    rng = np.random.default_rng(10)
+    F = rng.normal(size=(64, 2, 2)).astype(np.float32)
+    got, m = mat_affine(tack.array(F, dtype=tack.mat22f, device=device))
+    assert got.shape == (2, 2) and got.dtype == np.float32
+    np.testing.assert_allclose(m, F.sum(0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, F.sum(0) * 0.25, rtol=1e-4, atol=1e-4)
+
+
+def test_centre_and_extent(device):
+    rng = np.random.default_rng(11)
+    p = rng.normal(size=(200, 3)).astype(np.float32)
+    c, ext = centre(tack.array(p, dtype=tack.vec3f, device=device))
+    assert c.dtype == np.float32
+    np.testing.assert_allclose(c, (p.min(0) + p.max(0)) * 0.5, rtol=1e-6)
+    np.testing.assert_allclose(ext, p.max(0) - p.min(0), rtol=1e-6)
