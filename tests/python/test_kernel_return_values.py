@@ -285,3 +285,20 @@ def test_centre_and_extent(device):
     assert c.dtype == np.float32
     np.testing.assert_allclose(c, (p.min(0) + p.max(0)) * 0.5, rtol=1e-6)
     np.testing.assert_allclose(ext, p.max(0) - p.min(0), rtol=1e-6)
+
+
+@tack.kernel
+def int_vec_sum(p):
+    c = tack.vec3i()
+    for i in range(p.shape[0]):
+        c += p[i]
+    return c
+
+
+def test_integer_vector_sum(device):
+    p = np.arange(30, dtype=np.int32).reshape(10, 3) - 7
+    got = int_vec_sum(tack.array(p, dtype=tack.vec3i, device=device))
+    assert got.dtype == np.int32 and got.shape == (3,)
+    np.testing.assert_array_equal(got, p.sum(0))
+    empty = int_vec_sum(tack.array(np.zeros((0, 3), np.int32), dtype=tack.vec3i, device=device))
+    np.testing.assert_array_equal(empty, [0, 0, 0])
