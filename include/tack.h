@@ -448,18 +448,43 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev,
                                tack_error *err);
 
 /* What a kernel returns: `return s` or `return s, t` after its parallel
- * loop, where s and t are reductions (docs/language.md).  Each value has
- * its reduction's dtype: signed integers (and bool) in i, unsigned in u,
- * floats in f (an f32 widened exactly). */
-#define TACK_MAX_RESULTS 8
+ * loop, where s and t are reductions or expressions of them
+ * (docs/language.md).  The numbers are flat in value[]: n of them, each
+ * with its reduction's dtype: signed integers (and bool) in i, unsigned in
+ * u, floats in f (an f32 widened exactly).
+ *
+ * A returned value may be several numbers: a complex reduction is two
+ * (real, imaginary), a vector reduction its components, a matrix its
+ * components row by row.  values[] groups the numbers into the nvalues
+ * values the kernel's `return` names, in order: value j is the `count`
+ * numbers from value[first], of `kind`, with `rows` x `cols` for a matrix
+ * (rows 0 and cols = count for a vector).  A kernel returning only
+ * scalars has nvalues == n and value j is number j, as before these
+ * fields were added: code that reads n, dtype[] and value[] alone still
+ * works for it (it must be recompiled: the struct grew). */
+#define TACK_MAX_RESULTS 16      /* numbers: a mat44 is 16 */
+#define TACK_MAX_RESULT_VALUES 8 /* values in one `return` */
+typedef enum tack_result_kind {
+    TACK_RESULT_SCALAR = 0,
+    TACK_RESULT_COMPLEX = 1, /* 2 numbers: real, imaginary */
+    TACK_RESULT_VECTOR = 2,
+    TACK_RESULT_MATRIX = 3   /* row-major */
+} tack_result_kind;
+typedef struct tack_result_value {
+    tack_result_kind kind;
+    int first, count; /* its numbers in value[] */
+    int rows, cols;   /* a matrix's shape; a vector: 0, count */
+} tack_result_value;
 typedef struct tack_results {
-    int n; /* 0: the kernel returns nothing */
+    int n; /* numbers; 0: the kernel returns nothing */
     tack_dtype dtype[TACK_MAX_RESULTS];
     union {
         int64_t i;
         uint64_t u;
         double f;
     } value[TACK_MAX_RESULTS];
+    int nvalues;
+    tack_result_value values[TACK_MAX_RESULT_VALUES];
 } tack_results;
 
 /* tack_kernel_launch, filling *results (NULL: not wanted) with what the

@@ -249,6 +249,11 @@ typedef struct ir_site {
  * back after it; the loop updates it atomically. */
 #define IR_MAX_REDUCTIONS 16 /* a mat44 reduction is 16 (one per component) */
 #define IR_MAX_STAGES 8 /* top-level loops in one kernel */
+/* One value of a kernel's `return`: `count` consecutive returns[]. */
+typedef struct ir_return_value {
+    tack_result_kind kind;
+    int count, rows, cols; /* rows: a matrix's (0 otherwise) */
+} ir_return_value;
 typedef struct ir_reduction {
     int param;        /* the hidden array */
     ir_atomic_op op;  /* ATOM_ADD, SUB, MIN, MAX, AND, OR, XOR or MUL */
@@ -294,6 +299,11 @@ typedef struct ir_func {
     ir_reduction reductions[IR_MAX_REDUCTIONS];
     int nreturns;        /* `return s[, t]` after the loop: reductions */
     int returns[IR_MAX_REDUCTIONS];
+    /* The values those numbers make, in order (tack_results' values[]):
+     * a scalar is one return, a complex two, a vector or matrix its
+     * components (row-major). */
+    int nreturn_values;
+    ir_return_value return_values[TACK_MAX_RESULT_VALUES];
     int loop_var;
     ir_expr *start, *stop, *step;
     int ninner;

@@ -341,6 +341,14 @@ void ir_serialize(const ir_func *f, ser_writer *w) {
     }
     put_int(w, f->nreturns);
     for (int i = 0; i < f->nreturns; i++) put_int(w, f->returns[i]);
+    put_int(w, f->nreturn_values);
+    for (int i = 0; i < f->nreturn_values; i++) {
+        const ir_return_value *v = &f->return_values[i];
+        put_int(w, v->kind);
+        put_int(w, v->count);
+        put_int(w, v->rows);
+        put_int(w, v->cols);
+    }
     put_int(w, f->nscratch);
     for (int i = 0; i < f->nscratch; i++) {
         const ir_scratch *a = &f->scratch[i];
@@ -620,6 +628,17 @@ static void read_func(reader *rd) {
     for (int i = 0; i < f->nreturns && !r->failed; i++)
         f->returns[i] = ser_get_int(r, 0, f->nreductions ? f->nreductions - 1 : 0);
     if (f->nreturns && !f->nreductions) ser_fail(r);
+    f->nreturn_values = ser_get_int(r, 0, TACK_MAX_RESULT_VALUES);
+    int numbers = 0;
+    for (int i = 0; i < f->nreturn_values && !r->failed; i++) {
+        ir_return_value *v = &f->return_values[i];
+        v->kind = (tack_result_kind)ser_get_int(r, TACK_RESULT_SCALAR, TACK_RESULT_MATRIX);
+        v->count = ser_get_int(r, 1, IR_MAX_REDUCTIONS);
+        v->rows = ser_get_int(r, 0, IR_MAX_REDUCTIONS);
+        v->cols = ser_get_int(r, 0, IR_MAX_REDUCTIONS);
+        numbers += v->count;
+    }
+    if (!r->failed && numbers != f->nreturns) ser_fail(r); /* the groups cover the returns */
     int nscratch = ser_get_int(r, 0, IR_MAX_SCRATCH);
     for (int i = 0; i < nscratch && !r->failed; i++) {
         ir_scratch a = {0};

@@ -27,7 +27,7 @@
 /* Bump on any change to what write_expr/write_stmt/... emit. */
 /* 8: a plain template now holds its per-access bounds checks (bounds.c),
  * which version-6 and -7 entries lack: the same format, new content. */
-#define IR_FORMAT_VERSION 8
+#define IR_FORMAT_VERSION 9
 
 /* ---- bytes out -------------------------------------------------------- */
 

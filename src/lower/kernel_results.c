@@ -11,18 +11,27 @@
  * is a float, '/' or a math function is involved; an integer (i64, or u64
  * where a u64 reduction is involved) otherwise.  A value whose kind hangs
  * on an argument's or array element's type at the call is a CompileError
- * that says to write float(...) or int(...). */
+ * that says to write float(...) or int(...).
+ *
+ * An expression of a whole float vector, matrix or complex reduction
+ * (`return c / n`, `return m * 0.5 + m0`) is that value's shape: the hidden
+ * reduction is one per component, of the reductions' component type (f64
+ * when they differ); a scalar operand is broadcast as in the kernel. */
 #include <string.h>
 
 #include "lower_internal.h"
 
-enum { K_UNKNOWN, K_WEAK, K_INT, K_UINT, K_FLOAT };
+enum { K_UNKNOWN, K_WEAK, K_INT, K_UINT, K_FLOAT, K_VEC };
 
 typedef struct why {
     const expr *at; /* the operand whose type is not known */
+    lower_result_shape vec; /* K_VEC: the whole value's shape */
+    int clash;              /* two whole values of different shapes */
+    const expr *vec_call;   /* a call other than abs/min/max on a whole value */
 } why;
 
 static int join(int a, int b) {
+    if (a == K_VEC || b == K_VEC) return a == K_UNKNOWN || b == K_UNKNOWN ? K_UNKNOWN : K_VEC;
     if (a == K_FLOAT || b == K_FLOAT) return K_FLOAT;
     if (a == K_UNKNOWN || b == K_UNKNOWN) return K_UNKNOWN;
     if (a == K_UINT || b == K_UINT) return K_UINT;
@@ -57,6 +66,7 @@ static int kind_of_call(lowerer *L, const expr *e, why *w, int depth) {
             !strcmp(name, "pow")) {
             int k = K_WEAK;
             for (int i = 0; i < e->nitems; i++) k = join(k, kind_of(L, e->items[i], w, depth));
+            if (k == K_VEC && !strcmp(name, "abs") && w->vec.cplx) return K_FLOAT; /* |z| */
             return k;
         }
     }
@@ -69,6 +79,8 @@ static int kind_of_call(lowerer *L, const expr *e, why *w, int depth) {
         if (!strncmp(name, "is", 2)) return K_INT; /* isnan, isinf, isfinite */
         return K_FLOAT;
     }
+    for (int i = 0; i < e->nitems; i++)
+        if (kind_of(L, e->items[i], w, depth) == K_VEC && !w->vec_call) w->vec_call = e;
     if (!w->at) w->at = e;
     return K_UNKNOWN;
 }
@@ -84,6 +96,21 @@ static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
     case EX_COMPARE: return K_INT;
     case EX_NAME: {
         const binding *b = scope_find(L->sc, e->name);
+        if (b && (b->kind == BIND_REDUCTION || b->kind == BIND_FINISHED) && b->width) {
+            /* a whole vector, matrix or complex reduction */
+            ir_type t = L->f->reductions[b->comps[0]].type;
+            if (of_type(t) != K_FLOAT) break; /* integer vectors: not a result */
+            if (t == IRT_WEAK_FLOAT) t = TACK_F64; /* 0j's parts: a Python complex's */
+            lower_result_shape sh = {b->width, b->rows, b->cplx, t};
+            if (w->vec.width && (w->vec.width != sh.width || w->vec.rows != sh.rows ||
+                                 w->vec.cplx != sh.cplx)) {
+                w->clash = 1;
+                break;
+            }
+            if (w->vec.width && w->vec.type != t) sh.type = TACK_F64;
+            w->vec = sh;
+            return K_VEC;
+        }
         if (b && (b->kind == BIND_REDUCTION || b->kind == BIND_FINISHED))
             return of_type(L->f->reductions[b->index].type);
         if (b && b->kind == BIND_PROLOGUE) return kind_of(L, b->value, w, depth + 1);
@@ -101,7 +128,7 @@ static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
         return kind_of(L, e->a, w, depth);
     case EX_BINOP: {
         int a = kind_of(L, e->a, w, depth), b = kind_of(L, e->b, w, depth);
-        if (!strcmp(e->op, "/")) return K_FLOAT;
+        if (!strcmp(e->op, "/") && a != K_VEC && b != K_VEC) return K_FLOAT;
         return join(a, b);
     }
     case EX_BOOLOP: {
@@ -132,9 +159,26 @@ static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
 
 int lower_is_result_name(const char *name) { return !strncmp(name, "_tack_result", 12); }
 
-int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *start) {
+int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *start,
+                      lower_result_shape *shape) {
     why w = {NULL};
     int k = kind_of(L, value, &w, 0);
+    memset(shape, 0, sizeof *shape);
+    if ((k == K_UNKNOWN && w.vec_call) || w.clash) {
+        const expr *at = w.vec_call ? w.vec_call : value;
+        ERR(L, at->line, at->col, "a kernel returns a whole complex number, vector or matrix "
+            "as a reduction's name or as +, -, *, / of such reductions (of one shape) and "
+            "scalars (return c / n); %s: return c and finish on the host, or store the value "
+            "into an output array passed as an argument (out[0] = value)",
+            w.vec_call ? "this call on one is not supported there" : "these differ in shape");
+        return -1;
+    }
+    if (k == K_VEC) {
+        *shape = w.vec;
+        *type = w.vec.type;
+        *start = -0.0;
+        return 0;
+    }
     if (k == K_UNKNOWN) {
         const expr *at = w.at ? w.at : value;
         const char *name = at->kind == EX_NAME ? at->name : NULL;

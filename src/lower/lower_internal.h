@@ -414,7 +414,12 @@ int lower_kernel_results(lowerer *L, const stmt *s);
 /* kernel_results.c: a returned expression's hidden reduction
  * ('_tack_resultK', top_statements.c): its type and start. */
 int lower_is_result_name(const char *name);
-int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *start);
+typedef struct lower_result_shape {
+    int width, rows, cplx; /* width 0: a scalar */
+    ir_type type;          /* the components' */
+} lower_result_shape;
+int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *start,
+                      lower_result_shape *shape);
 /* lower.c: whether call e is free of effects (a cast, a math function). */
 int lower_call_is_pure(lowerer *L, const expr *e);
 /* print.c: print(...) as a statement, appended to b. */

@@ -354,6 +354,31 @@ static int make_vector_reduction(lowerer *L, const prologue_name *pn, const ir_e
     return 0;
 }
 
+/* The hidden reduction of `return c / n` (kernel_results.c): one sum
+ * from -0.0 per component of the value's shape. */
+static int make_result_vector(lowerer *L, const prologue_name *pn, ir_reduction r,
+                              const lower_result_shape *sh) {
+    int ids[MAX_COMPONENTS];
+    if (L->f->nreductions + sh->width > IR_MAX_REDUCTIONS) {
+        ERR(L, pn->first_update->line, pn->first_update->col, "this returned value takes %d "
+            "reductions (one per component) and only %d of a kernel's %d are left",
+            sh->width, IR_MAX_REDUCTIONS - L->f->nreductions, IR_MAX_REDUCTIONS);
+        return -1;
+    }
+    for (int k = 0; k < sh->width; k++) {
+        char pname[160];
+        snprintf(pname, sizeof pname, "%s[%d]", pn->name, k);
+        if ((ids[k] = add_reduction(L, pn, r, pname)) < 0) return -1;
+    }
+    bind_reduction(L, pn, ids[0]);
+    binding *b = (binding *)scope_find(L->sc, pn->name);
+    b->width = sh->width;
+    b->rows = sh->rows;
+    b->cplx = sh->cplx;
+    for (int k = 0; k < sh->width; k++) b->comps[k] = ids[k];
+    return 0;
+}
+
 static int make_reduction(lowerer *L, prologue_name *pn) {
     const stmt *s = pn->at;
     ir_reduction r = {.op = (ir_atomic_op)pn->op};
@@ -365,7 +390,9 @@ static int make_reduction(lowerer *L, prologue_name *pn) {
         return -1;
     }
     if (lower_is_result_name(pn->name)) {
-        if (lower_result_type(L, pn->first_update->value, &r.type, &r.f)) return -1;
+        lower_result_shape sh;
+        if (lower_result_type(L, pn->first_update->value, &r.type, &r.f, &sh)) return -1;
+        if (sh.width) return make_result_vector(L, pn, r, &sh);
         int id = add_reduction(L, pn, r, pn->name);
         if (id < 0) return -1;
         bind_reduction(L, pn, id);
@@ -616,9 +643,17 @@ static int vector_update(lowerer *L, ir_block *b, const stmt *s, const binding *
             return -1;
         }
         if (vec_eval(L, b, v)) return -1;
-        for (int k = 0; k < bound->width; k++)
-            if (combine(L, b, bound->comps[k], lower_read_local(L, v->args[k]->index, value), s))
-                return -1;
+        for (int k = 0; k < bound->width; k++) {
+            ir_expr *x = lower_read_local(L, v->args[k]->index, value);
+            if (x && lower_is_result_name(bound->name)) { /* as its slot's type */
+                ir_expr *c = ir_expr_new(L->f, IR_CAST, value->line, value->col);
+                if (!c) return lower_oom(L);
+                c->type = L->f->reductions[bound->comps[k]].type;
+                c->a = x;
+                x = c;
+            }
+            if (combine(L, b, bound->comps[k], x, s)) return -1;
+        }
         return 0;
     }
     if (bound->rows) {
@@ -648,9 +683,15 @@ int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding
     }
     if (vec_is(v)) {
         if (lower_is_result_name(bound->name)) {
-            ERR(L, value->line, value->col, "a kernel returns numbers, and this is a %s; store "
-                "it into an output array passed as an argument (out[0] = value) or return its "
-                "components", v->cplx ? "complex number" : v->dim ? "matrix" : "vector");
+            /* The hidden result is a scalar slot, typed before any stage
+             * is compiled (kernel_results.c): a whole value returns only
+             * as the reduction itself. */
+            ERR(L, value->line, value->col, "it returns an expression whose value is "
+                "a %s: a kernel returns a complex number, vector or matrix only as a reduction's "
+                "name (return c); return c and finish the arithmetic on the host, store the "
+                "value into an output array passed as an argument (out[0] = value), or return "
+                "its components",
+                v->cplx ? "complex number" : v->dim ? "matrix" : "vector");
             return -1;
         }
         ERR(L, value->line, value->col, "reduction '%s' is a scalar; combine one component "
@@ -661,12 +702,15 @@ int lower_reduction_update(lowerer *L, ir_block *b, const stmt *s, const binding
     return combine(L, b, bound->index, v, s);
 }
 
+/* `return s, c, m`: each value's numbers are consecutive returns, and
+ * f->return_values says which make a complex, a vector or a matrix (the
+ * runtime reads each number back, the host assembles the values). */
 int lower_kernel_results(lowerer *L, const stmt *s) {
     if (!s->value) return 0;
     const expr *v = s->value;
-    int n = v->kind == EX_TUPLE ? v->nitems : 1;
-    if (n > TACK_MAX_RESULTS) {
-        ERR(L, v->line, v->col, "a kernel returns at most %d values", TACK_MAX_RESULTS);
+    int n = v->kind == EX_TUPLE ? v->nitems : 1, numbers = 0;
+    if (n > TACK_MAX_RESULT_VALUES) {
+        ERR(L, v->line, v->col, "a kernel returns at most %d values", TACK_MAX_RESULT_VALUES);
         return -1;
     }
     for (int i = 0; i < n; i++) {
@@ -679,20 +723,23 @@ int lower_kernel_results(lowerer *L, const stmt *s) {
                 "argument (out[i] = value)");
             return -1;
         }
-        if (b->width) {
-            char shape[48];
-            ir_expr v = {.nargs = b->width, .dim = b->rows};
-            vec_shape_name(&v, shape, sizeof shape);
-            ERR(L, item->line, item->col, "it returns '%s', a %s: a kernel returns "
-                "numbers; store it into an output array passed as an argument (out[0] = %s) or "
-                "return its %s (%s)", b->name, b->cplx ? "complex number" : shape,
-                b->name, b->cplx ? "parts" : "components",
-                b->cplx ? "return c.real, c.imag" : b->rows ? "return m[0, 0], m[0, 1], ..."
-                                                            : "return c[0], c[1], ...");
+        int count = b->width ? b->width : 1;
+        if (numbers + count > TACK_MAX_RESULTS) {
+            ERR(L, item->line, item->col, "kernel '%s' returns more than %d numbers in all "
+                "('%s' has %d); return fewer values, or store some into an output array",
+                L->in->def->name, TACK_MAX_RESULTS, b->name, count);
             return -1;
         }
-        L->f->returns[i] = b->index;
+        ir_return_value *rv = &L->f->return_values[i];
+        rv->count = count;
+        rv->rows = b->width ? b->rows : 0;
+        rv->cols = b->width && b->rows ? b->width / b->rows : 0;
+        rv->kind = !b->width ? TACK_RESULT_SCALAR : b->cplx ? TACK_RESULT_COMPLEX
+                   : b->rows ? TACK_RESULT_MATRIX : TACK_RESULT_VECTOR;
+        for (int k = 0; k < count; k++)
+            L->f->returns[numbers++] = b->width ? b->comps[k] : b->index;
     }
-    L->f->nreturns = n;
+    L->f->nreturns = numbers;
+    L->f->nreturn_values = n;
     return 0;
 }

@@ -90,8 +90,12 @@ static int combined_in(stmt *const *body, int n, const char *name) {
         if (t && t->kind == EX_NAME && !strcmp(t->name, name)) {
             if (s->kind == ST_AUGASSIGN) return 1;
             const expr *v = s->value;
-            if (s->kind == ST_ASSIGN && v && v->kind == EX_CALL && v->a->kind == EX_NAME &&
-                (!strcmp(v->a->name, "min") || !strcmp(v->a->name, "max")) && v->nitems == 2 &&
+            /* min(s, v), or tack.min(c, v) as vectors are written (reductions.c) */
+            const char *fn = !v || v->kind != EX_CALL ? NULL
+                             : v->a->kind == EX_NAME ? v->a->name
+                             : v->a->kind == EX_ATTR && v->a->a->kind == EX_NAME &&
+                                       !strcmp(v->a->a->name, "tack") ? v->a->name : NULL;
+            if (s->kind == ST_ASSIGN && fn && (!strcmp(fn, "min") || !strcmp(fn, "max")) && v->nitems == 2 &&
                 v->items[0]->kind == EX_NAME && !strcmp(v->items[0]->name, name))
                 return 1;
         }

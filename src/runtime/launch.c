@@ -394,6 +394,7 @@ static tack_status read_results(const ir_template *t, tack_device *dev, call_inf
     const ir_func *f = t->ir;
     if (!out) return TACK_OK;
     out->n = 0;
+    out->nvalues = 0;
     for (int r = 0; r < info->nreductions; r++)
         if (tack_device_read(dev, info->reduction_handle[r], 0, info->reduction_host[r],
                              sizeof(uint64_t), err))
@@ -417,6 +418,13 @@ static tack_status read_results(const ir_template *t, tack_device *dev, call_inf
         }
     }
     out->n = f->nreturns;
+    /* The values the numbers make (complex, vectors, matrices). */
+    out->nvalues = f->nreturn_values;
+    for (int j = 0, first = 0; j < f->nreturn_values; j++) {
+        const ir_return_value *v = &f->return_values[j];
+        out->values[j] = (tack_result_value){v->kind, first, v->count, v->rows, v->cols};
+        first += v->count;
+    }
     return TACK_OK;
 }
 
@@ -557,7 +565,7 @@ tack_status tack_kernel_call(tack_kernel *k, tack_device *dev, const tack_arg *a
                              tack_results *results, tack_error *err) {
     ERR_OR_SCRATCH(err);
     err->status = TACK_OK;
-    if (results) results->n = 0;
+    if (results) results->n = results->nvalues = 0;
     if (!k || !dev || (nargs && !args) || nargs < 0)
         return runtime_error(err, TACK_ERR_VALUE, "tack_kernel_launch: NULL kernel, device or arguments");
     tack_arg mats[TACK_MAX_PARAMS];

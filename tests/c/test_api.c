@@ -391,6 +391,38 @@ static void test_reductions(void) {
     tack_kernel_free(k);
 }
 
+/* Values of several numbers (a complex, a matrix) come back grouped in
+ * values[]: kind, first, count and shape over the flat value[]. */
+static void test_grouped_results(void) {
+    tack_kernel *k = make("@tack.kernel\n"
+                          "def grouped(x):\n"
+                          "    s = 0.0\n"
+                          "    z = 0j\n"
+                          "    m = tack.mat22d()\n"
+                          "    for i in range(x.shape[0]):\n"
+                          "        s += 1.0\n"
+                          "        z += x[i] + 2j * x[i]\n"
+                          "        m += tack.mat22d(x[i], 0.0, 1.0, -x[i])\n"
+                          "    return s, z, m\n");
+    CHECK(k != NULL);
+    if (!k) return;
+    double x[3] = {1, 2, 4};
+    int64_t n3 = 3;
+    tack_arg args[1] = {tack_arg_array(x, TACK_F64, 1, &n3, 0)};
+    tack_results r;
+    tack_error err;
+    CHECK(tack_kernel_call(k, dev, args, 1, &r, &err) == TACK_OK);
+    CHECK(r.n == 7 && r.nvalues == 3);
+    CHECK(r.values[0].kind == TACK_RESULT_SCALAR && r.values[0].first == 0 && r.values[0].count == 1);
+    CHECK(r.value[0].f == 3.0);
+    CHECK(r.values[1].kind == TACK_RESULT_COMPLEX && r.values[1].first == 1 && r.values[1].count == 2);
+    CHECK(r.value[1].f == 7.0 && r.value[2].f == 14.0);
+    CHECK(r.values[2].kind == TACK_RESULT_MATRIX && r.values[2].first == 3 && r.values[2].count == 4);
+    CHECK(r.values[2].rows == 2 && r.values[2].cols == 2 && r.dtype[3] == TACK_F64);
+    CHECK(r.value[3].f == 7.0 && r.value[4].f == 0.0 && r.value[5].f == 3.0 && r.value[6].f == -7.0);
+    tack_kernel_free(k);
+}
+
 /* Records the chunks a pool hands out, without doing the work; bails out
  * if a launch splits into absurdly many (the chunk size overflowed). */
 typedef struct chunk_log {
@@ -674,6 +706,7 @@ int main(void) {
     test_devices();
     test_prepared_launch();
     test_reductions();
+    test_grouped_results();
     test_precompile();
     test_resolver_shadows_defaults();
     test_tables();

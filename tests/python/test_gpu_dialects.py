@@ -53,6 +53,7 @@ from test_issue27_idioms import (int_vector_table, keyword_only, mpm_g2p, mpm_p2
                                  static_loops, vector_index_scatter)
 from test_issue27_values import (big_matrix_ops, matrix_rows, vec_extremes,
                                  complex_sum as complex_reduction)
+from test_kernel_return_values import centre as returned_centre, mat_affine as returned_matrix
 
 
 def _cases():
@@ -196,6 +197,9 @@ def _cases():
                 (m16(), m16(), tack.zeros((2,), dtype=tack.vector(16, tack.f32)), 1.5, m16(), m16(),
                  m16(), z(2, np.float32), tack.zeros((2,), dtype=tack.vector(16, tack.f32)), 1, 2),
                 False))
+    # Issue 27: vectors and matrices returned whole, and expressions of them.
+    out.append(("returned_vectors", returned_centre, (tack.zeros((4,), dtype=tack.vec3f),), False))
+    out.append(("returned_matrix", returned_matrix, (tack.zeros((4,), dtype=tack.mat22f),), False))
     out.append(("tuple_results", tuple_results,
                 (z(4, np.float32), z(4, np.float32), tack.zeros((4,), dtype=tack.vec2f)), False))
     # Issue 27 idioms: vector indices, static loops, tables of vectors, MPM.

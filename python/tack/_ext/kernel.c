@@ -318,17 +318,78 @@ static PyObject *result_value(const tack_results *r, int i)
     }
 }
 
+/* A complex value: a Python complex (complex64's parts widened). */
+static PyObject *result_complex(const tack_results *r, const tack_result_value *v)
+{
+    return PyComplex_FromDoubles(r->value[v->first].f, r->value[v->first + 1].f);
+}
+
+/* A vector or matrix value: a NumPy array of its shape and its
+ * reduction's dtype, built from a list of the Python numbers. */
+static PyObject *result_array(const tack_results *r, const tack_result_value *v)
+{
+    PyObject *list = PyList_New(v->count);
+    if (!list)
+        return NULL;
+    for (int k = 0; k < v->count; k++) {
+        PyObject *x = result_value(r, v->first + k);
+        if (!x) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, k, x);
+    }
+    PyObject *out = NULL, *np = PyImport_ImportModule("numpy");
+    static const char *const names[TACK_DTYPE_COUNT] = {
+        [TACK_BOOL] = "bool", [TACK_I8] = "int8", [TACK_I16] = "int16", [TACK_I32] = "int32",
+        [TACK_I64] = "int64", [TACK_U8] = "uint8", [TACK_U16] = "uint16", [TACK_U32] = "uint32",
+        [TACK_U64] = "uint64", [TACK_F32] = "float32", [TACK_F64] = "float64",
+        [TACK_F16] = "float16"};
+    tack_dtype dt = r->dtype[v->first];
+    const char *dtype = (unsigned)dt < TACK_DTYPE_COUNT && names[dt] ? names[dt] : "float64";
+    if (np) {
+        PyObject *a = PyObject_CallMethod(np, "array", "Os", list, dtype);
+        if (a && v->kind == TACK_RESULT_MATRIX) {
+            out = PyObject_CallMethod(a, "reshape", "ii", v->rows, v->cols);
+            Py_DECREF(a);
+        } else {
+            out = a;
+        }
+        Py_DECREF(np);
+    }
+    Py_DECREF(list);
+    return out;
+}
+
+/* Value j: a scalar, a complex, or an array. */
+static PyObject *result_object(const tack_results *r, int j)
+{
+    if (j >= r->nvalues) /* no grouping: each number is a value */
+        return result_value(r, j);
+    const tack_result_value *v = &r->values[j];
+    switch (v->kind) {
+    case TACK_RESULT_COMPLEX:
+        return result_complex(r, v);
+    case TACK_RESULT_VECTOR:
+    case TACK_RESULT_MATRIX:
+        return result_array(r, v);
+    default:
+        return result_value(r, v->first);
+    }
+}
+
 static PyObject *results_to_python(const tack_results *r)
 {
+    int n = r->nvalues ? r->nvalues : r->n;
     if (r->n == 0)
         Py_RETURN_NONE;
-    if (r->n == 1)
-        return result_value(r, 0);
-    PyObject *t = PyTuple_New(r->n);
+    if (n == 1)
+        return result_object(r, 0);
+    PyObject *t = PyTuple_New(n);
     if (!t)
         return NULL;
-    for (int i = 0; i < r->n; i++) {
-        PyObject *v = result_value(r, i);
+    for (int i = 0; i < n; i++) {
+        PyObject *v = result_object(r, i);
         if (!v) {
             Py_DECREF(t);
             return NULL;
