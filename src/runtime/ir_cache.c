@@ -18,7 +18,7 @@
 #include "runtime/disk_cache.h"
 
 static void ir_key(const tack_kernel *k, const template_key *key, ser_writer *w) {
-    ser_put_str(w, "tack-ir-4"); /* 4: reductions, stages, print */
+    ser_put_str(w, "tack-ir-5"); /* 5: width codes of matrices to 16x16 (complex is 0x21) */
     ser_put_u32(w, (uint32_t)k->stage);
     ser_put_str(w, k->filename);
     ser_put_u32(w, (uint32_t)k->first_line);

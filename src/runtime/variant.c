@@ -132,7 +132,7 @@ void host_reacquire(void *state) {
 static void full_key(const tack_kernel *k, const ir_template *t, const call_info *info,
                      const tack_device *dev, ser_writer *w) {
     const variant_key *key = &info->key;
-    ser_put_str(w, "tack-variant-5"); /* 5: reductions' hidden arrays, stages */
+    ser_put_str(w, "tack-variant-6"); /* 6: width codes of matrices to 16x16 (complex is 0x21) */
     ser_put_u32(w, (uint32_t)k->stage);
     ser_put_str(w, k->filename);
     ser_put_u32(w, (uint32_t)k->first_line);

@@ -133,7 +133,7 @@ def all_entry_files(cache):
 def is_ir_entry(path):
     """The cache's first level (lowered IR templates) keys its entries with
     this tag; the second (compiled variants) with tack-variant."""
-    return b"tack-ir-4" in path.read_bytes()[:96]
+    return b"tack-ir-5" in path.read_bytes()[:96]
 
 
 def entry_files(cache):
