@@ -278,16 +278,20 @@ static tack_status run_checked_staged(const tack_kernel *k, const ir_template *t
                                       call_info *info, tack_device *dev, int64_t *errors,
                                       const int64_t *extents, tack_error *err) {
     const ir_func *f = t->ir;
-    size_t nerr = DEBUG_ERR_LEN * sizeof *errors;
+    /* The counters and this call's extents (put_extents): the slots of
+     * parameters past the call's are never read, nor written on the host. */
+    int nparams = info->nargs < TACK_MAX_PARAMS ? info->nargs : TACK_MAX_PARAMS;
+    size_t nerr = (size_t)(DEBUG_ERR_EXTENTS + nparams * TACK_MAX_NDIM) * sizeof *errors;
     int idle = 0;
     if (f->debug_extents >= 0 ||
         !atomic_compare_exchange_strong_explicit(&v->errors_busy, &idle, 1, memory_order_acquire,
                                                  memory_order_relaxed))
         return run_debug_staged(k, t, v, info, dev, errors, extents, err);
     tack_status st = TACK_OK;
-    if (!v->errors_held && !(v->errors_held = malloc(nerr)))
+    size_t whole = DEBUG_ERR_LEN * sizeof *errors; /* room for any call's record */
+    if (!v->errors_held && !(v->errors_held = malloc(whole)))
         st = runtime_error(err, TACK_ERR_NOMEM, "out of memory launching kernel '%s'", k->def->name);
-    if (!st && !v->errors_mem && !(v->errors_mem = tack_device_alloc(dev, nerr, err))) st = err->status;
+    if (!st && !v->errors_mem && !(v->errors_mem = tack_device_alloc(dev, whole, err))) st = err->status;
     if (!st && (!v->errors_known || memcmp(v->errors_held, errors, nerr) != 0)) {
         v->errors_known = 0;
         st = tack_device_write(dev, v->errors_mem, 0, errors, nerr, err);
