@@ -341,6 +341,35 @@ static tack_status stride_slots(const tack_kernel *k, const ir_func *f, call_inf
     return TACK_OK;
 }
 
+/* The slot bits of scalar argument a in the kernel type its call selected
+ * (a 32-bit value in the low bytes, as the packed launch reads it). */
+static uint64_t scalar_slot(int type, const tack_arg *a) {
+    uint64_t slot = 0;
+    int64_t i = a->kind == TACK_ARG_UINT ? (int64_t)a->u : a->i; /* u64: the same bits */
+    switch (type) {
+    case TACK_I32: {
+        int32_t v = (int32_t)i;
+        memcpy(&slot, &v, sizeof v);
+        break;
+    }
+    case TACK_F32: {
+        float v = (float)a->f;
+        memcpy(&slot, &v, sizeof v);
+        break;
+    }
+    case TACK_F64: memcpy(&slot, &a->f, sizeof a->f); break;
+    case TACK_BOOL: slot = a->i != 0; break;
+    default: memcpy(&slot, &i, sizeof i); /* i64 and u64 */
+    }
+    return slot;
+}
+
+/* Whether argument i is a scalar value (not an array, nor a template). */
+static int is_scalar_arg(const ir_func *f, const tack_arg *a, int i) {
+    return a->kind != TACK_ARG_ARRAY && a->kind != TACK_ARG_STRUCT &&
+           f->params[i].role != ROLE_TEMPLATE;
+}
+
 /* runtime.h: a call whose fast signature was classified before.  The
  * signature fixes every argument's kind, dtype, width, shape, strides and
  * writability, and each scalar's type, so the key of that call (`seen`)
@@ -389,23 +418,7 @@ tack_status call_classify_warm(const tack_kernel *k, const tack_device *dev, con
             continue;
         }
         memset(info->dims[i], 0, sizeof info->dims[i]);
-        switch (seen->type[i]) {
-        case TACK_I32: {
-            int32_t v = (int32_t)(a->kind == TACK_ARG_UINT ? (int64_t)a->u : a->i);
-            memcpy(&info->slots[i], &v, sizeof v);
-            break;
-        }
-        case TACK_F32: {
-            float v = (float)a->f;
-            memcpy(&info->slots[i], &v, sizeof v);
-            break;
-        }
-        case TACK_F64: memcpy(&info->slots[i], &a->f, sizeof a->f); break;
-        case TACK_BOOL: info->slots[i] = a->i != 0; break;
-        default: /* i64 or u64: the same bits */
-            if (a->kind == TACK_ARG_UINT) memcpy(&info->slots[i], &a->u, sizeof a->u);
-            else memcpy(&info->slots[i], &a->i, sizeof a->i);
-        }
+        info->slots[i] = scalar_slot(seen->type[i], a);
     }
     /* Only the fields a launch reads (the whole key is kilobytes): the
      * types (launch_check.c), the strided layouts (stride_slots) and the
@@ -498,35 +511,14 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
         memset(info->dims[i], 0, sizeof info->dims[i]);
         info->slots[i] = 0;
         switch (a->kind) {
-        case TACK_ARG_INT:
-            key->type[i] = (uint8_t)int_type(a->i);
-            if (key->type[i] == TACK_I32) {
-                int32_t v = (int32_t)a->i;
-                memcpy(&info->slots[i], &v, sizeof v);
-            } else {
-                memcpy(&info->slots[i], &a->i, sizeof a->i);
-            }
-            break;
+        case TACK_ARG_INT: key->type[i] = (uint8_t)int_type(a->i); break;
         case TACK_ARG_UINT:
-            if (a->u <= (uint64_t)INT64_MAX) {
-                key->type[i] = (uint8_t)int_type((int64_t)a->u);
-                if (key->type[i] == TACK_I32) {
-                    int32_t v = (int32_t)a->u;
-                    memcpy(&info->slots[i], &v, sizeof v);
-                    break;
-                }
-            } else {
-                key->type[i] = TACK_U64;
-            }
-            memcpy(&info->slots[i], &a->u, sizeof a->u);
+            key->type[i] = a->u <= (uint64_t)INT64_MAX ? (uint8_t)int_type((int64_t)a->u) : TACK_U64;
             break;
         case TACK_ARG_FLOAT:
             key->type[i] = TACK_F32; /* f64 decided below, once all arrays are seen */
             break;
-        case TACK_ARG_BOOL:
-            key->type[i] = TACK_BOOL;
-            info->slots[i] = a->i != 0;
-            break;
+        case TACK_ARG_BOOL: key->type[i] = TACK_BOOL; break;
         default:
             return runtime_error(err, TACK_ERR_TYPE,
                                  "kernel '%s': parameter '%s': unsupported argument kind %d",
@@ -535,15 +527,9 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
     }
     /* Python floats are f32, or f64 when any array argument is f64. */
     for (int i = 0; i < nargs; i++) {
-        if (args[i].kind != TACK_ARG_FLOAT) continue;
-        if (any_f64) {
-            key->type[i] = TACK_F64;
-            memcpy(&info->slots[i], &args[i].f, sizeof(double));
-        } else {
-            float v = (float)args[i].f;
-            info->slots[i] = 0;
-            memcpy(&info->slots[i], &v, sizeof v);
-        }
+        if (!is_scalar_arg(f, &args[i], i)) continue;
+        if (args[i].kind == TACK_ARG_FLOAT && any_f64) key->type[i] = TACK_F64;
+        info->slots[i] = scalar_slot(key->type[i], &args[i]);
     }
     key->nshape = t->ndeps;
     for (int i = 0; i < t->ndeps; i++) key->shape[i] = info->dims[t->deps[i].param][t->deps[i].dim];
