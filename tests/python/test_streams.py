@@ -261,10 +261,13 @@ def test_launch_wait_env_makes_the_call_wait(gpu):
         import time, numpy as np, tack, test_streams as t
         d = tack.device("opencl")
         x, out = t.setup(d)
-        t0 = time.perf_counter(); t.churn(x, out, 2000); call = time.perf_counter() - t0
-        t0 = time.perf_counter(); tack.synchronize(); wait = time.perf_counter() - t0
-        t.check_churn(out.numpy(), 2000)
-        print(call > 0.1 and wait < call / 5, call, wait)
+        for n in (2000, 8000, 32000):  # more work while the kernel is too quick to time
+            t0 = time.perf_counter(); t.churn(x, out, n); call = time.perf_counter() - t0
+            t0 = time.perf_counter(); tack.synchronize(); wait = time.perf_counter() - t0
+            if call > 0.2:
+                break
+        t.check_churn(out.numpy(), n)
+        print(call > 0.2 and wait < call / 5, call, wait)
     """)
     import os
     env = dict(os.environ, TACK_LAUNCH_WAIT="1")
