@@ -47,62 +47,49 @@ static fast_entry *thread_table(void) {
 
 void fast_invalidate(void) { atomic_fetch_add(&epoch, 1); }
 
-static void put(fast_sig *s, const void *p, size_t n, int *full) {
-    if (s->len + n + 8 > sizeof s->bytes) { /* room for the hash's padding */
-        *full = 1;
-        return;
-    }
-    memcpy(s->bytes + s->len, p, n);
-    s->len += (int)n;
-}
+/* The signature is a list of 64-bit words, hashed as it is written (one
+ * multiply per word): a word per argument's kind and layout, then an
+ * array's shape and strides. */
+#define FAST_MIX(h, w) ((h) = ((h) ^ (w)) * 0xff51afd7ed558ccdull, (h) ^= (h) >> 29)
 
 int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig) {
-    if (debug) return -1;
-    int full = 0;
-    sig->len = 0;
-    uint8_t n = (uint8_t)nargs;
-    put(sig, &n, 1, &full);
-    for (int i = 0; i < nargs && !full; i++) {
+    if (debug || nargs < 0 || nargs >= FAST_SIG_WORDS) return -1;
+    uint64_t *w = sig->words, h = 0x9e3779b97f4a7c15ull;
+    int n = 0;
+    w[n++] = (uint64_t)nargs;
+    for (int i = 0; i < nargs; i++) {
         const tack_arg *a = &args[i];
-        uint8_t head[6] = {(uint8_t)a->kind, 0, 0, 0, 0, 0};
+        uint64_t head = (uint64_t)a->kind;
         switch (a->kind) {
         case TACK_ARG_ARRAY:
-            if (a->ndim < 0 || a->ndim > TACK_MAX_NDIM) return -1;
-            head[1] = (uint8_t)a->dtype;
-            head[2] = (uint8_t)a->vec_width;
-            head[3] = (uint8_t)a->is_texture;
-            head[4] = (uint8_t)a->ndim;
-            head[5] = (uint8_t)(a->writable != 0);
-            put(sig, head, 6, &full);
-            put(sig, a->shape, a->ndim * sizeof a->shape[0], &full);
-            put(sig, a->strides, a->ndim * sizeof a->strides[0], &full);
-            break;
+            if (a->ndim < 0 || a->ndim > TACK_MAX_NDIM || n + 1 + 2 * a->ndim > FAST_SIG_WORDS)
+                return -1;
+            head |= (uint64_t)(uint8_t)a->dtype << 8 | (uint64_t)(uint16_t)a->vec_width << 16 |
+                    (uint64_t)(a->is_texture != 0) << 32 | (uint64_t)a->ndim << 40 |
+                    (uint64_t)(a->writable != 0) << 48;
+            w[n++] = head;
+            for (int d = 0; d < a->ndim; d++) {
+                w[n++] = (uint64_t)a->shape[d];
+                w[n++] = (uint64_t)a->strides[d];
+            }
+            continue;
         case TACK_ARG_INT: /* the type the value selects */
-            head[1] = a->i >= INT32_MIN && a->i <= INT32_MAX;
-            put(sig, head, 2, &full);
+            head |= (uint64_t)(a->i >= INT32_MIN && a->i <= INT32_MAX) << 8;
             break;
         case TACK_ARG_UINT:
-            head[1] = a->u <= INT32_MAX ? 0 : a->u <= (uint64_t)INT64_MAX ? 1 : 2;
-            put(sig, head, 2, &full);
+            head |= (uint64_t)(a->u <= INT32_MAX ? 0 : a->u <= (uint64_t)INT64_MAX ? 1 : 2) << 8;
             break;
         case TACK_ARG_FLOAT:
         case TACK_ARG_BOOL:
-            put(sig, head, 1, &full);
             break;
         default:
             return -1; /* templates and anything unknown */
         }
+        if (n == FAST_SIG_WORDS) return -1;
+        w[n++] = head;
     }
-    if (full) return -1;
-    /* A multiplicative hash, eight bytes at a time (the tail zero-padded). */
-    while (sig->len % 8) sig->bytes[sig->len++] = 0;
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (int i = 0; i < sig->len; i += 8) {
-        uint64_t w;
-        memcpy(&w, sig->bytes + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-    }
+    for (int i = 0; i < n; i++) FAST_MIX(h, w[i]);
+    sig->len = n;
     sig->hash = h;
     return 0;
 }
@@ -121,7 +108,7 @@ uint64_t fast_epoch(void) { return atomic_load(&epoch); }
 static fast_entry *find(const tack_kernel *k, const tack_device *dev, const fast_sig *sig) {
     fast_entry *e = slot_for(k, dev, sig);
     if (!e || e->epoch != fast_epoch() || e->k != k || e->dev != dev || e->sig.hash != sig->hash ||
-        e->sig.len != sig->len || memcmp(e->sig.bytes, sig->bytes, sig->len))
+        e->sig.len != sig->len || memcmp(e->sig.words, sig->words, (size_t)sig->len * 8))
         return NULL;
     return e;
 }
@@ -144,7 +131,7 @@ void fast_remember(const tack_kernel *k, const tack_device *dev, const fast_sig 
         e->dev = dev;
         e->sig.len = sig->len;
         e->sig.hash = sig->hash;
-        memcpy(e->sig.bytes, sig->bytes, sig->len);
+        memcpy(e->sig.words, sig->words, (size_t)sig->len * 8);
         e->v[0] = e->v[1] = NULL;
     }
     e->t = t;

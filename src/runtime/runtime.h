@@ -361,10 +361,11 @@ void writer_compile_end(void);
  * and the template and variant on a hit; fast_remember records a slow
  * path's result.  fast_invalidate forgets every entry (variants were
  * dropped or a kernel or device freed). */
+#define FAST_SIG_WORDS 64
 typedef struct fast_sig {
-    int len;
+    int len; /* words */
     uint64_t hash;
-    uint8_t bytes[512];
+    uint64_t words[FAST_SIG_WORDS];
 } fast_sig;
 /* -1: not describable (templates, or a debug launch: entries are plain only) */
 int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig);

@@ -428,6 +428,11 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_ARRAY;
         return convert_tack_array(c, o, a);
     }
+    if (PyFloat_CheckExact(o)) { /* the common scalar, before the type walks below */
+        *a = tack_arg_float(PyFloat_AS_DOUBLE(o));
+        *role = TACK_FIELD_SCALAR;
+        return 0;
+    }
     if (PyArray_Check(o)) {
         if (PyDataType_HASFIELDS(PyArray_DESCR((PyArrayObject *)o)))
             return convert_records(c, o, a, role);
@@ -711,7 +716,10 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
         tack_arg *a = &args[i];
         tack_field_role role;
         c.i = i;
-        if (PyArray_IsScalar(o, Void)) { /* a record: once the device is known, below */
+        /* A record (NumPy void scalar): once the device is known, below.
+         * The common exact types are not, without walking their bases. */
+        if (!Py_IS_TYPE(o, &PyArray_Type) && !PyFloat_CheckExact(o) && !PyLong_CheckExact(o) &&
+            !Py_IS_TYPE(o, &ext_ArrayType) && PyArray_IsScalar(o, Void)) {
             records = 1;
             continue;
         }
