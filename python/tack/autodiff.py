@@ -55,6 +55,22 @@ def _float_kind(a):
     return {"f32": "f4", "f64": "f8", "f16": "f2"}.get(name, "i8")
 
 
+def _dtype_name(a):
+    return str(a.dtype).split(".")[-1]
+
+
+def _same_elements(a, g):
+    """Whether gradient g has a's shape and element type (a NumPy array and
+    a tack.Array compare by their scalar kind and element size)."""
+    if tuple(a.shape) != tuple(g.shape):
+        return False
+    if type(a) is type(g):
+        return a.dtype == g.dtype
+    size = lambda x: x.itemsize if isinstance(x, _np.ndarray) else (x.nbytes // x.size if x.size else 0)
+    return _np.dtype(_float_kind(a)) == _np.dtype(_float_kind(g)) and (
+        a.size == 0 or size(a) == size(g))
+
+
 def _grad_of(v, adj):
     """The gradient array passed for argument v: adj's, v.grad, or a
     scratch one (v is then a constant: what flows into it is dropped)."""
@@ -76,10 +92,17 @@ def kernel_backward(kernel, *args, adj=None):
     the argument objects, or parameter names), else its ``.grad``, else it is
     a constant.  Input gradients are accumulated (+=); outputs' gradients
     are read."""
+    code = getattr(kernel.func, "__code__", None)
+    nparams = code.co_argcount if code else len(args)
+    if len(args) != nparams:
+        raise TypeError("kernel '%s': backward takes the kernel's %d argument%s, %d given"
+                        % (kernel.__name__, nparams, "" if nparams == 1 else "s", len(args)))
+    if adj is not None and not isinstance(adj, dict):
+        raise TypeError("kernel '%s': backward's adj is a dict {argument or parameter name: "
+                        "gradient array}, not %s" % (kernel.__name__, type(adj).__name__))
     pairs = []
     if adj:
-        names = [kernel.func.__code__.co_varnames[i] for i in range(len(args))] \
-            if hasattr(kernel.func, "__code__") else []
+        names = [code.co_varnames[i] for i in range(len(args))] if code else []
         for key, g in adj.items():
             if isinstance(key, str):
                 if key not in names:
@@ -101,8 +124,18 @@ def kernel_backward(kernel, *args, adj=None):
             raise ValueError("kernel.backward: the gradient of scalar '%s' is a float array of at "
                              "least one element (its element 0 takes the gradient)" % name)
     for i, (a, g) in enumerate(zip(args, grads)):
+        name = code.co_varnames[i] if code else str(i)
+        if _is_array(a) and not _is_array(g):
+            raise TypeError("kernel '%s': the gradient of array '%s' is not an array (got %s)"
+                            % (kernel.__name__, name, type(g).__name__))
+        if _is_array(a) and not _same_elements(a, g):
+            # the adjoint indexes the gradient as the array: a smaller one
+            # would be read and written past its end
+            raise ValueError("kernel '%s': the gradient of '%s' must have its shape and dtype "
+                             "(%s of %s); got %s of %s" % (kernel.__name__, name, tuple(a.shape),
+                                                           _dtype_name(a), tuple(g.shape),
+                                                           _dtype_name(g)))
         if _is_array(a) and _is_array(g) and _steps(a) != _steps(g):
-            name = kernel.func.__code__.co_varnames[i] if hasattr(kernel.func, "__code__") else str(i)
             raise ValueError("kernel.backward: the gradient of '%s' is laid out differently from it "
                              "(element strides %s and %s): the adjoint indexes both alike; pass "
                              "contiguous arrays (numpy.ascontiguousarray) or a gradient laid out as "
@@ -139,6 +172,13 @@ class Tape:
         launch's adjoint, newest first."""
         if loss is None and not grads:
             raise ValueError("Tape.backward: give loss or grads={array: gradient}")
+        if grads is not None and not isinstance(grads, dict):
+            raise TypeError("Tape.backward: grads is a dict {array: gradient}, not %s"
+                            % type(grads).__name__)
+        for a in ([loss] if loss is not None else []) + list(grads or ()):
+            if not isinstance(a, _tack.Array):
+                raise TypeError("Tape.backward: the loss and the keys of grads are tack arrays "
+                                "made with requires_grad=True, not %s" % type(a).__name__)
         if loss is not None:
             if loss.grad is None:
                 raise ValueError("Tape.backward: loss has no gradient (make it with requires_grad=True)")
