@@ -70,6 +70,10 @@ static int take_source(PyObject *func, PyObject *source, const char *what)
     }
     if (ext_check_source(func, source) < 0)
         return -1;
+    /* The text read before (source.c keeps it) gives way to this one. */
+    if (PyObject_HasAttrString(func, "__tack_source_read__") &&
+        PyObject_DelAttrString(func, "__tack_source_read__") < 0)
+        return -1;
     return PyObject_SetAttrString(func, "__tack_source__", source);
 }
 
@@ -170,6 +174,14 @@ PyObject *ext_func_fn(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     if (PyObject_SetAttrString(func, "__tack_func__", Py_True) < 0)
         return NULL;
+    /* Its text now, as the kernel's is read at decoration (see source.c);
+     * one that cannot be found yet is looked for again at its first use. */
+    ext_resolver_ctx probe;
+    memset(&probe, 0, sizeof probe);
+    if (ext_function_source(func, &probe) < 0)
+        PyErr_Clear();
+    Py_XDECREF(probe.source);
+    Py_XDECREF(probe.filename);
     return Py_NewRef(func);
 }
 

@@ -336,7 +336,52 @@ static void explain_missing_source(PyObject *func)
     Py_XDECREF(tb);
 }
 
+/* The text a function was first compiled from, kept on it: a file edited
+ * while the process runs must not change what later variants compile (the
+ * function's bytecode is still the old text's). */
+#define SOURCE_MEMO "__tack_source_read__"
+
+static int source_from_memo(PyObject *func, ext_resolver_ctx *ctx)
+{
+    PyObject *memo = PyObject_GetAttrString(func, SOURCE_MEMO);
+    if (!memo) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 1;
+    }
+    long first;
+    if (!PyTuple_Check(memo) || PyTuple_GET_SIZE(memo) != 3 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(memo, 0)) || !PyUnicode_Check(PyTuple_GET_ITEM(memo, 1)) ||
+        (first = PyLong_AsLong(PyTuple_GET_ITEM(memo, 2))) == -1) {
+        Py_DECREF(memo);
+        PyErr_Clear();
+        return 1; /* not ours (a user's attribute of that name): read again */
+    }
+    Py_XSETREF(ctx->source, Py_NewRef(PyTuple_GET_ITEM(memo, 0)));
+    Py_XSETREF(ctx->filename, Py_NewRef(PyTuple_GET_ITEM(memo, 1)));
+    ctx->first_line = (int)first;
+    Py_DECREF(memo);
+    return 0;
+}
+
+static int read_function_source(PyObject *func, ext_resolver_ctx *ctx);
+
 int ext_function_source(PyObject *func, ext_resolver_ctx *ctx)
+{
+    int rc = source_from_memo(func, ctx);
+    if (rc <= 0)
+        return rc;
+    if (read_function_source(func, ctx) < 0)
+        return -1;
+    PyObject *memo = Py_BuildValue("(OOi)", ctx->source, ctx->filename, ctx->first_line);
+    if (!memo || PyObject_SetAttrString(func, SOURCE_MEMO, memo) < 0)
+        PyErr_Clear(); /* an object that takes no attributes reads its file each time */
+    Py_XDECREF(memo);
+    return 0;
+}
+
+static int read_function_source(PyObject *func, ext_resolver_ctx *ctx)
 {
     PyObject *given = PyObject_GetAttrString(func, "__tack_source__");
     if (given) {
