@@ -41,6 +41,11 @@ struct gpu_dialect {
      * most one iteration, behind a bound check.  0: the grid may be smaller
      * than the range, and items stride over it in grid-stride loops. */
     int covering_grid;
+    /* With covering_grid: 1 runs the innermost index of an ndindex launch
+     * as a loop inside each work item, over one index fewer in the grid
+     * (a CPU device: PoCL vectorizes that loop, a row per item, where one
+     * item per element ran a 2048^2 Jacobi step 7x slower). */
+    int serial_innermost;
     const char *type[TACK_DTYPE_COUNT]; /* scalar type names (bool: the
                                   language's bool; arrays of bool are bytes) */
     const char *u64_suffix;      /* an unsigned 64-bit literal: "UL", "ULL" */

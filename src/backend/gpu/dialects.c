@@ -219,16 +219,23 @@ const gpu_dialect gpu_dialect_cuda = {
     .barrier = "__syncthreads()",
 };
 
-static gpu_dialect level_zero;
-static pthread_once_t level_zero_once = PTHREAD_ONCE_INIT;
+static gpu_dialect level_zero, opencl_cpu;
+static pthread_once_t derived_once = PTHREAD_ONCE_INIT;
 
-static void make_level_zero(void) {
+static void make_derived(void) {
     level_zero = gpu_dialect_opencl;
     level_zero.name = "level_zero";
     level_zero.covering_grid = 0;
+    opencl_cpu = gpu_dialect_opencl;
+    opencl_cpu.serial_innermost = 1;
 }
 
 const gpu_dialect *gpu_dialect_level_zero(void) {
-    pthread_once(&level_zero_once, make_level_zero);
+    pthread_once(&derived_once, make_derived);
     return &level_zero;
+}
+
+const gpu_dialect *gpu_dialect_opencl_cpu(void) {
+    pthread_once(&derived_once, make_derived);
+    return &opencl_cpu;
 }

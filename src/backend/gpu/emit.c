@@ -1502,16 +1502,27 @@ static void entry(gen *g) {
         workgroup_reduction_body(g);
     } else if (d->covering_grid) {
         /* One iteration per work item, behind a bound check: no loop
-         * around the body, which PoCL needs to vectorize across items. */
-        for (int v = 0; v < nlev; v++)
-            line(g, "const %s k%d = %s;", L, v, d->global_id[nlev - 1 - v]);
+         * around the body, which PoCL needs to vectorize across items;
+         * or, serial_innermost, the innermost index as the item's loop. */
+        int grid = nlev - (d->serial_innermost && nlev > 1 && !f->collective);
+        for (int v = 0; v < grid; v++)
+            line(g, "const %s k%d = %s;", L, v, d->global_id[grid - 1 - v]);
         const char *in = "k0 < count";
-        for (int v = 1; v < nlev; v++) in = str(g, "%s && k%d < %s", in, v, ext[v]);
+        for (int v = 1; v < grid; v++) in = str(g, "%s && k%d < %s", in, v, ext[v]);
         line(g, "if (%s) {", in);
         g->indent++;
         line(g, "l%d = (%s)((%s)start + (%s)k0 * (%s)step);", f->loop_var, L, U, U, U);
-        for (int v = 1; v < nlev; v++) line(g, "l%d = k%d;", f->inner_var[v - 1], v);
+        for (int v = 1; v < grid; v++) line(g, "l%d = k%d;", f->inner_var[v - 1], v);
+        if (grid < nlev) {
+            line(g, "for (%s k%d = 0; k%d < %s; k%d++) {", L, grid, grid, ext[grid], grid);
+            g->indent++;
+            line(g, "l%d = k%d;", f->inner_var[grid - 1], grid);
+        }
         block(g, &f->body);
+        if (grid < nlev) {
+            g->indent--;
+            line(g, "}");
+        }
         g->indent--;
         line(g, "}");
     } else {

@@ -60,6 +60,9 @@ extern const gpu_dialect gpu_dialect_metal; /* dialect_metal.c */
  * launches a grid sized to the device (level_zero/launch.c), not one that
  * covers the range. */
 const gpu_dialect *gpu_dialect_level_zero(void);
+/* OpenCL for a CPU device: the innermost ndindex index is a loop in each
+ * work item (dialect.h's serial_innermost). */
+const gpu_dialect *gpu_dialect_opencl_cpu(void);
 
 /* emit.c: typed post-pass IR -> kernel source named `entry`, malloc'd.
  * Fails (naming the kernel and the line) on what the dialect cannot

@@ -231,6 +231,14 @@ static tack_status read_caps(backend *b, tack_error *err) {
      * which PoCL needs to vectorize across items), so a launch covers the
      * range: up to 2^30 items at a time, which fits any device's size_t. */
     b->launch_items = (int64_t)1 << 30;
+    /* A CPU device runs an ndindex's innermost index as a loop in each
+     * item (dialect.h's serial_innermost); TACK_OPENCL_SERIAL_INNER=0 or 1
+     * chooses either form on any device (the tests run both on PoCL). */
+    const char *serial = getenv("TACK_OPENCL_SERIAL_INNER");
+    int cpu = serial && *serial ? strcmp(serial, "0") != 0
+                                : (dev_ulong(cl, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+    b->serial_inner = cpu;
+    b->dialect = cpu ? gpu_dialect_opencl_cpu() : &gpu_dialect_opencl;
 
     /* Strict IEEE: no fast-math options; correctly rounded f32 division and
      * sqrt where the device offers them, as on the CPU. */
@@ -257,8 +265,9 @@ static tack_status read_caps(backend *b, tack_error *err) {
     if (!b->target) return backend_error(err, TACK_ERR_NOMEM, "out of memory opening an OpenCL device");
     snprintf(b->target, len,
              "opencl; platform=%s, %s; device=%s, %s; driver=%s; %s; options=%s; fp64=%d; "
-             "atomics64=%d",
-             pname, pver, b->name, dver, drv, clc, b->options, c->fp64, c->atomics64);
+             "atomics64=%d; serial_inner=%d",
+             pname, pver, b->name, dver, drv, clc, b->options, c->fp64, c->atomics64,
+             b->serial_inner);
     return TACK_OK;
 }
 

@@ -149,12 +149,14 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
      * grid): one launch covers the range, or, past the cap on a launch's
      * items, several launches at global offsets (their ids include them). */
     opencl_ndrange r;
-    opencl_grid(b, ninner, count, inner0, inner1, &r);
+    /* The innermost index as each item's loop: a grid of one index fewer. */
+    int serial = b->serial_inner && ninner >= 1 && !c->f->collective;
+    opencl_grid(b, serial ? ninner - 1 : ninner, count, inner0, inner1, &r);
     /* A collective kernel's work groups are the language's workgroups: its
      * launches are 1-D whole groups, and so is every piece.  So are a
      * reduction kernel's (its groups combine their partials). */
     size_t group[1] = {IR_WORKGROUP};
-    int whole_groups = c->f->collective || gpu_workgroup_reduction(c->f, &gpu_dialect_opencl);
+    int whole_groups = c->f->collective || gpu_workgroup_reduction(c->f, b->dialect);
     if (whole_groups) {
         r.multiple[0] = IR_WORKGROUP;
         r.piece[0] = r.piece[0] < IR_WORKGROUP ? IR_WORKGROUP : r.piece[0] / IR_WORKGROUP * IR_WORKGROUP;

@@ -18,7 +18,7 @@ static tack_status build(backend *b, const ir_func *f, const char *symbol_base,
     tack_status st = opencl_check_support(b, f, err);
     if (st) return st;
     char entry[GPU_ENTRY_LEN], *source;
-    st = gpu_emit_variant(f, &gpu_dialect_opencl, symbol_base, entry, &source, err);
+    st = gpu_emit_variant(f, b->dialect, symbol_base, entry, &source, err);
     uint64_t start = backend_now_ns();
     if (!st) st = opencl_code_from_source(b, f, source, entry, out, err);
     *compiler_ns += backend_now_ns() - start; /* the driver's compiler */
@@ -53,7 +53,7 @@ static void build_many(backend *b, int n, const ir_func *const *fs,
             tack_status st = opencl_check_support(b, fs[i], &errs[i]);
             if (!st) st = gpu_range_check(fs[i], &errs[i]);
             snprintf(entries[i], sizeof entries[i], "tack_%.64s", symbol_bases[i]);
-            if (!st) st = gpu_emit_guarded(fs[i], &gpu_dialect_opencl, entries[i], &sources[i],
+            if (!st) st = gpu_emit_guarded(fs[i], b->dialect, entries[i], &sources[i],
                                            &errs[i]);
             if (st) continue;
             okf[m] = fs[i];
@@ -96,7 +96,7 @@ static tack_status inspect(backend *b, const ir_func *f, const char *symbol_base
                              "kernel '%s': an OpenCL driver gives no assembly text; "
                              "inspect_llvm() shows the OpenCL C it builds", f->name);
     char entry[GPU_ENTRY_LEN];
-    return gpu_emit_variant(f, &gpu_dialect_opencl, symbol_base, entry, text, err);
+    return gpu_emit_variant(f, b->dialect, symbol_base, entry, text, err);
 }
 
 static tack_status launch(backend *b, backend_code *c, const backend_call *call,

@@ -60,6 +60,8 @@ struct backend {
     cl_mem dummy;           /* bound where an array is empty (a NULL handle) */
     backend_caps caps;
     int64_t launch_items;   /* work items per launch; longer ranges take several */
+    int serial_inner;       /* the innermost ndindex index loops in each item (device.c) */
+    const gpu_dialect *dialect; /* OpenCL C in that form */
     char name[256];         /* the device's */
     char options[128];      /* clBuildProgram's */
     char description[768];
