@@ -146,7 +146,10 @@ tack_status tack_device_synchronize(tack_device *dev, tack_error *err);
  * (the CPU) take streams and events too, so one program runs everywhere.
  *
  * A stream is a queue of its own on dev: launches on it run in order after
- * each other, independently of the device's other queues.  Copies wait
+ * each other, independently of the device's other queues.  A copy
+ * (tack_device_read, tack_device_write) while a stream of dev is the
+ * calling thread's current one (tack_stream_set_current) is queued on
+ * that stream after its work and waits for it alone; otherwise copies wait
  * for every queue of the device.  An event marks the work queued on its
  * stream so far. */
 typedef struct tack_stream tack_stream;

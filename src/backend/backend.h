@@ -207,6 +207,14 @@ typedef struct backend_ops {
      * for another library to queue its work on. */
     tack_status (*queue_wrap)(backend *b, uint64_t handle, void **queue, tack_error *err);
     uint64_t (*queue_handle)(backend *b, void *queue);
+    /* Optional, with queues: mem_write and mem_read on a queue from
+     * queue_create (the thread's current tack.Stream's), in order after
+     * that queue's work and not after the other queues' (mem_write and
+     * mem_read wait for every queue's); they return with the bytes in place. */
+    tack_status (*queue_mem_write)(backend *b, void *queue, void *handle, size_t offset,
+                                   const void *src, size_t n, tack_error *err);
+    tack_status (*queue_mem_read)(backend *b, void *queue, const void *handle, size_t offset,
+                                  void *dst, size_t n, tack_error *err);
 } backend_ops;
 
 /* Process-wide counts backends keep for tack.stats(): variants whose

@@ -79,27 +79,23 @@ int ir_same_form(ir_index_form a, ir_index_form b) {
            (a.scalar < 0 || a.sign == b.sign) && a.c == b.c;
 }
 
-void ir_forget_expr(ir_index_form *known, const ir_expr *e) {
-    if (!e) return;
-    ir_forget_expr(known, e->a);
-    ir_forget_expr(known, e->b);
-    ir_forget_expr(known, e->cond);
-    for (int i = 0; i < e->nargs; i++) ir_forget_expr(known, e->args[i]);
-    if (e->body) ir_forget_block(known, e->body);
+static int forget_expr(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
+    (void)value_of;
+    ir_index_form *known = ctx;
     if (e->kind == IR_INLINE && e->index >= 0) known[e->index] = ir_form_unknown;
+    return 0;
 }
 
-void ir_forget_stmt(ir_index_form *known, const ir_stmt *s) {
+static int forget_stmt(void *ctx, const ir_stmt *s) {
+    ir_index_form *known = ctx;
     if (s->kind == IR_ASSIGN || s->kind == IR_FOR) known[s->index] = ir_form_unknown;
-    ir_forget_expr(known, s->value);
-    ir_forget_expr(known, s->start);
-    ir_forget_expr(known, s->stop);
-    ir_forget_expr(known, s->step);
-    for (int k = 0; k < s->nindices; k++) ir_forget_expr(known, s->indices[k]);
-    ir_forget_block(known, &s->body);
-    ir_forget_block(known, &s->orelse);
+    return 0;
 }
 
-void ir_forget_block(ir_index_form *known, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) ir_forget_stmt(known, b->stmts[i]);
-}
+#define FORGET(known) (&(ir_walker){.expr = forget_expr, .stmt = forget_stmt, .ctx = (known)})
+
+void ir_forget_expr(ir_index_form *known, const ir_expr *e) { ir_walk_expr(FORGET(known), e); }
+
+void ir_forget_stmt(ir_index_form *known, const ir_stmt *s) { ir_walk_stmt(FORGET(known), s); }
+
+void ir_forget_block(ir_index_form *known, const ir_block *b) { ir_walk_block(FORGET(known), b); }

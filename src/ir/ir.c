@@ -444,24 +444,10 @@ int ir_bounds_flag_site(const ir_func *f, int l) {
     return site >= 0 && site < f->nsites ? site : -1;
 }
 
-static int expr_assigns(const ir_expr *e, int l) {
-    if (!e) return 0;
-    if (expr_assigns(e->a, l) || expr_assigns(e->b, l) || expr_assigns(e->cond, l)) return 1;
-    for (int i = 0; i < e->nargs; i++)
-        if (expr_assigns(e->args[i], l)) return 1;
-    return e->body && ir_block_assigns(e->body, l);
+static int assigns_here(void *ctx, const ir_stmt *s) {
+    return (s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == *(const int *)ctx;
 }
 
 int ir_block_assigns(const ir_block *b, int l) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if ((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == l) return 1;
-        if (expr_assigns(s->value, l) || expr_assigns(s->start, l) || expr_assigns(s->stop, l) ||
-            expr_assigns(s->step, l))
-            return 1;
-        for (int k = 0; k < s->nindices; k++)
-            if (expr_assigns(s->indices[k], l)) return 1;
-        if (ir_block_assigns(&s->body, l) || ir_block_assigns(&s->orelse, l)) return 1;
-    }
-    return 0;
+    return ir_walk_block(&(ir_walker){.stmt = assigns_here, .ctx = &l}, b);
 }

@@ -340,6 +340,24 @@ int ir_reduction_of_param(const ir_func *f, int p);
 int ir_local_find(const ir_func *f, const char *name);   /* index or -1 */
 /* Whether local l is assigned anywhere in b (a for loop's variable too). */
 int ir_block_assigns(const ir_block *b, int l);
+
+/* A read-only walk over every expression and statement (walk.c): each
+ * hook that is set is called with ctx; a nonzero return stops the walk,
+ * and the walk returns it.  `expr` sees an expression before its operands
+ * (value_of: the statement whose whole value e is, else NULL); `stmt` a
+ * statement before its parts; `before_blocks` a statement after its value,
+ * loop bounds and indices, before its body and else. */
+typedef struct ir_walker {
+    int (*expr)(void *ctx, const ir_expr *e, const ir_stmt *value_of);
+    int (*stmt)(void *ctx, const ir_stmt *s);
+    int (*before_blocks)(void *ctx, const ir_stmt *s);
+    void *ctx;
+} ir_walker;
+int ir_walk_expr(const ir_walker *w, const ir_expr *e);
+int ir_walk_stmt(const ir_walker *w, const ir_stmt *s);
+int ir_walk_block(const ir_walker *w, const ir_block *b);
+/* The launch's start, stop and step, then the body. */
+int ir_walk_func(const ir_walker *w, const ir_func *f);
 /* Site s when local l is a per-access check's count, else -1. */
 int ir_bounds_flag_site(const ir_func *f, int l);
 /* Appends a scratch array (name copied); its index, or -1 (no memory, or

@@ -182,8 +182,6 @@ static void record(walker *w, const void *node, int p, ir_expr *const *idx, int 
 /* Anywhere in the body, run or not: the dimensions an access cannot leave
  * whatever runs before it (a launch variable over the array's own extent,
  * `proven`).  w->known holds the launch variables alone. */
-static void cover_proven_block(walker *w, const ir_block *b);
-
 static void cover_proven(walker *w, const void *node, int p, ir_expr *const *idx, int n) {
     unsigned dims = 0;
     if (w->f->params[p].vec_width) dims |= 1u << --n;
@@ -195,28 +193,15 @@ static void cover_proven(walker *w, const void *node, int p, ir_expr *const *idx
     note_cover(w, node, dims);
 }
 
-static void cover_proven_expr(walker *w, const ir_expr *e) {
-    if (!e) return;
-    if (e->kind == IR_LOAD || e->kind == IR_ATOMIC) cover_proven(w, e, e->index, e->args, e->nargs);
-    cover_proven_expr(w, e->a);
-    cover_proven_expr(w, e->b);
-    cover_proven_expr(w, e->cond);
-    for (int i = 0; i < e->nargs; i++) cover_proven_expr(w, e->args[i]);
-    if (e->body) cover_proven_block(w, e->body);
+static int cover_proven_expr(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
+    (void)value_of;
+    if (e->kind == IR_LOAD || e->kind == IR_ATOMIC) cover_proven(ctx, e, e->index, e->args, e->nargs);
+    return 0;
 }
 
-static void cover_proven_block(walker *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if (s->kind == IR_STORE) cover_proven(w, s, s->index, s->indices, s->nindices);
-        cover_proven_expr(w, s->value);
-        cover_proven_expr(w, s->start);
-        cover_proven_expr(w, s->stop);
-        cover_proven_expr(w, s->step);
-        for (int k = 0; k < s->nindices; k++) cover_proven_expr(w, s->indices[k]);
-        cover_proven_block(w, &s->body);
-        cover_proven_block(w, &s->orelse);
-    }
+static int cover_proven_stmt(void *ctx, const ir_stmt *s) {
+    if (s->kind == IR_STORE) cover_proven(ctx, s, s->index, s->indices, s->nindices);
+    return 0;
 }
 
 /* Code that may or may not run: every local it may assign is unknown
@@ -226,30 +211,12 @@ static void kill_stmt(walker *w, const ir_stmt *s) { ir_forget_stmt(w->known, s)
 static void kill_block(walker *w, const ir_block *b) { ir_forget_block(w->known, b); }
 
 /* Whether a return from inline `id` (IR_EXIT) lies anywhere in s. */
-static int exits_block(const ir_block *b, int id);
-
-static int exits_expr(const ir_expr *e, int id) {
-    if (!e) return 0;
-    if (exits_expr(e->a, id) || exits_expr(e->b, id) || exits_expr(e->cond, id)) return 1;
-    for (int i = 0; i < e->nargs; i++)
-        if (exits_expr(e->args[i], id)) return 1;
-    return e->body && exits_block(e->body, id);
+static int exits_here(void *ctx, const ir_stmt *s) {
+    return s->kind == IR_EXIT && s->index == *(const int *)ctx;
 }
 
 static int exits_stmt(const ir_stmt *s, int id) {
-    if (s->kind == IR_EXIT && s->index == id) return 1;
-    if (exits_expr(s->value, id) || exits_expr(s->start, id) || exits_expr(s->stop, id) ||
-        exits_expr(s->step, id))
-        return 1;
-    for (int k = 0; k < s->nindices; k++)
-        if (exits_expr(s->indices[k], id)) return 1;
-    return exits_block(&s->body, id) || exits_block(&s->orelse, id);
-}
-
-static int exits_block(const ir_block *b, int id) {
-    for (int i = 0; i < b->n; i++)
-        if (exits_stmt(b->stmts[i], id)) return 1;
-    return 0;
+    return ir_walk_stmt(&(ir_walker){.stmt = exits_here, .ctx = &id}, s);
 }
 
 /* Whether s holds a break or continue of the loop whose body holds s (an
@@ -462,7 +429,8 @@ static int walk_all(const ir_func *f, launch_check *out, int cap, launch_loop *l
         for (int l = 0; l < f->nlocals; l++) w.known[l] = unknown;
         for (int a = 0; a <= f->ninner; a++)
             if (!ir_block_assigns(&f->body, vars[a])) w.known[vars[a]] = (form){1, a, -1, 1, 0};
-        cover_proven_block(&w, &f->body);
+        ir_walk_block(&(ir_walker){.expr = cover_proven_expr, .stmt = cover_proven_stmt, .ctx = &w},
+                      &f->body);
     }
     free(w.known);
     *nloops = w.nloops;

@@ -95,25 +95,20 @@ static void use_scratch(wl *w, int s) {
     if (w->in_loop) w->sexposed[s] = 1;
 }
 
-static void mark_block(wl *w, const ir_block *b);
-static void mark_expr(wl *w, const ir_expr *e) {
-    if (!e) return;
+/* What an expression reads: its locals, scratch arrays and inlined
+ * results. */
+static int mark_uses(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
+    (void)value_of;
+    wl *w = ctx;
     if (e->kind == IR_LOCAL) use_local(w, e->index, w->cur);
     if (e->kind == IR_SLOAD) use_scratch(w, e->index);
     if (e->kind == IR_INLINE && e->index >= 0) w->keep[e->index] = 1;
-    mark_expr(w, e->a);
-    mark_expr(w, e->b);
-    mark_expr(w, e->cond);
-    for (int i = 0; i < e->nargs; i++) mark_expr(w, e->args[i]);
-    if (e->body) mark_block(w, e->body);
+    return 0;
 }
 
-static void mark_stmt(wl *w, const ir_stmt *s) {
-    mark_expr(w, s->value);
-    mark_expr(w, s->start);
-    mark_expr(w, s->stop);
-    mark_expr(w, s->step);
-    for (int i = 0; i < s->nindices; i++) mark_expr(w, s->indices[i]);
+/* What a statement writes, once its expressions are read. */
+static int mark_writes(void *ctx, const ir_stmt *s) {
+    wl *w = ctx;
     if (s->kind == IR_SSTORE) use_scratch(w, s->index);
     if (s->kind == IR_FOR) {
         /* the loop assigns its variable before the body reads it */
@@ -122,13 +117,14 @@ static void mark_stmt(wl *w, const ir_stmt *s) {
         use_local(w, s->index, w->cur);
     }
     if (s->kind == IR_ASSIGN) use_local(w, s->index, w->cur);
-    mark_block(w, &s->body);
-    mark_block(w, &s->orelse);
+    return 0;
 }
 
-static void mark_block(wl *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) mark_stmt(w, b->stmts[i]);
-}
+#define MARK(w) (&(ir_walker){.expr = mark_uses, .before_blocks = mark_writes, .ctx = (w)})
+
+static void mark_expr(wl *w, const ir_expr *e) { ir_walk_expr(MARK(w), e); }
+
+static void mark_stmt(wl *w, const ir_stmt *s) { ir_walk_stmt(MARK(w), s); }
 
 /* One block of the split structure: regions and the statements between. */
 static void classify(wl *w, const ir_block *b, int in_loop) {

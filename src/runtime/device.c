@@ -203,7 +203,12 @@ tack_status tack_device_write(tack_device *d, void *handle, size_t offset, const
     err->status = TACK_OK;
     if (!d || (n && (!handle || !src)))
         return runtime_error(err, TACK_ERR_VALUE, "tack_device_write: NULL device, memory or source");
-    return n ? d->ops->mem_write(d->b, handle, offset, src, n, err) : TACK_OK;
+    if (!n) return TACK_OK;
+    /* Under `with stream:` the copy goes on that stream, after its launches. */
+    void *q = stream_queue_for(d);
+    if (q && d->ops->queue_mem_write)
+        return d->ops->queue_mem_write(d->b, q, handle, offset, src, n, err);
+    return d->ops->mem_write(d->b, handle, offset, src, n, err);
 }
 
 tack_status tack_device_read(tack_device *d, const void *handle, size_t offset, void *dst, size_t n,
@@ -212,7 +217,11 @@ tack_status tack_device_read(tack_device *d, const void *handle, size_t offset, 
     err->status = TACK_OK;
     if (!d || (n && (!handle || !dst)))
         return runtime_error(err, TACK_ERR_VALUE, "tack_device_read: NULL device, memory or target");
-    return n ? d->ops->mem_read(d->b, handle, offset, dst, n, err) : TACK_OK;
+    if (!n) return TACK_OK;
+    void *q = stream_queue_for(d);
+    if (q && d->ops->queue_mem_read)
+        return d->ops->queue_mem_read(d->b, q, handle, offset, dst, n, err);
+    return d->ops->mem_read(d->b, handle, offset, dst, n, err);
 }
 
 void *tack_device_wrap_mem(tack_device *d, uint64_t address, size_t bytes, tack_error *err) {

@@ -762,6 +762,19 @@ static void test_fake_driver(void) {
         CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_ERR_DEVICE &&
               strstr(err.message, "kernel 'scale' (queued earlier"));
         fake.fail_sync = 0;
+        /* Under `with s:` a copy goes on s and waits for s alone (not for
+         * the device's stream). */
+        tack_stream_set_current(s);
+        fake.copy_stream = fake.sync_stream = NULL;
+        CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_OK &&
+              fake.copy_stream == fake.next_stream && fake.sync_stream == fake.next_stream);
+        fake.copy_stream = fake.sync_stream = NULL;
+        CHECK(tack_device_write(dev, out, 0, head, sizeof head, &err) == TACK_OK &&
+              fake.copy_stream == fake.next_stream && fake.sync_stream == fake.next_stream);
+        tack_stream_set_current(was);
+        fake.copy_stream = NULL;
+        CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_OK &&
+              fake.copy_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
         /* Events: recorded on the stream, waited for by the device's own
          * queue, timed by the device. */
         tack_event *e1 = tack_event_record(dev, s, &err);

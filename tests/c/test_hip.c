@@ -709,6 +709,19 @@ static void test_fake_runtime(void) {
                   strstr(err.message, "kernel 'scale' (queued earlier"));
             fake.fail_sync = 0;
             CHECK(tack_stream_synchronize(s, &err) == TACK_OK && fake.sync_stream == fake.next_stream);
+            /* Under `with s:` a copy goes on s and waits for s alone (not
+             * for the device's stream). */
+            tack_stream_set_current(s);
+            fake.copy_stream = fake.sync_stream = NULL;
+            CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_OK &&
+                  fake.copy_stream == fake.next_stream && fake.sync_stream == fake.next_stream);
+            fake.copy_stream = fake.sync_stream = NULL;
+            CHECK(tack_device_write(dev, out, 0, head, sizeof head, &err) == TACK_OK &&
+                  fake.copy_stream == fake.next_stream && fake.sync_stream == fake.next_stream);
+            tack_stream_set_current(was);
+            fake.copy_stream = NULL;
+            CHECK(tack_device_read(dev, out, 0, head, sizeof head, &err) == TACK_OK &&
+                  fake.copy_stream == FAKE_STREAM && fake.sync_stream == FAKE_STREAM);
             tack_event *e1 = tack_event_record(dev, s, &err);
             CHECK(e1 && fake.event_stream == fake.next_stream);
             tack_event *e2 = tack_event_record(dev, NULL, &err);

@@ -199,6 +199,53 @@ def test_stream_is_current_only_inside_with(gpu):
     np.testing.assert_array_equal(x.numpy(), np.full(256, 7, dtype=np.float32))
 
 
+def test_copies_under_a_stream_follow_its_launches(gpu):
+    # Under `with s:` copies go on s itself, in order with s's launches
+    # (not on the device's own queue): each sees what the kernel before it
+    # on s wrote, and a kernel still reading an array sees the old values.
+    x, out = setup(gpu)
+    s = tack.Stream(gpu)
+    n = 1500
+    with s:
+        churn(x, out, n)
+        check_churn(out.numpy(), n)
+        churn(x, out, n + 1)
+        host = np.zeros(M, dtype=np.uint32)
+        tack.copyto(host, out)
+        check_churn(host, n + 1)
+        churn(x, out, n)
+        tack.copyto(x, np.full(M, 5, dtype=np.uint32))
+        check_churn(out.numpy(), n)
+        assert (x.numpy() == 5).all()
+        churn(out, x, n)  # reads out before the kernel below rewrites it
+        seeds = np.arange(7, M + 7, dtype=np.uint32)
+        y = tack.array(seeds, device=gpu)  # written from the host on s
+        churn(y, out, 300)
+        check_churn(out.numpy(), 300, seeds=seeds)
+        check_churn(x.numpy(), 2 * n)
+
+
+def test_copies_on_another_stream_leave_a_running_kernel_alone(gpu):
+    # A copy under `with s2:` waits for s2's work alone; s1's long kernel
+    # goes on, and its result is read on s1 afterwards.  (PoCL runs one
+    # command at a time, so there the copy still waits for the kernel; the
+    # stand-in CUDA and HIP tests check that such a copy syncs s2 alone.)
+    x, out = setup(gpu)
+    s1, s2 = tack.Stream(gpu), tack.Stream(gpu)
+    small = tack.zeros((64,), dtype=tack.u32, device=gpu)
+    n = 1500
+    with s1:
+        churn(x, out, n)
+    with s2:
+        tack.copyto(small, np.arange(64, dtype=np.uint32) * 3)
+        z = tack.zeros((64,), dtype=tack.u32, device=gpu)
+        np.testing.assert_array_equal(small.numpy(), np.arange(64, dtype=np.uint32) * 3)
+        np.testing.assert_array_equal(z.numpy(), np.zeros(64, dtype=np.uint32))
+    with s1:
+        check_churn(out.numpy(), n)
+    tack.synchronize(gpu)
+
+
 def test_debug_launches_wait_and_report_at_the_line(gpu):
     @tack.kernel
     def past_end(x):

@@ -46,44 +46,27 @@ static void use(finder *w, int p, int fam) {
     else w->family[p] = fam;
 }
 
-static void block(finder *w, const ir_block *b);
-
-/* `unused`: e's value is thrown away (a statement's whole expression). */
-static void expr(finder *w, const ir_expr *e, int unused) {
-    if (!e) return;
+/* Each load and store refuses its array; an atomic whose value a
+ * statement throws away (IR_EVAL) is used, any other refuses. */
+static int find_expr(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
+    finder *w = ctx;
     if (e->kind == IR_LOAD) refuse(w, e->index);
     if (e->kind == IR_ATOMIC) {
-        if (unused) use(w, e->index, family_of(w->f, e));
+        if (value_of && value_of->kind == IR_EVAL) use(w, e->index, family_of(w->f, e));
         else refuse(w, e->index);
     }
-    expr(w, e->a, 0);
-    expr(w, e->b, 0);
-    expr(w, e->cond, 0);
-    for (int i = 0; i < e->nargs; i++) expr(w, e->args[i], 0);
-    if (e->body) block(w, e->body);
+    return 0;
 }
 
-static void block(finder *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if (s->kind == IR_STORE) refuse(w, s->index);
-        expr(w, s->value, s->kind == IR_EVAL);
-        expr(w, s->start, 0);
-        expr(w, s->stop, 0);
-        expr(w, s->step, 0);
-        for (int k = 0; k < s->nindices; k++) expr(w, s->indices[k], 0);
-        block(w, &s->body);
-        block(w, &s->orelse);
-    }
+static int find_stmt(void *ctx, const ir_stmt *s) {
+    if (s->kind == IR_STORE) refuse(ctx, s->index);
+    return 0;
 }
 
 int cpu_private_atomics(const ir_func *f, int *family) {
     finder w = {f, family};
     for (int p = 0; p < f->nparams; p++) family[p] = 0;
-    expr(&w, f->start, 0);
-    expr(&w, f->stop, 0);
-    expr(&w, f->step, 0);
-    block(&w, &f->body);
+    ir_walk_func(&(ir_walker){.expr = find_expr, .stmt = find_stmt, .ctx = &w}, f);
     /* Reductions' one-element copies are not counted against the cap. */
     int n = 0;
     for (int p = 0; p < f->nparams; p++) {
@@ -176,17 +159,17 @@ static affine affine_of(offsets *w, const ir_expr *e) {
     }
 }
 
-static void off_block(offsets *w, const ir_block *b);
-
 static void off_refuse(offsets *w, int p) {
     if (p >= 0 && p < w->f->nparams) w->refused[p] = 1;
 }
 
-static void off_expr(offsets *w, const ir_expr *e, int unused) {
-    if (!e) return;
+/* An atomic add or subtract whose value is thrown away, at a * i + c with
+ * one a per array, widens the array's window; any other access refuses. */
+static int off_expr(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
+    offsets *w = ctx;
     if (e->kind == IR_LOAD) off_refuse(w, e->index);
     if (e->kind == IR_ATOMIC) {
-        int p = e->index;
+        int p = e->index, unused = value_of && value_of->kind == IR_EVAL;
         affine x = unused && (e->atomic == ATOM_ADD || e->atomic == ATOM_SUB) && e->nargs == 1
                        ? affine_of(w, e->args[0]) : no_affine;
         cpu_offset_atomic *o = &w->out[p];
@@ -199,53 +182,30 @@ static void off_expr(offsets *w, const ir_expr *e, int unused) {
             if (x.c > o->cmax) o->cmax = x.c;
         }
     }
-    off_expr(w, e->a, 0);
-    off_expr(w, e->b, 0);
-    off_expr(w, e->cond, 0);
-    for (int i = 0; i < e->nargs; i++) off_expr(w, e->args[i], 0);
-    if (e->body) off_block(w, e->body);
+    return 0;
 }
 
-static void off_block(offsets *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if (s->kind == IR_STORE) off_refuse(w, s->index);
-        off_expr(w, s->value, s->kind == IR_EVAL);
-        if (s->kind == IR_ASSIGN) w->seen[s->index] = 1;
-        off_expr(w, s->start, 0);
-        off_expr(w, s->stop, 0);
-        off_expr(w, s->step, 0);
-        for (int k = 0; k < s->nindices; k++) off_expr(w, s->indices[k], 0);
-        off_block(w, &s->body);
-        off_block(w, &s->orelse);
-    }
+static int off_stmt(void *ctx, const ir_stmt *s) {
+    if (s->kind == IR_STORE) off_refuse(ctx, s->index);
+    return 0;
 }
 
-static void count_block(offsets *w, const ir_block *b);
-static void count_expr(offsets *w, const ir_expr *e) {
-    if (!e) return;
-    count_expr(w, e->a);
-    count_expr(w, e->b);
-    count_expr(w, e->cond);
-    for (int i = 0; i < e->nargs; i++) count_expr(w, e->args[i]);
-    if (e->body) count_block(w, e->body);
+/* An assignment's local is seen once its value has been walked. */
+static int off_assigned(void *ctx, const ir_stmt *s) {
+    offsets *w = ctx;
+    if (s->kind == IR_ASSIGN) w->seen[s->index] = 1;
+    return 0;
 }
-static void count_block(offsets *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if (s->kind == IR_ASSIGN) {
-            w->nassign[s->index]++;
-            w->value[s->index] = s->value;
-        }
-        if (s->kind == IR_FOR) w->nassign[s->index] += 2;
-        count_expr(w, s->value);
-        count_expr(w, s->start);
-        count_expr(w, s->stop);
-        count_expr(w, s->step);
-        for (int k = 0; k < s->nindices; k++) count_expr(w, s->indices[k]);
-        count_block(w, &s->body);
-        count_block(w, &s->orelse);
+
+/* Each local's assignments (a loop variable counts 2) and its last value. */
+static int count_stmt(void *ctx, const ir_stmt *s) {
+    offsets *w = ctx;
+    if (s->kind == IR_ASSIGN) {
+        w->nassign[s->index]++;
+        w->value[s->index] = s->value;
     }
+    if (s->kind == IR_FOR) w->nassign[s->index] += 2;
+    return 0;
 }
 
 int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out) {
@@ -259,11 +219,10 @@ int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out) {
                  calloc(nl, sizeof(affine))};
     int n = 0;
     if (w.refused && w.nassign && w.value && w.state && w.seen && w.memo) {
-        count_block(&w, &f->body);
-        off_expr(&w, f->start, 0);
-        off_expr(&w, f->stop, 0);
-        off_expr(&w, f->step, 0);
-        off_block(&w, &f->body);
+        ir_walk_block(&(ir_walker){.stmt = count_stmt, .ctx = &w}, &f->body);
+        ir_walk_func(&(ir_walker){.expr = off_expr, .stmt = off_stmt, .before_blocks = off_assigned,
+                                  .ctx = &w},
+                     f);
         for (int p = 0; p < f->nparams; p++) {
             ir_type t = f->params[p].type;
             int64_t span;

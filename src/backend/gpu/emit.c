@@ -125,30 +125,13 @@ static int64_t check_extent_slot(const ir_func *f, const ir_expr *e) {
     return at->i - DEBUG_ERR_EXTENTS;
 }
 
-static void find_extent_reads_block(gen *g, const ir_block *b);
-
-static void find_extent_reads(gen *g, const ir_expr *e) {
-    if (!e) return;
+/* Marks in g->extent_read each extent slot an expression reads. */
+static int note_extent_read(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
+    (void)value_of;
+    gen *g = ctx;
     int64_t slot = check_extent_slot(g->f, e);
     if (slot >= 0) g->extent_read[slot / 8] |= (unsigned char)(1u << slot % 8);
-    find_extent_reads(g, e->a);
-    find_extent_reads(g, e->b);
-    find_extent_reads(g, e->cond);
-    for (int i = 0; i < e->nargs; i++) find_extent_reads(g, e->args[i]);
-    if (e->body) find_extent_reads_block(g, e->body);
-}
-
-static void find_extent_reads_block(gen *g, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        find_extent_reads(g, s->value);
-        find_extent_reads(g, s->start);
-        find_extent_reads(g, s->stop);
-        find_extent_reads(g, s->step);
-        for (int k = 0; k < s->nindices; k++) find_extent_reads(g, s->indices[k]);
-        find_extent_reads_block(g, &s->body);
-        find_extent_reads_block(g, &s->orelse);
-    }
+    return 0;
 }
 
 /* A compile error at node position (src, line, col), naming the kernel. */
@@ -1488,7 +1471,7 @@ static void entry(gen *g) {
     /* The per-access checks' extents, read once: a read under the check's
      * condition is a conditional load no compiler hoists, and it keeps
      * the loop around it scalar (the CPU backend's check_extent). */
-    find_extent_reads_block(g, &f->body);
+    ir_walk_block(&(ir_walker){.expr = note_extent_read, .ctx = g}, &f->body);
     for (int x = 0; x < TACK_MAX_PARAMS * TACK_MAX_NDIM; x++)
         if (g->extent_read[x / 8] >> x % 8 & 1)
             line(g, "const %s x%d = p%d[%d];", L, x, f->debug_errors, DEBUG_ERR_EXTENTS + x);

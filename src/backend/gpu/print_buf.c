@@ -22,48 +22,27 @@ typedef struct walk {
     int n, cap, failed;
 } walk;
 
-static void walk_block(walk *w, const ir_block *b);
-static void walk_expr(walk *w, const ir_expr *e) {
-    if (!e) return;
-    walk_expr(w, e->a);
-    walk_expr(w, e->b);
-    walk_expr(w, e->cond);
-    for (int i = 0; i < e->nargs; i++) walk_expr(w, e->args[i]);
-    if (e->body) walk_block(w, e->body);
-}
-static void walk_block(walk *w, const ir_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        const ir_stmt *s = b->stmts[i];
-        if (s->kind == IR_PRINT) {
-            int seen = 0;
-            for (int k = 0; k < w->n && !seen; k++) seen = w->s[k] == s;
-            if (!seen) {
-                if (w->n == w->cap) {
-                    int cap = w->cap ? 2 * w->cap : 8;
-                    const ir_stmt **t = realloc(w->s, (size_t)cap * sizeof *t);
-                    if (!t) {
-                        w->failed = 1;
-                        return;
-                    }
-                    w->s = t;
-                    w->cap = cap;
-                }
-                w->s[w->n++] = s;
-            }
-        }
-        walk_expr(w, s->value);
-        for (int k = 0; k < s->nindices; k++) walk_expr(w, s->indices[k]);
-        walk_expr(w, s->start);
-        walk_expr(w, s->stop);
-        walk_expr(w, s->step);
-        walk_block(w, &s->body);
-        walk_block(w, &s->orelse);
+/* Each print statement once, in the order the walk meets them (its
+ * record's id); nonzero stops the walk when there is no memory. */
+static int note_print(void *ctx, const ir_stmt *s) {
+    walk *w = ctx;
+    if (s->kind != IR_PRINT) return 0;
+    for (int k = 0; k < w->n; k++)
+        if (w->s[k] == s) return 0;
+    if (w->n == w->cap) {
+        int cap = w->cap ? 2 * w->cap : 8;
+        const ir_stmt **t = realloc(w->s, (size_t)cap * sizeof *t);
+        if (!t) return w->failed = 1;
+        w->s = t;
+        w->cap = cap;
     }
+    w->s[w->n++] = s;
+    return 0;
 }
 
 int gpu_print_statements(const ir_func *f, const ir_stmt ***out) {
     walk w = {0};
-    walk_block(&w, &f->body);
+    ir_walk_block(&(ir_walker){.stmt = note_print, .ctx = &w}, &f->body);
     if (w.failed) {
         free(w.s);
         *out = NULL;

@@ -107,12 +107,13 @@ void gpu_rt_mem_free(backend *b, void *handle) {
     OPS(b)->free(b, handle);
 }
 
-/* A copy is queued on the device's stream after every launch queued
- * before it (on any stream), then waited for: the call returns with the
- * bytes in place, or with the failure of a launch before it.  to_device:
- * mem_write's direction. */
-static tack_status copy(backend *b, int to_device, void *handle, size_t offset, void *host,
-                        size_t n, tack_error *err) {
+/* A copy is queued and then waited for: the call returns with the bytes
+ * in place, or with the failure of a launch before it.  On the device's
+ * stream (queue NULL) it comes after every launch queued before it, on
+ * any stream; on a tack.Stream's (queue_mem_write, queue_mem_read) after
+ * that stream's alone.  to_device: mem_write's direction. */
+static tack_status copy(backend *b, void *queue, int to_device, void *handle, size_t offset,
+                        void *host, size_t n, tack_error *err) {
     gpu_runtime *rt = GPU_RT(b);
     if (!n) return TACK_OK;
     tack_status st = rt->ops->enter(b, err);
@@ -120,27 +121,38 @@ static tack_status copy(backend *b, int to_device, void *handle, size_t offset, 
     char what[96];
     snprintf(what, sizeof what, "%s %zu bytes at offset %zu", to_device ? "writing" : "reading",
              n, offset);
-    if ((st = streams_first(b, what, err))) return st;
+    if (!queue && (st = streams_first(b, what, err))) return st;
+    void *stream = gpu_stream_handle(queue, rt->stream);
     int r;
     if (to_device) {
         if (rt->ops->writing) rt->ops->writing(b, handle);
-        r = rt->ops->copy_in(b, handle, offset, host, n, rt->stream);
+        r = rt->ops->copy_in(b, handle, offset, host, n, stream);
     } else {
-        r = rt->ops->copy_out(b, host, handle, offset, n, rt->stream);
+        r = rt->ops->copy_out(b, host, handle, offset, n, stream);
     }
     if (r) return check(b, r, what, to_device ? rt->ops->call.copy_in : rt->ops->call.copy_out,
                         err);
-    return gpu_rt_wait(b, what, err);
+    return queue ? gpu_stream_sync(b, &stream_api, queue, what, err) : gpu_rt_wait(b, what, err);
 }
 
 tack_status gpu_rt_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
                              tack_error *err) {
-    return copy(b, 1, handle, offset, (void *)src, n, err);
+    return copy(b, NULL, 1, handle, offset, (void *)src, n, err);
 }
 
 tack_status gpu_rt_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err) {
-    return copy(b, 0, (void *)handle, offset, dst, n, err);
+    return copy(b, NULL, 0, (void *)handle, offset, dst, n, err);
+}
+
+tack_status gpu_rt_queue_mem_write(backend *b, void *queue, void *handle, size_t offset,
+                                   const void *src, size_t n, tack_error *err) {
+    return copy(b, queue, 1, handle, offset, (void *)src, n, err);
+}
+
+tack_status gpu_rt_queue_mem_read(backend *b, void *queue, const void *handle, size_t offset,
+                                  void *dst, size_t n, tack_error *err) {
+    return copy(b, queue, 0, (void *)handle, offset, dst, n, err);
 }
 
 /* ---- launching ---------------------------------------------------------- */

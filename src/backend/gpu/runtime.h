@@ -112,6 +112,12 @@ tack_status gpu_rt_module_load(backend *b, const char *kernel, const void *image
                                const char *entry, void **module, void **fn, tack_error *err);
 void gpu_rt_module_unload(backend *b, void *module);
 
+/* Copies on a tack.Stream's stream, after its work alone (backend.h). */
+tack_status gpu_rt_queue_mem_write(backend *b, void *queue, void *handle, size_t offset,
+                                   const void *src, size_t n, tack_error *err);
+tack_status gpu_rt_queue_mem_read(backend *b, void *queue, const void *handle, size_t offset,
+                                  void *dst, size_t n, tack_error *err);
+
 /* tack.Stream's and tack.Event's entries of the backend table. */
 tack_status gpu_rt_queue_create(backend *b, void **q, tack_error *err);
 tack_status gpu_rt_queue_wrap(backend *b, uint64_t handle, void **q, tack_error *err);
@@ -134,6 +140,7 @@ void gpu_rt_event_free(backend *b, void *ev);
     .queue_wrap = gpu_rt_queue_wrap, .queue_handle = gpu_rt_queue_handle,                      \
     .synchronize = gpu_rt_synchronize, .mem_alloc = gpu_rt_mem_alloc,                          \
     .mem_free = gpu_rt_mem_free, .mem_write = gpu_rt_mem_write, .mem_read = gpu_rt_mem_read,   \
-    .mem_wrap = gpu_mem_wrap_address
+    .mem_wrap = gpu_mem_wrap_address, .queue_mem_write = gpu_rt_queue_mem_write,              \
+    .queue_mem_read = gpu_rt_queue_mem_read
 
 #endif

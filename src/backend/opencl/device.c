@@ -394,32 +394,44 @@ void opencl_mem_free(backend *b, void *handle) {
 }
 
 /* One blocking copy of n bytes at host, to the device (mem_write) or
- * from it.  A stream's launch may still read or write the buffer: copies
- * wait for every queue, and (blocking, in order) for the device's own. */
-static tack_status copy(backend *b, int to_device, cl_mem m, size_t offset, void *host, size_t n,
-                        tack_error *err) {
+ * from it, on queue oq (in order: after the work queued on it).  On the
+ * device's own queue it comes after every stream's work too (a stream's
+ * launch may still read or write the buffer); on a tack.Stream's queue
+ * (queue_mem_write, queue_mem_read) it waits for that queue's alone. */
+static tack_status copy(backend *b, opencl_queue *oq, int to_device, cl_mem m, size_t offset,
+                        void *host, size_t n, tack_error *err) {
     if (!n) return TACK_OK; /* the driver refuses empty copies */
-    if (opencl_streams_finish(b, err)) return err->status;
+    if (oq == &b->main && opencl_streams_finish(b, err)) return err->status;
     const opencl_api *cl = b->cl;
     cl_int e = to_device
-                   ? cl->EnqueueWriteBuffer(b->queue, m, CL_TRUE, offset, n, host, 0, NULL, NULL)
-                   : cl->EnqueueReadBuffer(b->queue, m, CL_TRUE, offset, n, host, 0, NULL, NULL);
+                   ? cl->EnqueueWriteBuffer(oq->q, m, CL_TRUE, offset, n, host, 0, NULL, NULL)
+                   : cl->EnqueueReadBuffer(oq->q, m, CL_TRUE, offset, n, host, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "%s %zu bytes at offset %zu", to_device ? "writing" : "reading",
                  n, offset);
-        return opencl_copy_fail(b, what, to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
-                                e, err);
+        return opencl_copy_fail(b, oq, what,
+                                to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", e, err);
     }
-    return opencl_queue_report(b, &b->main, err);
+    return opencl_queue_report(b, oq, err);
 }
 
 tack_status opencl_mem_write(backend *b, void *handle, size_t offset, const void *src, size_t n,
                              tack_error *err) {
-    return copy(b, 1, (cl_mem)handle, offset, (void *)src, n, err);
+    return copy(b, &b->main, 1, (cl_mem)handle, offset, (void *)src, n, err);
 }
 
 tack_status opencl_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err) {
-    return copy(b, 0, (cl_mem)handle, offset, dst, n, err);
+    return copy(b, &b->main, 0, (cl_mem)handle, offset, dst, n, err);
+}
+
+tack_status opencl_queue_mem_write(backend *b, void *queue, void *handle, size_t offset,
+                                   const void *src, size_t n, tack_error *err) {
+    return copy(b, opencl_queue_of(b, queue), 1, (cl_mem)handle, offset, (void *)src, n, err);
+}
+
+tack_status opencl_queue_mem_read(backend *b, void *queue, const void *handle, size_t offset,
+                                  void *dst, size_t n, tack_error *err) {
+    return copy(b, opencl_queue_of(b, queue), 0, (cl_mem)handle, offset, dst, n, err);
 }

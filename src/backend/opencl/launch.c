@@ -89,7 +89,7 @@ tack_status opencl_launch_pack(backend *b, backend_code *c, const backend_call *
                                const int64_t *pack, tack_error *err) {
     const opencl_api *cl = b->cl;
     const char *name = call->kernel_name ? call->kernel_name : c->f->name;
-    opencl_queue *oq = call->queue ? (opencl_queue *)call->queue : &b->main;
+    opencl_queue *oq = opencl_queue_of(b, call->queue);
     cl_command_queue q = oq->q;
     int ninner = c->f->ninner;
     int64_t count = pack[GPU_PACK_COUNT];

@@ -144,4 +144,6 @@ const backend_ops backend_opencl = {
     .event_synchronize = opencl_event_synchronize,
     .event_elapsed = opencl_event_elapsed,
     .event_free = opencl_event_free,
+    .queue_mem_write = opencl_queue_mem_write,
+    .queue_mem_read = opencl_queue_mem_read,
 };

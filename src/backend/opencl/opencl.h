@@ -117,6 +117,10 @@ tack_status opencl_mem_write(backend *b, void *handle, size_t offset, const void
                              tack_error *err);
 tack_status opencl_mem_read(backend *b, const void *handle, size_t offset, void *dst, size_t n,
                             tack_error *err);
+tack_status opencl_queue_mem_write(backend *b, void *queue, void *handle, size_t offset,
+                                   const void *src, size_t n, tack_error *err);
+tack_status opencl_queue_mem_read(backend *b, void *queue, const void *handle, size_t offset,
+                                  void *dst, size_t n, tack_error *err);
 /* Fills err with "<what>: <call> failed: CL_..." (what may be NULL). */
 tack_status opencl_fail(tack_error *err, const char *what, const char *call, cl_int code);
 
@@ -158,10 +162,12 @@ tack_status opencl_queue_report(backend *b, opencl_queue *oq, tack_error *err);
 tack_status opencl_queue_finish(backend *b, opencl_queue *oq, tack_error *err);
 /* Waits for every stream's queue (not the device's own). */
 tack_status opencl_streams_finish(backend *b, tack_error *err);
-/* After a copy on the device's queue failed with code: the failed launch
- * that caused it by name, or the copy's own error. */
-tack_status opencl_copy_fail(backend *b, const char *what, const char *call, cl_int code,
-                             tack_error *err);
+/* After a copy on queue oq failed with code: the failed launch that
+ * caused it by name, or the copy's own error. */
+tack_status opencl_copy_fail(backend *b, opencl_queue *oq, const char *what, const char *call,
+                             cl_int code, tack_error *err);
+/* A queue handle from opencl_queue_create, or NULL: the device's own. */
+opencl_queue *opencl_queue_of(backend *b, void *queue);
 tack_status opencl_queue_create(backend *b, void **queue, tack_error *err);
 void opencl_queue_destroy(backend *b, void *queue);
 tack_status opencl_queue_synchronize(backend *b, void *queue, tack_error *err);

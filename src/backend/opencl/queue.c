@@ -100,10 +100,10 @@ tack_status opencl_streams_finish(backend *b, tack_error *err) {
     return st;
 }
 
-tack_status opencl_copy_fail(backend *b, const char *what, const char *call, cl_int code,
-                             tack_error *err) {
-    b->cl->Finish(b->queue);
-    if (opencl_queue_report(b, &b->main, err)) return err->status;
+tack_status opencl_copy_fail(backend *b, opencl_queue *oq, const char *what, const char *call,
+                             cl_int code, tack_error *err) {
+    b->cl->Finish(oq->q);
+    if (opencl_queue_report(b, oq, err)) return err->status;
     return opencl_fail(err, what, call, code);
 }
 
@@ -151,19 +151,19 @@ void opencl_queue_destroy(backend *b, void *queue) {
     free(oq);
 }
 
-static opencl_queue *queue_of(backend *b, void *queue) {
+opencl_queue *opencl_queue_of(backend *b, void *queue) {
     return queue ? (opencl_queue *)queue : &b->main;
 }
 
 tack_status opencl_queue_synchronize(backend *b, void *queue, tack_error *err) {
-    return opencl_queue_finish(b, queue_of(b, queue), err);
+    return opencl_queue_finish(b, opencl_queue_of(b, queue), err);
 }
 
 /* ---- events: markers ------------------------------------------------------ */
 
 tack_status opencl_event_record(backend *b, void *queue, void **event, tack_error *err) {
     cl_event ev = NULL;
-    opencl_queue *oq = queue_of(b, queue);
+    opencl_queue *oq = opencl_queue_of(b, queue);
     /* With no wait list a marker completes after everything queued before
      * it on its (in-order) queue. */
     cl_int e = b->cl->EnqueueMarkerWithWaitList(oq->q, 0, NULL, &ev);
@@ -175,7 +175,7 @@ tack_status opencl_event_record(backend *b, void *queue, void **event, tack_erro
 
 tack_status opencl_event_wait(backend *b, void *queue, void *event, tack_error *err) {
     cl_event ev = event;
-    cl_int e = b->cl->EnqueueBarrierWithWaitList(queue_of(b, queue)->q, 1, &ev, NULL);
+    cl_int e = b->cl->EnqueueBarrierWithWaitList(opencl_queue_of(b, queue)->q, 1, &ev, NULL);
     return e == CL_SUCCESS ? TACK_OK
                            : opencl_fail(err, "waiting for an event", "clEnqueueBarrierWithWaitList", e);
 }
