@@ -250,9 +250,13 @@ int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *
         memcpy(bound->prefix, held->prefix, sizeof bound->prefix);
         return 0;
     }
-    if (arg->kind != EX_SUBSCRIPT || !body_indexes(def->body, def->nbody, pname) ||
-        mat_chain_is_element(L, arg))
-        return 1;
+    if (arg->kind != EX_SUBSCRIPT || !body_indexes(def->body, def->nbody, pname)) return 1;
+    if (mat_chain_is_element(L, arg)) {
+        /* c[i] of an array of vectors the kernel indexes with one index
+         * only: its element, unless the call's array has more dimensions */
+        int p = arg->a->kind == EX_NAME ? array_param_of(L, arg->a) : -1;
+        if (p < 0 || !row_of_argument(L, p, arg->nitems)) return 1;
+    }
     view v;
     if (view_of(L, arg, &v)) return -1;
     if (!v.nprefix || (v.scratch >= 0 && v.nprefix >= L->f->scratch[v.scratch].ndim)) return 1;
