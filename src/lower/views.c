@@ -181,12 +181,17 @@ static int param_root(const func_def *def, const expr *e) {
     return -1;
 }
 
-/* Calls that never take a row to a device function: range(), len(),
- * print() and the tack, math and NumPy modules' functions. */
+/* Calls that never take a row to a device function: Python's built-ins
+ * and the tack, math and NumPy modules' functions. */
 static int callee_takes_rows(const expr *callee) {
-    if (callee->kind == EX_NAME)
-        return strcmp(callee->name, "range") && strcmp(callee->name, "len") &&
-               strcmp(callee->name, "print");
+    if (callee->kind == EX_NAME) {
+        static const char *const builtins[] = {"range", "len", "print", "abs", "min", "max",
+                                               "float", "int", "bool", "round", "pow",
+                                               "divmod", "complex"};
+        for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+            if (!strcmp(callee->name, builtins[i])) return 0;
+        return 1;
+    }
     if (callee->kind == EX_ATTR && callee->a->kind == EX_NAME) {
         static const char *const mods[] = {"tack", "math", "cmath", "np", "numpy"};
         for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
