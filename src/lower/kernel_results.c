@@ -13,10 +13,14 @@
  * on an argument's or array element's type at the call is a CompileError
  * that says to write float(...) or int(...).
  *
- * An expression of a whole float vector, matrix or complex reduction
- * (`return c / n`, `return m * 0.5 + m0`) is that value's shape: the hidden
- * reduction is one per component, of the reductions' component type (f64
- * when they differ); a scalar operand is broadcast as in the kernel. */
+ * An expression of a whole vector, matrix or complex reduction (`return
+ * c / n`, `return m * 0.5 + m0`, `return c // n` of a tack.vec3i) is that
+ * value's shape: the hidden reduction is one per component, of the type
+ * NumPy gives the expression's array: the reductions' component type, the
+ * wider integer when two integer types meet, f64 when a float and an
+ * integer type meet or '/' divides integers (true division); a scalar
+ * operand is broadcast as in the kernel, a Python int or float weak as in
+ * NumPy (c * 2 of an i32 vector stays i32, c * 0.5 is f64). */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -28,7 +32,18 @@ typedef struct why {
     lower_result_shape vec; /* K_VEC: the whole value's shape */
     int clash;              /* two whole values of different shapes */
     const expr *vec_call;   /* a call other than abs/min/max on a whole value */
+    int vec_fdiv;           /* '/' with a whole value on a side */
+    int vec_float;          /* a float scalar combined with a whole value */
 } why;
+
+/* The component type where whole values of types a and b meet (NumPy's
+ * promotion of their arrays). */
+static ir_type meet(ir_type a, ir_type b) {
+    if (a == b) return a;
+    if (ir_type_is_float(a) || ir_type_is_float(b)) return TACK_F64;
+    if ((a == TACK_U64) != (b == TACK_U64)) return TACK_F64; /* u64 with a signed type */
+    return a == TACK_U64 ? TACK_U64 : TACK_I64;
+}
 
 static int join(int a, int b) {
     if (a == K_VEC || b == K_VEC) return a == K_UNKNOWN || b == K_UNKNOWN ? K_UNKNOWN : K_VEC;
@@ -99,7 +114,6 @@ static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
         if (b && (b->kind == BIND_REDUCTION || b->kind == BIND_FINISHED) && b->width) {
             /* a whole vector, matrix or complex reduction */
             ir_type t = L->f->reductions[b->comps[0]].type;
-            if (of_type(t) != K_FLOAT) break; /* integer vectors: not a result */
             if (t == IRT_WEAK_FLOAT) t = TACK_F64; /* 0j's parts: a Python complex's */
             lower_result_shape sh = {b->width, b->rows, b->cplx, t};
             if (w->vec.width && (w->vec.width != sh.width || w->vec.rows != sh.rows ||
@@ -107,7 +121,7 @@ static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
                 w->clash = 1;
                 break;
             }
-            if (w->vec.width && w->vec.type != t) sh.type = TACK_F64;
+            if (w->vec.width) sh.type = meet(w->vec.type, t);
             w->vec = sh;
             return K_VEC;
         }
@@ -129,6 +143,10 @@ static int kind_of(lowerer *L, const expr *e, why *w, int depth) {
     case EX_BINOP: {
         int a = kind_of(L, e->a, w, depth), b = kind_of(L, e->b, w, depth);
         if (!strcmp(e->op, "/") && a != K_VEC && b != K_VEC) return K_FLOAT;
+        if (a == K_VEC || b == K_VEC) {
+            if (!strcmp(e->op, "/")) w->vec_fdiv = 1;
+            if (a == K_FLOAT || b == K_FLOAT) w->vec_float = 1;
+        }
         return join(a, b);
     }
     case EX_BOOLOP: {
@@ -174,9 +192,11 @@ int lower_result_type(lowerer *L, const expr *value, ir_type *type, double *star
         return -1;
     }
     if (k == K_VEC) {
+        /* NumPy: an integer array divided ('/') or combined with a float is f64 */
+        if (!ir_type_is_float(w.vec.type) && (w.vec_fdiv || w.vec_float)) w.vec.type = TACK_F64;
         *shape = w.vec;
         *type = w.vec.type;
-        *start = -0.0;
+        *start = ir_type_is_float(w.vec.type) ? -0.0 : 0.0;
         return 0;
     }
     if (k == K_UNKNOWN) {

@@ -25,7 +25,18 @@ typedef struct lower_input {
     int adjoint; /* lowered for the kernel's adjoint (passes/adjoint.c): an
                     update `a[k] += v` keeps its atomic form, whose gradient
                     needs no old value; the adjoint never runs it */
+    /* Per parameter: the number of dimensions of the call's array for the
+     * parameters lower_row_params names (part of the IR template key),
+     * else 0.  NULL: none known. */
+    const uint8_t *row_ndim;
 } lower_input;
+
+/* The kernel parameters a call receives as an argument, whole (f(c)) or
+ * as a row (f(c[i])), bit p for parameter p.  Whether c[i] reaches a
+ * device function as a row or as an element hangs on c's number of
+ * dimensions where the kernel indexes c with one index only, so the IR
+ * template key carries these parameters' ndim (lower_input.row_ndim). */
+uint64_t lower_row_params(const func_def *def);
 
 /* The kernel's top-level loops (its stages). */
 int lower_count_loops(const func_def *d);

@@ -229,6 +229,10 @@ int mat_function(const char *leaf, int *rows, ir_type *component);
 ir_expr *mat_call(lowerer *L, int which, int rows, ir_type component, ir_expr **args, int n,
                   const expr *call);
 ir_expr *mat_identity(lowerer *L, int n, ir_type component, const expr *at);
+/* lu.c: determinant and inverse of square matrices beyond 4x4 (pivoted
+ * elimination unrolled into scalar code). */
+ir_expr *mat_lu_determinant(lowerer *L, ir_expr *m, const expr *at);
+ir_expr *mat_lu_inverse(lowerer *L, ir_expr *m, const expr *at);
 /* The components first.. of v: a scalar (count 1) or a vector (a row). */
 ir_expr *mat_select(lowerer *L, ir_expr *v, int first, int count, const expr *at);
 /* Whether e is x[i...] of an array of vectors or matrices. */

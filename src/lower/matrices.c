@@ -3,7 +3,8 @@
  * `dim` is its row count: rows*cols component locals, row-major, computed
  * by a setup block.  Every operation here is unrolled into scalar code on
  * those locals: `@` into sums of products, the determinant into its
- * cofactor expansion, the inverse into the adjugate over the determinant.
+ * cofactor expansion, the inverse into the adjugate over the determinant
+ * (up to 4x4; larger ones are lu.c's pivoted elimination).
  * Element-wise arithmetic and math functions are vec_map's (vectors.c),
  * which checks that shapes match. */
 #include <stdio.h>
@@ -167,6 +168,7 @@ static int need_square(lowerer *L, const ir_expr *m, const char *what, const exp
 
 static ir_expr *determinant(lowerer *L, ir_expr *m, const expr *at) {
     if (need_square(L, m, "determinant", at)) return NULL;
+    if (m->dim > 4) return mat_lu_determinant(L, m, at);
     ir_expr *x = ir_expr_new(L->f, IR_INLINE, at->line, at->col);
     ir_block *body = arena_alloc(&L->f->mem, sizeof *body);
     int r = lower_temp(L, "det");
@@ -186,6 +188,7 @@ static ir_expr *determinant(lowerer *L, ir_expr *m, const expr *at) {
  * in Warp, and nothing is checked. */
 static ir_expr *inverse(lowerer *L, ir_expr *m, const expr *at) {
     if (need_square(L, m, "inverse", at)) return NULL;
+    if (m->dim > 4) return mat_lu_inverse(L, m, at);
     int n = m->dim;
     ir_expr *out = mat_new(L, n, n, at);
     int det = lower_temp(L, "det");

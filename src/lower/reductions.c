@@ -325,8 +325,9 @@ static int make_vector_reduction(lowerer *L, const prologue_name *pn, const ir_e
     }
     if (L->f->nreductions + w > IR_MAX_REDUCTIONS) {
         ERR(L, s->line, s->col, "reduction '%s' is a %s, which takes %d of a kernel's %d "
-            "reductions (one per component), and only %d are left", pn->name, what, w,
-            IR_MAX_REDUCTIONS, IR_MAX_REDUCTIONS - L->f->nreductions);
+            "reductions (one per component), and only %d are left; accumulate it into an element "
+            "of an output array passed as an argument instead (out[0] += v, atomic per "
+            "component)", pn->name, what, w, IR_MAX_REDUCTIONS, IR_MAX_REDUCTIONS - L->f->nreductions);
         return -1;
     }
     binding *b = (binding *)scope_find(L->sc, pn->name);
@@ -361,8 +362,9 @@ static int make_result_vector(lowerer *L, const prologue_name *pn, ir_reduction 
     int ids[MAX_COMPONENTS];
     if (L->f->nreductions + sh->width > IR_MAX_REDUCTIONS) {
         ERR(L, pn->first_update->line, pn->first_update->col, "this returned value takes %d "
-            "reductions (one per component) and only %d of a kernel's %d are left",
-            sh->width, IR_MAX_REDUCTIONS - L->f->nreductions, IR_MAX_REDUCTIONS);
+            "reductions (one per component) and only %d of a kernel's %d are left; return fewer "
+            "values, or store this one into an output array passed as an argument "
+            "(out[0] = value)", sh->width, IR_MAX_REDUCTIONS - L->f->nreductions, IR_MAX_REDUCTIONS);
         return -1;
     }
     for (int k = 0; k < sh->width; k++) {

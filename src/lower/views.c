@@ -169,6 +169,76 @@ int view_assign_row(lowerer *L, ir_block *b, const stmt *s) {
     return bind_row(L, b, t, &v);
 }
 
+/* ---- which parameters' ndim the template key carries ---- */
+
+/* Whether e is `name` or a subscript chain name[...]... of a parameter
+ * (its index, else -1). */
+static int param_root(const func_def *def, const expr *e) {
+    while (e->kind == EX_SUBSCRIPT) e = e->a;
+    if (e->kind != EX_NAME) return -1;
+    for (int p = 0; p < def->nparams && p < 64; p++)
+        if (!strcmp(def->params[p], e->name)) return p;
+    return -1;
+}
+
+/* Calls that never take a row to a device function: Python's built-ins
+ * and the tack, math and NumPy modules' functions. */
+static int callee_takes_rows(const expr *callee) {
+    if (callee->kind == EX_NAME) {
+        static const char *const builtins[] = {"range", "len", "print", "abs", "min", "max",
+                                               "float", "int", "bool", "round", "pow",
+                                               "divmod", "complex"};
+        for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+            if (!strcmp(callee->name, builtins[i])) return 0;
+        return 1;
+    }
+    if (callee->kind == EX_ATTR && callee->a->kind == EX_NAME) {
+        static const char *const mods[] = {"tack", "math", "cmath", "np", "numpy"};
+        for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
+            if (!strcmp(callee->a->name, mods[i])) return 0;
+    }
+    return 1;
+}
+
+static uint64_t rows_in_expr(const func_def *def, const expr *e) {
+    if (!e) return 0;
+    uint64_t m = rows_in_expr(def, e->a) | rows_in_expr(def, e->b) | rows_in_expr(def, e->c);
+    for (int i = 0; i < e->nitems; i++) m |= rows_in_expr(def, e->items[i]);
+    for (int i = 0; i < e->nkw; i++) m |= rows_in_expr(def, e->kw_values[i]);
+    if (e->kind == EX_CALL && callee_takes_rows(e->a)) {
+        for (int i = 0; i < e->nitems + e->nkw; i++) {
+            int p = param_root(def, i < e->nitems ? e->items[i] : e->kw_values[i - e->nitems]);
+            if (p >= 0) m |= 1ull << p;
+        }
+    }
+    return m;
+}
+
+static uint64_t rows_in_body(const func_def *def, stmt *const *body, int n) {
+    uint64_t m = 0;
+    for (int i = 0; i < n; i++) {
+        const stmt *s = body[i];
+        for (int t = 0; t < s->ntargets; t++) m |= rows_in_expr(def, s->targets[t]);
+        m |= rows_in_expr(def, s->value) | rows_in_body(def, s->body, s->nbody) |
+             rows_in_body(def, s->orelse, s->norelse);
+    }
+    return m;
+}
+
+uint64_t lower_row_params(const func_def *def) { return rows_in_body(def, def->body, def->nbody); }
+
+/* Whether the call's array for kernel parameter `param` has more than
+ * `nprefix` dimensions (`distance(c[i], c[0])` of a 2-D c that the kernel
+ * itself indexes with one index only).  Read from the template key's
+ * row_ndim, so each ndim lowers its own template; an array of matrices
+ * offered as NumPy (..., n, n) is left to the kernel's own indexing. */
+static int row_of_argument(lowerer *L, int param, int nprefix) {
+    if (!L->in->row_ndim || param < 0 || param >= L->in->def->nparams || param >= 64) return 0;
+    int ndim = L->in->row_ndim[param];
+    if (!ndim) return 0;
+    return ndim - (vec_width_of(L, param) ? 1 : 0) > nprefix;
+}
+
 /* A device function's parameter given a row (`dist(c[i], c[j])`, where the
  * function indexes it) or a row or local array the caller holds by name:
  * bound in the callee's scope to the same array, a row's indices evaluated
@@ -185,9 +255,13 @@ int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *
         memcpy(bound->prefix, held->prefix, sizeof bound->prefix);
         return 0;
     }
-    if (arg->kind != EX_SUBSCRIPT || !body_indexes(def->body, def->nbody, pname) ||
-        mat_chain_is_element(L, arg))
-        return 1;
+    if (arg->kind != EX_SUBSCRIPT || !body_indexes(def->body, def->nbody, pname)) return 1;
+    if (mat_chain_is_element(L, arg)) {
+        /* c[i] of an array of vectors the kernel indexes with one index
+         * only: its element, unless the call's array has more dimensions */
+        int p = arg->a->kind == EX_NAME ? array_param_of(L, arg->a) : -1;
+        if (p < 0 || !row_of_argument(L, p, arg->nitems)) return 1;
+    }
     view v;
     if (view_of(L, arg, &v)) return -1;
     if (!v.nprefix || (v.scratch >= 0 && v.nprefix >= L->f->scratch[v.scratch].ndim)) return 1;
@@ -197,7 +271,8 @@ int view_bind_parameter(lowerer *L, scope *callee, ir_block *b, const func_def *
     while (root->kind == EX_SUBSCRIPT) root = root->a;
     const func_def *d = L->sc->def;
     if (v.scratch < 0 && (root->kind != EX_NAME || !d ||
-                          lower_widest_index(d->body, d->nbody, root->name) <= v.nprefix))
+                          lower_widest_index(d->body, d->nbody, root->name) <= v.nprefix) &&
+        !row_of_argument(L, v.param, v.nprefix))
         return 1;
     if (scope_bind(L, callee, pname, BIND_ROW, v.scratch >= 0 ? v.scratch : v.param)) return -1;
     binding *bound = &callee->binds[callee->nbinds - 1];

@@ -124,6 +124,15 @@ static int describe(const ir_template *tp, const variant_key *old, const variant
             *advice = ADVICE_LAYOUT;
         }
     }
+    for (int i = 0; i < cur->nparams; i++) {
+        if (old->row_ndim[i] == cur->row_ndim[i]) continue;
+        add(t, "parameter %s: %d-D -> %d-D (its rows reach a call as rows or elements by it)",
+            pname(f, i), old->row_ndim[i], cur->row_ndim[i]);
+        if (!n++) {
+            snprintf(first_diff, fd_size, "%s's number of dimensions", pname(f, i));
+            *advice = ADVICE_TYPE;
+        }
+    }
     for (int j = 0; j < cur->nshape && j < old->nshape; j++) {
         if (old->shape[j] == cur->shape[j]) continue;
         const shape_dep *d = &tp->deps[j];

@@ -26,6 +26,7 @@ static void ir_key(const tack_kernel *k, const template_key *key, ser_writer *w)
     if (k->adjoint) ser_put_str(w, "adjoint");
     ser_put_u8(w, (uint8_t)key->debug);
     ser_put_bytes(w, key->vec, sizeof key->vec);
+    ser_put_bytes(w, key->row_ndim, sizeof key->row_ndim);
     tmpl_sig_portable(&key->tmpl, w);
 }
 

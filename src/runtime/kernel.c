@@ -88,6 +88,7 @@ static tack_kernel *kernel_create(const char *source, const char *filename, int 
     }
     k->src.kernel_name = k->def->name;
     matrix_args_scan(k);
+    k->row_params = lower_row_params(k->def);
     pthread_mutex_lock(&registry_lock);
     k->next = registry;
     if (registry) registry->prev = k;
@@ -260,6 +261,7 @@ static int body_has_loops(const ir_block *b) {
 
 static int template_key_equal(const template_key *a, const template_key *b) {
     return a->debug == b->debug && !memcmp(a->vec, b->vec, sizeof a->vec) &&
+           !memcmp(a->row_ndim, b->row_ndim, sizeof a->row_ndim) &&
            tmpl_sig_equal(&a->tmpl, &b->tmpl);
 }
 
@@ -293,7 +295,7 @@ tack_status kernel_template(tack_kernel *k, const template_key *key, const tack_
         tack_status st = TACK_OK;
         if (!f) {
             lower_input in = {&k->src, k->def, key->vec, args, k->resolver, k->resolver_ctx,
-                              k->stage, k->adjoint != 0};
+                              k->stage, k->adjoint != 0, key->row_ndim};
             st = lower_kernel(&in, &f, err);
             if (st == TACK_OK && pass_launch_vars(f, err) != TACK_OK) {
                 ir_func_free(f);
@@ -447,6 +449,8 @@ int tack_kernel_ir_template_key(const tack_kernel *k, int index, char *buf, size
     if (t->key.debug) PART("debug");
     for (int i = 0; i < TACK_MAX_PARAMS; i++)
         if (t->key.vec[i]) PART("%svec=%d:%d", len ? ";" : "", i, t->key.vec[i]);
+    for (int i = 0; i < TACK_MAX_PARAMS; i++)
+        if (t->key.row_ndim[i]) PART("%sndim=%d:%d", len ? ";" : "", i, t->key.row_ndim[i]);
     char text[8][512];
     int ntext;
     tmpl_sig_text(&t->key.tmpl, text, 8, &ntext);

@@ -19,7 +19,7 @@ int variant_key_equal(const variant_key *a, const variant_key *b) {
     if (a->nparams != b->nparams || a->nshape != b->nshape || a->disjoint != b->disjoint)
         return 0;
     return !memcmp(a->type, b->type, a->nparams) && !memcmp(a->is_array, b->is_array, a->nparams) &&
-           !memcmp(a->vec, b->vec, a->nparams) &&
+           !memcmp(a->vec, b->vec, a->nparams) && !memcmp(a->row_ndim, b->row_ndim, a->nparams) &&
            !memcmp(a->is_texture, b->is_texture, a->nparams) &&
            !memcmp(a->texture_shape, b->texture_shape, a->nparams * sizeof a->texture_shape[0]) &&
            !memcmp(a->is_template, b->is_template, a->nparams) &&
@@ -459,6 +459,8 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
     key->nparams = f->nparams;
     key->hidden_tail = f->debug_errors >= 0 && f->debug_extents < 0;
     tmpl_sig_copy(&key->tmpl, &tkey->tmpl);
+    memcpy(key->row_ndim, tkey->row_ndim, (size_t)f->nparams < sizeof key->row_ndim
+                                              ? (size_t)f->nparams : sizeof key->row_ndim);
     span spans[TACK_MAX_PARAMS];
     int nspans = 0, any_f64 = 0, nstrided = 0;
     for (int i = 0; i < nargs; i++) {

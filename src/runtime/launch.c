@@ -657,6 +657,8 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
     for (int i = 0; i < nargs; i++) {
         int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;
         if (w != l->tkey.vec[i]) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
+        if (l->tkey.row_ndim[i] && args[i].ndim != l->tkey.row_ndim[i])
+            return tack_kernel_launch(l->k, l->dev, args, nargs, err); /* another template */
     }
     call_info info;
     memcpy(info.args, args, nargs * sizeof *args);

@@ -51,6 +51,9 @@ typedef struct tmpl_sig {
 typedef struct template_key {
     int debug;                    /* bounds-checked: leads the key */
     uint8_t vec[TACK_MAX_PARAMS]; /* vector width per parameter, 0: none */
+    /* ndim of the arrays of tack_kernel.row_params (a row c[i] they pass
+     * to a device function is a row or an element by it), else 0 */
+    uint8_t row_ndim[TACK_MAX_PARAMS];
     tmpl_sig tmpl;
 } template_key;
 
@@ -60,6 +63,7 @@ typedef struct variant_key {
     uint8_t type[TACK_MAX_PARAMS];
     uint8_t is_array[TACK_MAX_PARAMS];
     uint8_t vec[TACK_MAX_PARAMS];
+    uint8_t row_ndim[TACK_MAX_PARAMS]; /* the template key's */
     uint8_t is_texture[TACK_MAX_PARAMS];
     uint8_t is_template[TACK_MAX_PARAMS];
     int64_t texture_shape[TACK_MAX_PARAMS][3];
@@ -186,6 +190,8 @@ struct tack_kernel {
      * past the greatest literal shape[d] read. */
     uint16_t mat_index[TACK_MAX_PARAMS], any_index[TACK_MAX_PARAMS];
     int8_t max_shape[TACK_MAX_PARAMS];
+    /* lower_row_params: the parameters whose ndim the template key holds */
+    uint64_t row_params;
 };
 
 /* Whether k's launches are bounds-checked now: its own setting, or the

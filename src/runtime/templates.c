@@ -136,6 +136,7 @@ tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int narg
                             template_key *key, tack_error *err) {
     key->debug = debug != 0;
     memset(key->vec, 0, sizeof key->vec);
+    memset(key->row_ndim, 0, sizeof key->row_ndim);
     key->tmpl.len = key->tmpl.ntokens = 0;
     encoder e = {&key->tmpl, 0};
     for (int i = 0; i < nargs && i < TACK_MAX_PARAMS; i++) {
@@ -146,6 +147,10 @@ tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int narg
                                  "components; matrices are 2x2, 3x3 or 4x4)", tack_kernel_name(k),
                                  tack_kernel_param_name(k, i), a->vec_width);
         if (a->kind == TACK_ARG_ARRAY && a->vec_width > 0) key->vec[i] = (uint8_t)a->vec_width;
+        /* A row of it reaches a call: its ndim decides row or element. */
+        if (a->kind == TACK_ARG_ARRAY && (k->row_params >> i & 1) && !a->is_texture &&
+            !tack_width_rows(a->vec_width) && a->ndim > 0 && a->ndim <= TACK_MAX_NDIM)
+            key->row_ndim[i] = (uint8_t)a->ndim;
         if (a->kind != TACK_ARG_STRUCT) continue;
         const char *pname = tack_kernel_param_name(k, i);
         if (!a->tmpl)

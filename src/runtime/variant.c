@@ -150,6 +150,7 @@ static void full_key(const tack_kernel *k, const ir_template *t, const call_info
         ser_put_u8(w, key->type[i]);
         ser_put_u8(w, key->is_array[i]);
         ser_put_u8(w, key->vec[i]);
+        ser_put_u8(w, key->row_ndim[i]);
         ser_put_u8(w, key->is_texture[i]);
         ser_put_u8(w, key->is_template[i]);
         ser_put_u8(w, key->strided[i]);

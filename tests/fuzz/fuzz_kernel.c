@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check_refusal("tack_kernel_create", err.status, &err);
         return 0;
     }
-    lower_input in = {&k->src, k->def, NULL, NULL, resolve, NULL, 0, 0};
+    lower_input in = {&k->src, k->def, NULL, NULL, resolve, NULL, 0, 0, NULL};
     ir_func *f = NULL;
     tack_status st = lower_kernel(&in, &f, &err);
     fuzz_check_refusal("lower_kernel", st, &err);

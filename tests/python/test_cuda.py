@@ -518,3 +518,17 @@ def test_issue27_idioms_ptx():
     assert len(cases) == len(labels)
     for _, kernel, args in cases:
         check_ptx(kernel, *args)
+
+
+@needs_nvrtc
+def test_issue27_rest_ptx():
+    """Pivoted determinant (16x16) and inverse beyond 4x4, integer vector
+    expressions returned, an 8x8 sum into an array, a row passed to a
+    device function (tests/python/test_issue27_rest.py)."""
+    import test_gpu_dialects as g
+    labels = {"determinant_16x16", "inverse_6x6", "returned_int_vectors", "wide_sum_into_array",
+              "row_to_device_function"}
+    cases = [(label, k, args) for label, k, args, _ in g.CASES if label in labels]
+    assert len(cases) == len(labels)
+    for _, kernel, args in cases:
+        check_ptx(kernel, *args)

@@ -54,6 +54,8 @@ from test_issue27_idioms import (int_vector_table, keyword_only, mpm_g2p, mpm_p2
 from test_issue27_values import (big_matrix_ops, matrix_rows, vec_extremes,
                                  complex_sum as complex_reduction)
 from test_kernel_return_values import centre as returned_centre, mat_affine as returned_matrix
+from test_issue27_rest import (big_det, big_inv, int_vec_exprs, wide_into_array,
+                               _row_kernel as row_to_function_kernel)
 
 
 def _cases():
@@ -216,6 +218,18 @@ def _cases():
     out.append(("mpm88_p2g", mpm_p2g, mpm_args + (tack.zeros((32, 32), dtype=tack.vec2f),
                                                   z((32, 32), np.float32)), False))
     out.append(("mpm88_g2p", mpm_g2p, mpm_args + (tack.zeros((32, 32), dtype=tack.vec2f),), False))
+    # Issue 27, the rest: pivoted determinant and inverse beyond 4x4, integer
+    # vector expressions returned, an 8x8 sum into an array, rows to a
+    # device function decided by the array's ndim.
+    mf = lambda n: tack.zeros((2,), dtype=tack.matrix(n, n, tack.f32))
+    out.append(("determinant_16x16", big_det, (mf(16), z(2, np.float32), z(2, np.float32)), False))
+    out.append(("inverse_6x6", big_inv, (mf(6), mf(6)), False))
+    out.append(("returned_int_vectors", int_vec_exprs, (tack.zeros((4,), dtype=tack.vec3i),), False))
+    out.append(("wide_sum_into_array", wide_into_array,
+                (tack.zeros((4,), dtype=tack.matrix(8, 8, tack.f32)),
+                 tack.zeros((1,), dtype=tack.matrix(8, 8, tack.f32))), False))
+    out.append(("row_to_device_function", row_to_function_kernel(),
+                (z((4, 3), np.float32), z(4, np.float32)), False))
     return out
 
 
