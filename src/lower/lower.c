@@ -274,6 +274,11 @@ static callee classify_path(const char *path) {
                 c.atomic = op;
                 return c;
             }
+    if (mod_len == 5 && !strncmp(path, "cmath", 5) && !strcmp(leaf, "polar")) {
+        c.kind = CALLEE_SPECIAL; /* r, phi = cmath.polar(z): complex.c */
+        c.special = SP_POLAR;
+        return c;
+    }
     if (is_math || is_numpy) {
         math_name m = lower_math_name(leaf, is_numpy);
         static const callee_kind kinds[] = {CALLEE_NONE, CALLEE_INTRINSIC, CALLEE_CONST,

@@ -217,6 +217,7 @@ ir_expr *cx_conj(lowerer *L, ir_expr *a, const expr *at);
 ir_expr *cx_apply(lowerer *L, const char *leaf, ir_expr *a, const expr *at);
 /* complex(), cmath.*, np.real/imag/conj: 1 when `path` names one. */
 int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out);
+int cx_polar(lowerer *L, ir_block *b, const expr *e, const char *path, ir_expr **out);
 /* abs, exp, ... of a complex argument. */
 int cx_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr *at, ir_expr **out);
 
@@ -312,7 +313,7 @@ ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out);
 /* builtins.c: what math.X / tack.math.X (numpy: numpy.X) names, and the
  * builtins and module functions that are more than one intrinsic call. */
 enum { SP_NONE, SP_POW, SP_MOD, SP_FLOORDIV, SP_ROUND, SP_LOG, SP_ULP, SP_DIVMOD, SP_FREXP,
-       SP_MODF, SP_REFUSED };
+       SP_MODF, SP_POLAR, SP_REFUSED };
 typedef struct math_name {
     enum { MATH_NONE, MATH_INTRINSIC, MATH_CONST, MATH_SPECIAL } kind;
     ir_intrinsic fn; /* INTRINSIC */

@@ -447,6 +447,29 @@ def test_numba_numpy_functions(device):
     np.testing.assert_allclose(out, want, rtol=1e-12)
 
 
+# ---- Numba: cmath's inverse functions and polar ----
+
+@tack.kernel
+def cmath_inverse(z, out, r, phi):
+    for i in range(z.shape[0]):
+        w = z[i]
+        out[i] = cmath.asin(w) + cmath.acos(w) * 0.5 + cmath.atan(w) + cmath.asinh(w) \
+            + cmath.acosh(w) * 0.25 + cmath.atanh(w)
+        r[i], phi[i] = cmath.polar(w)
+
+
+def test_numba_cmath_inverse_and_polar(device):
+    z = (rng(36).normal(size=20) + 1j * rng(37).normal(size=20)) * 0.7
+    out = np.zeros(20, np.complex128)
+    r, phi = np.zeros(20), np.zeros(20)
+    cmath_inverse(z, out, r, phi)
+    want = [cmath.asin(w) + cmath.acos(w) * 0.5 + cmath.atan(w) + cmath.asinh(w)
+            + cmath.acosh(w) * 0.25 + cmath.atanh(w) for w in z]
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r, np.abs(z), rtol=1e-14)
+    np.testing.assert_allclose(phi, np.angle(z), rtol=1e-14)
+
+
 # ---- Numba: radix-2 FFT stage on a complex128 array ----
 
 @tack.kernel
