@@ -259,6 +259,13 @@ static callee classify_path(const char *path) {
         c.cast_to = leaf[9] == 'f' ? TACK_F32 : TACK_F64;
         return c;
     }
+    /* Warp's spatial vectors: 6-vectors (angular, then linear). */
+    if (is_tack && (!strcmp(leaf, "spatial_vectorf") || !strcmp(leaf, "spatial_vectord"))) {
+        c.kind = CALLEE_VECTOR;
+        c.width = 6;
+        c.cast_to = leaf[14] == 'f' ? TACK_F32 : TACK_F64;
+        return c;
+    }
     if (is_tack && (c.which = mat_function(leaf, &c.width, &c.cast_to)) >= 0) {
         c.kind = CALLEE_MATRIX;
         return c;

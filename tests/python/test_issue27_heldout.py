@@ -171,6 +171,41 @@ def test_warp_transform_inverse_point(device):
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+# ---- Warp: spatial vectors (Featherstone), top/bottom/dot/cross ----
+
+@tack.kernel
+def spatial_ops(w, v, out, d):
+    for i in range(w.shape[0]):
+        a = tack.spatial_vector(w[i], v[i])
+        b = tack.spatial_vector(v[i], w[i])
+        c = tack.spatial_cross(a, b)
+        out[i] = tack.spatial_top(c) + 2.0 * tack.spatial_bottom(c)
+        e = tack.spatial_vectorf(1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
+        d[i] = tack.spatial_dot(a, tack.spatial_cross_dual(a, b)) + tack.spatial_dot(e, b)
+
+
+def np_spatial_cross(a, b):
+    wa, va, wb, vb = a[:, :3], a[:, 3:], b[:, :3], b[:, 3:]
+    return np.concatenate([np.cross(wa, wb), np.cross(wa, vb) + np.cross(va, wb)], 1)
+
+
+def np_spatial_cross_dual(a, b):
+    wa, va, wb, vb = a[:, :3], a[:, 3:], b[:, :3], b[:, 3:]
+    return np.concatenate([np.cross(wa, wb) + np.cross(va, vb), np.cross(wa, vb)], 1)
+
+
+def test_warp_spatial_vectors(device):
+    w, v = rng(10).random((7, 3)), rng(11).random((7, 3))
+    out = varr(np.zeros((7, 3)), tack.vec3d, device)
+    d = np.zeros(7)
+    spatial_ops(varr(w, tack.vec3d, device), varr(v, tack.vec3d, device), out, d)
+    a, b = np.concatenate([w, v], 1), np.concatenate([v, w], 1)
+    c = np_spatial_cross(a, b)
+    np.testing.assert_allclose(out.numpy(), c[:, :3] + 2 * c[:, 3:], rtol=1e-12)
+    want = (a * np_spatial_cross_dual(a, b)).sum(1) + (b * np.arange(1, 7)).sum(1)
+    np.testing.assert_allclose(d, want, rtol=1e-10, atol=1e-12)
+
+
 # ---- Warp: zero constructor, accumulation, unpacking, clamp/lerp on vectors ----
 
 @tack.kernel
@@ -247,6 +282,41 @@ def test_taichi_methods(device):
             + np.trace(m, axis1=1, axis2=2) + np.linalg.det(m)
             + np.linalg.inv(m + np.eye(3))[:, 0, 0] + u.max(1) + v.sum(1))
     np.testing.assert_allclose(out, want, rtol=1e-10, atol=1e-12)
+
+
+# ---- Taichi: ti.math's GLSL functions (mix, fract, distance, reflect, refract) ----
+
+@tack.kernel
+def glsl_funcs(d, nrm, out, dist, f):
+    for i in range(d.shape[0]):
+        r = tack.reflect(d[i], nrm[i])
+        t = tack.refract(d[i], nrm[i], 0.8)
+        out[i] = tack.mix(r, t, 0.25)
+        dist[i] = tack.distance(d[i], nrm[i])
+        f[i] = tack.fract(dist[i] * 3.0) + tack.fract(d[i] * -2.5).y
+
+
+def np_refract(I, N, eta):
+    k = 1.0 - eta * eta * (1.0 - (N * I).sum(1) ** 2)
+    t = eta * I - (eta * (N * I).sum(1) + np.sqrt(np.maximum(k, 0)))[:, None] * N
+    return np.where((k < 0)[:, None], 0.0, t)
+
+
+def test_taichi_glsl_functions(device):
+    d = rng(19).normal(size=(9, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    nrm = rng(20).normal(size=(9, 3))
+    nrm /= np.linalg.norm(nrm, axis=1)[:, None]
+    out = varr(np.zeros((9, 3)), tack.vec3d, device)
+    dist, f = np.zeros(9), np.zeros(9)
+    glsl_funcs(varr(d, tack.vec3d, device), varr(nrm, tack.vec3d, device), out, dist, f)
+    r = d - 2 * (d * nrm).sum(1)[:, None] * nrm
+    t = np_refract(d, nrm, 0.8)
+    np.testing.assert_allclose(out.numpy(), r + 0.25 * (t - r), rtol=1e-10, atol=1e-12)
+    want = np.linalg.norm(d - nrm, axis=1)
+    np.testing.assert_allclose(dist, want, rtol=1e-12)
+    fr = want * 3 - np.floor(want * 3) + (d[:, 1] * -2.5 - np.floor(d[:, 1] * -2.5))
+    np.testing.assert_allclose(f, fr, rtol=1e-9, atol=1e-12)
 
 
 # ---- Taichi: mpm-style static loops over a weights list, matrix indices ----
