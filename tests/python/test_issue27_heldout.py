@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tack
+from conftest import line_of
 
 pytestmark = pytest.mark.every_device
 
@@ -256,6 +257,22 @@ def test_warp_tet_deformation(device):
     want = Ds @ Dm_inv
     np.testing.assert_allclose(F.numpy(), want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(J, np.linalg.det(want), rtol=1e-10, atol=1e-12)
+
+
+# ---- Warp: identity with keywords, as wp.identity(n=3, dtype=float) ----
+
+@tack.kernel
+def identity_kw(a, out):
+    for i in range(a.shape[0]):
+        m = tack.identity(n=3, dtype=tack.f64) * a[i]
+        out[i] = m[1, 1] + m[0, 1]
+
+
+def test_warp_identity_keywords(device):
+    a = rng(16).random(5)
+    out = np.zeros(5)
+    identity_kw(a, out)
+    np.testing.assert_allclose(out, a)
 
 
 # ---- Taichi: methods on vectors and matrices ----
