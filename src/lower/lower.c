@@ -1336,6 +1336,7 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
                                                s->value)
                              : lower_read_local(L, locals[0], s->value);
             if (!v) return -1;
+            if (callee->slot_width[i]) v->cplx = callee->slot_cplx[i];
             if (lower_assign_to(L, b, tgt->kind == EX_TUPLE ? tgt->items[i] : tgt, v, s)) return -1;
         }
     }

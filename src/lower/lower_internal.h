@@ -75,9 +75,11 @@ typedef struct scope {
     int nresults;        /* -1 until a return is seen; 0: returns no value */
     int result_width;    /* returns a vector of this many components (results[]) */
     int result_rows;     /* ... a matrix of this many rows; 0: a vector */
+    int result_cplx;     /* ... a complex number (2 parts), not a 2-vector */
     /* A tuple return: value k is results[slot_first[k]] (slot_width[k] 0)
      * or a vector or matrix in the slot_width[k] locals from there. */
     int slot_first[MAX_RESULTS], slot_width[MAX_RESULTS], slot_rows[MAX_RESULTS];
+    int slot_cplx[MAX_RESULTS]; /* value k is a complex number */
     /* Returns a record (structs.c): its layout, the results holding its
      * fields in struct_record_leaves' order; and the tuple return made
      * for the `return` being lowered. */

@@ -534,6 +534,59 @@ def test_numba_numpy_functions(device):
     np.testing.assert_allclose(out, want, rtol=1e-12)
 
 
+# ---- Numba: a complex device function ----
+
+@tack.func
+def step_z(z, c):
+    return z * z + c
+
+
+@tack.func
+def escaped(z):
+    return z.real * z.real + z.imag * z.imag > 4.0
+
+
+@tack.func
+def doubled_and_size(z):
+    return z * 2.0, abs(z)
+
+
+@tack.kernel
+def mandel_func(cr, ci, count, last):
+    for i in range(cr.shape[0]):
+        c = complex(cr[i], ci[i])
+        z = 0j
+        n = 0
+        for k in range(40):
+            if escaped(z):
+                break
+            z = step_z(z, c)
+            n += 1
+        count[i] = n
+        w, r = doubled_and_size(c)
+        last[i] = w + r
+
+
+def test_numba_complex_device_function(device):
+    cr = np.linspace(-2, 0.5, 50)
+    ci = np.linspace(-1, 1, 50)
+    count = np.zeros(50, np.int64)
+    last = np.zeros(50, np.complex128)
+    mandel_func(cr, ci, count, last)
+    c = cr + 1j * ci
+    np.testing.assert_allclose(last, 2 * c + np.abs(c), rtol=1e-14)
+    want = []
+    for a, b in zip(cr, ci):
+        c, z, n = complex(a, b), 0j, 0
+        for _ in range(40):
+            if z.real ** 2 + z.imag ** 2 > 4:
+                break
+            z = z * z + c
+            n += 1
+        want.append(n)
+    np.testing.assert_array_equal(count, want)
+
+
 # ---- Numba: cmath's inverse functions and polar ----
 
 @tack.kernel
