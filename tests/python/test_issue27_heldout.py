@@ -483,6 +483,43 @@ def test_numba_mean_std(device):
     assert abs(r - x.std()) < 1e-12
 
 
+# ---- Numba: an augmented assignment after the prange loop ----
+
+@tack.kernel
+def mean_after(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    s /= x.shape[0]
+    return s
+
+
+@tack.kernel
+def normalized_stats(x, out):
+    s = 0.0
+    q = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+        q += x[i] * x[i]
+    s /= x.shape[0]
+    q = q / x.shape[0] - s * s
+    out[0] = s
+    if q > 0.0:
+        out[1] = math.sqrt(q)
+    std = math.sqrt(q)
+    cv = std / s
+    return s, cv
+
+
+def test_numba_reduction_updated_after_loop(device):
+    x = rng(31).random(500)
+    assert abs(mean_after(x) - x.mean()) < 1e-12
+    out = np.zeros(2)
+    m, cv = normalized_stats(x, out)
+    np.testing.assert_allclose(out, [x.mean(), x.std()], rtol=1e-10)
+    assert abs(m - x.mean()) < 1e-12 and abs(cv - x.std() / x.mean()) < 1e-10
+
+
 # ---- Numba: math functions in prange ----
 
 @tack.kernel
