@@ -1541,7 +1541,13 @@ static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **st
     }
     if (L->failed) return -1;
     if (kind != CALLEE_RANGE) {
-        if (it->kind == EX_CALL && it->a->kind == EX_NAME && !strcmp(it->a->name, "range"))
+        if (!strcmp(path, "tack.grouped") || !strcmp(path, "taichi.grouped"))
+            /* the index's length is the array's dimension count, which the
+             * IR template (shared by every variant) does not know */
+            ERR(L, it->line, it->col, "Taichi's grouped(x) is not supported: write "
+                "'for i, j in tack.ndindex(x.shape[0], x.shape[1]):' and, where a vector index "
+                "is wanted, 'I = tack.vec2i(i, j)' (x[I] indexes with it)");
+        else if (it->kind == EX_CALL && it->a->kind == EX_NAME && !strcmp(it->a->name, "range"))
             ERR(L, it->line, it->col, "for loops in kernels must iterate over the builtin "
                 "range(...), but 'range' here is %s that hides it; rename that",
                 is_bound(L, "range") ? "a local name" : "a global or closure name");

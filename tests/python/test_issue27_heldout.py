@@ -372,6 +372,38 @@ def test_taichi_p2g_static_weights(device):
     np.testing.assert_allclose(grid, want, rtol=1e-4, atol=1e-5)
 
 
+# ---- Taichi: ti.grouped is refused naming the line and the ndindex form ----
+
+@tack.kernel
+def grouped_laplace(u, out):
+    for I in tack.grouped(out):  # grouped here
+        out[I] = u[I]
+
+
+@tack.kernel
+def ndindex_laplace(u, out):
+    for i, j in tack.ndindex(out.shape[0], out.shape[1]):
+        I = tack.vec2i(i, j)
+        c = I + tack.vec2i(1, 1)
+        s = 0.0
+        for d in tack.static(range(2)):
+            e = tack.vec2i(0, 0)
+            e[d] = 1
+            s += u[c + e] + u[c - e] - 2.0 * u[c]
+        out[I] = s
+
+
+def test_taichi_grouped(device):
+    u = rng(23).random((12, 10))
+    out = np.zeros((10, 8))
+    with pytest.raises(tack.CompileError, match=r"(?s)heldout.py:%d:.*grouped\(x\) is not supported.*"
+                       r"tack.ndindex" % line_of(__file__, "# grouped" + " here")):
+        grouped_laplace(u, out)
+    ndindex_laplace(u, out)
+    want = (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1])
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+
+
 # ---- Taichi: multi-argument max/min, casts, ti.math.clamp on scalars ----
 
 @tack.kernel
@@ -569,6 +601,51 @@ def test_numba_numpy_functions(device):
             + np.log10(1 + x * x) + np.cbrt(x) + np.deg2rad(y) + np.tanh(x) + np.exp2(y)
             + np.sign(y) + np.pi)
     np.testing.assert_allclose(out, want, rtol=1e-12)
+
+
+# ---- Numba: Julia set; a complex scalar argument is refused naming it ----
+
+@tack.kernel
+def julia(zr, zi, c, count, limit):
+    for i in range(zr.shape[0]):
+        z = complex(zr[i], zi[i])
+        n = 0
+        while n < limit and abs(z) < 2.0:
+            z = z * z + c
+            n += 1
+        count[i] = n
+
+
+@tack.kernel
+def julia_parts(zr, zi, cr, ci, count, limit):
+    for i in range(zr.shape[0]):
+        z = complex(zr[i], zi[i])
+        c = complex(cr, ci)
+        n = 0
+        while n < limit and abs(z) < 2.0:
+            z = z * z + c
+            n += 1
+        count[i] = n
+
+
+def test_numba_julia_complex_argument(device):
+    zr = np.linspace(-1.5, 1.5, 64)
+    zi = np.linspace(-1.0, 1.0, 64)[::-1].copy()
+    c = complex(-0.8, 0.156)
+    count = np.zeros(64, np.int32)
+    with pytest.raises(TypeError, match=r"julia.*parameter 'c'.*complex scalar.*two floats.*complex\(re, im\)"):
+        julia(zr, zi, c, count, 50)
+    with pytest.raises(TypeError, match=r"parameter 'c'.*complex scalar"):
+        julia(zr, zi, np.complex64(c), count, 50)
+    julia_parts(zr, zi, c.real, c.imag, count, 50)
+    want = []
+    for a, b in zip(zr, zi):
+        z, n = complex(a, b), 0
+        while n < 50 and abs(z) < 2.0:
+            z = z * z + c
+            n += 1
+        want.append(n)
+    np.testing.assert_array_equal(count, want)
 
 
 # ---- Numba: a complex device function ----
