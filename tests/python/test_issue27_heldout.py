@@ -962,3 +962,89 @@ def test_warp_tuple_return(device):
     np.testing.assert_allclose(d, ln - 0.5, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(nrm.numpy(), n, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(mm.numpy(), np.einsum("ni,nj->nij", n, n), rtol=1e-5, atol=1e-6)
+
+
+# ---- Numba: a local array passed to a helper function ----
+
+@tack.func
+def insertion_sort(a, n):
+    for i in range(1, n):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+
+
+@tack.kernel
+def row_medians(x, out):
+    for i in range(x.shape[0]):
+        buf = np.empty(9)
+        for j in range(9):
+            buf[j] = x[i, j]
+        insertion_sort(buf, 9)
+        out[i] = buf[4]
+
+
+def test_numba_local_array_to_function(device):
+    x = rng(50).random((15, 9))
+    out = np.zeros(15)
+    row_medians(x, out)
+    np.testing.assert_array_equal(out, np.median(x, axis=1))
+
+
+# ---- Taichi: an MPM particle struct with a matrix field ----
+
+@tack.struct
+class MPMParticle:
+    x: tack.vec2f
+    v: tack.vec2f
+    C: tack.mat22f
+    J: tack.f32
+
+
+@tack.kernel
+def advect_particles(ps, dt):
+    for p in range(ps.shape[0]):
+        q = ps[p]
+        q.v += q.C @ tack.vec2f(1.0, -1.0) * dt
+        q.x += dt * q.v
+        q.J *= 1.0 + dt * tack.trace(q.C)
+        ps[p] = q
+
+
+def test_taichi_struct_matrix_field(device):
+    n = 10
+    recs = np.zeros(n, dtype=MPMParticle.numpy)
+    recs["x"] = rng(51).random((n, 2))
+    recs["v"] = rng(52).random((n, 2))
+    recs["C"] = rng(53).random((n, 2, 2))
+    recs["J"] = 1.0
+    arr = tack.array(recs, device=device)
+    advect_particles(arr, 0.1)
+    got = arr.numpy()
+    dt = np.float32(0.1)
+    v = recs["v"] + np.einsum("nij,j->ni", recs["C"], np.array([1, -1], np.float32)) * dt
+    np.testing.assert_allclose(got["v"], v, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["x"], recs["x"] + dt * v, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["J"], 1 + dt * np.trace(recs["C"], axis1=1, axis2=2), rtol=1e-5)
+
+
+# ---- Warp: a centre of mass as a vector reduction, divided on return ----
+
+@tack.kernel
+def centre_of_mass(x, m):
+    c = tack.vec3d()
+    total = 0.0
+    for i in range(x.shape[0]):
+        c += x[i] * m[i]
+        total += m[i]
+    return c / total
+
+
+def test_warp_vector_reduction_return(device):
+    x = rng(54).random((100, 3))
+    m = rng(55).random(100)
+    got = centre_of_mass(varr(x, tack.vec3d, device), m)
+    np.testing.assert_allclose(got, (x * m[:, None]).sum(0) / m.sum(), rtol=1e-12)
