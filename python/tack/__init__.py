@@ -188,7 +188,8 @@ from ._spatial import (  # noqa: E402,F401  (tack.spatial_cross, ... as device f
     spatial_dot, spatial_top, spatial_vector, spatial_vectord, spatial_vectorf,
 )
 from ._shading import (  # noqa: E402,F401  (tack.mix, tack.reflect, ... as device functions)
-    SHADING_FUNCTIONS as _SHADING_FUNCTIONS, distance, fract, mix, reflect, refract,
+    SHADING_FUNCTIONS as _SHADING_FUNCTIONS, cconj, cdiv, cexp, cinv, clog, cmul, cpow, csqrt,
+    distance, fract, mix, reflect, refract, rotation2d,
 )
 from ._decompositions import (  # noqa: E402,F401  (tack.svd3, ... as device functions)
     DECOMPOSITION_FUNCTIONS as _DECOMPOSITION_FUNCTIONS, eig2, eig3, polar2, polar3, qr3, svd2,

@@ -1048,3 +1048,36 @@ def test_warp_vector_reduction_return(device):
     m = rng(55).random(100)
     got = centre_of_mass(varr(x, tack.vec3d, device), m)
     np.testing.assert_allclose(got, (x * m[:, None]).sum(0) / m.sum(), rtol=1e-12)
+
+
+# ---- Taichi: ti.math's complex numbers in 2-vectors, and rotation2d ----
+
+@tack.kernel
+def taichi_fractal(c, z0, out, rot):
+    for i in range(c.shape[0]):
+        z = z0[i]
+        for k in range(3):
+            z = tack.cmul(z, z) + c[i]
+        w = tack.cdiv(z, c[i]) + tack.cconj(z) + tack.cinv(c[i]) + tack.cexp(c[i]) \
+            + tack.clog(c[i]) + tack.csqrt(c[i]) + tack.cpow(c[i], 1.5)
+        out[i] = w
+        rot[i] = tack.rotation2d(0.3 * i) @ c[i]
+
+
+def test_taichi_complex_vec2(device):
+    n = 12
+    c = rng(56).normal(size=(n, 2)) * 0.5
+    z0 = rng(57).normal(size=(n, 2)) * 0.5
+    out = varr(np.zeros((n, 2)), tack.vec2d, device)
+    rot = varr(np.zeros((n, 2)), tack.vec2d, device)
+    taichi_fractal(varr(c, tack.vec2d, device), varr(z0, tack.vec2d, device), out, rot)
+    cc = c[:, 0] + 1j * c[:, 1]
+    z = z0[:, 0] + 1j * z0[:, 1]
+    for _ in range(3):
+        z = z * z + cc
+    w = z / cc + np.conj(z) + 1 / cc + np.exp(cc) + np.log(cc) + np.sqrt(cc) + cc ** 1.5
+    np.testing.assert_allclose(out.numpy(), np.stack([w.real, w.imag], 1), rtol=1e-11, atol=1e-12)
+    ang = 0.3 * np.arange(n)
+    want = np.stack([np.cos(ang) * c[:, 0] - np.sin(ang) * c[:, 1],
+                     np.sin(ang) * c[:, 0] + np.cos(ang) * c[:, 1]], 1)
+    np.testing.assert_allclose(rot.numpy(), want, rtol=1e-12, atol=1e-14)
