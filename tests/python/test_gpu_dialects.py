@@ -54,6 +54,7 @@ from test_issue27_idioms import (int_vector_table, keyword_only, mpm_g2p, mpm_p2
 from test_issue27_values import (big_matrix_ops, matrix_rows, vec_extremes,
                                  complex_sum as complex_reduction)
 from test_kernel_return_values import centre as returned_centre, mat_affine as returned_matrix
+from test_issue27_heldout import cmath_inverse, glsl_funcs, spatial_ops, taichi_fractal
 
 
 def _cases():
@@ -216,6 +217,14 @@ def _cases():
     out.append(("mpm88_p2g", mpm_p2g, mpm_args + (tack.zeros((32, 32), dtype=tack.vec2f),
                                                   z((32, 32), np.float32)), False))
     out.append(("mpm88_g2p", mpm_g2p, mpm_args + (tack.zeros((32, 32), dtype=tack.vec2f),), False))
+    # Issue 27 held-out sweep: cmath's inverse functions and polar, Warp's
+    # spatial vectors, Taichi's GLSL functions and complex numbers in 2-vectors.
+    out.append(("cmath_inverse_c64", cmath_inverse,
+                (z(4, np.complex64), z(4, np.complex64), z(4, np.float32), z(4, np.float32)), False))
+    out.append(("spatial_vectors", spatial_ops, (v3(), v3(), v3(), z(4, np.float32)), False))
+    out.append(("glsl_functions", glsl_funcs, (v3(), v3(), v3(), z(4, np.float32), z(4, np.float32)),
+                False))
+    out.append(("taichi_complex_vec2", taichi_fractal, (v2(4), v2(4), v2(4), v2(4)), False))
     return out
 
 
