@@ -408,6 +408,11 @@ int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out) {
         *out = cx_part(L, one_arg(L, e, path), leaf[0] == 'i', e);
         return 1;
     }
+    if (is_numpy && !strcmp(leaf, "angle")) { /* np.angle(z): cmath.phase */
+        ir_expr *a = one_arg(L, e, path);
+        *out = a ? cx_scalar(L, "phase", a, e) : NULL;
+        return 1;
+    }
     if (is_numpy && (!strcmp(leaf, "conj") || !strcmp(leaf, "conjugate"))) {
         *out = cx_conj(L, one_arg(L, e, path), e);
         return 1;

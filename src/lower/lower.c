@@ -286,6 +286,14 @@ static callee classify_path(const char *path) {
         c.special = SP_POLAR;
         return c;
     }
+    if (mod_len == 5 && !strncmp(path, "cmath", 5)) { /* cmath.pi e tau inf nan, as math's */
+        math_name m = lower_math_name(leaf, 0);
+        if (m.kind == MATH_CONST) {
+            c.kind = CALLEE_CONST;
+            c.value = m.value;
+        }
+        return c;
+    }
     if (is_math || is_numpy) {
         math_name m = lower_math_name(leaf, is_numpy);
         static const callee_kind kinds[] = {CALLEE_NONE, CALLEE_INTRINSIC, CALLEE_CONST,
@@ -791,9 +799,19 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         ir_expr **args = lower_args(L, e);
         return args ? lower_texture_sample(L, p, args, e->nitems, e) : NULL;
     }
-    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "conjugate") && !e->nitems &&
+    /* z.conjugate(), and NumPy's z.conj() of a complex array's element */
+    if (e->a->kind == EX_ATTR && (!strcmp(e->a->name, "conjugate") || !strcmp(e->a->name, "conj")) &&
+        !e->nitems &&
         !classify(L, e->a, path, sizeof path).kind && !path[0])
         return cx_conj(L, lower_expr(L, e->a->a), e);
+    if (e->a->kind == EX_ATTR && e->a->a->kind == EX_NAME && is_bound(L, e->a->a->name) &&
+        scratch_of(L, e->a->a) >= 0) {
+        /* a.sum() of a local array: say so, not "name 'a' is not defined" */
+        ERR(L, e->line, e->col, "'%s' is a local array: its method %s() is not available in "
+            "kernels; write the loop over its elements (for j in range(len(%s)): ...)",
+            e->a->a->name, e->a->name, e->a->a->name);
+        return NULL;
+    }
     if (is_vector_method(L, e->a)) {
         ir_expr *self = lower_expr(L, e->a->a);
         ir_expr **args = self ? lower_args(L, e) : NULL;

@@ -1081,3 +1081,33 @@ def test_taichi_complex_vec2(device):
     want = np.stack([np.cos(ang) * c[:, 0] - np.sin(ang) * c[:, 1],
                      np.sin(ang) * c[:, 0] + np.cos(ang) * c[:, 1]], 1)
     np.testing.assert_allclose(rot.numpy(), want, rtol=1e-12, atol=1e-14)
+
+
+# ---- Numba: NumPy's and cmath's other spellings of complex functions ----
+
+@tack.kernel
+def complex_spellings(z, out, ang):
+    for i in range(z.shape[0]):
+        w = z[i]
+        out[i] = w.conj() * cmath.pi + np.absolute(w) * cmath.e
+        ang[i] = np.angle(w) + (1.0 if cmath.inf > 1e308 else 0.0)
+
+
+@tack.kernel
+def local_method(x, out):
+    for i in range(x.shape[0]):
+        b = np.zeros(4)
+        b[0] = x[i]
+        out[i] = b.sum()  # local sum
+
+
+def test_numba_complex_spellings(device):
+    z = rng(58).normal(size=9) + 1j * rng(59).normal(size=9)
+    out = np.zeros(9, np.complex128)
+    ang = np.zeros(9)
+    complex_spellings(z, out, ang)
+    np.testing.assert_allclose(out, np.conj(z) * np.pi + np.abs(z) * np.e, rtol=1e-14)
+    np.testing.assert_allclose(ang, np.angle(z) + 1.0, rtol=1e-14)
+    with pytest.raises(tack.CompileError, match=r"(?s)heldout.py:%d:.*'b' is a local array: its "
+                       r"method sum\(\) is not available" % line_of(__file__, "# local" + " sum")):
+        local_method(np.ones(2), np.zeros(2))
