@@ -1111,3 +1111,34 @@ def test_numba_complex_spellings(device):
     with pytest.raises(tack.CompileError, match=r"(?s)heldout.py:%d:.*'b' is a local array: its "
                        r"method sum\(\) is not available" % line_of(__file__, "# local" + " sum")):
         local_method(np.ones(2), np.zeros(2))
+
+
+# ---- refusals of the new complex forms name the line ----
+
+@tack.kernel
+def polar_unpacked_wrong(z, out):
+    for i in range(z.shape[0]):
+        out[i] = cmath.polar(z[i])  # polar as a value
+
+
+@tack.func
+def complex_or_vector(z, flag):
+    if flag > 0:
+        return z * 2.0
+    return tack.vec2d(1.0, 2.0)  # a vector elsewhere
+
+
+@tack.kernel
+def mixed_results(z, out, flag):
+    for i in range(z.shape[0]):
+        out[i] = complex_or_vector(z[i], flag)
+
+
+def test_complex_refusals_name_the_line(device):
+    z = np.ones(2, np.complex128)
+    with pytest.raises(tack.CompileError, match=r"(?s)heldout.py:%d:.*returns 2 values; unpack them, "
+                       r"as in 'r, phi = cmath.polar\(z\)'" % line_of(__file__, "# polar as" + " a value")):
+        polar_unpacked_wrong(z, np.zeros(2))
+    with pytest.raises(tack.CompileError, match=r"(?s)heldout.py:%d:.*'complex_or_vector' returns a "
+                       r"2-component vector here but not elsewhere" % line_of(__file__, "# a vector" + " elsewhere")):
+        mixed_results(z, np.zeros(2, np.complex128), 1)
