@@ -183,6 +183,14 @@ from ._transforms import (  # noqa: E402,F401  (tack.transform_point, ... as dev
     transform_get_translation, transform_identity, transform_inverse, transform_multiply,
     transform_point, transform_vector, transformd, transformf,
 )
+from ._spatial import (  # noqa: E402,F401  (tack.spatial_cross, ... as device functions)
+    SPATIAL_FUNCTIONS as _SPATIAL_FUNCTIONS, spatial_bottom, spatial_cross, spatial_cross_dual,
+    spatial_dot, spatial_top, spatial_vector, spatial_vectord, spatial_vectorf,
+)
+from ._shading import (  # noqa: E402,F401  (tack.mix, tack.reflect, ... as device functions)
+    SHADING_FUNCTIONS as _SHADING_FUNCTIONS, cconj, cdiv, cexp, cinv, clog, cmul, cpow, csqrt,
+    distance, fract, mix, reflect, refract, rotation2d,
+)
 from ._decompositions import (  # noqa: E402,F401  (tack.svd3, ... as device functions)
     DECOMPOSITION_FUNCTIONS as _DECOMPOSITION_FUNCTIONS, eig2, eig3, polar2, polar3, qr3, svd2,
     svd3,
@@ -210,4 +218,5 @@ __all__ = [
     "Tape", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs", "sum")] + [  # star imports keep the builtins
     "quatf", "quatd", *_QUATERNION_FUNCTIONS, "transformf", "transformd", *_TRANSFORM_FUNCTIONS,
-    *_DECOMPOSITION_FUNCTIONS]
+    *_DECOMPOSITION_FUNCTIONS, "spatial_vectorf", "spatial_vectord", *_SPATIAL_FUNCTIONS,
+    *_SHADING_FUNCTIONS]

@@ -100,7 +100,9 @@ int lower_builtin_special(const char *name) {
 }
 
 int lower_special_results(int special) {
-    return special == SP_DIVMOD || special == SP_FREXP || special == SP_MODF ? 2 : 1;
+    return special == SP_DIVMOD || special == SP_FREXP || special == SP_MODF || special == SP_POLAR
+               ? 2
+               : 1;
 }
 
 /* ---- building IR ---- */
@@ -257,9 +259,11 @@ ir_expr *lower_special_call(lowerer *L, const expr *e, int special, const char *
     case SP_DIVMOD:
     case SP_FREXP:
     case SP_MODF:
+    case SP_POLAR:
         ERR(L, e->line, e->col, "%s() returns 2 values; unpack them, as in '%s'", path,
             special == SP_DIVMOD ? "q, r = divmod(a, b)"
-            : special == SP_FREXP ? "m, e = math.frexp(x)" : "frac, whole = math.modf(x)");
+            : special == SP_FREXP ? "m, e = math.frexp(x)"
+            : special == SP_POLAR ? "r, phi = cmath.polar(z)" : "frac, whole = math.modf(x)");
         return NULL;
     case SP_REFUSED: {
         const char *leaf = strrchr(path, '.');
@@ -283,6 +287,7 @@ ir_expr *lower_special_call(lowerer *L, const expr *e, int special, const char *
 int lower_tuple_call(lowerer *L, ir_block *b, const expr *e, int special, const char *path,
                      ir_expr **out) {
     ir_expr *a[2];
+    if (special == SP_POLAR) return cx_polar(L, b, e, path, out);
     int nargs = special == SP_DIVMOD ? 2 : 1;
     if (want_args(L, e, path, nargs, nargs) || lower_n(L, e, a, nargs, 0, path)) return -1;
     int t0 = hoist(L, b, a[0], e);

@@ -42,6 +42,7 @@ static const signature signatures[] = {
     {"numpy.heaviside", {"x1", "x2", NULL}, 2},
     {"tack.local", {"shape", "dtype", NULL}, 1},
     {"tack.shared", {"shape", "dtype", NULL}, 1},
+    {"tack.identity", {"n", "dtype", NULL}, 1},
     {"complex", {"real", "imag", NULL}, 0},
     {"round", {"number", "ndigits", NULL}, 1},
     {NULL, {NULL}, 0}};

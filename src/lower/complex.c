@@ -408,6 +408,11 @@ int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out) {
         *out = cx_part(L, one_arg(L, e, path), leaf[0] == 'i', e);
         return 1;
     }
+    if (is_numpy && !strcmp(leaf, "angle")) { /* np.angle(z): cmath.phase */
+        ir_expr *a = one_arg(L, e, path);
+        *out = a ? cx_scalar(L, "phase", a, e) : NULL;
+        return 1;
+    }
     if (is_numpy && (!strcmp(leaf, "conj") || !strcmp(leaf, "conjugate"))) {
         *out = cx_conj(L, one_arg(L, e, path), e);
         return 1;
@@ -415,7 +420,8 @@ int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out) {
     if (strncmp(path, "cmath.", 6)) return 0;
     static const char *const unary[] = {"exp", "log", "sqrt", "sin", "cos", "tan", "sinh",
                                         "cosh", "tanh", "phase", "isnan", "isinf", "isfinite",
-                                        "log10", NULL};
+                                        "log10", "asin", "acos", "atan", "asinh", "acosh",
+                                        "atanh", NULL};
     if (!strcmp(leaf, "rect")) {
         if (e->nitems != 2) {
             ERR(L, e->line, e->col, "cmath.rect() takes two arguments, r and phi");
@@ -434,13 +440,82 @@ int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out) {
     while (unary[k] && strcmp(unary[k], leaf)) k++;
     if (!unary[k]) {
         ERR(L, e->line, e->col, "'%s' is not supported in kernels (cmath functions here: exp log "
-            "log10 sqrt sin cos tan sinh cosh tanh phase rect isnan isinf isfinite)", path);
+            "log10 sqrt sin cos tan sinh cosh tanh asin acos atan asinh acosh atanh phase polar "
+            "rect isnan isinf isfinite)", path);
         return 1;
     }
     ir_expr *a = one_arg(L, e, path);
     if (!a) return 1;
     *out = cx_apply(L, leaf, a, e);
     return 1;
+}
+
+/* The inverse functions, from log and sqrt on the principal branches
+ * Python's cmath uses (its cuts: asin/acos on the real axis beyond +-1,
+ * asinh/atan on the imaginary axis beyond +-i, acosh on the real axis below
+ * 1, atanh on the real axis beyond +-1).  asinh(z) = log(z + sqrt(z^2 + 1))
+ * is computed on the right half plane and mirrored (asinh is odd), so the
+ * sum never cancels; acosh(z) = log(z + sqrt(z + 1) sqrt(z - 1)) (Kahan's
+ * form, right on both sides of its cut); atanh(z) = (log(1 + z) - log(1 -
+ * z)) / 2; asin, atan by i asin(z) = asinh(iz), i atan(z) = atanh(iz); acos
+ * = pi/2 - asin. */
+static ir_expr *cx_times_i(lowerer *L, ir_expr *a, int sign, const expr *at) {
+    /* sign * i * a, a evaluated once */
+    ir_expr *z = cx_new(L, at);
+    int x, y;
+    if (!z || operand(L, z, a, &x, &y, at)) return NULL;
+    ir_expr *re = NEG(L, part(L, y, at), at), *im = R(L, x, at);
+    if (sign < 0) return finish(L, z, NEG(L, re, at), NEG(L, im, at), at);
+    return finish(L, z, re, im, at);
+}
+
+static ir_expr *cx_asinh(lowerer *L, ir_expr *a, const expr *at) {
+    ir_expr *z = cx_new(L, at);
+    int x, y;
+    if (!z || operand(L, z, a, &x, &y, at)) return NULL;
+    int neg = temp(L, z->body, lower_bin(L, OP_LT, R(L, x, at), K(L, 0.0, at), at), at);
+    if (neg < 0) return NULL;
+    /* w = z mirrored to Re w >= 0 */
+    int wr = temp(L, z->body, lower_sel(L, R(L, neg, at), NEG(L, R(L, x, at), at), R(L, x, at), at), at);
+    int wi = temp(L, z->body, lower_sel(L, R(L, neg, at), NEG(L, part(L, y, at), at), part(L, y, at), at), at);
+    if (wr < 0 || wi < 0) return NULL;
+    ir_expr *w = cx_make(L, R(L, wr, at), R(L, wi, at), at);
+    ir_expr *w2 = cx_binop(L, OP_MUL, w, cx_make(L, R(L, wr, at), R(L, wi, at), at), at);
+    ir_expr *s = cx_sqrt(L, cx_binop(L, OP_ADD, w2, K(L, 1.0, at), at), at);
+    ir_expr *r = cx_log_exp(L, 1, cx_binop(L, OP_ADD, cx_make(L, R(L, wr, at), R(L, wi, at), at), s, at), at);
+    int rr, ri;
+    if (!r || operand(L, z, r, &rr, &ri, at)) return NULL;
+    return finish(L, z, lower_sel(L, R(L, neg, at), NEG(L, R(L, rr, at), at), R(L, rr, at), at),
+                  lower_sel(L, R(L, neg, at), NEG(L, R(L, ri, at), at), R(L, ri, at), at), at);
+}
+
+static ir_expr *cx_acosh(lowerer *L, ir_expr *a, const expr *at) {
+    ir_expr *z = cx_new(L, at);
+    int x, y;
+    if (!z || operand(L, z, a, &x, &y, at)) return NULL;
+    if (y < 0 && (y = temp(L, z->body, lower_bin(L, OP_MUL, R(L, x, at), K(L, 0.0, at), at), at)) < 0)
+        return NULL;
+    ir_expr *p = cx_sqrt(L, cx_binop(L, OP_ADD, cx_make(L, R(L, x, at), R(L, y, at), at), K(L, 1.0, at), at), at);
+    ir_expr *m = cx_sqrt(L, cx_binop(L, OP_SUB, cx_make(L, R(L, x, at), R(L, y, at), at), K(L, 1.0, at), at), at);
+    ir_expr *r = cx_log_exp(L, 1, cx_binop(L, OP_ADD, cx_make(L, R(L, x, at), R(L, y, at), at),
+                                           cx_binop(L, OP_MUL, p, m, at), at), at);
+    int rr, ri;
+    if (!r || operand(L, z, r, &rr, &ri, at)) return NULL;
+    return finish(L, z, R(L, rr, at), R(L, ri, at), at);
+}
+
+static ir_expr *cx_atanh(lowerer *L, ir_expr *a, const expr *at) {
+    ir_expr *z = cx_new(L, at);
+    int x, y;
+    if (!z || operand(L, z, a, &x, &y, at)) return NULL;
+    if (y < 0 && (y = temp(L, z->body, lower_bin(L, OP_MUL, R(L, x, at), K(L, 0.0, at), at), at)) < 0)
+        return NULL;
+    ir_expr *lp = cx_log_exp(L, 1, cx_binop(L, OP_ADD, K(L, 1.0, at), cx_make(L, R(L, x, at), R(L, y, at), at), at), at);
+    ir_expr *lm = cx_log_exp(L, 1, cx_binop(L, OP_SUB, K(L, 1.0, at), cx_make(L, R(L, x, at), R(L, y, at), at), at), at);
+    ir_expr *r = cx_binop(L, OP_MUL, cx_binop(L, OP_SUB, lp, lm, at), K(L, 0.5, at), at);
+    int rr, ri;
+    if (!r || operand(L, z, r, &rr, &ri, at)) return NULL;
+    return finish(L, z, R(L, rr, at), R(L, ri, at), at);
 }
 
 /* A complex function by name on a (complex or real) value. */
@@ -457,6 +532,14 @@ ir_expr *cx_apply(lowerer *L, const char *leaf, ir_expr *a, const expr *at) {
     if (!strcmp(leaf, "tan")) return cx_quotient(L, CX_SIN, CX_COS, a, at);
     if (!strcmp(leaf, "tanh")) return cx_quotient(L, CX_SINH, CX_COSH, a, at);
     if (!strcmp(leaf, "conj") || !strcmp(leaf, "conjugate")) return cx_conj(L, a, at);
+    if (!strcmp(leaf, "asinh")) return cx_asinh(L, a, at);
+    if (!strcmp(leaf, "acosh")) return cx_acosh(L, a, at);
+    if (!strcmp(leaf, "atanh")) return cx_atanh(L, a, at);
+    if (!strcmp(leaf, "asin")) return cx_times_i(L, cx_asinh(L, cx_times_i(L, a, 1, at), at), -1, at);
+    if (!strcmp(leaf, "atan")) return cx_times_i(L, cx_atanh(L, cx_times_i(L, a, 1, at), at), -1, at);
+    if (!strcmp(leaf, "acos"))
+        return cx_binop(L, OP_SUB, K(L, M_PI / 2, at),
+                        cx_times_i(L, cx_asinh(L, cx_times_i(L, a, 1, at), at), -1, at), at);
     return cx_scalar(L, leaf, a, at); /* abs, phase, isnan, isinf, isfinite */
 }
 
@@ -480,4 +563,20 @@ int cx_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr 
         }
     ERR(L, at->line, at->col, "%s() does not take complex numbers", ir_intrinsic_name(fn));
     return 1;
+}
+
+/* r, phi = cmath.polar(z): abs(z) and phase(z) of one evaluation of z. */
+int cx_polar(lowerer *L, ir_block *b, const expr *e, const char *path, ir_expr **out) {
+    ir_expr *a = one_arg(L, e, path);
+    if (!a) return -1;
+    if (vec_is(a) && !cx_is(a)) {
+        ERR(L, e->line, e->col, "%s() takes a complex number, not a vector", path);
+        return -1;
+    }
+    ir_expr *z = cx_new(L, e);
+    int x, y;
+    if (!z || operand(L, z, a, &x, &y, e) || vec_eval(L, b, z)) return -1;
+    out[0] = CALL(L, INTR_HYPOT, R(L, x, e), part(L, y, e), e);
+    out[1] = CALL(L, INTR_ATAN2, part(L, y, e), R(L, x, e), e);
+    return out[0] && out[1] ? 2 : -1;
 }

@@ -237,7 +237,9 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
     if (callee_out) *callee_out = callee;
     if (callee->result_width) {
         *nresults = 1;
-        return vec_from_locals(L, x, callee->results, callee->result_width, callee->result_rows, call);
+        ir_expr *v = vec_from_locals(L, x, callee->results, callee->result_width, callee->result_rows, call);
+        if (v) v->cplx = callee->result_cplx;
+        return v;
     }
     if (callee->nresults > 0) x->index = callee->results[0];
     *results = callee->results;
@@ -300,9 +302,11 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
                 sc->nresults = 1;
                 sc->result_width = value->nargs;
                 sc->result_rows = value->dim;
+                sc->result_cplx = value->cplx;
                 for (int k = 0; k < value->nargs; k++)
                     if ((sc->results[k] = lower_temp(L, "ret")) < 0) return -1;
-            } else if (sc->result_width != value->nargs || sc->result_rows != value->dim) {
+            } else if (sc->result_width != value->nargs || sc->result_rows != value->dim ||
+                       sc->result_cplx != value->cplx) {
                 char what[64];
                 vec_shape_name(value, what, sizeof what);
                 ERR(L, s->line, s->col, "'%s' returns a %s here but not elsewhere",
@@ -310,6 +314,7 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
                 return -1;
             }
             sc->slot_first[0] = 0, sc->slot_width[0] = value->nargs, sc->slot_rows[0] = value->dim;
+            sc->slot_cplx[0] = value->cplx;
             if (vec_eval(L, b, value)) return -1;
             for (int k = 0; k < value->nargs; k++) {
                 ir_stmt *a = ir_stmt_new(L->f, IR_ASSIGN, s->line, s->col);
@@ -367,6 +372,7 @@ int inline_return_values(lowerer *L, ir_block *b, const stmt *s, ir_expr **value
             sc->slot_first[k] = used;
             sc->slot_width[k] = width;
             sc->slot_rows[k] = width ? values[k]->dim : 0;
+            sc->slot_cplx[k] = width ? values[k]->cplx : 0;
             for (int c = 0; c < (width ? width : 1); c++)
                 if ((sc->results[used++] = lower_temp(L, "ret")) < 0) return -1;
         }
@@ -379,7 +385,8 @@ int inline_return_values(lowerer *L, ir_block *b, const stmt *s, ir_expr **value
     for (int k = 0; k < n; k++) {
         ir_expr *value = values[k];
         int width = vec_is(value) ? value->nargs : 0, first = sc->slot_first[k];
-        if (width != sc->slot_width[k] || (width && value->dim != sc->slot_rows[k])) {
+        if (width != sc->slot_width[k] ||
+            (width && (value->dim != sc->slot_rows[k] || value->cplx != sc->slot_cplx[k]))) {
             ERR(L, s->line, s->col, "'%s' returns value %d with another shape elsewhere",
                 sc->def->name, k + 1);
             return -1;

@@ -259,6 +259,13 @@ static callee classify_path(const char *path) {
         c.cast_to = leaf[9] == 'f' ? TACK_F32 : TACK_F64;
         return c;
     }
+    /* Warp's spatial vectors: 6-vectors (angular, then linear). */
+    if (is_tack && (!strcmp(leaf, "spatial_vectorf") || !strcmp(leaf, "spatial_vectord"))) {
+        c.kind = CALLEE_VECTOR;
+        c.width = 6;
+        c.cast_to = leaf[14] == 'f' ? TACK_F32 : TACK_F64;
+        return c;
+    }
     if (is_tack && (c.which = mat_function(leaf, &c.width, &c.cast_to)) >= 0) {
         c.kind = CALLEE_MATRIX;
         return c;
@@ -274,6 +281,19 @@ static callee classify_path(const char *path) {
                 c.atomic = op;
                 return c;
             }
+    if (mod_len == 5 && !strncmp(path, "cmath", 5) && !strcmp(leaf, "polar")) {
+        c.kind = CALLEE_SPECIAL; /* r, phi = cmath.polar(z): complex.c */
+        c.special = SP_POLAR;
+        return c;
+    }
+    if (mod_len == 5 && !strncmp(path, "cmath", 5)) { /* cmath.pi e tau inf nan, as math's */
+        math_name m = lower_math_name(leaf, 0);
+        if (m.kind == MATH_CONST) {
+            c.kind = CALLEE_CONST;
+            c.value = m.value;
+        }
+        return c;
+    }
     if (is_math || is_numpy) {
         math_name m = lower_math_name(leaf, is_numpy);
         static const callee_kind kinds[] = {CALLEE_NONE, CALLEE_INTRINSIC, CALLEE_CONST,
@@ -779,9 +799,19 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         ir_expr **args = lower_args(L, e);
         return args ? lower_texture_sample(L, p, args, e->nitems, e) : NULL;
     }
-    if (e->a->kind == EX_ATTR && !strcmp(e->a->name, "conjugate") && !e->nitems &&
+    /* z.conjugate(), and NumPy's z.conj() of a complex array's element */
+    if (e->a->kind == EX_ATTR && (!strcmp(e->a->name, "conjugate") || !strcmp(e->a->name, "conj")) &&
+        !e->nitems &&
         !classify(L, e->a, path, sizeof path).kind && !path[0])
         return cx_conj(L, lower_expr(L, e->a->a), e);
+    if (e->a->kind == EX_ATTR && e->a->a->kind == EX_NAME && is_bound(L, e->a->a->name) &&
+        scratch_of(L, e->a->a) >= 0) {
+        /* a.sum() of a local array: say so, not "name 'a' is not defined" */
+        ERR(L, e->line, e->col, "'%s' is a local array: its method %s() is not available in "
+            "kernels; write the loop over its elements (for j in range(len(%s)): ...)",
+            e->a->a->name, e->a->name, e->a->a->name);
+        return NULL;
+    }
     if (is_vector_method(L, e->a)) {
         ir_expr *self = lower_expr(L, e->a->a);
         ir_expr **args = self ? lower_args(L, e) : NULL;
@@ -1324,6 +1354,7 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
                                                s->value)
                              : lower_read_local(L, locals[0], s->value);
             if (!v) return -1;
+            if (callee->slot_width[i]) v->cplx = callee->slot_cplx[i];
             if (lower_assign_to(L, b, tgt->kind == EX_TUPLE ? tgt->items[i] : tgt, v, s)) return -1;
         }
     }
@@ -1528,7 +1559,13 @@ static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **st
     }
     if (L->failed) return -1;
     if (kind != CALLEE_RANGE) {
-        if (it->kind == EX_CALL && it->a->kind == EX_NAME && !strcmp(it->a->name, "range"))
+        if (!strcmp(path, "tack.grouped") || !strcmp(path, "taichi.grouped"))
+            /* the index's length is the array's dimension count, which the
+             * IR template (shared by every variant) does not know */
+            ERR(L, it->line, it->col, "Taichi's grouped(x) is not supported: write "
+                "'for i, j in tack.ndindex(x.shape[0], x.shape[1]):' and, where a vector index "
+                "is wanted, 'I = tack.vec2i(i, j)' (x[I] indexes with it)");
+        else if (it->kind == EX_CALL && it->a->kind == EX_NAME && !strcmp(it->a->name, "range"))
             ERR(L, it->line, it->col, "for loops in kernels must iterate over the builtin "
                 "range(...), but 'range' here is %s that hides it; rename that",
                 is_bound(L, "range") ? "a local name" : "a global or closure name");

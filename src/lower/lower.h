@@ -45,6 +45,11 @@ int lower_count_loops(const func_def *d);
  * order (top_statements.c).  0, or -1 out of memory. */
 int lower_wrap_top_statements(func_def *d, arena *a);
 
+/* Scalar names assigned again after the last top-level loop become new
+ * names, and the assignments that end the kernel fold into its return
+ * (top_renames.c).  0, or -1 out of memory. */
+int lower_rename_top_scalars(func_def *d, arena *a);
+
 tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err);
 
 /* Resolves `name` as lowering does: the host's resolver (with ctx), then

@@ -75,9 +75,11 @@ typedef struct scope {
     int nresults;        /* -1 until a return is seen; 0: returns no value */
     int result_width;    /* returns a vector of this many components (results[]) */
     int result_rows;     /* ... a matrix of this many rows; 0: a vector */
+    int result_cplx;     /* ... a complex number (2 parts), not a 2-vector */
     /* A tuple return: value k is results[slot_first[k]] (slot_width[k] 0)
      * or a vector or matrix in the slot_width[k] locals from there. */
     int slot_first[MAX_RESULTS], slot_width[MAX_RESULTS], slot_rows[MAX_RESULTS];
+    int slot_cplx[MAX_RESULTS]; /* value k is a complex number */
     /* Returns a record (structs.c): its layout, the results holding its
      * fields in struct_record_leaves' order; and the tuple return made
      * for the `return` being lowered. */
@@ -217,6 +219,7 @@ ir_expr *cx_conj(lowerer *L, ir_expr *a, const expr *at);
 ir_expr *cx_apply(lowerer *L, const char *leaf, ir_expr *a, const expr *at);
 /* complex(), cmath.*, np.real/imag/conj: 1 when `path` names one. */
 int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out);
+int cx_polar(lowerer *L, ir_block *b, const expr *e, const char *path, ir_expr **out);
 /* abs, exp, ... of a complex argument. */
 int cx_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **args, int n, const expr *at, ir_expr **out);
 
@@ -316,7 +319,7 @@ ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out);
 /* builtins.c: what math.X / tack.math.X (numpy: numpy.X) names, and the
  * builtins and module functions that are more than one intrinsic call. */
 enum { SP_NONE, SP_POW, SP_MOD, SP_FLOORDIV, SP_ROUND, SP_LOG, SP_ULP, SP_DIVMOD, SP_FREXP,
-       SP_MODF, SP_REFUSED };
+       SP_MODF, SP_POLAR, SP_REFUSED };
 typedef struct math_name {
     enum { MATH_NONE, MATH_INTRINSIC, MATH_CONST, MATH_SPECIAL } kind;
     ir_intrinsic fn; /* INTRINSIC */

@@ -208,6 +208,7 @@ static int wrap_return(func_def *d, arena *a) {
 }
 
 int lower_wrap_top_statements(func_def *d, arena *a) {
+    if (lower_rename_top_scalars(d, a)) return -1; /* s /= n after the loop (top_renames.c) */
     int loops = 0;
     for (int i = 0; i < d->nbody; i++) loops += d->body[i]->kind == ST_FOR;
     if (!loops) return 0; /* reductions.c asks for the launch loop */

@@ -22,7 +22,8 @@ int mat_rows_of(lowerer *L, int param) {
 }
 
 void vec_shape_name(const ir_expr *v, char *buf, size_t size) {
-    if (v->dim) snprintf(buf, size, "%dx%d matrix", v->dim, v->nargs / v->dim);
+    if (v->cplx) snprintf(buf, size, "complex number");
+    else if (v->dim) snprintf(buf, size, "%dx%d matrix", v->dim, v->nargs / v->dim);
     else snprintf(buf, size, "%d-component vector", v->nargs);
 }
 

@@ -56,6 +56,7 @@ from test_issue27_values import (big_matrix_ops, matrix_rows, vec_extremes,
 from test_kernel_return_values import centre as returned_centre, mat_affine as returned_matrix
 from test_issue27_rest import (big_det, big_inv, int_vec_exprs, wide_into_array,
                                _row_kernel as row_to_function_kernel)
+from test_issue27_heldout import cmath_inverse, glsl_funcs, spatial_ops, taichi_fractal
 
 
 def _cases():
@@ -230,6 +231,14 @@ def _cases():
                  tack.zeros((1,), dtype=tack.matrix(8, 8, tack.f32))), False))
     out.append(("row_to_device_function", row_to_function_kernel(),
                 (z((4, 3), np.float32), z(4, np.float32)), False))
+    # Issue 27 held-out sweep: cmath's inverse functions and polar, Warp's
+    # spatial vectors, Taichi's GLSL functions and complex numbers in 2-vectors.
+    out.append(("cmath_inverse_c64", cmath_inverse,
+                (z(4, np.complex64), z(4, np.complex64), z(4, np.float32), z(4, np.float32)), False))
+    out.append(("spatial_vectors", spatial_ops, (v3(), v3(), v3(), z(4, np.float32)), False))
+    out.append(("glsl_functions", glsl_funcs, (v3(), v3(), v3(), z(4, np.float32), z(4, np.float32)),
+                False))
+    out.append(("taichi_complex_vec2", taichi_fractal, (v2(4), v2(4), v2(4), v2(4)), False))
     return out
 
 

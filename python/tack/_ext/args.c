@@ -723,7 +723,13 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
             records = 1;
             continue;
         }
-        int rc = convert_value(&c, o, a, &role);
+        int complex_scalar = PyComplex_Check(o) || PyArray_IsScalar(o, ComplexFloating);
+        int rc = complex_scalar ? 1 : convert_value(&c, o, a, &role);
+        if (complex_scalar)
+            rc = conv_error(&c, PyExc_TypeError,
+                            "a complex scalar is not a kernel argument yet: pass its real and "
+                            "imaginary parts as two floats and write complex(re, im) in the "
+                            "kernel, or pass a one-element complex128 array");
         if (rc == 1)
             rc = conv_error(&c, PyExc_TypeError,
                             "expected an array, int, float, bool or @tack.device_class "
