@@ -15,6 +15,13 @@
  * Integer and boolean values carry no gradient.  A kernel that stores to
  * an array it also reads (other than `a[k] += v`) is refused: the reverse
  * sweep would read the new value where it needs the old one.
+ * Local arrays (tack.local) are the iteration's own: the forward sweep
+ * keeps their stores, each read goes into a fresh local, each float one
+ * has an adjoint array, and loops that read them keep a snapshot taken at
+ * their entry (find_snapshots).  Loops, `for` and `while`, are replayed
+ * in the reverse sweep from their entry values (emit_rev); a `while`'s
+ * trip count is the one its forward sweep counted.  A sum reduction's
+ * `s += v` gives v the returned value's gradient ("return.grad").
  */
 #include <math.h>
 #include <stdio.h>
@@ -1252,6 +1259,32 @@ static ir_stmt *for_range(adj *A, int var, ir_expr *stop, int line, int col) {
     return s;
 }
 
+/* The gradient parameter of a kernel's returned numbers (kernel.c names
+ * it), or -1. */
+static int return_grad(const adj *A) {
+    int p = 2 * A->n;
+    return p < A->f->nparams && A->f->params[p].name && !strcmp(A->f->params[p].name, "return.grad")
+               ? p : -1;
+}
+
+/* A sum reduction's `s += v` (an atomic add into its hidden array p): v
+ * takes the gradient of the returned number s is, return.grad[j]. */
+static int reduction_adjoint(adj *A, ir_block *out, const ir_stmt *s, int p) {
+    int rg = return_grad(A), r = ir_reduction_of_param(A->f, p), j = 0;
+    ir_expr *v = s->value->a;
+    while (j < A->f->nreturns && A->f->returns[j] != r) j++;
+    if (rg < 0 || j == A->f->nreturns || !isf(v->type)) return 0; /* not returned: no gradient */
+    ir_type gt = ir_value_type(A->f->params[rg].type);
+    ir_expr *g = mk(A, IR_LOAD, gt);
+    ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+    if (!g || !idx || !(idx[0] = ir_const_int(A->f, j, TACK_I64, 0, 0))) return push(A, out, NULL);
+    g->index = rg;
+    g->args = idx;
+    g->nargs = 1;
+    if (s->value->atomic == ATOM_SUB) g = bin(A, OP_SUB, cf(A, 0, gt), g, gt);
+    return prop_held(A, out, v, castto(A, g, v->type));
+}
+
 static int emit_rev(adj *A, const reclist *l, ir_block *out) {
     for (int i = l->n - 1; i >= 0; i--) {
         const rec *r = l->v[i];
@@ -1339,6 +1372,10 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
         ir_expr *v = s->kind == IR_STORE ? s->value : s->value->a;
         ir_expr **idx = s->kind == IR_STORE ? s->indices : s->value->args;
         int nidx = s->kind == IR_STORE ? s->nindices : s->value->nargs;
+        if (s->kind == IR_EVAL && ir_reduction_of_param(A->f, p) >= 0) {
+            if (reduction_adjoint(A, out, s, p)) return -1;
+            continue;
+        }
         if (p >= A->n || !isf(A->f->params[p].type)) continue;
         ir_expr *g = mk(A, IR_LOAD, ir_value_type(A->f->params[p].type));
         if (!g) return push(A, out, NULL);
@@ -1467,14 +1504,19 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     if (!A.ver || !A.adjl) goto nomem;
     for (int l = 0; l < n0; l++) A.ver[l] = l;
     for (int l = 0; l < A.cap; l++) A.adjl[l] = -1;
-    /* A kernel with reductions or hidden template parameters is not ours yet. */
-    if (f->nreductions || f->ninner || f->collective || f->rng_seed >= 0) {
+    if (f->ninner || f->collective || f->rng_seed >= 0) {
         fail(&A, 0, f->first_line, 0,
                     "backward of kernels with %s is not supported yet",
-                    f->nreductions ? "reductions" : f->ninner ? "tack.ndindex" :
-                    f->collective ? "workgroups" : "random numbers");
+                    f->ninner ? "tack.ndindex" : f->collective ? "workgroups" : "random numbers");
         goto out;
     }
+    for (int r = 0; r < f->nreductions; r++)
+        if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB) {
+            fail(&A, 0, f->first_line, 0,
+                 "backward of a %s reduction is not supported yet (sums are differentiated)",
+                 f->reductions[r].op == ATOM_MUL ? "product" : "min, max or bitwise");
+            goto out;
+        }
     if (check_overwrite(&A, &f->body)) goto out;
     if (find_owned(&A)) goto nomem;
     if (adjoint_arrays(&A, &body) || find_snapshots(&A)) goto out;
@@ -1505,6 +1547,11 @@ out:
 
 void pass_adjoint_params(ir_func *f, int n) {
     f->adjoint_n = n;
+    if (2 * n < f->nparams && f->params[2 * n].name && !strcmp(f->params[2 * n].name, "return.grad")) {
+        ir_param *g = &f->params[2 * n]; /* the returned numbers' gradients, read */
+        g->role = ROLE_ARRAY;
+        g->index_ndim = 1;
+    }
     for (int p = 0; p < n && n + p < f->nparams; p++) {
         if (f->params[p].role != ROLE_ARRAY) continue;
         ir_param *g = &f->params[n + p];
