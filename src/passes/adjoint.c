@@ -65,6 +65,7 @@ struct rec {
     int upd;              /* STMT: a local array's `a[k] += w` (-1 for -=) */
     int cond;             /* IF, WHILE: the condition's local */
     reclist body, orelse; /* IF; FOR and WHILE: body (WHILE: orelse computes cond) */
+    ir_expr *b[3];        /* FOR: start, stop, step where each is a literal, else NULL */
     int lv, s0, s1, s2, nt; /* FOR: loop local; start, stop, step; trip count local
                                (WHILE: the iterations the forward sweep counted) */
     int nc, *cv, *c0;     /* FOR, WHILE: carried locals and their entry versions */
@@ -945,6 +946,25 @@ static int int_local(adj *A, reclist *out, const char *name, ir_type t, ir_expr 
 
 static int rec_loop_body(adj *A, reclist *out, rec *r, const ir_stmt *s);
 
+/* The value of an integer expression of literals (+ - *, integer casts
+ * that keep it), as resolve_dims leaves `x.shape[1] - 1`. */
+static int fold_int(const ir_expr *e, int64_t *v) {
+    int64_t a, b;
+    if (!e || !ir_type_is_int(e->type)) return 0;
+    switch (e->kind) {
+    case IR_CONST: *v = e->i; return 1;
+    case IR_CAST:
+        return ir_type_bits(e->type) == 64 && ir_type_is_int(e->a->type) && fold_int(e->a, v);
+    case IR_BINOP:
+        if (ir_type_bits(e->type) != 64 || !fold_int(e->a, &a) || !fold_int(e->b, &b)) return 0;
+        if (e->op == OP_ADD) return !__builtin_add_overflow(a, b, v);
+        if (e->op == OP_SUB) return !__builtin_sub_overflow(a, b, v);
+        if (e->op == OP_MUL) return !__builtin_mul_overflow(a, b, v);
+        return 0;
+    default: return 0;
+    }
+}
+
 static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     rec *r = rec_new(A, R_FOR);
     if (!r) return push(A, NULL, NULL);
@@ -952,10 +972,18 @@ static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     r->lv = s->index;
     r->line = s->line;
     r->col = s->col;
-    if ((r->s0 = int_local(A, out, "adj.start", t, castto(A, rename_expr(A, out, s->start), t))) < 0 ||
-        (r->s1 = int_local(A, out, "adj.stop", t, castto(A, rename_expr(A, out, s->stop), t))) < 0 ||
-        (r->s2 = int_local(A, out, "adj.step", t, castto(A, rename_expr(A, out, s->step), t))) < 0)
+    ir_expr *e[3] = {castto(A, rename_expr(A, out, s->start), t), castto(A, rename_expr(A, out, s->stop), t),
+                     castto(A, rename_expr(A, out, s->step), t)};
+    if ((r->s0 = int_local(A, out, "adj.start", t, e[0])) < 0 ||
+        (r->s1 = int_local(A, out, "adj.stop", t, e[1])) < 0 ||
+        (r->s2 = int_local(A, out, "adj.step", t, e[2])) < 0)
         return -1;
+    /* literal bounds stay literal in the loops made from this one: the CPU
+     * backend's analyses (offset atomics) read a loop variable's range */
+    for (int k = 0; k < 3; k++) {
+        int64_t v;
+        r->b[k] = fold_int(e[k], &v) ? ir_const_int(A->f, v, t, 0, 0) : NULL;
+    }
     /* trip count: ceil((stop - start) / step), at least 0 */
     ir_expr *up = bin(A, OP_FLOORDIV, bin(A, OP_SUB, bin(A, OP_ADD, bin(A, OP_SUB, loc(A, r->s1), loc(A, r->s0), t),
                                                         loc(A, r->s2), t), ir_const_int(A->f, 1, t, 0, 0), t),
@@ -1239,9 +1267,9 @@ static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
             ir_stmt *s = ir_stmt_new(A->f, IR_FOR, r->line, r->col);
             if (!s) return push(A, out, NULL);
             s->index = r->lv;
-            s->start = loc(A, r->s0);
-            s->stop = loc(A, r->s1);
-            s->step = loc(A, r->s2);
+            s->start = r->b[0] ? r->b[0] : loc(A, r->s0);
+            s->stop = r->b[1] ? r->b[1] : loc(A, r->s1);
+            s->step = r->b[2] ? r->b[2] : loc(A, r->s2);
             if (snapshots(A, r, out, 0) || emit_fwd(A, &r->body, &s->body, 1) || push(A, out, s)) return -1;
         }
     }
@@ -1293,6 +1321,21 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
             if (!s) return push(A, out, NULL);
             s->value = loc(A, r->cond);
             if (emit_rev(A, &r->body, &s->body) || emit_rev(A, &r->orelse, &s->orelse) || push(A, out, s))
+                return -1;
+            continue;
+        }
+        if (r->kind == R_FOR && !r->nc && !has_snapshots(A, r)) {
+            /* Nothing carried: the iterations are independent, and each
+             * one's adjoint follows its forward, in the loop's own order
+             * (over the loop's variable, whose range the backend sees). */
+            ir_stmt *loop = ir_stmt_new(A->f, IR_FOR, r->line, r->col);
+            if (!loop) return push(A, out, NULL);
+            loop->index = r->lv;
+            loop->start = r->b[0] ? r->b[0] : loc(A, r->s0);
+            loop->stop = r->b[1] ? r->b[1] : loc(A, r->s1);
+            loop->step = r->b[2] ? r->b[2] : loc(A, r->s2);
+            if (emit_fwd(A, &r->body, &loop->body, 0) || emit_rev(A, &r->body, &loop->body) ||
+                push(A, out, loop))
                 return -1;
             continue;
         }

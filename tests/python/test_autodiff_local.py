@@ -201,3 +201,29 @@ def test_while_loop_with_a_local_array(device):
     np.testing.assert_allclose(y.numpy(), xv ** 2 + xv ** 4, rtol=1e-12)
     halve.backward(x, y, adj={y: tack.array(np.ones(3), device=device)})
     np.testing.assert_allclose(x.grad.numpy(), 2 * xv + 4 * xv ** 3, rtol=1e-12)
+
+
+@tack.kernel
+def laplace(u, v):
+    for i in range(1, u.shape[0] - 1):
+        for j in range(1, u.shape[1] - 1):  # carries nothing: each reverse iteration alone
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]) - u[i, j] * u[i, j]
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (40, 33), (600, 70)])
+def test_a_loop_that_carries_nothing(device, shape):
+    rng = np.random.default_rng(shape[0])
+    uv = rng.uniform(-1, 1, shape)
+    gv = rng.uniform(-1, 1, shape)
+    u = tack.array(uv, device=device, requires_grad=True)
+    v = tack.zeros(shape, dtype=tack.f64, device=device, requires_grad=True)
+    laplace.backward(u, v, adj={v: tack.array(gv, device=device)})
+    g = np.zeros(shape)
+    g[1:-1, 1:-1] = gv[1:-1, 1:-1]
+    want = np.zeros(shape)
+    want[:-2, 1:-1] += 0.25 * g[1:-1, 1:-1]
+    want[2:, 1:-1] += 0.25 * g[1:-1, 1:-1]
+    want[1:-1, :-2] += 0.25 * g[1:-1, 1:-1]
+    want[1:-1, 2:] += 0.25 * g[1:-1, 1:-1]
+    want -= 2 * uv * g
+    np.testing.assert_allclose(u.grad.numpy(), want, rtol=1e-12, atol=1e-14)
