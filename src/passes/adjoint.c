@@ -938,6 +938,60 @@ static void assigned(const ir_block *b, char *mark) {
     }
 }
 
+static int reads_local_block(const ir_block *b, int l, const ir_stmt *skip);
+
+/* Whether e reads local l (device functions' bodies included). */
+static int reads_local(const ir_expr *e, int l) {
+    if (!e) return 0;
+    if (e->kind == IR_LOCAL && e->index == l) return 1;
+    if (e->kind == IR_INLINE && e->body && reads_local_block(e->body, l, NULL)) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (reads_local(e->args[i], l)) return 1;
+    return reads_local(e->a, l) || reads_local(e->b, l) || reads_local(e->cond, l);
+}
+
+/* Whether b reads l anywhere but in the body of loop `skip`. */
+static int reads_local_block(const ir_block *b, int l, const ir_stmt *skip) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (reads_local(s->value, l) || reads_local(s->start, l) || reads_local(s->stop, l) ||
+            reads_local(s->step, l))
+            return 1;
+        for (int k = 0; k < s->nindices; k++)
+            if (reads_local(s->indices[k], l)) return 1;
+        if (s != skip && (reads_local_block(&s->body, l, skip) || reads_local_block(&s->orelse, l, skip)))
+            return 1;
+        if (s == skip && reads_local_block(&s->orelse, l, skip)) return 1;
+    }
+    return 0;
+}
+
+static int mentions_local_block(const ir_block *b, int l) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == l) ||
+            reads_local_block(&(ir_block){.stmts = b->stmts + i, .n = 1}, l, NULL) ||
+            mentions_local_block(&s->body, l) || mentions_local_block(&s->orelse, l))
+            return 1;
+    }
+    return 0;
+}
+
+/* A local the loop body assigns is not carried when no one reads it
+ * outside the loop and each iteration assigns it before any read (its
+ * first mention is a top-level `l = v` with v not reading l): then no
+ * iteration sees another's value, and the reverse sweep need not replay
+ * earlier iterations for it. */
+static int iteration_local(adj *A, const ir_stmt *loop, int l) {
+    if (reads_local_block(&A->f->body, l, loop)) return 0;
+    for (int i = 0; i < loop->body.n; i++) {
+        const ir_stmt *s = loop->body.stmts[i];
+        if (s->kind == IR_ASSIGN && s->index == l) return !reads_local(s->value, l);
+        if (mentions_local_block(&(ir_block){.stmts = loop->body.stmts + i, .n = 1}, l)) return 0;
+    }
+    return 0;
+}
+
 static int int_local(adj *A, reclist *out, const char *name, ir_type t, ir_expr *v) {
     int l = new_local(A, name, t);
     if (l < 0 || !v || rec_stmt(A, out, assign(A, l, v), 0)) return -1;
@@ -1015,7 +1069,10 @@ static int rec_loop_body(adj *A, reclist *out, rec *r, const ir_stmt *s) {
     if (!mark) return push(A, NULL, NULL);
     assigned(&s->body, mark);
     int nc = 0;
-    for (int l = 0; l < A->n0; l++) nc += mark[l];
+    for (int l = 0; l < A->n0; l++) {
+        if (mark[l] && iteration_local(A, s, l)) mark[l] = 0;
+        nc += mark[l];
+    }
     r->cv = arena_alloc(&A->f->mem, (nc ? nc : 1) * sizeof *r->cv);
     r->c0 = arena_alloc(&A->f->mem, (nc ? nc : 1) * sizeof *r->c0);
     int *orig = malloc((nc ? nc : 1) * sizeof *orig);

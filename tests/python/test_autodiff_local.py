@@ -227,3 +227,37 @@ def test_a_loop_that_carries_nothing(device, shape):
     want[1:-1, 2:] += 0.25 * g[1:-1, 1:-1]
     want -= 2 * uv * g
     np.testing.assert_allclose(u.grad.numpy(), want, rtol=1e-12, atol=1e-14)
+
+
+@tack.kernel
+def temporaries(u, v, n):
+    for i in range(1, u.shape[0] - 1):
+        for j in range(1, u.shape[1] - 1):
+            t = u[i, j] * u[i, j]  # assigned before any read in each iteration: not carried
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]) - t
+        last = u[i, 0]
+        for k in range(n):
+            last = u[i, 1] * k  # read after the loop (n = 0 keeps u[i, 0]): carried
+        v[i, 0] = last
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_loop_temporaries_and_a_value_read_after_the_loop(device, n):
+    shape = (7, 5)
+    rng = np.random.default_rng(n)
+    uv = rng.uniform(-1, 1, shape)
+    gv = rng.uniform(-1, 1, shape)
+    u = tack.array(uv, device=device, requires_grad=True)
+    v = tack.zeros(shape, dtype=tack.f64, device=device, requires_grad=True)
+    temporaries.backward(u, v, n, adj={v: tack.array(gv, device=device)})
+    g = np.zeros(shape)
+    g[1:-1, 1:-1] = gv[1:-1, 1:-1]
+    want = np.zeros(shape)
+    for di, dj in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        want[1 + di:shape[0] - 1 + di, 1 + dj:shape[1] - 1 + dj] += 0.25 * g[1:-1, 1:-1]
+    want -= 2 * uv * g
+    if n == 0:
+        want[1:-1, 0] += gv[1:-1, 0]
+    else:
+        want[1:-1, 1] += (n - 1) * gv[1:-1, 0]
+    np.testing.assert_allclose(u.grad.numpy(), want, rtol=1e-12, atol=1e-14)
