@@ -463,7 +463,8 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
 }
 
 /* The recording tack.Tape (autodiff.py), or NULL: each successful call
- * is handed to its _record(kernel, args). */
+ * is handed to its _record(kernel, args, result), which returns the result
+ * the caller gets. */
 static PyObject *active_tape;
 
 PyObject *ext_set_tape(PyObject *self, PyObject *tape)
