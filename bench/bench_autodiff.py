@@ -26,6 +26,14 @@ def stencil(x, y):
 
 
 @tack.kernel
+def stencil2d(u, v):
+    # rows in parallel, columns a sequential loop that carries nothing
+    for i in range(1, u.shape[0] - 1):
+        for j in range(1, u.shape[1] - 1):
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]) - u[i, j]
+
+
+@tack.kernel
 def particles(p, v, f, p2, v2, dt):
     for i in range(p.shape[0]):
         a = f[i] - 0.1 * v[i]
@@ -60,8 +68,12 @@ def main():
         return tack.array(rng.uniform(0.1, 1.0, n).astype(np.float32), device=dev, requires_grad=grad)
 
     x, y = arr(), arr()
+    side = int(math.sqrt(n))
+    u = tack.array(rng.uniform(0.1, 1.0, (side, side)).astype(np.float32), device=dev, requires_grad=True)
+    w = tack.zeros((side, side), device=dev, requires_grad=True)
     p, v, f, p2, v2 = arr(), arr(), arr(), arr(), arr()
     cases = [("elementwise", elementwise, (x, y)), ("stencil", stencil, (x, y)),
+             ("stencil 2-D", stencil2d, (u, w)),
              ("particle step", particles, (p, v, f, p2, v2, 0.01))]
     try:
         import warp  # noqa: F401

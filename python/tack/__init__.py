@@ -14,7 +14,7 @@ import types as _types
 from . import _tack
 from . import cache  # noqa: F401  (tack.cache.load_bundle)
 from . import autodiff  # noqa: F401  (tack.Tape, requires_grad)
-from .autodiff import Tape, ones, stop_gradient  # noqa: F401
+from .autodiff import Scalar, Tape, ones, stop_gradient  # noqa: F401
 from . import cuda, hip, level_zero, metal, opencl  # noqa: F401  (tack.cuda.compile, ...)
 from ._vectorize import vectorize  # noqa: F401  (@tack.vectorize, Numba's ufunc builder)
 from ._tack import (  # noqa: F401
@@ -215,7 +215,7 @@ __all__ = [
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint", "vectorize",
-    "Tape", "ones", "stop_gradient",
+    "Tape", "Scalar", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs", "sum")] + [  # star imports keep the builtins
     "quatf", "quatd", *_QUATERNION_FUNCTIONS, "transformf", "transformd", *_TRANSFORM_FUNCTIONS,
     *_DECOMPOSITION_FUNCTIONS, "spatial_vectorf", "spatial_vectord", *_SPATIAL_FUNCTIONS,

@@ -8,7 +8,7 @@ import numpy as _np
 
 from . import _tack
 
-__all__ = ["Tape", "array", "empty", "zeros", "ones", "stop_gradient", "kernel_backward"]
+__all__ = ["Tape", "Scalar", "array", "empty", "zeros", "ones", "stop_gradient", "kernel_backward"]
 
 
 array = _tack.array
@@ -29,6 +29,35 @@ def stop_gradient(v):
     """``v``, with no gradient flowing back through it (inside kernels: the
     adjoint treats it as a constant); outside kernels ``v`` itself."""
     return v
+
+
+class Scalar(float):
+    """A float kernel argument with a gradient: ``dt = tack.Scalar(0.01,
+    requires_grad=True)`` passes 0.01 (it is a ``float``), and backward
+    passes (``tape.backward``, ``kernel.backward``) add d loss / d dt into
+    ``dt.grad`` (a float, 0.0 to start; ``tape.zero()`` resets it).  A float
+    cannot change, so a gradient step makes a new one:
+    ``dt = tack.Scalar(dt - lr * dt.grad, requires_grad=True)``."""
+
+    def __new__(cls, value, requires_grad=True):
+        return super().__new__(cls, value)
+
+    def __init__(self, value, requires_grad=True):
+        self.requires_grad = bool(requires_grad)
+        self.grad = 0.0
+
+
+class Returned(float):
+    """What a kernel that returns a sum gives inside ``with tape:``: the
+    value, which ``tape.backward(loss)`` (or ``grads={loss: g}``) seeds."""
+
+    def __new__(cls, value, tape, launch, number):
+        r = super().__new__(cls, value)
+        r._tape, r._launch, r._number = tape, launch, number
+        return r
+
+    # grads={s: 1.0, t: 2.0} keeps two equal sums apart: keyed by identity
+    __hash__ = object.__hash__
 
 
 def _fill(a, value):
@@ -86,12 +115,22 @@ def _grad_of(v, adj):
     return v  # a scalar: its gradient parameter is unused
 
 
+def _device_of(args):
+    for a in args:
+        if isinstance(a, _tack.Array):
+            return a.device
+    return None
+
+
 def kernel_backward(kernel, *args, adj=None):
     """kernel.backward(*args, adj={x: gx, ...}): one launch of the adjoint of
     ``kernel(*args)``.  Each array's gradient is the one adj gives (keys are
     the argument objects, or parameter names), else its ``.grad``, else it is
     a constant.  Input gradients are accumulated (+=); outputs' gradients
-    are read."""
+    are read.  A kernel that returns a sum takes its returned value's
+    gradient as ``adj={"return": g}`` (a float, or one per returned number;
+    0 when not given).  A ``tack.Scalar`` argument with ``requires_grad``
+    gets its gradient added into its ``.grad``."""
     code = getattr(kernel.func, "__code__", None)
     nparams = code.co_argcount if code else len(args)
     if len(args) != nparams:
@@ -101,6 +140,10 @@ def kernel_backward(kernel, *args, adj=None):
         raise TypeError("kernel '%s': backward's adj is a dict {argument or parameter name: "
                         "gradient array}, not %s" % (kernel.__name__, type(adj).__name__))
     pairs = []
+    seed = None
+    if adj and "return" in adj:
+        adj = dict(adj)
+        seed = adj.pop("return")
     if adj:
         names = [code.co_varnames[i] for i in range(len(args))] if code else []
         for key, g in adj.items():
@@ -112,6 +155,14 @@ def kernel_backward(kernel, *args, adj=None):
                 raise ValueError("kernel.backward: an adj key is not one of the arguments")
             pairs.append((key, g))
     grads = [_grad_of(a, pairs) for a in args]
+    dev = _device_of(args)
+    scalars = []
+    for i, (a, g) in enumerate(zip(args, grads)):
+        if isinstance(a, Scalar) and a.requires_grad and g is a:
+            # its gradient: element 0 of a scratch array, added to a.grad after
+            g = grads[i] = _tack.zeros(1, dtype=_tack.f64, device=dev) if dev is not None \
+                else _np.zeros(1)
+            scalars.append((a, g))
     for i, (a, g) in enumerate(zip(args, grads)):
         if _is_array(a) or g is a:
             continue
@@ -140,7 +191,19 @@ def kernel_backward(kernel, *args, adj=None):
                              "(element strides %s and %s): the adjoint indexes both alike; pass "
                              "contiguous arrays (numpy.ascontiguousarray) or a gradient laid out as "
                              "the array" % (name, _steps(a), _steps(g)))
-    kernel._adjoint(*args, *grads)
+    extra = ()
+    if kernel._adjoint_params() > 2 * len(args):
+        # the returned numbers' gradients (at most 16 numbers are returned)
+        s = _np.zeros(16)
+        if seed is not None:
+            v = _np.asarray(seed, dtype=_np.float64).reshape(-1)
+            s[:len(v)] = v
+        extra = (_tack.array(s, device=dev) if dev is not None else s,)
+    elif seed is not None:
+        raise ValueError("kernel.backward: adj gives 'return' but the kernel returns nothing")
+    kernel._adjoint(*args, *grads, *extra)
+    for a, g in scalars:
+        a.grad += float(_np.asarray(g.numpy() if isinstance(g, _tack.Array) else g)[0])
 
 
 class Tape:
@@ -163,8 +226,14 @@ class Tape:
         self._outer = None
         return False
 
-    def _record(self, kernel, args):
-        self.launches.append((kernel, args))
+    def _record(self, kernel, args, result=None):
+        self.launches.append((kernel, args, {}))
+        n = len(self.launches) - 1
+        if isinstance(result, float):
+            return Returned(result, self, n, 0)
+        if isinstance(result, tuple) and result and all(type(v) is float for v in result):
+            return tuple(Returned(v, self, n, j) for j, v in enumerate(result))
+        return result
 
     def backward(self, loss=None, grads=None):
         """Seeds ``loss.grad`` (its first element 1, the rest 0), or each
@@ -176,16 +245,28 @@ class Tape:
             raise TypeError("Tape.backward: grads is a dict {array: gradient}, not %s"
                             % type(grads).__name__)
         for a in ([loss] if loss is not None else []) + list(grads or ()):
-            if not isinstance(a, _tack.Array):
+            if not isinstance(a, (_tack.Array, Returned)):
                 raise TypeError("Tape.backward: the loss and the keys of grads are tack arrays "
-                                "made with requires_grad=True, not %s" % type(a).__name__)
+                                "made with requires_grad=True or values a kernel returned on "
+                                "the tape, not %s" % type(a).__name__)
+        for _, _, seeds in self.launches:
+            seeds.clear()
+        grads = dict(grads or {})
+        if isinstance(loss, Returned):
+            grads[loss] = 1.0
+            loss = None
+        for r in [k for k in grads if isinstance(k, Returned)]:
+            if r._tape is not self:
+                raise ValueError("Tape.backward: a returned value from another tape")
+            seeds = self.launches[r._launch][2]
+            seeds[r._number] = seeds.get(r._number, 0.0) + float(grads.pop(r))
         if loss is not None:
             if loss.grad is None:
                 raise ValueError("Tape.backward: loss has no gradient (make it with requires_grad=True)")
             seed = _np.zeros(loss.grad.numpy().shape, dtype=loss.grad.numpy().dtype)
             seed.reshape(-1)[0] = 1
             _tack.copyto(loss.grad, seed)
-        for a, g in (grads or {}).items():
+        for a, g in grads.items():
             if a.grad is None:
                 raise ValueError("Tape.backward: an array in grads has no gradient (requires_grad=True)")
             _tack.copyto(a.grad, _np.asarray(g.numpy() if isinstance(g, _tack.Array) else g,
@@ -193,19 +274,22 @@ class Tape:
         was = _active[0]
         _tack._set_tape(None)  # the adjoints are not recorded
         try:
-            for kernel, args in reversed(self.launches):
-                kernel_backward(kernel, *args)
+            for kernel, args, seeds in reversed(self.launches):
+                seed = [seeds.get(j, 0.0) for j in range(max(seeds) + 1)] if seeds else None
+                kernel_backward(kernel, *args, **({"adj": {"return": seed}} if seed else {}))
         finally:
             _tack._set_tape(was)
 
     def zero(self):
         """Every gradient the recorded launches' arrays have back to 0."""
         seen = set()
-        for _, args in self.launches:
+        for _, args, _ in self.launches:
             for a in args:
                 if isinstance(a, _tack.Array) and a.grad is not None and id(a) not in seen:
                     seen.add(id(a))
                     _fill(a.grad, 0)
+                elif isinstance(a, Scalar):
+                    a.grad = 0.0
 
     def reset(self):
         """Forgets the recorded launches."""

@@ -15,6 +15,13 @@
  * Integer and boolean values carry no gradient.  A kernel that stores to
  * an array it also reads (other than `a[k] += v`) is refused: the reverse
  * sweep would read the new value where it needs the old one.
+ * Local arrays (tack.local) are the iteration's own: the forward sweep
+ * keeps their stores, each read goes into a fresh local, each float one
+ * has an adjoint array, and loops that read them keep a snapshot taken at
+ * their entry (find_snapshots).  Loops, `for` and `while`, are replayed
+ * in the reverse sweep from their entry values (emit_rev); a `while`'s
+ * trip count is the one its forward sweep counted.  A sum reduction's
+ * `s += v` gives v the returned value's gradient ("return.grad").
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +45,9 @@ typedef struct adj {
                      the components of vector element i) of the launch
                      variable i: its gradient adds without atomics */
     char *alias;  /* per original local: assigned once, the launch variable */
+    int *sadj;    /* per local array (tack.local): its adjoint array, or -1 */
+    struct snap *snaps; /* loops' copies of local arrays (find_snapshots) */
+    int nsnaps;
 } adj;
 
 /* The record of the body (see the top): statements renamed to versions. */
@@ -46,21 +56,29 @@ typedef struct reclist {
     rec **v;
     int n, cap;
 } reclist;
-enum { R_STMT, R_IF, R_FOR };
+enum { R_STMT, R_IF, R_FOR, R_WHILE };
 struct rec {
     int kind;
-    ir_stmt *s;           /* STMT: the renamed ASSIGN, STORE or atomic EVAL */
+    ir_stmt *s;           /* STMT: the renamed ASSIGN, STORE or atomic EVAL;
+                             FOR, WHILE: the original loop (its snapshots) */
     int carry;            /* STMT: a loop's end-of-iteration carry */
-    int cond;             /* IF: the condition's local */
-    reclist body, orelse; /* IF, FOR (body) */
-    int lv, s0, s1, s2, nt; /* FOR: loop local; start, stop, step, trip count locals */
-    int nc, *cv, *c0;     /* FOR: carried locals and their entry versions */
+    int upd;              /* STMT: a local array's `a[k] += w` (-1 for -=) */
+    int cond;             /* IF, WHILE: the condition's local */
+    reclist body, orelse; /* IF; FOR and WHILE: body (WHILE: orelse computes cond) */
+    ir_expr *b[3];        /* FOR: start, stop, step where each is a literal, else NULL */
+    int lv, s0, s1, s2, nt; /* FOR: loop local; start, stop, step; trip count local
+                               (WHILE: the iterations the forward sweep counted) */
+    int nc, *cv, *c0;     /* FOR, WHILE: carried locals and their entry versions */
     int line, col;
 };
 
 static int rec_push(adj *A, reclist *l, rec *r);
 static rec *rec_new(adj *A, int kind);
 static int rec_inline(adj *A, reclist *out, const ir_expr *e);
+static int rec_stmt(adj *A, reclist *l, ir_stmt *s, int carry);
+static int fresh(adj *A, int l, const char *name, ir_type t);
+static int push(adj *A, ir_block *b, ir_stmt *s);
+static ir_stmt *assign(adj *A, int l, ir_expr *v);
 
 /* src_error names the kernel itself: fmt starts after "kernel 'k': ". */
 static tack_status fail(adj *A, int src, int line, int col, const char *fmt, const char *a) {
@@ -132,9 +150,46 @@ static ir_stmt *assign(adj *A, int l, ir_expr *v) {
     return s;
 }
 
+static ir_expr *rename_expr(adj *A, reclist *out, const ir_expr *e);
+
+/* A copy of e whose arguments read each local's current version. */
+static ir_expr *rename_args(adj *A, reclist *out, const ir_expr *e) {
+    ir_expr *c = arena_alloc(&A->f->mem, sizeof *c);
+    if (!c) {
+        push(A, NULL, NULL);
+        return NULL;
+    }
+    *c = *e;
+    if (e->nargs) {
+        c->args = arena_alloc(&A->f->mem, e->nargs * sizeof *c->args);
+        if (!c->args) {
+            push(A, NULL, NULL);
+            return NULL;
+        }
+        for (int i = 0; i < e->nargs; i++)
+            if (!(c->args[i] = rename_expr(A, out, e->args[i]))) return NULL;
+    }
+    return c;
+}
+
+/* A local array's element is read into a fresh local where the forward
+ * reads it: the reverse sweep then uses the value it had there, not the
+ * array's final one (a later store may change the element). */
+static ir_expr *hoist_sload(adj *A, reclist *out, const ir_expr *e) {
+    ir_expr *c = rename_args(A, out, e);
+    if (!c) return NULL;
+    int v = fresh(A, 0, A->f->scratch[e->index].name, e->type);
+    if (v < 0 || rec_stmt(A, out, assign(A, v, c), 0)) {
+        if (v < 0) push(A, NULL, NULL);
+        return NULL;
+    }
+    return loc(A, v);
+}
+
 /* A copy of e reading each local's current version. */
 static ir_expr *rename_expr(adj *A, reclist *out, const ir_expr *e) {
     if (!e) return NULL;
+    if (e->kind == IR_SLOAD) return hoist_sload(A, out, e);
     if (e->kind == IR_INLINE) {
         /* A device function: its body goes to the record first. */
         if (rec_inline(A, out, e)) return NULL;
@@ -249,6 +304,18 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
         at->nargs = 1;
         at->a = castto(A, g, gt);
         s->value = at;
+        return push(A, out, s);
+    }
+    case IR_SLOAD: {
+        /* a local array's a[k] read: a.adj[k] += g (the iteration's own array) */
+        int sa = A->sadj[e->index];
+        ir_stmt *s = ir_stmt_new(A->f, IR_SSTORE, e->line, e->col);
+        ir_expr *old = mk(A, IR_SLOAD, t);
+        if (!s || !old) return push(A, out, NULL);
+        old->index = s->index = sa;
+        old->args = s->indices = e->args;
+        old->nargs = s->nindices = e->nargs;
+        s->value = bin(A, OP_ADD, old, g, t);
         return push(A, out, s);
     }
     case IR_CAST:
@@ -402,6 +469,122 @@ static const ir_expr *update_read(const ir_stmt *s) {
     for (int i = 0; i < r->nargs; i++)
         if (!same_expr(r->args[i], s->indices[i])) return NULL;
     return r;
+}
+
+/* A local array's `a[k] += w` (1) or `a[k] -= w` (-1), else 0: its own
+ * read of a[k] needs no value in the reverse sweep (the adjoint passes
+ * through), so it is neither hoisted nor a read for the rule below. */
+static int scratch_update(const ir_stmt *s) {
+    const ir_expr *v = s->value;
+    if (s->kind != IR_SSTORE || v->kind != IR_BINOP || (v->op != OP_ADD && v->op != OP_SUB))
+        return 0;
+    const ir_expr *r = v->a;
+    if (r->kind == IR_CAST) r = r->a;
+    if (r->kind != IR_SLOAD || r->index != s->index || r->nargs != s->nindices) return 0;
+    for (int i = 0; i < r->nargs; i++)
+        if (!same_expr(r->args[i], s->indices[i])) return 0;
+    return v->op == OP_ADD ? 1 : -1;
+}
+
+/* Local arrays in loops.  The reverse sweep of a sequential loop runs
+ * its iterations again (see emit_rev), stores to local arrays included,
+ * so a read there must find what the forward found.  A loop that reads an
+ * array stored anywhere after the loop begins (in it, or after it) keeps
+ * a copy of the array taken at its entry in the forward sweep (a
+ * snapshot), and each reverse iteration starts from that copy.  Reads
+ * outside loops run once, in the forward sweep, in order.  Two walks in
+ * program order: the last store of each array, then each read inside
+ * loops against it, marking (loop, array) pairs. */
+#define SCAN_DEPTH 64
+typedef struct scan {
+    adj *A;
+    int pos;   /* accesses so far */
+    int depth; /* enclosing loops */
+    const ir_stmt *loops[SCAN_DEPTH];
+    int begin[SCAN_DEPTH]; /* pos where each began */
+    int check; /* 0: record last[], 1: mark snapshots */
+    int *last; /* per local array: pos of its last store, or -1 */
+} scan;
+
+/* A loop's snapshots: local array `from` copied into `to` at its entry. */
+typedef struct snap {
+    const ir_stmt *loop;
+    int from, to;
+} snap;
+
+static int add_snap(adj *A, const ir_stmt *loop, int t) {
+    for (int i = 0; i < A->nsnaps; i++)
+        if (A->snaps[i].loop == loop && A->snaps[i].from == t) return 0;
+    snap *v = realloc(A->snaps, (A->nsnaps + 1) * sizeof *v);
+    if (!v) return push(A, NULL, NULL);
+    A->snaps = v;
+    ir_scratch a = A->f->scratch[t];
+    char name[128];
+    snprintf(name, sizeof name, "%s.entry%d", a.name, loop->line);
+    a.name = name;
+    int to = ir_scratch_add(A->f, &a);
+    if (to < 0) {
+        char most[16];
+        snprintf(most, sizeof most, "%d", IR_MAX_SCRATCH);
+        return fail(A, loop->src, loop->line, loop->col,
+                    "backward of this loop keeps a copy of each local array it reads (their "
+                    "values at its entry), more arrays than the %s a kernel may have", most);
+    }
+    A->snaps[A->nsnaps++] = (snap){loop, t, to};
+    return 0;
+}
+
+static int scan_block(scan *w, const ir_block *b);
+
+static int scan_expr(scan *w, const ir_expr *e) {
+    if (!e) return 0;
+    if (e->kind == IR_INLINE && e->body && scan_block(w, e->body)) return -1;
+    for (int i = 0; i < e->nargs; i++)
+        if (scan_expr(w, e->args[i])) return -1;
+    if (scan_expr(w, e->a) || scan_expr(w, e->b) || scan_expr(w, e->cond)) return -1;
+    if (e->kind != IR_SLOAD) return 0;
+    w->pos++;
+    for (int d = 0; w->check && d < w->depth; d++)
+        if (w->last[e->index] > w->begin[d] && add_snap(w->A, w->loops[d], e->index)) return -1;
+    return 0;
+}
+
+static int scan_block(scan *w, const ir_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        for (int k = 0; k < s->nindices; k++)
+            if (scan_expr(w, s->indices[k])) return -1;
+        if (scan_expr(w, s->start) || scan_expr(w, s->stop) || scan_expr(w, s->step)) return -1;
+        int loop = s->kind == IR_FOR || s->kind == IR_WHILE;
+        if (loop) {
+            if (w->depth == SCAN_DEPTH)
+                return fail(w->A, s->src, s->line, s->col, "backward of loops nested %s deep is not supported", "64");
+            w->loops[w->depth] = s;
+            w->begin[w->depth++] = w->pos;
+        }
+        if (scan_expr(w, s->value) || scan_block(w, &s->body) || scan_block(w, &s->orelse)) return -1;
+        if (loop) w->depth--;
+        if (s->kind == IR_SSTORE) {
+            ++w->pos;
+            if (!w->check) w->last[s->index] = w->pos;
+        }
+    }
+    return 0;
+}
+
+static int find_snapshots(adj *A) {
+    int n = A->f->nscratch;
+    if (!n) return 0;
+    int *last = malloc(n * sizeof *last);
+    if (!last) return push(A, NULL, NULL);
+    for (int i = 0; i < n; i++) last[i] = -1;
+    scan w = {.A = A, .last = last};
+    int bad = scan_block(&w, &A->f->body);
+    w.pos = w.depth = 0;
+    w.check = 1;
+    bad = bad || scan_block(&w, &A->f->body);
+    free(last);
+    return bad ? -1 : 0;
 }
 
 static int reads_param_stmt(const ir_stmt *r, int p) {
@@ -755,10 +938,85 @@ static void assigned(const ir_block *b, char *mark) {
     }
 }
 
+static int reads_local_block(const ir_block *b, int l, const ir_stmt *skip);
+
+/* Whether e reads local l (device functions' bodies included). */
+static int reads_local(const ir_expr *e, int l) {
+    if (!e) return 0;
+    if (e->kind == IR_LOCAL && e->index == l) return 1;
+    if (e->kind == IR_INLINE && e->body && reads_local_block(e->body, l, NULL)) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (reads_local(e->args[i], l)) return 1;
+    return reads_local(e->a, l) || reads_local(e->b, l) || reads_local(e->cond, l);
+}
+
+/* Whether b reads l anywhere but in the body of loop `skip`. */
+static int reads_local_block(const ir_block *b, int l, const ir_stmt *skip) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (reads_local(s->value, l) || reads_local(s->start, l) || reads_local(s->stop, l) ||
+            reads_local(s->step, l))
+            return 1;
+        for (int k = 0; k < s->nindices; k++)
+            if (reads_local(s->indices[k], l)) return 1;
+        if (s != skip && (reads_local_block(&s->body, l, skip) || reads_local_block(&s->orelse, l, skip)))
+            return 1;
+        if (s == skip && reads_local_block(&s->orelse, l, skip)) return 1;
+    }
+    return 0;
+}
+
+static int mentions_local_block(const ir_block *b, int l) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if (((s->kind == IR_ASSIGN || s->kind == IR_FOR) && s->index == l) ||
+            reads_local_block(&(ir_block){.stmts = b->stmts + i, .n = 1}, l, NULL) ||
+            mentions_local_block(&s->body, l) || mentions_local_block(&s->orelse, l))
+            return 1;
+    }
+    return 0;
+}
+
+/* A local the loop body assigns is not carried when no one reads it
+ * outside the loop and each iteration assigns it before any read (its
+ * first mention is a top-level `l = v` with v not reading l): then no
+ * iteration sees another's value, and the reverse sweep need not replay
+ * earlier iterations for it. */
+static int iteration_local(adj *A, const ir_stmt *loop, int l) {
+    if (reads_local_block(&A->f->body, l, loop)) return 0;
+    for (int i = 0; i < loop->body.n; i++) {
+        const ir_stmt *s = loop->body.stmts[i];
+        if (s->kind == IR_ASSIGN && s->index == l) return !reads_local(s->value, l);
+        if (mentions_local_block(&(ir_block){.stmts = loop->body.stmts + i, .n = 1}, l)) return 0;
+    }
+    return 0;
+}
+
 static int int_local(adj *A, reclist *out, const char *name, ir_type t, ir_expr *v) {
     int l = new_local(A, name, t);
     if (l < 0 || !v || rec_stmt(A, out, assign(A, l, v), 0)) return -1;
     return l;
+}
+
+static int rec_loop_body(adj *A, reclist *out, rec *r, const ir_stmt *s);
+
+/* The value of an integer expression of literals (+ - *, integer casts
+ * that keep it), as resolve_dims leaves `x.shape[1] - 1`. */
+static int fold_int(const ir_expr *e, int64_t *v) {
+    int64_t a, b;
+    if (!e || !ir_type_is_int(e->type)) return 0;
+    switch (e->kind) {
+    case IR_CONST: *v = e->i; return 1;
+    case IR_CAST:
+        return ir_type_bits(e->type) == 64 && ir_type_is_int(e->a->type) && fold_int(e->a, v);
+    case IR_BINOP:
+        if (ir_type_bits(e->type) != 64 || !fold_int(e->a, &a) || !fold_int(e->b, &b)) return 0;
+        if (e->op == OP_ADD) return !__builtin_add_overflow(a, b, v);
+        if (e->op == OP_SUB) return !__builtin_sub_overflow(a, b, v);
+        if (e->op == OP_MUL) return !__builtin_mul_overflow(a, b, v);
+        return 0;
+    default: return 0;
+    }
 }
 
 static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
@@ -768,10 +1026,18 @@ static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     r->lv = s->index;
     r->line = s->line;
     r->col = s->col;
-    if ((r->s0 = int_local(A, out, "adj.start", t, castto(A, rename_expr(A, out, s->start), t))) < 0 ||
-        (r->s1 = int_local(A, out, "adj.stop", t, castto(A, rename_expr(A, out, s->stop), t))) < 0 ||
-        (r->s2 = int_local(A, out, "adj.step", t, castto(A, rename_expr(A, out, s->step), t))) < 0)
+    ir_expr *e[3] = {castto(A, rename_expr(A, out, s->start), t), castto(A, rename_expr(A, out, s->stop), t),
+                     castto(A, rename_expr(A, out, s->step), t)};
+    if ((r->s0 = int_local(A, out, "adj.start", t, e[0])) < 0 ||
+        (r->s1 = int_local(A, out, "adj.stop", t, e[1])) < 0 ||
+        (r->s2 = int_local(A, out, "adj.step", t, e[2])) < 0)
         return -1;
+    /* literal bounds stay literal in the loops made from this one: the CPU
+     * backend's analyses (offset atomics) read a loop variable's range */
+    for (int k = 0; k < 3; k++) {
+        int64_t v;
+        r->b[k] = fold_int(e[k], &v) ? ir_const_int(A->f, v, t, 0, 0) : NULL;
+    }
     /* trip count: ceil((stop - start) / step), at least 0 */
     ir_expr *up = bin(A, OP_FLOORDIV, bin(A, OP_SUB, bin(A, OP_ADD, bin(A, OP_SUB, loc(A, r->s1), loc(A, r->s0), t),
                                                         loc(A, r->s2), t), ir_const_int(A->f, 1, t, 0, 0), t),
@@ -792,12 +1058,21 @@ static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     clamp->a = loc(A, raw);
     clamp->b = ir_const_int(A->f, 0, t, 0, 0);
     if ((r->nt = int_local(A, out, "adj.n", t, clamp)) < 0) return -1;
-    /* carried locals */
+    return rec_loop_body(A, out, r, s);
+}
+
+/* The carried locals (each a fresh version, assigned its entry value)
+ * and the body, which assigns them again at its end. */
+static int rec_loop_body(adj *A, reclist *out, rec *r, const ir_stmt *s) {
+    r->s = (ir_stmt *)s;
     char *mark = calloc(A->n0 ? A->n0 : 1, 1);
     if (!mark) return push(A, NULL, NULL);
     assigned(&s->body, mark);
     int nc = 0;
-    for (int l = 0; l < A->n0; l++) nc += mark[l];
+    for (int l = 0; l < A->n0; l++) {
+        if (mark[l] && iteration_local(A, s, l)) mark[l] = 0;
+        nc += mark[l];
+    }
     r->cv = arena_alloc(&A->f->mem, (nc ? nc : 1) * sizeof *r->cv);
     r->c0 = arena_alloc(&A->f->mem, (nc ? nc : 1) * sizeof *r->c0);
     int *orig = malloc((nc ? nc : 1) * sizeof *orig);
@@ -820,7 +1095,15 @@ static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
         A->ver[l] = c;
     }
     free(mark);
-    int bad = rec_block(A, &r->body, s->body.stmts, s->body.n, -1);
+    int bad = 0;
+    if (r->kind == R_WHILE) {
+        /* the condition, read from the carried versions (orelse) */
+        ir_expr *cond = rename_expr(A, &r->orelse, s->value);
+        if (!cond || (r->cond = new_local(A, "adj.cond", TACK_BOOL)) < 0 ||
+            rec_stmt(A, &r->orelse, assign(A, r->cond, cond), 0))
+            bad = 1;
+    }
+    bad = bad || rec_block(A, &r->body, s->body.stmts, s->body.n, -1);
     for (int k = 0; !bad && k < r->nc; k++) {
         int l = orig[k];
         if (A->ver[l] != r->cv[k] && rec_stmt(A, &r->body, assign(A, r->cv[k], loc(A, A->ver[l])), 1))
@@ -829,6 +1112,19 @@ static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     }
     free(orig);
     return bad ? -1 : rec_push(A, out, r);
+}
+
+/* A `while`: the forward sweep counts its iterations (nt), and the
+ * reverse sweep runs that many, as for a `for` with that trip count; so
+ * no bound need be known before the loop runs. */
+static int rec_while(adj *A, reclist *out, const ir_stmt *s) {
+    rec *r = rec_new(A, R_WHILE);
+    if (!r) return push(A, NULL, NULL);
+    r->lv = -1;
+    r->line = s->line;
+    r->col = s->col;
+    if ((r->nt = new_local(A, "adj.n", TACK_I64)) < 0) return push(A, NULL, NULL);
+    return rec_loop_body(A, out, r, s);
 }
 
 static int rec_inline(adj *A, reclist *out, const ir_expr *e) {
@@ -840,6 +1136,8 @@ static int unsupported(adj *A, const ir_stmt *s, const char *what) {
     return fail(A, s->src, s->line, s->col,
                 "backward of %s is not supported (tack.Tape / backward)", what);
 }
+
+static ir_stmt *clone_stmt(adj *A, const ir_stmt *s);
 
 static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id) {
     for (int i = 0; i < n; i++) {
@@ -922,13 +1220,48 @@ static int rec_block(adj *A, reclist *out, ir_stmt **stmts, int n, int inline_id
             if (s->index == inline_id) return 0; /* the rest is never run */
             return unsupported(A, s, "a device function's `return` inside a loop");
         case IR_WHILE:
-            return unsupported(A, s, "a `while` loop (write `for` with a trip count)");
+            if (rec_while(A, out, s)) return -1;
+            break;
+        case IR_SSTORE: {
+            /* a local array's element: indices and value as the forward has them */
+            ir_stmt *c = clone_stmt(A, s);
+            ir_expr **ni = arena_alloc(&A->f->mem, (s->nindices ? s->nindices : 1) * sizeof *ni);
+            if (!c || !ni) return push(A, NULL, NULL);
+            for (int k = 0; k < s->nindices; k++)
+                if (!(ni[k] = rename_expr(A, out, s->indices[k]))) return -1;
+            c->indices = ni;
+            int upd = scratch_update(s);
+            if (upd) {
+                /* a[k] += w: its own read stays a read (no value is needed of it) */
+                ir_expr *v = arena_alloc(&A->f->mem, sizeof *v), *own = arena_alloc(&A->f->mem, sizeof *own);
+                if (!v || !own) return push(A, NULL, NULL);
+                *v = *s->value;
+                ir_expr *r0 = s->value->a, *ld = r0->kind == IR_CAST ? r0->a : r0;
+                *own = *ld;
+                own->args = ni;
+                if (r0 != ld) {
+                    ir_expr *cst = arena_alloc(&A->f->mem, sizeof *cst);
+                    if (!cst) return push(A, NULL, NULL);
+                    *cst = *r0;
+                    cst->a = own;
+                    own = cst;
+                }
+                v->a = own;
+                if (!(v->b = rename_expr(A, out, s->value->b))) return -1;
+                c->value = v;
+            } else if (!(c->value = rename_expr(A, out, s->value))) {
+                return -1;
+            }
+            if (rec_stmt(A, out, c, 0)) return -1;
+            out->v[out->n - 1]->upd = upd;
+            break;
+        }
         case IR_BREAK: case IR_CONTINUE:
             return unsupported(A, s, "`break`/`continue`");
         case IR_PRINT:
             break; /* the forward launch printed already */
         default:
-            return unsupported(A, s, "this statement (local arrays, barriers, debug checks)");
+            return unsupported(A, s, "this statement (barriers, debug checks)");
         }
         if (A->failed) return -1;
     }
@@ -943,11 +1276,32 @@ static ir_stmt *clone_stmt(adj *A, const ir_stmt *s) {
     return c;
 }
 
+static int copy_scratch(adj *A, ir_block *out, int from, int to);
+
+/* Each snapshot loop r takes at its entry (from -> to), or the way back. */
+static int snapshots(adj *A, const rec *r, ir_block *out, int back) {
+    for (int i = 0; i < A->nsnaps; i++)
+        if (A->snaps[i].loop == r->s &&
+            copy_scratch(A, out, back ? A->snaps[i].to : A->snaps[i].from,
+                         back ? A->snaps[i].from : A->snaps[i].to))
+            return -1;
+    return 0;
+}
+
+static int has_snapshots(const adj *A, const rec *r) {
+    for (int i = 0; i < A->nsnaps; i++)
+        if (A->snaps[i].loop == r->s) return 1;
+    return 0;
+}
+
+/* The forward sweep, or a loop's iterations again in the reverse sweep;
+ * both with the stores to local arrays, which later reads need. */
 static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
     for (int i = 0; i < l->n; i++) {
         const rec *r = l->v[i];
         if (r->kind == R_STMT) {
-            if (r->s->kind != IR_ASSIGN || (r->carry && !carry)) continue;
+            if (!(r->s->kind == IR_ASSIGN || r->s->kind == IR_SSTORE) || (r->carry && !carry))
+                continue;
             if (push(A, out, clone_stmt(A, r->s))) return -1;
         } else if (r->kind == R_IF) {
             ir_stmt *s = ir_stmt_new(A->f, IR_IF, r->line, r->col);
@@ -956,14 +1310,24 @@ static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
             if (emit_fwd(A, &r->body, &s->body, 1) || emit_fwd(A, &r->orelse, &s->orelse, 1) ||
                 push(A, out, s))
                 return -1;
+        } else if (r->kind == R_WHILE) {
+            /* n = 0; cond; while cond: body; n += 1; cond */
+            ir_stmt *s = ir_stmt_new(A->f, IR_WHILE, r->line, r->col);
+            if (!s) return push(A, out, NULL);
+            s->value = loc(A, r->cond);
+            if (push(A, out, assign(A, r->nt, ir_const_int(A->f, 0, TACK_I64, 0, 0))) || snapshots(A, r, out, 0) ||
+                emit_fwd(A, &r->orelse, out, 1) || emit_fwd(A, &r->body, &s->body, 1) ||
+                push(A, &s->body, assign(A, r->nt, bin(A, OP_ADD, loc(A, r->nt), ir_const_int(A->f, 1, TACK_I64, 0, 0), TACK_I64))) ||
+                emit_fwd(A, &r->orelse, &s->body, 1) || push(A, out, s))
+                return -1;
         } else {
             ir_stmt *s = ir_stmt_new(A->f, IR_FOR, r->line, r->col);
             if (!s) return push(A, out, NULL);
             s->index = r->lv;
-            s->start = loc(A, r->s0);
-            s->stop = loc(A, r->s1);
-            s->step = loc(A, r->s2);
-            if (emit_fwd(A, &r->body, &s->body, 1) || push(A, out, s)) return -1;
+            s->start = r->b[0] ? r->b[0] : loc(A, r->s0);
+            s->stop = r->b[1] ? r->b[1] : loc(A, r->s1);
+            s->step = r->b[2] ? r->b[2] : loc(A, r->s2);
+            if (snapshots(A, r, out, 0) || emit_fwd(A, &r->body, &s->body, 1) || push(A, out, s)) return -1;
         }
     }
     return 0;
@@ -980,6 +1344,32 @@ static ir_stmt *for_range(adj *A, int var, ir_expr *stop, int line, int col) {
     return s;
 }
 
+/* The gradient parameter of a kernel's returned numbers (kernel.c names
+ * it), or -1. */
+static int return_grad(const adj *A) {
+    int p = 2 * A->n;
+    return p < A->f->nparams && A->f->params[p].name && !strcmp(A->f->params[p].name, "return.grad")
+               ? p : -1;
+}
+
+/* A sum reduction's `s += v` (an atomic add into its hidden array p): v
+ * takes the gradient of the returned number s is, return.grad[j]. */
+static int reduction_adjoint(adj *A, ir_block *out, const ir_stmt *s, int p) {
+    int rg = return_grad(A), r = ir_reduction_of_param(A->f, p), j = 0;
+    ir_expr *v = s->value->a;
+    while (j < A->f->nreturns && A->f->returns[j] != r) j++;
+    if (rg < 0 || j == A->f->nreturns || !isf(v->type)) return 0; /* not returned: no gradient */
+    ir_type gt = ir_value_type(A->f->params[rg].type);
+    ir_expr *g = mk(A, IR_LOAD, gt);
+    ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+    if (!g || !idx || !(idx[0] = ir_const_int(A->f, j, TACK_I64, 0, 0))) return push(A, out, NULL);
+    g->index = rg;
+    g->args = idx;
+    g->nargs = 1;
+    if (s->value->atomic == ATOM_SUB) g = bin(A, OP_SUB, cf(A, 0, gt), g, gt);
+    return prop_held(A, out, v, castto(A, g, v->type));
+}
+
 static int emit_rev(adj *A, const reclist *l, ir_block *out) {
     for (int i = l->n - 1; i >= 0; i--) {
         const rec *r = l->v[i];
@@ -991,10 +1381,28 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
                 return -1;
             continue;
         }
-        if (r->kind == R_FOR) {
+        if (r->kind == R_FOR && !r->nc && !has_snapshots(A, r)) {
+            /* Nothing carried: the iterations are independent, and each
+             * one's adjoint follows its forward, in the loop's own order
+             * (over the loop's variable, whose range the backend sees). */
+            ir_stmt *loop = ir_stmt_new(A->f, IR_FOR, r->line, r->col);
+            if (!loop) return push(A, out, NULL);
+            loop->index = r->lv;
+            loop->start = r->b[0] ? r->b[0] : loc(A, r->s0);
+            loop->stop = r->b[1] ? r->b[1] : loc(A, r->s1);
+            loop->step = r->b[2] ? r->b[2] : loc(A, r->s2);
+            if (emit_fwd(A, &r->body, &loop->body, 0) || emit_rev(A, &r->body, &loop->body) ||
+                push(A, out, loop))
+                return -1;
+            continue;
+        }
+        if (r->kind == R_FOR || r->kind == R_WHILE) {
             /* for jj in range(n): j = n-1-jj; carried values from the entry
-             * ones; iterations 0..j-1 again; iteration j; its adjoint */
-            ir_type t = A->f->locals[r->lv].type;
+             * ones, local arrays from the loop's snapshots; iterations
+             * 0..j-1 again; iteration j; its adjoint.  A loop that carries
+             * nothing needs iteration j only. */
+            ir_type t = A->f->locals[r->nt].type;
+            int isfor = r->kind == R_FOR;
             int jj = new_local(A, "adj.jj", t), j = new_local(A, "adj.j", t), k = new_local(A, "adj.k", t);
             if (jj < 0 || j < 0 || k < 0) return push(A, out, NULL);
             ir_stmt *outer = for_range(A, jj, loc(A, r->nt), r->line, r->col);
@@ -1005,18 +1413,50 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
                 return -1;
             for (int c = 0; c < r->nc; c++)
                 if (push(A, b, assign(A, r->cv[c], loc(A, r->c0[c])))) return -1;
-            ir_stmt *again = for_range(A, k, loc(A, j), r->line, r->col);
-            if (!again) return push(A, out, NULL);
-            if (push(A, &again->body, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0),
-                                                           bin(A, OP_MUL, loc(A, k), loc(A, r->s2), t), t))) ||
-                emit_fwd(A, &r->body, &again->body, 1) || push(A, b, again))
-                return -1;
-            if (push(A, b, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, loc(A, j), loc(A, r->s2), t), t))) ||
+            if (snapshots(A, r, b, 1)) return -1;
+            if (r->nc || has_snapshots(A, r)) {
+                ir_stmt *again = for_range(A, k, loc(A, j), r->line, r->col);
+                if (!again) return push(A, out, NULL);
+                if ((isfor && push(A, &again->body, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0),
+                                                                       bin(A, OP_MUL, loc(A, k), loc(A, r->s2), t), t)))) ||
+                    emit_fwd(A, &r->body, &again->body, 1) || push(A, b, again))
+                    return -1;
+            }
+            if ((isfor && push(A, b, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, loc(A, j), loc(A, r->s2), t), t)))) ||
                 emit_fwd(A, &r->body, b, 0) || emit_rev(A, &r->body, b) || push(A, out, outer))
                 return -1;
             continue;
         }
         ir_stmt *s = r->s;
+        if (s->kind == IR_SSTORE) {
+            int sa = A->sadj[s->index];
+            if (sa < 0) continue;
+            ir_type st = A->f->scratch[s->index].type;
+            ir_expr *g = mk(A, IR_SLOAD, st);
+            if (!g) return push(A, out, NULL);
+            g->index = sa;
+            g->args = s->indices;
+            g->nargs = s->nindices;
+            if (r->upd) {
+                /* a[k] += w: w takes a.adj[k], which passes through unchanged */
+                ir_expr *w = s->value->b;
+                if (r->upd < 0) g = bin(A, OP_SUB, cf(A, 0, st), g, st);
+                if (isf(w->type) && prop_held(A, out, w, castto(A, g, w->type))) return -1;
+                continue;
+            }
+            /* a[k] = v: v takes a.adj[k]; the value before this store had
+             * no reader after it, so its adjoint starts from 0 */
+            ir_stmt *z = ir_stmt_new(A->f, IR_SSTORE, s->line, s->col);
+            int tl = new_local(A, "adj.t", st);
+            if (!z || tl < 0 || push(A, out, assign(A, tl, g))) return push(A, out, NULL);
+            z->index = sa;
+            z->indices = s->indices;
+            z->nindices = s->nindices;
+            z->value = cf(A, 0, st);
+            if (push(A, out, z)) return -1;
+            if (isf(s->value->type) && prop(A, out, s->value, castto(A, loc(A, tl), s->value->type))) return -1;
+            continue;
+        }
         if (s->kind == IR_ASSIGN) {
             int a = A->adjl[s->index];
             if (a < 0) continue;
@@ -1032,6 +1472,10 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
         ir_expr *v = s->kind == IR_STORE ? s->value : s->value->a;
         ir_expr **idx = s->kind == IR_STORE ? s->indices : s->value->args;
         int nidx = s->kind == IR_STORE ? s->nindices : s->value->nargs;
+        if (s->kind == IR_EVAL && ir_reduction_of_param(A->f, p) >= 0) {
+            if (reduction_adjoint(A, out, s, p)) return -1;
+            continue;
+        }
         if (p >= A->n || !isf(A->f->params[p].type)) continue;
         ir_expr *g = mk(A, IR_LOAD, ir_value_type(A->f->params[p].type));
         if (!g) return push(A, out, NULL);
@@ -1098,6 +1542,57 @@ void pass_strip_stop_gradient(ir_func *f) {
     if (f->uses_stop_gradient) strip_block(&f->body);
 }
 
+/* to[k] = from[k] for every element (two local arrays of one shape). */
+static int copy_scratch(adj *A, ir_block *out, int from, int to) {
+    int k = new_local(A, "adj.c", TACK_I64);
+    ir_stmt *loop = k < 0 ? NULL : for_range(A, k, ir_const_int(A->f, ir_scratch_size(&A->f->scratch[from]), TACK_I64, 0, 0), 0, 0);
+    ir_stmt *st = ir_stmt_new(A->f, IR_SSTORE, 0, 0);
+    ir_expr *ld = mk(A, IR_SLOAD, A->f->scratch[from].type);
+    ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+    if (!loop || !st || !ld || !idx || !(idx[0] = loc(A, k))) return push(A, out, NULL);
+    ld->index = from;
+    ld->args = st->indices = idx;
+    ld->nargs = st->nindices = 1;
+    st->index = to;
+    st->value = ld;
+    return push(A, &loop->body, st) || push(A, out, loop) ? -1 : 0;
+}
+
+/* Each float local array gets its adjoint ("a.adj", the same shape),
+ * zeroed at the start of every iteration (the forward's own zeroing at
+ * tack.local's line is a store whose reverse zeroes it again). */
+static int adjoint_arrays(adj *A, ir_block *body) {
+    int n = A->f->nscratch;
+    if (!(A->sadj = malloc((n ? n : 1) * sizeof *A->sadj))) return push(A, NULL, NULL);
+    for (int i = 0; i < n; i++) {
+        A->sadj[i] = -1;
+        ir_scratch a = A->f->scratch[i];
+        if (!isf(a.type) || a.shared) continue;
+        char name[128];
+        snprintf(name, sizeof name, "%s.adj", a.name);
+        a.name = name;
+        if ((A->sadj[i] = ir_scratch_add(A->f, &a)) < 0)
+        {
+            char most[16];
+            snprintf(most, sizeof most, "%d", IR_MAX_SCRATCH);
+            return fail(A, 0, A->f->first_line, 0,
+                        "backward of this kernel needs an adjoint for each of its local arrays, "
+                        "more than the %s arrays a kernel may have", most);
+        }
+        int k = new_local(A, "adj.z", TACK_I64);
+        ir_stmt *loop = k < 0 ? NULL : for_range(A, k, ir_const_int(A->f, ir_scratch_size(&a), TACK_I64, 0, 0), 0, 0);
+        ir_stmt *z = ir_stmt_new(A->f, IR_SSTORE, 0, 0);
+        ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+        if (!loop || !z || !idx || !(idx[0] = loc(A, k))) return push(A, NULL, NULL);
+        z->index = A->sadj[i];
+        z->indices = idx;
+        z->nindices = 1;
+        z->value = cf(A, 0, a.type);
+        if (push(A, &loop->body, z) || push(A, body, loop)) return -1;
+    }
+    return 0;
+}
+
 tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     adj A = {.f = f, .err = err, .n = nforward, .n0 = f->nlocals};
     int n0 = f->nlocals;
@@ -1109,16 +1604,22 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     if (!A.ver || !A.adjl) goto nomem;
     for (int l = 0; l < n0; l++) A.ver[l] = l;
     for (int l = 0; l < A.cap; l++) A.adjl[l] = -1;
-    /* A kernel with reductions or hidden template parameters is not ours yet. */
-    if (f->nreductions || f->ninner || f->collective || f->rng_seed >= 0) {
+    if (f->ninner || f->collective || f->rng_seed >= 0) {
         fail(&A, 0, f->first_line, 0,
                     "backward of kernels with %s is not supported yet",
-                    f->nreductions ? "reductions" : f->ninner ? "tack.ndindex" :
-                    f->collective ? "workgroups" : "random numbers");
+                    f->ninner ? "tack.ndindex" : f->collective ? "workgroups" : "random numbers");
         goto out;
     }
+    for (int r = 0; r < f->nreductions; r++)
+        if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB) {
+            fail(&A, 0, f->first_line, 0,
+                 "backward of a %s reduction is not supported yet (sums are differentiated)",
+                 f->reductions[r].op == ATOM_MUL ? "product" : "min, max or bitwise");
+            goto out;
+        }
     if (check_overwrite(&A, &f->body)) goto out;
     if (find_owned(&A)) goto nomem;
+    if (adjoint_arrays(&A, &body) || find_snapshots(&A)) goto out;
     if (rec_block(&A, &record, f->body.stmts, f->body.n, -1) || A.failed) goto out;
     if (emit_fwd(&A, &record, &fwd, 1) || emit_rev(&A, &record, &rev)) goto out;
     /* every adjoint starts at 0 */
@@ -1139,11 +1640,18 @@ out:
     free(A.adjl);
     free(A.owned);
     free(A.alias);
+    free(A.sadj);
+    free(A.snaps);
     return A.failed ? (err->status ? err->status : TACK_ERR_COMPILE) : TACK_OK;
 }
 
 void pass_adjoint_params(ir_func *f, int n) {
     f->adjoint_n = n;
+    if (2 * n < f->nparams && f->params[2 * n].name && !strcmp(f->params[2 * n].name, "return.grad")) {
+        ir_param *g = &f->params[2 * n]; /* the returned numbers' gradients, read */
+        g->role = ROLE_ARRAY;
+        g->index_ndim = 1;
+    }
     for (int p = 0; p < n && n + p < f->nparams; p++) {
         if (f->params[p].role != ROLE_ARRAY) continue;
         ir_param *g = &f->params[n + p];

@@ -367,15 +367,20 @@ tack_kernel *tack_kernel_adjoint(tack_kernel *k, tack_error *err) {
     a->debug = k->debug;
     func_def *d = a->def;
     int n = d->nparams;
-    if (2 * n > TACK_MAX_PARAMS) {
+    /* A kernel that returns (its reductions) takes the returned numbers'
+     * gradients too, in one more array: "return.grad". */
+    int ret = 0;
+    for (int i = 0; i < d->nbody; i++)
+        if (d->body[i]->kind == ST_RETURN && d->body[i]->value) ret = 1;
+    if (2 * n + ret > TACK_MAX_PARAMS) {
         runtime_error(err, TACK_ERR_VALUE, "kernel '%s': too many parameters to differentiate",
                       d->name);
         tack_kernel_free(a);
         return NULL;
     }
-    const char **names = arena_alloc(&a->ast, 2 * n * sizeof *names + 1);
-    int *lines = arena_alloc(&a->ast, 2 * n * sizeof *lines + 1);
-    int *cols = arena_alloc(&a->ast, 2 * n * sizeof *cols + 1);
+    const char **names = arena_alloc(&a->ast, (2 * n + 1) * sizeof *names);
+    int *lines = arena_alloc(&a->ast, (2 * n + 1) * sizeof *lines);
+    int *cols = arena_alloc(&a->ast, (2 * n + 1) * sizeof *cols);
     if (!names || !lines || !cols) {
         runtime_error(err, TACK_ERR_NOMEM, "out of memory differentiating '%s'", d->name);
         tack_kernel_free(a);
@@ -389,10 +394,13 @@ tack_kernel *tack_kernel_adjoint(tack_kernel *k, tack_error *err) {
         lines[i] = lines[n + i] = d->param_lines[i];
         cols[i] = cols[n + i] = d->param_cols[i];
     }
+    names[2 * n] = "return.grad";
+    lines[2 * n] = d->line;
+    cols[2 * n] = d->col;
     d->params = names;
     d->param_lines = lines;
     d->param_cols = cols;
-    d->nparams = 2 * n;
+    d->nparams = 2 * n + ret;
     /* A gradient is read as its parameter is (matrices or scalars). */
     for (int i = 0; i < n; i++) {
         a->mat_index[n + i] = a->mat_index[i];

@@ -312,3 +312,65 @@ def test_offset_updates_are_plain_inside_a_chunk():
     assert "edge_lo" in ir  # out still qualifies
     ir = two_views.inspect_llvm(x, x[:50], x[10:60])
     assert "edge_lo" not in ir  # the views overlap x: no disjoint variant
+
+
+# An inner `for` over literal bounds (after resolve_dims) adds a range to
+# the offset: row i of a 2-D array updates rows i - 1 .. i + 1 (its
+# neighbours' elements), so only rows near a chunk's ends keep atomics.
+@tack.kernel
+def five_point_scatter(x, out):
+    for i in range(1, x.shape[0] - 1):
+        for j in range(1, x.shape[1] - 1):
+            v = x[i, j]
+            tack.atomic_add(out, (i - 1, j), v)
+            tack.atomic_add(out, (i + 1, j), 2 * v)
+            tack.atomic_add(out, (i, j - 1), 3 * v)
+            tack.atomic_sub(out, (i, j + 1), v)
+            tack.atomic_add(out, (i, j), 5 * v)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (5, 7), (301, 257), (2000, 40)])
+def test_offsets_with_an_inner_loop_range(threads, shape):
+    rng = np.random.default_rng(shape[0])
+    x = rng.integers(-50, 50, shape).astype(np.int64)
+    out = np.zeros(shape, np.int64)
+    five_point_scatter(x, out)
+    want = np.zeros(shape, np.int64)
+    r, c = shape
+    v = x[1:r - 1, 1:c - 1]
+    want[0:r - 2, 1:c - 1] += v
+    want[2:r, 1:c - 1] += 2 * v
+    want[1:r - 1, 0:c - 2] += 3 * v
+    want[1:r - 1, 2:c] -= v
+    want[1:r - 1, 1:c - 1] += 5 * v
+    np.testing.assert_array_equal(out, want)
+    assert "edge_lo" in five_point_scatter.inspect_llvm(x, out)
+
+
+@tack.kernel
+def ranged_rows(x, out):
+    for i in range(1, x.shape[0] - 1):
+        for j in range(x.shape[1]):
+            tack.atomic_add(out, (i - 1, j), x[i, j])
+            tack.atomic_add(out, (i + 1, j), x[i, j])
+
+
+@tack.kernel
+def unranged_rows(x, out):
+    for i in range(1, x.shape[0] - 1):
+        for j in range(x.shape[1]):
+            tack.atomic_add(out, (i - 1, j), x[i, j])
+        j = x.shape[1] + 5  # assigned otherwise than by its loop: j has no range
+        tack.atomic_add(out, (i - 1, 0), x[i, j - 6])
+
+
+def test_an_inner_loop_range_makes_plain_updates(threads):
+    x = np.arange(64 * 16, dtype=np.int64).reshape(64, 16)
+    out = np.zeros((64, 16), np.int64)
+    assert "edge_lo" in ranged_rows.inspect_llvm(x, out)
+    assert "edge_lo" not in unranged_rows.inspect_llvm(x, out)
+    unranged_rows(x, out)
+    want = np.zeros((64, 16), np.int64)
+    want[0:62] += x[1:63]
+    want[0:62, 0] += x[1:63, 15]
+    np.testing.assert_array_equal(out, want)

@@ -710,9 +710,11 @@ def _neighbours(x, y):
 
 def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
     """Adjoints of vector and matrix kernels, of atomic_min/max
-    (tests/python/test_autodiff_vectors.py) and with a scalar's gradient
-    through NVRTC and ptxas."""
+    (tests/python/test_autodiff_vectors.py), with a scalar's gradient, of
+    local arrays and `while` loops (test_autodiff_local.py) through NVRTC
+    and ptxas."""
     from test_autodiff_vectors import extremes, mat_builtins, scatter, vec_builtins
+    from test_autodiff_local import buffers, grow, local_in_func
     from test_autodiff import scaled
     from test_cuda import NVRTC_MISSING, PTXAS
     if NVRTC_MISSING is not None:
@@ -728,6 +730,10 @@ def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
         "extremes": (extremes, (s, idx, s, s) * 2),
         # a scalar's gradient asked for (an array in its gradient's place)
         "scalar_grad": (scaled, (s, s, 0.5, 0.25, 2, s, s, np.zeros(1), 0.25, 2)),
+        # local arrays (their adjoints and loop snapshots), while loops
+        "local_arrays": (buffers, (s, s, 3, s, s, 0)),
+        "local_in_func": (local_in_func, (s, s, s) * 2),
+        "while_loops": (grow, (s, s) * 2),
     }
     ptx = {name: tack._tack._generate(k, "cuda:sm_90", a, False, True) for name, (k, a) in cases.items()}
     # vec_builtins reads p[i], q[i], s[i] only: their gradients add without atomics

@@ -475,7 +475,8 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
 }
 
 /* The recording tack.Tape (autodiff.py), or NULL: each successful call
- * is handed to its _record(kernel, args). */
+ * is handed to its _record(kernel, args, result), which returns the result
+ * the caller gets. */
 static PyObject *active_tape;
 
 PyObject *ext_set_tape(PyObject *self, PyObject *tape)
@@ -498,14 +499,26 @@ static PyObject *taped(PyObject *kern, PyObject *result, PyObject *const *args, 
     }
     for (Py_ssize_t i = 0; i < n; i++)
         PyTuple_SET_ITEM(t, i, Py_NewRef(args[i]));
-    PyObject *r = PyObject_CallMethod(active_tape, "_record", "OO", kern, t);
+    /* _record may hand back the result as the tape's seed handle (a
+     * returned float that tape.backward(loss) accepts). */
+    PyObject *r = PyObject_CallMethod(active_tape, "_record", "OOO", kern, t, result);
     Py_DECREF(t);
-    if (!r) {
-        Py_DECREF(result);
-        return NULL;
-    }
-    Py_DECREF(r);
-    return result;
+    Py_DECREF(result);
+    return r;
+}
+
+/* kernel._adjoint_params(): how many arguments _adjoint takes (2n, and
+ * one more for a kernel that returns values: their gradients). */
+static PyObject *kernel_adjoint_params(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    tack_error err;
+    memset(&err, 0, sizeof err);
+    tack_kernel *adj = tack_kernel_adjoint(kern->k, &err);
+    if (!adj)
+        return ext_raise_kernel_error(kern, err.status, &err);
+    return PyLong_FromLong(tack_kernel_num_params(adj));
 }
 
 /* kernel.backward(*args, adj=None): in python/tack/autodiff.py. */
@@ -538,16 +551,16 @@ static PyObject *kernel_backward(PyObject *self, PyObject *args, PyObject *kwarg
 static PyObject *kernel_adjoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     ext_KernelObject *kern = (ext_KernelObject *)self;
-    if (nargs != 2 * (Py_ssize_t)kern->nparams) {
-        PyErr_Format(PyExc_TypeError, "kernel '%U': _adjoint takes %d arguments, %zd given",
-                     kern->name, 2 * kern->nparams, nargs);
-        return NULL;
-    }
     tack_error err;
     memset(&err, 0, sizeof err);
     tack_kernel *adj = tack_kernel_adjoint(kern->k, &err);
     if (!adj)
         return ext_raise_kernel_error(kern, err.status, &err);
+    if (nargs != tack_kernel_num_params(adj)) {
+        PyErr_Format(PyExc_TypeError, "kernel '%U': _adjoint takes %d arguments, %zd given",
+                     kern->name, tack_kernel_num_params(adj), nargs);
+        return NULL;
+    }
     Py_CLEAR(kern->resolve_error);
     /* The same object seen through the adjoint's parameters (messages name
      * "x.grad"); the resolver still writes into kern itself. */
@@ -1037,6 +1050,8 @@ static PyMethodDef kernel_methods[] = {
      "backward(*args, adj=None)\n--\n\nOne launch of the kernel's adjoint with the forward call's\n"
      "arguments: adds d(loss)/d(input) into each input's gradient, reading the\n"
      "outputs' (adj={array: grad}, else each array's .grad).  See docs/autodiff.md."},
+    {"_adjoint_params", kernel_adjoint_params, METH_NOARGS,
+     "_adjoint_params()\n--\n\nHow many arguments _adjoint takes."},
     {"_adjoint", (PyCFunction)(void (*)(void))kernel_adjoint, METH_FASTCALL,
      "_adjoint(*args, *grads)\n--\n\nOne launch of the kernel's adjoint (use kernel.backward)."},
     {"variants", (PyCFunction)(void (*)(void))kernel_variants,

@@ -84,7 +84,7 @@ int cpu_private_atomics(const ir_func *f, int *family) {
 
 typedef struct affine {
     int ok;
-    int64_t a, c; /* a * i + c, i the launch variable */
+    int64_t a, c, d; /* a * i + k with c <= k <= d, i the launch variable */
 } affine;
 
 typedef struct offsets {
@@ -97,9 +97,14 @@ typedef struct offsets {
     char *seen;    /* per local: its assignment precedes this point of the
                       walk (a read before it could see an earlier value) */
     affine *memo;
+    /* per local: the values of a sequential loop's variable, where every
+     * assignment of it is a `for` over literal bounds (lo..hi, 0 included:
+     * a read before the loop sees 0); ranged 1 such, -1 not */
+    int64_t *lo, *hi;
+    signed char *ranged;
 } offsets;
 
-static const affine no_affine = {0, 0, 0};
+static const affine no_affine = {0, 0, 0, 0};
 
 static int is_i64(ir_type t) { return ir_type_is_int(t) && ir_type_bits(t) == 64; }
 
@@ -109,11 +114,12 @@ static affine affine_of(offsets *w, const ir_expr *e) {
     case IR_CONST:
         if (!ir_type_is_int(e->type)) return no_affine;
         r.ok = 1;
-        r.c = e->i;
+        r.c = r.d = e->i;
         return r;
     case IR_LOCAL: {
         int l = e->index;
-        if (l == w->f->loop_var) return w->nassign[l] ? no_affine : (affine){1, 1, 0};
+        if (l == w->f->loop_var) return w->nassign[l] ? no_affine : (affine){1, 1, 0, 0};
+        if (w->ranged[l] == 1) return (affine){1, 0, w->lo[l], w->hi[l]};
         if (w->nassign[l] != 1 || !w->value[l] || !w->seen[l] || w->state[l] == 1) return no_affine;
         if (w->state[l] == 0) {
             w->state[l] = 1;
@@ -129,8 +135,8 @@ static affine affine_of(offsets *w, const ir_expr *e) {
     case IR_UNOP:
         if (!is_i64(e->type) || e->op != OP_NEG) return no_affine;
         x = affine_of(w, e->a);
-        if (!x.ok || x.a == INT64_MIN || x.c == INT64_MIN) return no_affine;
-        return (affine){1, -x.a, -x.c};
+        if (!x.ok || x.a == INT64_MIN || x.c == INT64_MIN || x.d == INT64_MIN) return no_affine;
+        return (affine){1, -x.a, -x.d, -x.c};
     case IR_BINOP:
         if (!is_i64(e->type)) return no_affine;
         x = affine_of(w, e->a);
@@ -138,19 +144,26 @@ static affine affine_of(offsets *w, const ir_expr *e) {
         if (!x.ok || !y.ok) return no_affine;
         r.ok = 1;
         if (e->op == OP_ADD) {
-            if (__builtin_add_overflow(x.a, y.a, &r.a) || __builtin_add_overflow(x.c, y.c, &r.c))
+            if (__builtin_add_overflow(x.a, y.a, &r.a) || __builtin_add_overflow(x.c, y.c, &r.c) ||
+                __builtin_add_overflow(x.d, y.d, &r.d))
                 return no_affine;
             return r;
         }
         if (e->op == OP_SUB) {
-            if (__builtin_sub_overflow(x.a, y.a, &r.a) || __builtin_sub_overflow(x.c, y.c, &r.c))
+            if (__builtin_sub_overflow(x.a, y.a, &r.a) || __builtin_sub_overflow(x.c, y.d, &r.c) ||
+                __builtin_sub_overflow(x.d, y.c, &r.d))
                 return no_affine;
             return r;
         }
-        if (e->op == OP_MUL && (x.a == 0 || y.a == 0)) {
-            affine k = x.a == 0 ? x : y, v = x.a == 0 ? y : x;
-            if (__builtin_mul_overflow(v.a, k.c, &r.a) || __builtin_mul_overflow(v.c, k.c, &r.c))
+        /* times a literal k (a range times a range is not kept) */
+        if (e->op == OP_MUL && ((x.a == 0 && x.c == x.d) || (y.a == 0 && y.c == y.d))) {
+            affine k = x.a == 0 && x.c == x.d ? x : y, v = x.a == 0 && x.c == x.d ? y : x;
+            int64_t p, q;
+            if (__builtin_mul_overflow(v.a, k.c, &r.a) || __builtin_mul_overflow(v.c, k.c, &p) ||
+                __builtin_mul_overflow(v.d, k.c, &q))
                 return no_affine;
+            r.c = p < q ? p : q;
+            r.d = p < q ? q : p;
             return r;
         }
         return no_affine;
@@ -176,10 +189,10 @@ static int off_expr(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
         if (!x.ok || x.a == 0 || (o->on && o->a != x.a)) {
             off_refuse(w, p);
         } else if (!o->on) {
-            *o = (cpu_offset_atomic){1, x.a, x.c, x.c};
+            *o = (cpu_offset_atomic){1, x.a, x.c, x.d};
         } else {
             if (x.c < o->cmin) o->cmin = x.c;
-            if (x.c > o->cmax) o->cmax = x.c;
+            if (x.d > o->cmax) o->cmax = x.d;
         }
     }
     return 0;
@@ -188,6 +201,47 @@ static int off_expr(void *ctx, const ir_expr *e, const ir_stmt *value_of) {
 static int off_stmt(void *ctx, const ir_stmt *s) {
     if (s->kind == IR_STORE) off_refuse(ctx, s->index);
     return 0;
+}
+
+/* The value of integer literals combined with + - * (resolve_dims leaves
+ * `x.shape[1] - 1` as `8 - 1`), through widening casts. */
+static int literal(const ir_expr *e, int64_t *v) {
+    int64_t a, b;
+    while (e && e->kind == IR_CAST && is_i64(e->type) && ir_type_is_int(e->a->type)) e = e->a;
+    if (!e || !ir_type_is_int(e->type)) return 0;
+    if (e->kind == IR_CONST) {
+        *v = e->i;
+        return 1;
+    }
+    if (e->kind != IR_BINOP || !is_i64(e->type) || !literal(e->a, &a) || !literal(e->b, &b)) return 0;
+    if (e->op == OP_ADD) return !__builtin_add_overflow(a, b, v);
+    if (e->op == OP_SUB) return !__builtin_sub_overflow(a, b, v);
+    if (e->op == OP_MUL) return !__builtin_mul_overflow(a, b, v);
+    return 0;
+}
+
+/* Widens the range of s's variable by the values `for` s gives it. */
+static void for_range(offsets *w, const ir_stmt *s) {
+    int l = s->index;
+    int64_t a, b, st, last;
+    if (w->ranged[l] < 0) return;
+    if (!literal(s->start, &a) || !literal(s->stop, &b) || !literal(s->step, &st) || st == 0 ||
+        a < -((int64_t)1 << 40) || a > ((int64_t)1 << 40) || b < -((int64_t)1 << 40) || b > ((int64_t)1 << 40)) {
+        w->ranged[l] = -1;
+        return;
+    }
+    last = st > 0 ? (b > a ? b - 1 : a) : (b < a ? b + 1 : a); /* a bound past the last value */
+    int64_t lo = a < last ? a : last, hi = a < last ? last : a;
+    if (lo > 0) lo = 0;
+    if (hi < 0) hi = 0;
+    if (!w->ranged[l]) {
+        w->lo[l] = lo;
+        w->hi[l] = hi;
+    } else {
+        if (lo < w->lo[l]) w->lo[l] = lo;
+        if (hi > w->hi[l]) w->hi[l] = hi;
+    }
+    w->ranged[l] = 1;
 }
 
 /* An assignment's local is seen once its value has been walked. */
@@ -203,8 +257,12 @@ static int count_stmt(void *ctx, const ir_stmt *s) {
     if (s->kind == IR_ASSIGN) {
         w->nassign[s->index]++;
         w->value[s->index] = s->value;
+        w->ranged[s->index] = -1; /* assigned otherwise than by its loops */
     }
-    if (s->kind == IR_FOR) w->nassign[s->index] += 2;
+    if (s->kind == IR_FOR) {
+        w->nassign[s->index] += 2;
+        for_range(w, s);
+    }
     return 0;
 }
 
@@ -216,9 +274,10 @@ int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out) {
     int nl = f->nlocals ? f->nlocals : 1, np = f->nparams ? f->nparams : 1;
     offsets w = {f, out, calloc(np, sizeof(int)), calloc(nl, sizeof(int)),
                  calloc(nl, sizeof(const ir_expr *)), calloc(nl, 1), calloc(nl, 1),
-                 calloc(nl, sizeof(affine))};
+                 calloc(nl, sizeof(affine)), calloc(nl, sizeof(int64_t)), calloc(nl, sizeof(int64_t)),
+                 calloc(nl, 1)};
     int n = 0;
-    if (w.refused && w.nassign && w.value && w.state && w.seen && w.memo) {
+    if (w.refused && w.nassign && w.value && w.state && w.seen && w.memo && w.lo && w.hi && w.ranged) {
         ir_walk_block(&(ir_walker){.stmt = count_stmt, .ctx = &w}, &f->body);
         ir_walk_func(&(ir_walker){.expr = off_expr, .stmt = off_stmt, .before_blocks = off_assigned,
                                   .ctx = &w},
@@ -243,5 +302,8 @@ int cpu_offset_atomics(const ir_func *f, cpu_offset_atomic *out) {
     free(w.state);
     free(w.seen);
     free(w.memo);
+    free(w.lo);
+    free(w.hi);
+    free(w.ranged);
     return n;
 }
