@@ -509,16 +509,22 @@ static PyObject *taped(PyObject *kern, PyObject *result, PyObject *const *args, 
 
 /* kernel._adjoint_params(): how many arguments _adjoint takes (2n, and
  * one more for a kernel that returns values: their gradients). */
-static PyObject *kernel_adjoint_params(PyObject *self, PyObject *unused)
+/* The kernel's adjoint (made on first use), or NULL with the exception. */
+static tack_kernel *adjoint_of(ext_KernelObject *kern)
 {
-    (void)unused;
-    ext_KernelObject *kern = (ext_KernelObject *)self;
     tack_error err;
     memset(&err, 0, sizeof err);
     tack_kernel *adj = tack_kernel_adjoint(kern->k, &err);
     if (!adj)
-        return ext_raise_kernel_error(kern, err.status, &err);
-    return PyLong_FromLong(tack_kernel_num_params(adj));
+        ext_raise_kernel_error(kern, err.status, &err);
+    return adj;
+}
+
+static PyObject *kernel_adjoint_params(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    tack_kernel *adj = adjoint_of((ext_KernelObject *)self);
+    return adj ? PyLong_FromLong(tack_kernel_num_params(adj)) : NULL;
 }
 
 /* kernel.backward(*args, adj=None): in python/tack/autodiff.py. */
@@ -551,11 +557,9 @@ static PyObject *kernel_backward(PyObject *self, PyObject *args, PyObject *kwarg
 static PyObject *kernel_adjoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     ext_KernelObject *kern = (ext_KernelObject *)self;
-    tack_error err;
-    memset(&err, 0, sizeof err);
-    tack_kernel *adj = tack_kernel_adjoint(kern->k, &err);
+    tack_kernel *adj = adjoint_of(kern);
     if (!adj)
-        return ext_raise_kernel_error(kern, err.status, &err);
+        return NULL;
     if (nargs != tack_kernel_num_params(adj)) {
         PyErr_Format(PyExc_TypeError, "kernel '%U': _adjoint takes %d arguments, %zd given",
                      kern->name, tack_kernel_num_params(adj), nargs);
