@@ -507,8 +507,6 @@ static PyObject *taped(PyObject *kern, PyObject *result, PyObject *const *args, 
     return r;
 }
 
-/* kernel._adjoint_params(): how many arguments _adjoint takes (2n, and
- * one more for a kernel that returns values: their gradients). */
 /* The kernel's adjoint (made on first use), or NULL with the exception. */
 static tack_kernel *adjoint_of(ext_KernelObject *kern)
 {
@@ -520,6 +518,8 @@ static tack_kernel *adjoint_of(ext_KernelObject *kern)
     return adj;
 }
 
+/* kernel._adjoint_params(): how many arguments _adjoint takes (2n, and
+ * one more for a kernel that returns values: their gradients). */
 static PyObject *kernel_adjoint_params(PyObject *self, PyObject *unused)
 {
     (void)unused;
