@@ -471,6 +471,11 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_ARRAY;
         return convert_buffer(c, o, a);
     }
+    if (PyComplex_Check(o) || PyArray_IsScalar(o, ComplexFloating)) /* before the foreign protocols */
+        return conv_error(c, PyExc_TypeError,
+                          "a complex scalar is not a kernel argument yet: pass its real and "
+                          "imaginary parts as two floats and write complex(re, im) in the "
+                          "kernel, or pass a one-element complex128 array");
     rc = convert_foreign(c, o, a);
     if (rc <= 0)
         *role = TACK_FIELD_ARRAY;
@@ -723,13 +728,7 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
             records = 1;
             continue;
         }
-        int complex_scalar = PyComplex_Check(o) || PyArray_IsScalar(o, ComplexFloating);
-        int rc = complex_scalar ? 1 : convert_value(&c, o, a, &role);
-        if (complex_scalar)
-            rc = conv_error(&c, PyExc_TypeError,
-                            "a complex scalar is not a kernel argument yet: pass its real and "
-                            "imaginary parts as two floats and write complex(re, im) in the "
-                            "kernel, or pass a one-element complex128 array");
+        int rc = convert_value(&c, o, a, &role);
         if (rc == 1)
             rc = conv_error(&c, PyExc_TypeError,
                             "expected an array, int, float, bool or @tack.device_class "
