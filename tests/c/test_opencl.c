@@ -297,16 +297,36 @@ static const char *GRID_SRC =
     "        atomic_add(&out[(i * n1 + j) * n2 + l], (int)(i * 10000 + j * 100 + l + 1));\n"
     "}\n";
 
-static void test_grid(int ninner, int64_t count, int64_t n1, int64_t n2) {
+/* The same in the form a CPU device gets (dialect.h's serial_innermost):
+ * a grid of one index fewer, the innermost index a loop in each item. */
+static const char *GRID_SERIAL_SRC =
+    "typedef struct { long w[6]; } tack_pack;\n"
+    "__kernel void tack_grid(tack_pack p, __global int *out) {\n"
+    "    long count = p.w[2], n1 = p.w[3], n2 = p.w[4];\n"
+    "    uint nd = get_work_dim();\n"
+    "    long i = get_global_id(nd - 1);\n"
+    "    long j0 = nd == 2 ? (long)get_global_id(0) : 0, j1 = nd == 2 ? j0 + 1 : n1;\n"
+    "    for (long j = j0; i < count && j < j1 && j < n1; j++)\n"
+    "        for (long l = 0; l < n2; l++)\n"
+    "            atomic_add(&out[(i * n1 + j) * n2 + l], (int)(i * 10000 + j * 100 + l + 1));\n"
+    "}\n";
+
+static void test_grid_form(int serial, int ninner, int64_t count, int64_t n1, int64_t n2) {
     tack_error err;
+    int was = b->serial_inner;
+    b->serial_inner = serial;
     const char *names[] = {"out"};
     ir_param_role roles[] = {ROLE_ARRAY};
     ir_type types[] = {TACK_I32};
     ir_func *f = make_func("grid", ninner, 1, names, roles, types);
     backend_code *c = NULL;
-    CHECK(opencl_code_from_source(b, f, GRID_SRC, "tack_grid", &c, &err) == TACK_OK);
+    CHECK(opencl_code_from_source(b, f, serial ? GRID_SERIAL_SRC : GRID_SRC, "tack_grid", &c,
+                                  &err) == TACK_OK);
     ir_func_free(f);
-    if (!c) return;
+    if (!c) {
+        b->serial_inner = was;
+        return;
+    }
     size_t total = (size_t)(count * n1 * n2);
     int32_t *got = calloc(total, sizeof *got);
     void *m;
@@ -323,8 +343,9 @@ static void test_grid(int ninner, int64_t count, int64_t n1, int64_t n2) {
             for (int64_t l = 0; l < n2; l++)
                 if (got[(i * n1 + j) * n2 + l] != (int32_t)(i * 10000 + j * 100 + l + 1)) bad++;
     CHECK(bad == 0);
-    if (bad) fprintf(stderr, "grid %d %lld %lld %lld: %d wrong\n", ninner, (long long)count,
-                     (long long)n1, (long long)n2, bad);
+    if (bad) fprintf(stderr, "grid%s %d %lld %lld %lld: %d wrong\n", serial ? " (serial)" : "",
+                     ninner, (long long)count, (long long)n1, (long long)n2, bad);
+    b->serial_inner = was;
     free(got);
     opencl_mem_free(b, m);
     opencl_release(b, c);
@@ -694,12 +715,14 @@ int main(void) {
     b->launch_items = 1 << 12;
     test_scale();
     test_grid_sizes();
-    test_grid(1, 37, 45, 1);
-    test_grid(2, 5, 13, 17);
-    test_grid(1, 3, (int)b->launch_items + 5, 1); /* inner extent past the cap */
-    test_grid(0, b->launch_items * 2 + 7, 1, 1);    /* outer range past it */
-    test_grid(1, 1000, 3, 1);                        /* a rounded outer dimension */
-    test_grid(2, 70, 3, 50);                         /* pieces in 3-D, rounded middle */
+    for (int serial = 0; serial < 2; serial++) {
+        test_grid_form(serial, 1, 37, 45, 1);
+        test_grid_form(serial, 2, 5, 13, 17);
+        test_grid_form(serial, 1, 3, (int)b->launch_items + 5, 1); /* inner extent past the cap */
+        test_grid_form(serial, 0, b->launch_items * 2 + 7, 1, 1);    /* outer range past it */
+        test_grid_form(serial, 1, 1000, 3, 1);                        /* a rounded outer dimension */
+        test_grid_form(serial, 2, 70, 3, 50);                         /* pieces in 3-D, rounded middle */
+    }
     test_compile_errors();
     test_code_many();
     test_support();
