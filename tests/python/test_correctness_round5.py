@@ -279,3 +279,36 @@ def test_big_local_array_from_a_small_thread_stack(device):
         threading.stack_size(old)
     assert not errors, errors
     np.testing.assert_array_equal(out, _big_ref(2))
+
+
+@tack.kernel
+def big_local_f32(out):
+    for i in range(out.shape[0]):
+        m = tack.local((BIG,), tack.f32)
+        m[BIG - 1] = i
+        out[i] = m[BIG - 1]
+
+
+@tack.kernel
+def medium_local_f32(out):
+    for i in range(out.shape[0]):
+        m = tack.local((12288,), tack.f32)  # 48 KiB: within every GPU's limit
+        for k in range(12288):
+            m[k] = k + i
+        out[i] = m[12287]
+
+
+@pytest.mark.parametrize("dialect", ["cuda", "hip", "level_zero", "metal", "opencl"])
+def test_big_local_arrays_in_every_dialect(device, dialect):
+    # The offline dialects refuse what their devices cannot hold while
+    # generating the source, before any vendor compiler or driver runs.
+    if device.name != "cpu":
+        pytest.skip("generates source only: once is enough")
+    gen = getattr(tack, dialect).source
+    out = np.zeros(4, np.float32)
+    with pytest.raises(ValueError) as e:
+        gen(big_local_f32, out)
+    msg = str(e.value)
+    assert "big_local_f32" in msg and "'m'" in msg and "4194304" in msg and "65536" in msg, msg
+    src = gen(medium_local_f32, out)
+    assert "12288" in src, src
