@@ -185,7 +185,8 @@ from ._transforms import (  # noqa: E402,F401  (tack.transform_point, ... as dev
 )
 from ._spatial import (  # noqa: E402,F401  (tack.spatial_cross, ... as device functions)
     SPATIAL_FUNCTIONS as _SPATIAL_FUNCTIONS, spatial_bottom, spatial_cross, spatial_cross_dual,
-    spatial_dot, spatial_top, spatial_vector, spatial_vectord, spatial_vectorf,
+    spatial_adjoint, spatial_dot, spatial_matrixd, spatial_matrixf, spatial_top, spatial_vector,
+    spatial_vectord, spatial_vectorf, transform_twist, transform_wrench,
 )
 from ._shading import (  # noqa: E402,F401  (tack.mix, tack.reflect, ... as device functions)
     SHADING_FUNCTIONS as _SHADING_FUNCTIONS, cconj, cdiv, cexp, cinv, clog, cmul, cpow, csqrt,
@@ -218,5 +219,6 @@ __all__ = [
     "Tape", "Scalar", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs", "sum")] + [  # star imports keep the builtins
     "quatf", "quatd", *_QUATERNION_FUNCTIONS, "transformf", "transformd", *_TRANSFORM_FUNCTIONS,
-    *_DECOMPOSITION_FUNCTIONS, "spatial_vectorf", "spatial_vectord", *_SPATIAL_FUNCTIONS,
+    *_DECOMPOSITION_FUNCTIONS, "spatial_vectorf", "spatial_vectord", "spatial_matrixf", "spatial_matrixd",
+    *_SPATIAL_FUNCTIONS,
     *_SHADING_FUNCTIONS]

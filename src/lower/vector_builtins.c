@@ -25,8 +25,8 @@ static const struct { const char *name; int which; int nmin, nmax; } functions[]
     {"smoothstep", VB_SMOOTHSTEP, 3, 3}, {"step", VB_STEP, 1, 2},
     {"min", VB_MIN, 1, 16},            {"max", VB_MAX, 1, 16},
     {"abs", VB_ABS, 1, 1},             {"cw_mul", VB_CW_MUL, 2, 2},
-    {"cw_div", VB_CW_DIV, 2, 2},       {"matrix_from_rows", VB_FROM_ROWS, 2, 4},
-    {"matrix_from_cols", VB_FROM_COLS, 2, 4}, {"argmin", VB_ARGMIN, 1, 1},
+    {"cw_div", VB_CW_DIV, 2, 2},       {"matrix_from_rows", VB_FROM_ROWS, 2, 16},
+    {"matrix_from_cols", VB_FROM_COLS, 2, 16}, {"argmin", VB_ARGMIN, 1, 1},
     {"argmax", VB_ARGMAX, 1, 1},       {"vec2", VB_VEC2, 0, 2},
     {"vec3", VB_VEC3, 0, 3},           {"vec4", VB_VEC4, 0, 4},
     /* tack.vector(x0, ..., xn): a vector of the arguments' promoted type

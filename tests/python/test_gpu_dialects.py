@@ -57,6 +57,7 @@ from test_kernel_return_values import centre as returned_centre, mat_affine as r
 from test_issue27_rest import (big_det, big_inv, int_vec_exprs, wide_into_array,
                                _row_kernel as row_to_function_kernel)
 from test_issue27_heldout import cmath_inverse, glsl_funcs, spatial_ops, taichi_fractal
+from test_spatial_matrices import frame_change, spatial_inertia
 
 
 def _cases():
@@ -239,6 +240,14 @@ def _cases():
     out.append(("glsl_functions", glsl_funcs, (v3(), v3(), v3(), z(4, np.float32), z(4, np.float32)),
                 False))
     out.append(("taichi_complex_vec2", taichi_fractal, (v2(4), v2(4), v2(4), v2(4)), False))
+    # Warp's spatial matrices and the frame changes of twists and wrenches.
+    v6 = lambda: tack.zeros((4,), dtype=tack.spatial_vectorf)  # noqa: E731
+    m3 = lambda: tack.zeros((4,), dtype=tack.mat33f)  # noqa: E731
+    out.append(("spatial_frame_change", frame_change,
+                (tack.zeros((4,), dtype=tack.transformf), v6(), v6(), v6(), v6(), m3(), m3()), False))
+    out.append(("spatial_matrices", spatial_inertia,
+                (tack.zeros((4,), dtype=tack.spatial_matrixf), v6(), v6(),
+                 tack.zeros((4,), dtype=tack.spatial_matrixf), m3(), m3()), False))
     return out
 
 
