@@ -135,6 +135,15 @@ def ndindex(*extents):
     return _itertools.product(*(range(e) for e in extents))
 
 
+def grouped(x):
+    """Taichi's ti.grouped: inside kernels, ``for I in tack.grouped(x)``
+    launches over every index of x with I an index vector; outside them,
+    every index tuple of x (or of the tack.ndindex(...) given)."""
+    if hasattr(x, "shape"):
+        return _itertools.product(*(range(e) for e in x.shape))
+    return iter(x)
+
+
 def static(x):
     """Taichi's ti.static: inside kernels, ``for k in tack.static(range(3))``
     unrolls the loop while compiling (each copy sees k as a constant) and
@@ -212,7 +221,7 @@ __all__ = [
     "identity", "outer", "determinant", "inverse",
     "array", "asarray", "copyto", "empty", "from_dlpack", "zeros",
     "device", "get_default_device", "set_default_device", "get_num_threads", "set_num_threads",
-    "kernel", "ndindex", "static", "func", "device_class", "struct", "constant", "math", "stats",
+    "kernel", "ndindex", "grouped", "static", "func", "device_class", "struct", "constant", "math", "stats",
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
     "rng", "uniform", "normal", "randint", "vectorize",

@@ -1548,6 +1548,10 @@ static int lower_augassign(lowerer *L, ir_block *b, const stmt *s) {
     return push(L, b, choice);
 }
 
+static int is_grouped_path(const char *path) {
+    return !strcmp(path, "tack.grouped") || !strcmp(path, "taichi.grouped");
+}
+
 /* Reads range(a[, b[, c]]) into start, stop, step. */
 static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **stop,
                        ir_expr **step) {
@@ -1559,12 +1563,9 @@ static int lower_range(lowerer *L, const expr *it, ir_expr **start, ir_expr **st
     }
     if (L->failed) return -1;
     if (kind != CALLEE_RANGE) {
-        if (!strcmp(path, "tack.grouped") || !strcmp(path, "taichi.grouped"))
-            /* the index's length is the array's dimension count, which the
-             * IR template (shared by every variant) does not know */
-            ERR(L, it->line, it->col, "Taichi's grouped(x) is not supported: write "
-                "'for i, j in tack.ndindex(x.shape[0], x.shape[1]):' and, where a vector index "
-                "is wanted, 'I = tack.vec2i(i, j)' (x[I] indexes with it)");
+        if (is_grouped_path(path))
+            ERR(L, it->line, it->col, "tack.grouped(x) can only be the iterable of the kernel's "
+                "outermost loop (inside it, write 'for i, j in tack.ndindex(...)' or nested ranges)");
         else if (it->kind == EX_CALL && it->a->kind == EX_NAME && !strcmp(it->a->name, "range"))
             ERR(L, it->line, it->col, "for loops in kernels must iterate over the builtin "
                 "range(...), but 'range' here is %s that hides it; rename that",
@@ -1751,6 +1752,93 @@ int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
     return 0;
 }
 
+/* The launch over stops[0] x ... x stops[n-1], its indices bound to I. */
+static int grouped_launch(lowerer *L, const expr *I, const expr *at, ir_expr **stops, int n) {
+    ir_func *f = L->f;
+    for (int d = 0; d < n; d++) {
+        int local = lower_temp(L, "grouped");
+        if (local < 0) return -1;
+        if (d == 0) {
+            f->loop_var = local;
+            f->stop = stops[d];
+        } else {
+            f->inner_var[d - 1] = local;
+            f->inner_stop[d - 1] = stops[d];
+            f->ninner = d;
+        }
+        L->grouped_index[d] = local;
+    }
+    L->grouped_name = I;
+    L->grouped_n = n;
+    f->start = ir_const_int(f, 0, IRT_WEAK_INT, at->line, at->col);
+    f->step = ir_const_int(f, 1, IRT_WEAK_INT, at->line, at->col);
+    return f->start && f->step ? 0 : oom(L);
+}
+
+/* `for I in tack.grouped(tack.ndindex(a, b))` (ti.grouped(ti.ndrange(...))). */
+static int grouped_extents(lowerer *L, const expr *I, const expr *nd) {
+    if (nd->nitems < 1 || nd->nitems > 3 || nd->nkw) {
+        ERR(L, nd->line, nd->col, "tack.ndindex() takes 1 to 3 extents, got %d", nd->nitems);
+        return -1;
+    }
+    ir_expr *stops[3];
+    for (int d = 0; d < nd->nitems; d++)
+        if (!(stops[d] = lower_expr(L, nd->items[d]))) return -1;
+    return grouped_launch(L, I, nd, stops, nd->nitems);
+}
+
+/* `for I in tack.grouped(x)` (Taichi's ti.grouped): a launch over every
+ * index of x, as tack.ndindex(x.shape[0], ...) with one index per array
+ * dimension (vector components are not dimensions), bound to I as an
+ * integer vector (a plain index for a 1-D x).  x's ndim is in the template
+ * key (lower_row_params flags it), so each ndim lowers its own template. */
+static int lower_grouped_launch(lowerer *L, const stmt *loop) {
+    const expr *t = loop->targets[0], *it = loop->value;
+    if (t->kind != EX_NAME) {
+        ERR(L, t->line, t->col, "tack.grouped(x) binds one name (an index vector): "
+            "'for I in tack.grouped(x):'");
+        return -1;
+    }
+    if (check_assignable_name(L, t)) return -1;
+    const expr *of = it->nitems == 1 && !it->nkw ? it->items[0] : NULL;
+    char path[256];
+    if (of && of->kind == EX_CALL && classify(L, of->a, path, sizeof path).kind == CALLEE_NDINDEX)
+        return grouped_extents(L, t, of);
+    if (L->failed) return -1;
+    int p = of && of->kind == EX_NAME ? param_index(L, of->name) : -1;
+    int ndim = p >= 0 && p < 64 && L->in->row_ndim ? L->in->row_ndim[p] : 0;
+    if (p < 0 || !ndim) {
+        ERR(L, it->line, it->col, "tack.grouped() takes one array argument of the kernel (an array "
+            "of scalars or vectors) or tack.ndindex(...) of 1 to 3 extents");
+        return -1;
+    }
+    int n = ndim - (vec_width_of(L, p) ? 1 : 0);
+    if (n < 1 || n > 3) {
+        ERR(L, it->line, it->col, "tack.grouped(%s): '%s' has %d dimensions; launches have 1 to 3",
+            it->items[0]->name, it->items[0]->name, n);
+        return -1;
+    }
+    ir_expr *stops[3];
+    for (int d = 0; d < n; d++) {
+        if (use_dim(L, p, d, it) || !(stops[d] = new_expr(L, IR_DIM, it))) return -1;
+        stops[d]->index = p;
+        stops[d]->dim = d;
+        stops[d]->type = TACK_I64;
+    }
+    return grouped_launch(L, t, it, stops, n);
+}
+
+/* The grouped launch's name bound at the top of the launch body b. */
+static int bind_grouped_index(lowerer *L, ir_block *b, const stmt *loop) {
+    if (!L->grouped_name) return 0;
+    const expr *at = L->grouped_name;
+    ir_expr *idx[3];
+    for (int d = 0; d < L->grouped_n; d++)
+        if (!(idx[d] = lower_read_local(L, L->grouped_index[d], at))) return -1;
+    ir_expr *value = L->grouped_n == 1 ? idx[0] : vb_call(L, VB_VECN, idx, L->grouped_n, at);
+    return lower_assign_to(L, b, at, value, loop);
+}
+
 /* The outermost loop: `for i in range(...)` (1-D) or
  * `for i, j[, k] in tack.ndindex(e0, e1[, e2])`, whose outer dimension is
  * split across threads and inner ones run in order inside each iteration. */
@@ -1759,6 +1847,9 @@ static int lower_launch(lowerer *L, const stmt *loop) {
     const expr *t = loop->targets[0], *it = loop->value;
     char path[256];
     callee_kind kind = it->kind == EX_CALL ? classify(L, it->a, path, sizeof path).kind : CALLEE_NONE;
+    if (L->failed) return -1;
+    if (kind != CALLEE_NDINDEX && kind != CALLEE_RANGE && it->kind == EX_CALL && is_grouped_path(path))
+        return lower_grouped_launch(L, loop);
     if (kind != CALLEE_NDINDEX) {
         if (t->kind != EX_NAME) {
             ERR(L, t->line, t->col, "a range() launch takes one loop variable; use "
@@ -1887,8 +1978,10 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         x->index = -1;
         x->inline_id = L.launch_exit = f->ninlines++;
         run->value = x;
-        if (lower_block(&L, body, loop->body, loop->nbody)) goto fail;
-    } else if (lower_block(&L, &f->body, loop->body, loop->nbody)) {
+        if (bind_grouped_index(&L, body, loop) || lower_block(&L, body, loop->body, loop->nbody))
+            goto fail;
+    } else if (bind_grouped_index(&L, &f->body, loop) ||
+               lower_block(&L, &f->body, loop->body, loop->nbody)) {
         goto fail;
     }
     if (vec_check_none_left(&L, &f->body)) goto fail;

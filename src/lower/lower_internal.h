@@ -107,6 +107,12 @@ typedef struct lowerer {
     int reading_seg; /* names assigned before this loop are readable (and
                         reductions of earlier loops) */
     int in_range;    /* lowering a launch's range */
+    /* `for I in tack.grouped(x)`: the name I and the launch's index locals,
+     * bound to I (a vector, or the index itself for a 1-D x) at the top of
+     * the launch body. */
+    const expr *grouped_name;
+    int grouped_index[3];
+    int grouped_n;
     /* A device call whose record result is wanted (q = f(...), f(...).pos):
      * the call, and once lowered the callee that returned a record. */
     const expr *record_call;

@@ -493,8 +493,8 @@ int vec_store(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, ir_expr 
         char want[64];
         ir_expr shape = {.nargs = width, .dim = mat_rows_of(L, param)};
         vec_shape_name(&shape, want, sizeof want);
-        ERR(L, at->line, at->col, "'%s' holds %ss; assign a %s", L->f->params[param].name, want,
-            want);
+        ERR(L, at->line, at->col, "'%s' holds a %s per element; assign a %s",
+            L->f->params[param].name, want, want);
         return -1;
     }
     int itmp[TACK_MAX_NDIM];

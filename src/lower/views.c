@@ -205,7 +205,10 @@ static uint64_t rows_in_expr(const func_def *def, const expr *e) {
     uint64_t m = rows_in_expr(def, e->a) | rows_in_expr(def, e->b) | rows_in_expr(def, e->c);
     for (int i = 0; i < e->nitems; i++) m |= rows_in_expr(def, e->items[i]);
     for (int i = 0; i < e->nkw; i++) m |= rows_in_expr(def, e->kw_values[i]);
-    if (e->kind == EX_CALL && callee_takes_rows(e->a)) {
+    /* tack.grouped(x): the launch's index has x's ndim components. */
+    int grouped = e->kind == EX_CALL && e->a->kind == EX_ATTR && e->a->name &&
+                  !strcmp(e->a->name, "grouped");
+    if (e->kind == EX_CALL && (grouped || callee_takes_rows(e->a))) {
         for (int i = 0; i < e->nitems + e->nkw; i++) {
             int p = param_root(def, i < e->nitems ? e->items[i] : e->kw_values[i - e->nitems]);
             if (p >= 0) m |= 1ull << p;

@@ -23,6 +23,7 @@
 typedef struct scan {
     tack_kernel *k;
     const func_def *d;
+    const char *grouped; /* I of `for I in tack.grouped(...)`: x[I] is a whole index */
 } scan;
 
 static int param_of(const scan *s, const expr *e) {
@@ -70,6 +71,9 @@ static void scan_expr(scan *s, const expr *e, int as_base) {
     if (!e) return;
     if (e->kind == EX_SUBSCRIPT) {
         int p = param_of(s, e->a);
+        if (p >= 0 && s->grouped && e->nitems == 1 && e->items[0]->kind == EX_NAME &&
+            !strcmp(e->items[0]->name, s->grouped))
+            s->k->max_shape[p] = 100;
         if (p >= 0 && e->nitems < 16) {
             s->k->any_index[p] |= (uint16_t)(1u << e->nitems);
             if (!as_base) s->k->mat_index[p] |= (uint16_t)(1u << e->nitems);
@@ -83,6 +87,11 @@ static void scan_expr(scan *s, const expr *e, int as_base) {
         for (int i = 0; i < e->nitems; i++) scan_expr(s, e->items[i], 0);
         return;
     }
+    /* tack.grouped(P) reads every dimension of P as an index: scalars. */
+    int p;
+    if (e->kind == EX_CALL && e->nitems == 1 && (p = param_of(s, e->items[0])) >= 0 &&
+        ((e->a->kind == EX_ATTR || e->a->kind == EX_NAME) && !strcmp(e->a->name, "grouped")))
+        s->k->max_shape[p] = 100;
     scan_expr(s, e->a, 0);
     scan_expr(s, e->b, 0);
     scan_expr(s, e->c, 0);
@@ -94,6 +103,11 @@ static void scan_stmts(scan *s, stmt *const *b, int n) {
     for (int i = 0; i < n; i++) {
         const stmt *st = b[i];
         if (!st) continue;
+        if (st->kind == ST_FOR && st->ntargets == 1 && st->targets[0]->kind == EX_NAME &&
+            st->value && st->value->kind == EX_CALL &&
+            (st->value->a->kind == EX_ATTR || st->value->a->kind == EX_NAME) &&
+            !strcmp(st->value->a->name, "grouped"))
+            s->grouped = st->targets[0]->name;
         for (int t = 0; t < st->ntargets; t++) scan_expr(s, st->targets[t], 0);
         /* row = F[p], the name only ever indexed: a view, as before. */
         int view = st->kind == ST_ASSIGN && st->value && st->value->kind == EX_SUBSCRIPT &&
@@ -112,7 +126,7 @@ void matrix_args_scan(tack_kernel *k) {
     memset(k->mat_index, 0, sizeof k->mat_index);
     memset(k->any_index, 0, sizeof k->any_index);
     memset(k->max_shape, 0, sizeof k->max_shape);
-    scan s = {k, k->def};
+    scan s = {k, k->def, NULL};
     scan_stmts(&s, k->def->body, k->def->nbody);
 }
 
