@@ -294,7 +294,9 @@ static callee classify_path(const char *path) {
         }
         return c;
     }
-    if (is_math || is_numpy) {
+    /* tack.sqrt, tack.floor, tack.pi ...: math's names under tack, as
+     * Warp's wp.sqrt and Taichi's ti.sqrt are spelled. */
+    if (is_math || is_numpy || is_tack) {
         math_name m = lower_math_name(leaf, is_numpy);
         static const callee_kind kinds[] = {CALLEE_NONE, CALLEE_INTRINSIC, CALLEE_CONST,
                                             CALLEE_SPECIAL};
