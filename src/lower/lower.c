@@ -228,6 +228,10 @@ static callee classify_path(const char *path) {
         c.fn = INTR_STOP_GRADIENT;
         return c;
     }
+    if (!strcmp(path, "numba.prange")) { /* Numba's parallel range: a range here */
+        c.kind = CALLEE_RANGE;
+        return c;
+    }
     if (is_tack && !strcmp(leaf, "ndindex")) {
         c.kind = CALLEE_NDINDEX;
         return c;

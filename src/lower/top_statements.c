@@ -207,7 +207,97 @@ static int wrap_return(func_def *d, arena *a) {
     return 0;
 }
 
+/* Whether e names any of the n names of t (a tuple of names). */
+static int mentions(const expr *e, const expr *t) {
+    if (!e) return 0;
+    if (e->kind == EX_NAME)
+        for (int m = 0; m < t->nitems; m++)
+            if (!strcmp(e->name, t->items[m]->name)) return 1;
+    if (mentions(e->a, t) || mentions(e->b, t) || mentions(e->c, t)) return 1;
+    for (int i = 0; i < e->nitems; i++)
+        if (mentions(e->items[i], t)) return 1;
+    for (int i = 0; i < e->nkw; i++)
+        if (mentions(e->kw_values[i], t)) return 1;
+    return 0;
+}
+
+/* The k-th value of a top-level unpacking `a, b = value`, or NULL when the
+ * statement is not one this splits: a tuple of as many values that do not
+ * read the names assigned (Python evaluates them all first), or an array's
+ * shape (`n, m = x.shape` is x.shape[0], x.shape[1]). */
+static expr *unpacked(arena *a, const stmt *s, int k, int *oom) {
+    const expr *t = s->targets[0], *v = s->value;
+    if (v->kind == EX_TUPLE) return v->nitems == t->nitems && !mentions(v, t) ? v->items[k] : NULL;
+    if (v->kind != EX_ATTR || strcmp(v->name, "shape") || mentions(v, t)) return NULL;
+    expr *index = new_expr(a, EX_INT, v->line, v->col), *sub = new_expr(a, EX_SUBSCRIPT, v->line, v->col);
+    expr **items = arena_alloc(a, sizeof *items);
+    if (!index || !sub || !items) {
+        *oom = 1;
+        return NULL;
+    }
+    index->ival = (uint64_t)k;
+    items[0] = index;
+    sub->a = (expr *)v;
+    sub->items = items;
+    sub->nitems = 1;
+    return sub;
+}
+
+/* Whether s is `a, b[, ...] = value` with distinct names on the left. */
+static int splits(const stmt *s) {
+    if (s->kind != ST_ASSIGN || s->ntargets != 1 || s->targets[0]->kind != EX_TUPLE) return 0;
+    const expr *t = s->targets[0];
+    if (t->nitems < 2) return 0;
+    for (int m = 0; m < t->nitems; m++) {
+        if (t->items[m]->kind != EX_NAME) return 0;
+        for (int q = 0; q < m; q++)
+            if (!strcmp(t->items[q]->name, t->items[m]->name)) return 0;
+    }
+    return 1;
+}
+
+/* `a, b = 1.0, 2.0` and `n, m = x.shape` around the loops as one scalar
+ * assignment per name (reductions.c takes `name = value` only). */
+static int split_top_unpacks(func_def *d, arena *a) {
+    int grow = 0;
+    for (int i = 0; i < d->nbody; i++) {
+        const stmt *s = d->body[i];
+        int oom = 0;
+        if (splits(s) && unpacked(a, s, 0, &oom)) grow += s->targets[0]->nitems - 1;
+        if (oom) return -1;
+    }
+    if (!grow) return 0;
+    stmt **out = arena_alloc(a, (size_t)(d->nbody + grow) * sizeof *out);
+    if (!out) return -1;
+    int n = 0;
+    for (int i = 0; i < d->nbody; i++) {
+        stmt *s = d->body[i];
+        int oom = 0;
+        if (!splits(s) || !unpacked(a, s, 0, &oom)) {
+            if (oom) return -1;
+            out[n++] = s;
+            continue;
+        }
+        const expr *t = s->targets[0];
+        for (int m = 0; m < t->nitems; m++) {
+            stmt *one = arena_alloc(a, sizeof *one);
+            expr **target = arena_alloc(a, sizeof *target);
+            expr *value = unpacked(a, s, m, &oom);
+            if (!one || !target || !value) return -1;
+            *one = *s;
+            target[0] = t->items[m];
+            one->targets = target;
+            one->value = value;
+            out[n++] = one;
+        }
+    }
+    d->body = out;
+    d->nbody = n;
+    return 0;
+}
+
 int lower_wrap_top_statements(func_def *d, arena *a) {
+    if (split_top_unpacks(d, a)) return -1;
     if (lower_rename_top_scalars(d, a)) return -1; /* s /= n after the loop (top_renames.c) */
     int loops = 0;
     for (int i = 0; i < d->nbody; i++) loops += d->body[i]->kind == ST_FOR;

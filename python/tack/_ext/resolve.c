@@ -171,6 +171,20 @@ static const char *builtin_text(PyObject *v)
     return same == v ? s : NULL;
 }
 
+/* Numba's prange (`from numba import prange`, a class of numba's): a
+ * kernel's range, so a Numba loop runs as written; else NULL. */
+static const char *numba_prange_text(PyObject *v)
+{
+    if (!PyType_Check(v) || strcmp(((PyTypeObject *)v)->tp_name, "prange") != 0)
+        return NULL;
+    PyObject *mod = PyObject_GetAttrString(v, "__module__");
+    const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+    int numba = m && !strncmp(m, "numba", 5) && (m[5] == 0 || m[5] == '.');
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return numba ? "range" : NULL;
+}
+
 /* A function of math or a NumPy ufunc imported by its name (`from math
  * import log1p`): "math.log1p" or "numpy.log1p", which kernels read as the
  * module's function; else NULL (no exception). */
@@ -501,6 +515,8 @@ static int describe(ext_resolver_ctx *ctx, PyObject *v, tack_name *out)
     if (func)
         return describe_func(ctx, func, out);
     const char *b = builtin_text(v);
+    if (!b)
+        b = numba_prange_text(v);
     if (!b)
         b = module_function_text(ctx->home, v);
     if (!b)
