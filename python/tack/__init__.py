@@ -211,6 +211,9 @@ from ._decompositions import (  # noqa: E402,F401  (tack.svd3, ... as device fun
 math = _types.ModuleType("tack.math", "Math intrinsics (Python's math outside kernels).")
 math.__dict__.update({k: v for k, v in vars(_pymath).items() if not k.startswith("_")})
 _sys.modules.setdefault("tack.math", math)
+# Taichi's ti.math also holds its GLSL-style and complex functions: in
+# kernels tack.math.X is tack.X where Python's math has no X.
+math.__dict__.update({k: globals()[k] for k in _SHADING_FUNCTIONS if k not in math.__dict__})
 
 __all__ = [
     "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype", "Stream", "Event",

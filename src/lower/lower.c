@@ -206,6 +206,9 @@ static const struct { const char *name; tack_dtype t; } cast_names[] = {
     {"float32", TACK_F32}, {"float64", TACK_F64}, {"intp", TACK_I64},
     {"f16", TACK_F16}, {"float16", TACK_F16}, {NULL, 0}};
 
+/* callee.cast_to of tack.cast(x, dtype): the type is its second argument. */
+#define CAST_TO_SECOND ((ir_type)-100)
+
 static callee classify_path(const char *path) {
     callee c = {0}; /* CALLEE_NONE */
     const char *dot = strrchr(path, '.');
@@ -223,6 +226,11 @@ static callee classify_path(const char *path) {
                 c.cast_to = cast_names[i].t;
                 return c;
             }
+    if (is_tack && !strcmp(leaf, "cast")) {
+        c.kind = CALLEE_CAST;
+        c.cast_to = CAST_TO_SECOND;
+        return c;
+    }
     if (is_tack && !strcmp(leaf, "stop_gradient")) { /* autodiff: passes/adjoint.c */
         c.kind = CALLEE_INTRINSIC;
         c.fn = INTR_STOP_GRADIENT;
@@ -308,6 +316,13 @@ static callee classify_path(const char *path) {
         c.fn = m.fn;
         c.value = m.value;
         c.special = m.special;
+    }
+    /* Taichi's ti.math.clamp, ti.math.vec3 ...: tack.math.X where math has
+     * no X is tack.X. */
+    if (c.kind == CALLEE_NONE && mod_len == 9 && !strncmp(path, "tack.math", 9)) {
+        char as_tack[128];
+        if ((size_t)snprintf(as_tack, sizeof as_tack, "tack.%s", leaf) < sizeof as_tack)
+            return classify_path(as_tack);
     }
     return c;
 }
@@ -680,20 +695,29 @@ ir_expr **lower_indices(lowerer *L, const expr *sub, int *p_out, int *n_out) {
  * index addresses a multi-dimensional array. */
 static ir_expr *lower_atomic(lowerer *L, const expr *e, ir_atomic_op op) {
     int want = op == ATOM_COMPARE_EXCHANGE ? 4 : 3;
-    if (e->nitems != want) {
-        ERR(L, e->line, e->col, "tack.atomic_%s() takes %d arguments (array, index, %s), got %d",
-            ir_atomic_name(op), want, want == 4 ? "expected, desired" : "value", e->nitems);
+    /* Taichi's form: the element itself, ti.atomic_add(grid[i, j], v). */
+    int element = e->nitems == want - 1 && e->items[0]->kind == EX_SUBSCRIPT;
+    if (e->nitems != want && !element) {
+        ERR(L, e->line, e->col, "tack.atomic_%s() takes %d arguments (array, index, %s), or the "
+            "element and the rest (a[i], %s), got %d", ir_atomic_name(op), want,
+            want == 4 ? "expected, desired" : "value", want == 4 ? "expected, desired" : "value",
+            e->nitems);
         return NULL;
     }
-    const expr *index = e->items[1];
-    int single = index->kind != EX_TUPLE;
+    const expr *arr = element ? e->items[0]->a : e->items[0];
+    expr *const *items = element ? e->items[0]->items : &e->items[1];
+    int nitems = element ? e->items[0]->nitems : 1;
+    if (!element && e->items[1]->kind == EX_TUPLE) {
+        items = e->items[1]->items;
+        nitems = e->items[1]->nitems;
+    }
+    expr *const *vals = e->items + (element ? 1 : 2);
     int p, n;
-    ir_expr **idx = lower_index_list(L, e->items[0], single ? &e->items[1] : index->items,
-                                     single ? 1 : index->nitems, e, &p, &n);
+    ir_expr **idx = lower_index_list(L, arr, items, nitems, e, &p, &n);
     if (!idx) return NULL;
     L->f->params[p].written = 1;
     if (vec_width_of(L, p)) {
-        ir_expr *v = want == 3 ? lower_expr(L, e->items[2]) : NULL;
+        ir_expr *v = want == 3 ? lower_expr(L, vals[0]) : NULL;
         if (want == 3 && !v) return NULL;
         return vec_atomic(L, p, idx, n, op, v, e);
     }
@@ -703,8 +727,8 @@ static ir_expr *lower_atomic(lowerer *L, const expr *e, ir_atomic_op op) {
     x->atomic = op;
     x->args = idx;
     x->nargs = n;
-    if (!(x->a = lower_expr(L, e->items[2]))) return NULL;
-    if (want == 4 && !(x->b = lower_expr(L, e->items[3]))) return NULL;
+    if (!(x->a = lower_expr(L, vals[0]))) return NULL;
+    if (want == 4 && !(x->b = lower_expr(L, vals[1]))) return NULL;
     return x;
 }
 
@@ -775,6 +799,34 @@ int lower_callee_cast(lowerer *L, const expr *d, char *path, size_t size, callee
     return L->failed ? -1 : 0;
 }
 
+/* Counts (count) or gathers (out) the leaves of nested list literals. */
+static int list_leaves(const expr *x, expr **out, int n) {
+    if (x->kind != EX_TUPLE || !x->is_list) {
+        if (out) out[n] = (expr *)x;
+        return n + 1;
+    }
+    for (int i = 0; i < x->nitems; i++) n = list_leaves(x->items[i], out, n);
+    return n;
+}
+
+/* Taichi's constructors of a list, ti.Vector([a, b, c]) and
+ * ti.Matrix([[a, b], [c, d]]): the call with the list's elements (row by
+ * row) as its arguments. */
+static const expr *unlisted(lowerer *L, const expr *e) {
+    if (e->nitems != 1 || e->items[0]->kind != EX_TUPLE || !e->items[0]->is_list) return e;
+    int n = list_leaves(e->items[0], NULL, 0);
+    expr *copy = arena_alloc(&L->scratch, sizeof *copy);
+    expr **items = arena_alloc(&L->scratch, (size_t)n * sizeof *items);
+    if (!copy || !items) {
+        oom(L);
+        return NULL;
+    }
+    *copy = *e;
+    copy->items = items;
+    copy->nitems = list_leaves(e->items[0], items, 0);
+    return copy;
+}
+
 static ir_expr *lower_call(lowerer *L, const expr *e) {
     char path[256];
     if (e->nkw) {
@@ -839,10 +891,13 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     case CALLEE_WORKGROUP:
         return workgroup_value(L, c.which, e);
     case CALLEE_VECFN: {
+        if (c.which == VB_VEC2 || c.which == VB_VEC3 || c.which == VB_VEC4 || c.which == VB_VECN)
+            if (!(e = unlisted(L, e))) return NULL;
         ir_expr **args = lower_args(L, e);
         return args ? vb_call(L, c.which, args, e->nitems, e) : NULL;
     }
     case CALLEE_VECTOR: {
+        if (!(e = unlisted(L, e))) return NULL;
         ir_expr **args = lower_args(L, e);
         return args ? vec_construct(L, c.cast_to, c.width, args, e->nitems, e) : NULL;
     }
@@ -870,11 +925,22 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
             }
             return mat_identity(L, (int)n->ival, comp, e);
         }
+        if (!(e = unlisted(L, e))) return NULL;
         ir_expr **args = lower_args(L, e);
         return args ? mat_call(L, c.which, c.width, c.cast_to, args, e->nitems, e) : NULL;
     }
     case CALLEE_CAST: {
-        if (e->nitems != 1) {
+        if (c.cast_to == CAST_TO_SECOND) { /* tack.cast(x, dtype), Taichi's ti.cast */
+            char dpath[256];
+            callee d = e->nitems == 2 ? classify(L, e->items[1], dpath, sizeof dpath) : (callee){0};
+            if (L->failed) return NULL;
+            if (d.kind != CALLEE_CAST || d.cast_to == CAST_TO_SECOND) {
+                ERR(L, e->line, e->col, "tack.cast(x, dtype) takes a value and a scalar dtype "
+                    "(tack.i32, tack.f32, np.float64, ...)");
+                return NULL;
+            }
+            c.cast_to = d.cast_to;
+        } else if (e->nitems != 1) {
             ERR(L, e->line, e->col, "%s() takes exactly one argument here", path);
             return NULL;
         }
@@ -1758,6 +1824,8 @@ int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
     return 0;
 }
 
+static int grouped_over(lowerer *L, const expr *t, const expr *it, const expr *of);
+
 /* The launch over stops[0] x ... x stops[n-1], its indices bound to I. */
 static int grouped_launch(lowerer *L, const expr *I, const expr *at, ir_expr **stops, int n) {
     ir_func *f = L->f;
@@ -1807,6 +1875,44 @@ static int lower_grouped_launch(lowerer *L, const stmt *loop) {
     }
     if (check_assignable_name(L, t)) return -1;
     const expr *of = it->nitems == 1 && !it->nkw ? it->items[0] : NULL;
+    return grouped_over(L, t, it, of);
+}
+
+/* Taichi's struct-for as the launch: `for i in x` (I of grouped(x) for an
+ * n-D x) and `for i, j in x`, one name per dimension of the array x. */
+static int lower_struct_for_launch(lowerer *L, const stmt *loop) {
+    const expr *t = loop->targets[0], *x = loop->value;
+    int p = param_index(L, x->name);
+    int ndim = p >= 0 && p < 64 && L->in->row_ndim ? L->in->row_ndim[p] : 0;
+    int n = ndim - (ndim && vec_width_of(L, p) ? 1 : 0);
+    if (t->kind == EX_NAME) {
+        if (check_assignable_name(L, t)) return -1;
+        return grouped_over(L, t, x, x);
+    }
+    if (t->kind != EX_TUPLE || (n && t->nitems != n)) {
+        ERR(L, t->line, t->col, "'for ... in %s' over an array of %d dimensions takes one name (an "
+            "index vector) or %d names (one index each)", x->name, n, n);
+        return -1;
+    }
+    for (int d = 0; d < t->nitems; d++)
+        if (t->items[d]->kind != EX_NAME || check_assignable_name(L, t->items[d])) {
+            if (!L->failed) ERR(L, t->items[d]->line, t->items[d]->col, "loop variables must be names");
+            return -1;
+        }
+    if (grouped_over(L, NULL, x, x)) return -1;
+    /* Each name is its index's local. */
+    for (int d = 0; d < t->nitems; d++) {
+        int local = local_index(L, t->items[d]->name);
+        if (d == 0) L->f->loop_var = local;
+        else L->f->inner_var[d - 1] = local;
+    }
+    L->grouped_name = NULL;
+    return 0;
+}
+
+/* The launch over every index of `of` (an array parameter, or
+ * tack.ndindex(...)), bound to I when I is given. */
+static int grouped_over(lowerer *L, const expr *t, const expr *it, const expr *of) {
     char path[256];
     if (of && of->kind == EX_CALL && classify(L, of->a, path, sizeof path).kind == CALLEE_NDINDEX)
         return grouped_extents(L, t, of);
@@ -1814,14 +1920,15 @@ static int lower_grouped_launch(lowerer *L, const stmt *loop) {
     int p = of && of->kind == EX_NAME ? param_index(L, of->name) : -1;
     int ndim = p >= 0 && p < 64 && L->in->row_ndim ? L->in->row_ndim[p] : 0;
     if (p < 0 || !ndim) {
-        ERR(L, it->line, it->col, "tack.grouped() takes one array argument of the kernel (an array "
-            "of scalars or vectors) or tack.ndindex(...) of 1 to 3 extents");
+        ERR(L, it->line, it->col, "a launch over every index (tack.grouped(x), 'for i in x') takes "
+            "one array argument of the kernel (an array of scalars or vectors) or "
+            "tack.ndindex(...) of 1 to 3 extents");
         return -1;
     }
     int n = ndim - (vec_width_of(L, p) ? 1 : 0);
     if (n < 1 || n > 3) {
-        ERR(L, it->line, it->col, "tack.grouped(%s): '%s' has %d dimensions; launches have 1 to 3",
-            it->items[0]->name, it->items[0]->name, n);
+        ERR(L, it->line, it->col, "a launch over every index of '%s': it has %d dimensions; "
+            "launches have 1 to 3", of->name, n);
         return -1;
     }
     ir_expr *stops[3];
@@ -1856,6 +1963,7 @@ static int lower_launch(lowerer *L, const stmt *loop) {
     if (L->failed) return -1;
     if (kind != CALLEE_NDINDEX && kind != CALLEE_RANGE && it->kind == EX_CALL && is_grouped_path(path))
         return lower_grouped_launch(L, loop);
+    if (it->kind == EX_NAME && param_index(L, it->name) >= 0) return lower_struct_for_launch(L, loop);
     if (kind != CALLEE_NDINDEX) {
         if (t->kind != EX_NAME) {
             ERR(L, t->line, t->col, "a range() launch takes one loop variable; use "

@@ -222,6 +222,10 @@ static uint64_t rows_in_body(const func_def *def, stmt *const *body, int n) {
     for (int i = 0; i < n; i++) {
         const stmt *s = body[i];
         for (int t = 0; t < s->ntargets; t++) m |= rows_in_expr(def, s->targets[t]);
+        /* `for i in x` as the launch (Taichi's struct-for): one index per
+         * dimension of x. */
+        int p = s->kind == ST_FOR ? param_root(def, s->value) : -1;
+        if (p >= 0 && s->value->kind == EX_NAME) m |= 1ull << p;
         m |= rows_in_expr(def, s->value) | rows_in_body(def, s->body, s->nbody) |
              rows_in_body(def, s->orelse, s->norelse);
     }

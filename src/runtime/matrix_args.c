@@ -103,10 +103,14 @@ static void scan_stmts(scan *s, stmt *const *b, int n) {
     for (int i = 0; i < n; i++) {
         const stmt *st = b[i];
         if (!st) continue;
+        /* for I in tack.grouped(x), and Taichi's struct-for `for I in x`:
+         * x's dimensions are all indices */
+        int iterated = st->kind == ST_FOR ? param_of(s, st->value) : -1;
+        if (iterated >= 0) s->k->max_shape[iterated] = 100;
         if (st->kind == ST_FOR && st->ntargets == 1 && st->targets[0]->kind == EX_NAME &&
-            st->value && st->value->kind == EX_CALL &&
+            st->value && (iterated >= 0 || (st->value->kind == EX_CALL &&
             (st->value->a->kind == EX_ATTR || st->value->a->kind == EX_NAME) &&
-            !strcmp(st->value->a->name, "grouped"))
+            !strcmp(st->value->a->name, "grouped"))))
             s->grouped = st->targets[0]->name;
         for (int t = 0; t < st->ntargets; t++) scan_expr(s, st->targets[t], 0);
         /* row = F[p], the name only ever indexed: a view, as before. */
