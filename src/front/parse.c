@@ -413,7 +413,13 @@ static expr *p_atom(parser *p) {
             advance(p);
             return e;
         }
-        if (is_kw(t, "None")) return perr(p, t, "None is not supported in kernels");
+        if (is_kw(t, "None")) {
+            /* x[None]: a Taichi 0-D field's only element */
+            int index = p->i > 0 && p->t[p->i - 1].kind == TOK_OP && !strcmp(p->t[p->i - 1].text, "[");
+            return perr(p, t, index ? "x[None] (Taichi's 0-D field) is not supported in kernels: "
+                                      "pass a 1-element array and use x[0]"
+                                    : "None is not supported in kernels");
+        }
         if (is_kw(t, "lambda")) return perr(p, t, "lambda expressions are not supported in kernels");
         if (is_kw(t, "yield")) return perr(p, t, "'yield' is not supported in kernels");
         if (is_kw(t, "await")) return perr(p, t, "'await' is not supported in kernels");

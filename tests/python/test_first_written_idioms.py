@@ -232,3 +232,11 @@ def bad_cast(x, out):
 def test_cast_needs_a_dtype(device):
     with pytest.raises(tack.CompileError, match="scalar dtype"):
         bad_cast(np.ones(2), np.zeros(2))
+
+
+def test_taichi_none_index_names_the_workaround():
+    with pytest.raises(tack.CompileError, match=r"x\[None\].*1-element array.*x\[0\]"):
+        @tack.kernel
+        def total_of(x, total):
+            for i in range(x.shape[0]):
+                total[None] += x[i]
