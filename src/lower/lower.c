@@ -185,7 +185,16 @@ static int module_path(lowerer *L, const expr *e, char *buf, size_t size) {
 typedef enum callee_kind { CALLEE_NONE, CALLEE_CAST, CALLEE_INTRINSIC, CALLEE_RANGE, CALLEE_NDINDEX,
                            CALLEE_ATOMIC, CALLEE_VECTOR, CALLEE_MATRIX,
                            CALLEE_LEN, CALLEE_CONST, CALLEE_WORKGROUP, CALLEE_SPECIAL,
-                           CALLEE_PRINT, CALLEE_VECFN, CALLEE_STATIC } callee_kind;
+                           CALLEE_PRINT, CALLEE_VECFN, CALLEE_STATIC, CALLEE_OPERATOR } callee_kind;
+
+/* Warp's operators as functions (wp.add(a, b), wp.mul(m, v), wp.neg(a),
+ * wp.bit_and(a, b), ...): the operator, "@" for mul where it is a matrix
+ * product, "rsqrt" for 1 / sqrt(x) (Taichi's ti.rsqrt too). */
+static const struct { const char *name, *op; int nargs; } operator_functions[] = {
+    {"add", "+", 2},      {"sub", "-", 2},      {"mul", "*", 2},    {"neg", "-", 1},
+    {"pos", "+", 1},      {"bit_and", "&", 2},  {"bit_or", "|", 2}, {"bit_xor", "^", 2},
+    {"lshift", "<<", 2},  {"rshift", ">>", 2},  {"invert", "~", 1}, {"rsqrt", "rsqrt", 1},
+    {NULL, NULL, 0}};
 typedef struct callee {
     callee_kind kind;
     int which;         /* WORKGROUP: WG_* */
@@ -226,6 +235,12 @@ static callee classify_path(const char *path) {
                 c.cast_to = cast_names[i].t;
                 return c;
             }
+    for (int i = 0; is_tack && operator_functions[i].name; i++)
+        if (!strcmp(leaf, operator_functions[i].name)) {
+            c.kind = CALLEE_OPERATOR;
+            c.which = i;
+            return c;
+        }
     if (is_tack && !strcmp(leaf, "cast")) {
         c.kind = CALLEE_CAST;
         c.cast_to = CAST_TO_SECOND;
@@ -799,6 +814,63 @@ int lower_callee_cast(lowerer *L, const expr *d, char *path, size_t size, callee
     return L->failed ? -1 : 0;
 }
 
+static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
+
+/* tack.add(a, b) and the other operator_functions: the expression the
+ * operator spells, lowered as written. */
+static ir_expr *lower_operator_call(lowerer *L, const expr *e, int which, const char *path) {
+    int want = operator_functions[which].nargs;
+    const char *op = operator_functions[which].op;
+    if (e->nitems != want || e->nkw) {
+        ERR(L, e->line, e->col, "%s() takes %d argument%s, got %d", path, want, want == 1 ? "" : "s",
+            e->nitems);
+        return NULL;
+    }
+    if (!strcmp(op, "*")) { /* a matrix times a vector or matrix is their product */
+        ir_expr *a = lower_expr(L, e->items[0]), *b = a ? lower_expr(L, e->items[1]) : NULL;
+        if (!a || !b) return NULL;
+        if (vec_is(a) && vec_is(b) && (a->dim || b->dim)) return mat_matmul(L, a, b, e);
+        return binop(L, OP_MUL, a, b, e);
+    }
+    expr *x = arena_alloc(&L->scratch, sizeof *x);
+    if (!x) {
+        oom(L);
+        return NULL;
+    }
+    memset(x, 0, sizeof *x);
+    x->line = e->line;
+    x->col = e->col;
+    if (!strcmp(op, "rsqrt")) { /* 1.0 / sqrt(x), sqrt from the module named */
+        expr *one = arena_alloc(&L->scratch, sizeof *one), *call = arena_alloc(&L->scratch, sizeof *call),
+             *fn = arena_alloc(&L->scratch, sizeof *fn);
+        if (e->a->kind != EX_ATTR) {
+            ERR(L, e->line, e->col, "rsqrt(x) is read as tack.rsqrt(x) only: write 1.0 / math.sqrt(x)");
+            return NULL;
+        }
+        if (!one || !call || !fn) {
+            oom(L);
+            return NULL;
+        }
+        *one = *x;
+        one->kind = EX_FLOAT;
+        one->fval = 1.0;
+        *fn = *e->a;
+        fn->name = "sqrt";
+        *call = *e;
+        call->a = fn;
+        x->kind = EX_BINOP;
+        x->op = "/";
+        x->a = one;
+        x->b = call;
+        return lower_expr(L, x);
+    }
+    x->kind = want == 1 ? EX_UNARY : EX_BINOP;
+    x->op = op;
+    x->a = e->items[0];
+    x->b = want == 2 ? e->items[1] : NULL;
+    return lower_expr(L, x);
+}
+
 /* Counts (count) or gathers (out) the leaves of nested list literals. */
 static int list_leaves(const expr *x, expr **out, int n) {
     if (x->kind != EX_TUPLE || !x->is_list) {
@@ -890,6 +962,7 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     switch (c.kind) {
     case CALLEE_WORKGROUP:
         return workgroup_value(L, c.which, e);
+    case CALLEE_OPERATOR: return lower_operator_call(L, e, c.which, path);
     case CALLEE_VECFN: {
         if (c.which == VB_VEC2 || c.which == VB_VEC3 || c.which == VB_VEC4 || c.which == VB_VECN)
             if (!(e = unlisted(L, e))) return NULL;

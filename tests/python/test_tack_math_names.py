@@ -47,3 +47,32 @@ def test_math_names_per_component(device):
     out = tack.zeros(9, dtype=tack.vec3d, device=device)
     per_component(tack.array(p, dtype=tack.vec3d, device=device), out)
     np.testing.assert_allclose(out.numpy(), np.sqrt(abs(p)) + np.floor(p * 0.5), rtol=1e-13)
+
+
+# Warp's operators as functions: wp.add, wp.sub, wp.mul (a matrix product
+# where a matrix meets a vector or matrix), wp.neg, bit operations; rsqrt.
+
+@tack.kernel
+def operators(x, y, m, v, out, mv, bits):
+    for i in range(x.shape[0]):
+        out[i] = tack.add(x[i], tack.mul(2.0, y[i])) - tack.sub(y[i], x[i]) + tack.neg(tack.rsqrt(y[i]))
+        mv[i] = tack.mul(m[i], v[i]) + tack.mul(v[i], 0.5) + tack.pos(v[i])
+        k = i + 5
+        bits[i] = tack.bit_and(k, 6) + tack.bit_or(k, 8) * 100 + tack.bit_xor(k, 3) * 10000 + \
+            tack.lshift(k, 2) * 1000000 + tack.rshift(k, 1) + tack.invert(k)
+
+
+def test_warp_operator_functions(device):
+    g = np.random.default_rng(7)
+    n = 6
+    x, y = g.random(n), g.random(n) + 0.5
+    m, v = g.random((n, 3, 3)), g.random((n, 3))
+    out, bits = np.zeros(n), np.zeros(n, np.int64)
+    mv = tack.zeros(n, dtype=tack.vec3d, device=device)
+    operators(x, y, tack.array(m, dtype=tack.mat33d, device=device),
+              tack.array(v, dtype=tack.vec3d, device=device), out, mv, bits)
+    np.testing.assert_allclose(out, x + 2 * y - (y - x) - 1 / np.sqrt(y), rtol=1e-13)
+    np.testing.assert_allclose(mv.numpy(), np.einsum("nij,nj->ni", m, v) + 1.5 * v, rtol=1e-13)
+    k = np.arange(n) + 5
+    want = (k & 6) + (k | 8) * 100 + (k ^ 3) * 10000 + (k << 2) * 1000000 + (k >> 1) + ~k
+    np.testing.assert_array_equal(bits, want)
