@@ -304,14 +304,14 @@ static ir_expr *searchsorted(lowerer *L, const expr *e) {
 static const char *const numpy_scalar_names[] = {
     "searchsorted", "clip", "sign", "square", "minimum", "maximum", "fmin", "fmax",
     "reciprocal", "negative", "positive", "signbit", "heaviside", "rint", "fix", "where",
-    "logaddexp", "logaddexp2", "sinc", NULL};
+    "logaddexp", "logaddexp2", "sinc", "round", "around", "true_divide", NULL};
 
 /* The scalar function's value; x's body runs each argument once. */
 static ir_expr *numpy_scalar(lowerer *L, const expr *e, const char *leaf) {
     ir_expr *args[3];
     int two = !strcmp(leaf, "minimum") || !strcmp(leaf, "maximum") || !strcmp(leaf, "fmin") ||
               !strcmp(leaf, "fmax") || !strcmp(leaf, "heaviside") || !strcmp(leaf, "logaddexp") ||
-              !strcmp(leaf, "logaddexp2");
+              !strcmp(leaf, "logaddexp2") || !strcmp(leaf, "true_divide");
     int three = !strcmp(leaf, "clip") || !strcmp(leaf, "where");
     char name[64];
     snprintf(name, sizeof name, "numpy.%s", leaf);
@@ -330,7 +330,10 @@ static ir_expr *numpy_scalar(lowerer *L, const expr *e, const char *leaf) {
         return x;
     }
     if (!strcmp(leaf, "positive")) return args[0];
-    if (!strcmp(leaf, "rint")) return fn(L, INTR_ROUND, args[0], NULL, e);
+    /* np.round(x) (decimals 0) rounds half to even, as np.rint */
+    if (!strcmp(leaf, "rint") || !strcmp(leaf, "round") || !strcmp(leaf, "around"))
+        return fn(L, INTR_ROUND, args[0], NULL, e);
+    if (!strcmp(leaf, "true_divide")) return lower_bin(L, OP_DIV, args[0], args[1], e);
     if (!strcmp(leaf, "fix")) return fn(L, INTR_TRUNC, args[0], NULL, e);
     if (!strcmp(leaf, "reciprocal")) return lower_bin(L, OP_DIV, fcon(L, 1.0, e), args[0], e);
     if (!strcmp(leaf, "signbit"))
@@ -395,7 +398,7 @@ int calls_numpy(lowerer *L, const expr *e, const char *path, ir_expr **out) {
         }
     ERR(L, e->line, e->col, "'%s' is a NumPy function kernels do not support (they support "
         "NumPy's math ufuncs, np.clip np.sign np.square np.minimum np.maximum np.fmin np.fmax "
-        "np.reciprocal np.negative np.signbit np.heaviside np.rint np.fix np.where np.logaddexp "
+        "np.reciprocal np.negative np.signbit np.heaviside np.rint np.round np.fix np.where np.logaddexp "
         "np.sinc np.searchsorted, and np.zeros np.empty np.ones np.full as local arrays)", path);
     return 1;
 }

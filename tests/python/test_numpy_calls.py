@@ -85,18 +85,21 @@ def scalar_funcs(x, y, out):
         out[i, 14] = np.negative(x[i])
         out[i, 15] = float(np.signbit(x[i]))
         out[i, 16] = complex(real=x[i], imag=y[i]).imag
+        out[i, 17] = np.round(x[i]) + np.around(-x[i]) * 10
+        out[i, 18] = np.true_divide(x[i], y[i])
 
 
 def test_scalar_numpy_functions_match_numpy(device):
     x = np.array([-2.5, -1.0, -0.5, 0.0, 0.3, 0.5, 1.5, 2.5, 3.7])
     y = np.array([1.0, -2.0, 0.25, 0.0, 2.0, -0.5, 1.5, 4.0, -3.0])
     y[3] = 0.75
-    out = np.zeros((x.size, 17))
+    out = np.zeros((x.size, 19))
     scalar_funcs(x, y, out)
     want = [np.clip(x, -1, 1), np.clip(x, -0.5, 0.5), np.sign(x), np.floor(x), np.square(x),
             np.minimum(x, y), np.maximum(x, y), np.heaviside(x, 0.5), np.where(x > y, x, y),
             np.logaddexp(x, y), np.sinc(x), np.rint(x), np.fix(x), np.reciprocal(y),
-            np.negative(x), np.signbit(x).astype(float), y]
+            np.negative(x), np.signbit(x).astype(float), y, np.round(x) + np.around(-x) * 10,
+            np.true_divide(x, y)]
     np.testing.assert_allclose(out, np.stack(want, 1), rtol=1e-12, atol=1e-15)
 
 
