@@ -16,7 +16,10 @@
  *   np.reciprocal np.negative np.positive np.signbit np.heaviside np.rint
  *   np.fix np.where np.logaddexp np.sinc
  *                      scalar functions, lowered to selects and
- *                      intrinsics; any other numpy.X is refused by name. */
+ *                      intrinsics
+ *   np.sum np.prod np.max np.min np.amax np.amin np.dot
+ *                      of local arrays (array_reductions.c); any other
+ *                      numpy.X is refused by name. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -393,10 +396,23 @@ int calls_numpy(lowerer *L, const expr *e, const char *path, ir_expr **out) {
             *out = !strcmp(leaf, "searchsorted") ? searchsorted(L, e) : numpy_scalar(L, e, leaf);
             return 1;
         }
+    int which = array_reduction_name(leaf);
+    if (which >= 0) { /* np.sum(a) of a local array (array_reductions.c) */
+        char what[80];
+        snprintf(what, sizeof what, "np.%s()", leaf);
+        if (e->nkw || e->nitems < 1 || e->nitems > 2) {
+            ERR(L, e->line, e->col, "%s takes %s in kernels (no axis or other keywords)", what,
+                !strcmp(leaf, "dot") ? "two local arrays" : "one local array");
+            return 1;
+        }
+        *out = array_reduce(L, which, e->items[0], e->nitems > 1 ? e->items[1] : NULL, what, e);
+        return 1;
+    }
     ERR(L, e->line, e->col, "'%s' is a NumPy function kernels do not support (they support "
         "NumPy's math ufuncs, np.clip np.sign np.square np.minimum np.maximum np.fmin np.fmax "
         "np.reciprocal np.negative np.signbit np.heaviside np.rint np.fix np.where np.logaddexp "
-        "np.sinc np.searchsorted, and np.zeros np.empty np.ones np.full as local arrays)", path);
+        "np.sinc np.searchsorted, np.sum np.prod np.max np.min np.dot of local arrays, and np.zeros "
+        "np.empty np.ones np.full as local arrays)", path);
     return 1;
 }
 

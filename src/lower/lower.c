@@ -806,7 +806,17 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         return cx_conj(L, lower_expr(L, e->a->a), e);
     if (e->a->kind == EX_ATTR && e->a->a->kind == EX_NAME && is_bound(L, e->a->a->name) &&
         scratch_of(L, e->a->a) >= 0) {
-        /* a.sum() of a local array: say so, not "name 'a' is not defined" */
+        int which = array_reduction_name(e->a->name);
+        if (which >= 0 && strcmp(e->a->name, "amax") && strcmp(e->a->name, "amin") && !e->nkw) {
+            char what[80];
+            snprintf(what, sizeof what, "%s.%s()", e->a->a->name, e->a->name);
+            if (e->nitems > 1) {
+                ERR(L, e->line, e->col, "%s takes at most one argument in kernels", what);
+                return NULL;
+            }
+            return array_reduce(L, which, e->a->a, e->nitems ? e->items[0] : NULL, what, e);
+        }
+        /* a.mean() of a local array: say so, not "name 'a' is not defined" */
         ERR(L, e->line, e->col, "'%s' is a local array: its method %s() is not available in "
             "kernels; write the loop over its elements (for j in range(len(%s)): ...)",
             e->a->a->name, e->a->name, e->a->a->name);
