@@ -57,6 +57,7 @@ from test_kernel_return_values import centre as returned_centre, mat_affine as r
 from test_issue27_rest import (big_det, big_inv, int_vec_exprs, wide_into_array,
                                _row_kernel as row_to_function_kernel)
 from test_issue27_heldout import cmath_inverse, glsl_funcs, spatial_ops, taichi_fractal
+from test_issue27_numba_warp import choose as warp_where_select, reduce_locals, reduce_list
 
 
 def _cases():
@@ -239,6 +240,12 @@ def _cases():
     out.append(("glsl_functions", glsl_funcs, (v3(), v3(), v3(), z(4, np.float32), z(4, np.float32)),
                 False))
     out.append(("taichi_complex_vec2", taichi_fractal, (v2(4), v2(4), v2(4), v2(4)), False))
+    # Issue 27, Warp's and Numba's words: where/select, reductions of local arrays.
+    out.append(("warp_where_select", warp_where_select, (z(4, np.float32), z((4, 4), np.float32),
+                                                          v3()), False))
+    out.append(("local_reductions_f32", reduce_locals, (z(4, np.float32), z((4, 8), np.float32)),
+                False))
+    out.append(("local_reductions_list", reduce_list, (z(4), z(4)), False))
     return out
 
 
