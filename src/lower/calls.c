@@ -490,7 +490,7 @@ int calls_local_array(lowerer *L, ir_block *b, const stmt *s) {
         /* integer literals make i64, anything else the kernel's float type:
          * the rule of tuples held in names */
         int ints = x->kind == IR_CONST && !ir_type_is_float(x->type) && x->type != IRT_WEAK_FLOAT;
-        if (scratch_declare(L, b, &decl, 0, ints ? TACK_I64 : IRT_WEAK_FLOAT)) return -1;
+        if (scratch_declare(L, b, &decl, 0, ints ? TACK_I64 : IRT_WEAK_FLOAT, 0)) return -1;
         return fill(L, b, bound_scratch(L, t), x, &(expr){.line = s->line, .col = s->col});
     }
     if (v->kind != EX_CALL || v->a->kind != EX_ATTR) return 1;
@@ -518,12 +518,25 @@ int calls_local_array(lowerer *L, ir_block *b, const stmt *s) {
     if (full && call->nitems < 3)
         dtype = value->kind == IR_CONST && !ir_type_is_float(value->type) && value->type != IRT_WEAK_FLOAT
                     ? TACK_I64 : value->kind == IR_CONST ? TACK_F64 : IRT_WEAK_FLOAT;
-    if (call->nitems == nd && dtype_of(L, call->items[nd - 1], &dtype)) return -1;
+    int cplx = 0;
+    if (call->nitems == nd) { /* dtype=np.complex128: a complex array (scratch.c) */
+        char dpath[256];
+        const expr *d = call->items[nd - 1];
+        cplx = !lower_callee_path(L, d, dpath, sizeof dpath) && cx_dtype_named(dpath) >= 0;
+        if (L->failed) return -1;
+        if (cplx && (full || ones)) {
+            ERR(L, d->line, d->col, "%s() of complex numbers is not available in kernels; make "
+                "it with np.zeros(shape, dtype=...) and store the values", path);
+            return -1;
+        }
+        if (cplx) dtype = cx_dtype_named(dpath);
+        else if (dtype_of(L, d, &dtype)) return -1;
+    }
     expr decl_call = *call;
     decl_call.nitems = 1;
     stmt decl = *s;
     decl.value = &decl_call;
-    if (scratch_declare(L, b, &decl, 0, dtype)) return -1;
+    if (scratch_declare(L, b, &decl, 0, dtype, cplx)) return -1;
     if (!full && !ones) return 0; /* np.empty is zeroed too: nothing is left unset */
     if (ones) value = icon(L, 1, v);
     return fill(L, b, bound_scratch(L, t), value, &(expr){.line = s->line, .col = s->col});

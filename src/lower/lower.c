@@ -1416,16 +1416,19 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
             ir_type dtype = TACK_F32;
             if (s->value->nitems == 2) {
                 callee d = classify(L, s->value->items[1], path, sizeof path);
+                if (L->failed) return -1;
+                if (d.kind == CALLEE_NONE && cx_dtype_named(path) >= 0) /* complex (scratch.c) */
+                    return scratch_declare(L, b, s, c.which == WG_SHARED, cx_dtype_named(path), 1);
                 if (d.kind != CALLEE_CAST || d.cast_to == TACK_F16 || d.cast_to == TACK_BOOL) {
                     if (!L->failed)
                         ERR(L, s->value->items[1]->line, s->value->items[1]->col,
                             "the dtype of an array of the kernel's own is a numeric scalar "
-                            "dtype such as tack.f32 or tack.i32");
+                            "dtype such as tack.f32 or tack.i32, or tack.complex64/complex128");
                     return -1;
                 }
                 dtype = d.cast_to;
             }
-            return scratch_declare(L, b, s, c.which == WG_SHARED, dtype);
+            return scratch_declare(L, b, s, c.which == WG_SHARED, dtype, 0);
         }
     }
     for (int t = 0; t < s->ntargets; t++)

@@ -351,7 +351,10 @@ int update_atomic_form(lowerer *L, ir_stmt *choice, const stmt *s, ir_op op);
 int lower_resolve_updates(lowerer *L);
 /* scratch.c: `a = tack.local(shape, dtype)` / `tack.shared(...)` (s is
  * the assignment; dtype already classified), and uses of such a name. */
-int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype);
+int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype, int cplx);
+/* The part type (TACK_F32 or TACK_F64) of the complex dtype `path` names
+ * (tack.complex64, numpy.complex128, complex, ...), or -1. */
+ir_type cx_dtype_named(const char *path);
 /* Its scratch index, or -1; a name bound outside to a table of numbers
  * (TACK_NAME_TABLE) is the scratch array holding it. */
 int scratch_of(lowerer *L, const expr *arr);

@@ -57,7 +57,8 @@ from test_kernel_return_values import centre as returned_centre, mat_affine as r
 from test_issue27_rest import (big_det, big_inv, int_vec_exprs, wide_into_array,
                                _row_kernel as row_to_function_kernel)
 from test_issue27_heldout import cmath_inverse, glsl_funcs, spatial_ops, taichi_fractal
-from test_issue27_numba_warp import choose as warp_where_select, reduce_locals, reduce_list
+from test_issue27_numba_warp import (choose as warp_where_select, local_complex_updates, local_dft,
+                                     reduce_locals, reduce_list)
 
 
 def _cases():
@@ -246,6 +247,10 @@ def _cases():
     out.append(("local_reductions_f32", reduce_locals, (z(4, np.float32), z((4, 8), np.float32)),
                 False))
     out.append(("local_reductions_list", reduce_list, (z(4), z(4)), False))
+    out.append(("local_complex_dft_f64", local_dft, (z((4, 8), np.complex64),
+                                                     z((4, 8), np.complex128)), False))
+    out.append(("local_complex_updates_f64", local_complex_updates,
+                (z(4), z((4, 2, 3), np.complex128), z((4, 2))), False))
     return out
 
 

@@ -2,6 +2,9 @@
 Warp's older tack.select (value_if_false first) on scalars, vectors and
 complex numbers; NumPy's reductions of 1-D local arrays (np.sum a.sum()
 np.prod np.max np.min np.dot) as Numba users write them; on every device."""
+import cmath
+import math
+
 import numpy as np
 import pytest
 
@@ -162,3 +165,82 @@ def test_reduction_refusals_name_the_line():
         err = _compile_error(k, x, out)
         assert words in str(err)
         assert err.lineno is not None and ("sum" in str(err) or "dot" in str(err))
+
+
+# ---- complex local arrays ----
+
+@tack.kernel
+def local_dft(x, out):
+    for i in range(x.shape[0]):
+        a = tack.local((8,), tack.complex64)
+        f = np.zeros(8, dtype=np.complex128)
+        for j in range(8):
+            a[j] = x[i, j]
+        for k in range(8):
+            s = 0j
+            for j in range(len(a)):
+                s += a[j] * cmath.exp(-2j * math.pi * j * k / 8)
+            f[k] = s
+        for k in range(f.shape[0]):
+            out[i, k] = f[k]
+
+
+def test_complex_local_arrays_hold_a_dft(device):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((5, 8)) + 1j * rng.standard_normal((5, 8))).astype(np.complex64)
+    out = np.zeros((5, 8), np.complex128)
+    local_dft(x, out)
+    np.testing.assert_allclose(out, np.fft.fft(x.astype(np.complex128), axis=1), atol=1e-5)
+
+
+@tack.kernel
+def local_complex_updates(x, out, parts):
+    for i in range(x.shape[0]):
+        m = tack.local((2, 3), tack.complex128)
+        for r in range(2):
+            for c in range(3):
+                m[r, c] = complex(x[i] * r, c)
+        m[1, 2] += 1j * x[i]
+        m[0, 1] *= 2.0
+        m[0, 0] = 1.5          # a real value: zero imaginary part
+        m[1, 0] -= m[0, 1].conjugate()
+        for r in range(2):
+            for c in range(3):
+                out[i, r, c] = m[r, c]
+        parts[i, 0] = m[1, 2].real
+        parts[i, 1] = m[1, 2].imag
+
+
+def test_complex_local_arrays_2d_with_updates(device):
+    x = np.linspace(-1.0, 1.0, 5)
+    out = np.zeros((5, 2, 3), np.complex128)
+    parts = np.zeros((5, 2))
+    local_complex_updates(x, out, parts)
+    m = (x[:, None, None] * np.arange(2)[None, :, None] + 1j * np.arange(3)[None, None, :])
+    m = m.astype(np.complex128)
+    m[:, 1, 2] += 1j * x
+    m[:, 0, 1] *= 2.0
+    m[:, 0, 0] = 1.5
+    m[:, 1, 0] -= np.conj(m[:, 0, 1])
+    np.testing.assert_allclose(out, m, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(parts, np.stack([m[:, 1, 2].real, m[:, 1, 2].imag], 1), rtol=1e-12)
+
+
+def test_complex_local_array_refusals_name_the_line():
+    @tack.kernel
+    def ones(x):
+        for i in range(x.shape[0]):
+            a = np.ones(3, dtype=np.complex64)
+            x[i] = a[0].real
+
+    @tack.kernel
+    def vector_in(x):
+        for i in range(x.shape[0]):
+            a = tack.local((3,), tack.complex64)
+            a[0] = tack.vec2f(1.0, 2.0)
+            x[i] = a[0].real
+
+    x = np.zeros(2, np.float32)
+    for k, words in ((ones, "of complex numbers is not available"), (vector_in, "holds complex")):
+        err = _compile_error(k, x)
+        assert words in str(err) and err.lineno is not None
