@@ -436,6 +436,13 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         if (use_param(L, p, ROLE_SCALAR, e->line, e->col)) return NULL;
         ir_expr *x = new_expr(L, IR_PARAM, e);
         if (x) x->index = p;
+        if (x && p < TACK_MAX_PARAMS && L->cx_imag[p]) { /* a complex argument: two parts */
+            int im = L->cx_imag[p] - 1;
+            ir_expr *y = new_expr(L, IR_PARAM, e);
+            if (!y || use_param(L, im, ROLE_SCALAR, e->line, e->col)) return NULL;
+            y->index = im;
+            return cx_make(L, x, y, e);
+        }
         return x;
     }
     const binding *vb = scope_find(L->sc, e->name);

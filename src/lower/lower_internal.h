@@ -124,6 +124,9 @@ typedef struct lowerer {
     /* Scratch arrays made from a list of vectors (views.c): a row read
      * with one index fewer is a vector, as a module-level table's is. */
     unsigned char vector_rows[IR_MAX_SCRATCH];
+    /* A complex scalar parameter's imaginary part: the hidden parameter
+     * (plus one; 0 for none) that template_params added for it. */
+    int cx_imag[TACK_MAX_PARAMS];
     /* Local arrays of complex numbers (scratch.c): a last hidden dimension
      * of 2 holds each element's real and imaginary parts. */
     unsigned char complex_rows[IR_MAX_SCRATCH];

@@ -57,8 +57,8 @@ from test_kernel_return_values import centre as returned_centre, mat_affine as r
 from test_issue27_rest import (big_det, big_inv, int_vec_exprs, wide_into_array,
                                _row_kernel as row_to_function_kernel)
 from test_issue27_heldout import cmath_inverse, glsl_funcs, spatial_ops, taichi_fractal
-from test_issue27_numba_warp import (choose as warp_where_select, local_complex_updates, local_dft,
-                                     reduce_locals, reduce_list)
+from test_issue27_numba_warp import (choose as warp_where_select, complex_scalar_args,
+                                     local_complex_updates, local_dft, reduce_locals, reduce_list)
 
 
 def _cases():
@@ -251,6 +251,11 @@ def _cases():
                                                      z((4, 8), np.complex128)), False))
     out.append(("local_complex_updates_f64", local_complex_updates,
                 (z(4), z((4, 2, 3), np.complex128), z((4, 2))), False))
+    out.append(("complex_scalar_args_c64", complex_scalar_args,
+                (z(4, np.float32), z(4, np.complex64), np.complex64(1 - 2j), np.complex64(0.5j)),
+                False))
+    out.append(("complex_scalar_args_f64", complex_scalar_args,
+                (z(4), z(4, np.complex128), 1 - 2j, 0.5j), False))
     return out
 
 

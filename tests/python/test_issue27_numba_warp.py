@@ -244,3 +244,80 @@ def test_complex_local_array_refusals_name_the_line():
     for k, words in ((ones, "of complex numbers is not available"), (vector_in, "holds complex")):
         err = _compile_error(k, x)
         assert words in str(err) and err.lineno is not None
+
+
+# ---- complex scalar arguments ----
+
+@tack.func
+def _rotate(z, w):
+    return z * w
+
+
+@tack.kernel
+def complex_scalar_args(x, out, z, w):
+    for i in range(x.shape[0]):
+        out[i] = _rotate(z, x[i]) + w.conjugate() * 1j + abs(z)
+
+
+@pytest.mark.parametrize("zt", [complex, np.complex64, np.complex128])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_complex_scalar_arguments_follow_numpy(device, zt, dt):
+    x = np.linspace(-1.0, 1.0, 7).astype(dt)
+    z, w = zt(0.3 - 1.25j), zt(-2.0 + 0.5j)
+    # NumPy's result dtype: complex64 only with complex64 scalars and f32 arrays
+    want = x * z + np.conj(w) * 1j + abs(z)
+    rdt = np.result_type(x.dtype, np.complex64 if zt is np.complex64 else np.complex128)
+    out = np.zeros(7, rdt)
+    complex_scalar_args(x, out, z, w)
+    tol = 1e-6 if rdt == np.complex64 or dt == np.float32 else 1e-14
+    np.testing.assert_allclose(out, want.astype(rdt), rtol=tol, atol=tol)
+
+
+def test_complex_scalar_precision_is_in_the_variant_key():
+    @tack.kernel
+    def scale(x, out, z):
+        for i in range(x.shape[0]):
+            out[i] = x[i] * z
+
+    x = np.full(3, 1.0 / 3.0, np.float32)
+    o64 = np.zeros(3, np.complex64)
+    o128 = np.zeros(3, np.complex128)
+    z = 1.0 / 3.0 + 0.1j
+    scale(x, o64, np.complex64(z))
+    scale(x, o128, z)  # Python's complex is complex128: a variant of its own
+    np.testing.assert_array_equal(o64, x * np.complex64(z))
+    np.testing.assert_allclose(o128, x.astype(np.float64) * z, rtol=1e-7)
+    types = sorted(v.param_sig[2][0] for v in scale.variants())
+    assert types == ["complex128", "complex64"]
+    # reusing the compiled variants gives what a fresh compile gives
+    scale(x, o64, np.complex64(2.0 - 1.0j))
+    np.testing.assert_array_equal(o64, x * np.complex64(2.0 - 1.0j))
+
+
+def test_complex_scalar_argument_in_debug_mode():
+    @tack.kernel
+    def shift(x, out, z):
+        for i in range(x.shape[0]):
+            out[i] = x[i] + z
+
+    tack.set_debug(True)
+    try:
+        x = np.arange(4.0)
+        out = np.zeros(4, np.complex128)
+        shift(x, out, 1.5 + 2j)
+    finally:
+        tack.set_debug(False)
+    np.testing.assert_array_equal(out, x + (1.5 + 2j))
+
+
+def test_complex_scalar_of_an_unsupported_precision_is_named():
+    if not hasattr(np, "clongdouble") or np.dtype(np.clongdouble).itemsize <= 16:
+        pytest.skip("no extended-precision complex here")
+
+    @tack.kernel
+    def use(x, z):
+        for i in range(x.shape[0]):
+            x[i] = z.real
+
+    with pytest.raises(TypeError, match="'z'.*not supported"):
+        use(np.zeros(2), np.clongdouble(1 + 1j))
