@@ -9,7 +9,7 @@
  * tuple.  Each is an IR_INLINE block holding a loop over the elements; its
  * value is the accumulator, which starts from element 0 so that it has the
  * element type (NumPy's max of an empty array is an error; local arrays
- * have at least one element).  Lengths are compile-time constants, so a
+ * have at least one element); max and min propagate NaN, as NumPy's do.  Lengths are compile-time constants, so a
  * dot of two lengths is a CompileError at the line. */
 #include <string.h>
 
@@ -38,29 +38,27 @@ static ir_expr *element(lowerer *L, int id, int j, const expr *at) {
     return idx[0] ? scratch_load_at(L, id, idx, 1, at) : NULL;
 }
 
-static ir_expr *intrinsic(lowerer *L, ir_intrinsic fn, ir_expr *a, ir_expr *b, const expr *at) {
-    ir_expr *x = ir_expr_new(L->f, IR_CALL, at->line, at->col);
-    ir_expr **args = arena_alloc(&L->f->mem, 2 * sizeof *args);
-    if (!x || !args) {
-        lower_oom(L);
-        return NULL;
+/* acc (op) local t.  NumPy's max and min propagate NaN: t replaces acc
+ * where t is NaN (t != t) or beyond it, so a NaN acc stays (for integers
+ * t != t folds away). */
+static ir_expr *combine(lowerer *L, int which, int acc, int t, const expr *at) {
+    ir_expr *a = lower_read_local(L, acc, at), *x = lower_read_local(L, t, at);
+    if (which == AR_MAX || which == AR_MIN) {
+        ir_expr *nan = lower_bin(L, OP_NE, x, lower_read_local(L, t, at), at);
+        ir_expr *beyond = lower_bin(L, which == AR_MAX ? OP_GT : OP_LT, lower_read_local(L, t, at),
+                                    a, at);
+        ir_expr *either = ir_expr_new(L->f, IR_ANDOR, at->line, at->col);
+        if (!either) {
+            lower_oom(L);
+            return NULL;
+        }
+        either->op = OP_OR;
+        either->a = nan;
+        either->b = beyond;
+        if (!nan || !beyond) return NULL;
+        return lower_sel(L, either, lower_read_local(L, t, at), lower_read_local(L, acc, at), at);
     }
-    args[0] = a;
-    args[1] = b;
-    x->fn = fn;
-    x->args = args;
-    x->nargs = 2;
-    return a && b ? x : NULL;
-}
-
-/* acc (op) term */
-static ir_expr *combine(lowerer *L, int which, ir_expr *acc, ir_expr *term, const expr *at) {
-    switch (which) {
-    case AR_PROD: return lower_bin(L, OP_MUL, acc, term, at);
-    case AR_MAX: return intrinsic(L, INTR_MAX, acc, term, at);
-    case AR_MIN: return intrinsic(L, INTR_MIN, acc, term, at);
-    default: return lower_bin(L, OP_ADD, acc, term, at);
-    }
+    return lower_bin(L, which == AR_PROD ? OP_MUL : OP_ADD, a, x, at);
 }
 
 /* The term for element j: a[j], or a[j] * b[j] for a dot. */
@@ -129,8 +127,10 @@ ir_expr *array_reduce(lowerer *L, int which, const expr *first, const expr *seco
         lower_oom(L);
         return NULL;
     }
-    ir_expr *next = combine(L, which, lower_read_local(L, acc, at), term(L, which, a, b, j, at), at);
-    if (lower_set_local(L, &loop->body, acc, next, at)) return NULL;
+    int t = lower_temp(L, "t");
+    if (t < 0 || lower_set_local(L, &loop->body, t, term(L, which, a, b, j, at), at) ||
+        lower_set_local(L, &loop->body, acc, combine(L, which, acc, t, at), at))
+        return NULL;
     if (ir_block_push(L->f, body, loop)) {
         lower_oom(L);
         return NULL;

@@ -321,3 +321,22 @@ def test_complex_scalar_of_an_unsupported_precision_is_named():
 
     with pytest.raises(TypeError, match="'z'.*not supported"):
         use(np.zeros(2), np.clongdouble(1 + 1j))
+
+
+@tack.kernel
+def nan_extremes(x, out):
+    for i in range(x.shape[0]):
+        a = np.zeros(3)
+        a[0] = 1.0
+        a[1] = x[i]
+        a[2] = -2.0
+        out[i, 0] = np.max(a)
+        out[i, 1] = a.min()
+
+
+def test_max_and_min_of_local_arrays_propagate_nan_as_numpy(device):
+    x = np.array([np.nan, 5.0, -7.0, 0.0])
+    out = np.zeros((4, 2))
+    nan_extremes(x, out)
+    a = np.stack([np.ones(4), x, np.full(4, -2.0)], 1)
+    np.testing.assert_array_equal(out, np.stack([np.max(a, 1), np.min(a, 1)], 1))
