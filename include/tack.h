@@ -301,7 +301,10 @@ typedef enum tack_arg_kind {
     TACK_ARG_UINT,  /* an unsigned value (u64 when past INT64_MAX) */
     TACK_ARG_FLOAT, /* f32, or f64 when any array argument is f64 */
     TACK_ARG_BOOL,
-    TACK_ARG_STRUCT /* an instance of a template class: see tack_struct */
+    TACK_ARG_STRUCT, /* an instance of a template class: see tack_struct */
+    TACK_ARG_COMPLEX /* a complex number: dtype TACK_F32 (complex64) or TACK_F64
+                        (complex128) for its parts, f the real part, imag the
+                        imaginary part; its precision is in the variant key */
 } tack_arg_kind;
 
 typedef struct tack_struct tack_struct;
@@ -373,7 +376,8 @@ typedef struct tack_arg {
                                        dimension (see "strided arrays" below) */
     int64_t i;               /* INT, BOOL */
     uint64_t u;              /* UINT */
-    double f;                /* FLOAT */
+    double f;                /* FLOAT; COMPLEX: the real part */
+    double imag;             /* COMPLEX: the imaginary part */
     const tack_struct *tmpl; /* STRUCT */
 } tack_arg;
 
@@ -443,6 +447,9 @@ tack_arg tack_arg_int(int64_t v);
 tack_arg tack_arg_uint(uint64_t v);
 tack_arg tack_arg_float(double v);
 tack_arg tack_arg_bool(int v);
+/* A complex scalar: part TACK_F32 (NumPy's complex64) or TACK_F64
+ * (complex128, Python's complex). */
+tack_arg tack_arg_complex(double re, double im, tack_dtype part);
 
 /* Compiles on a miss, then runs the kernel.  The caller's thread runs a
  * share of the parallel loop and returns when all of it is done.  A launch

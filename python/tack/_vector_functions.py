@@ -6,7 +6,7 @@ import numpy as _np
 _NAMES = ("cross", "length", "length_sq", "normalize", "dot", "ddot", "trace", "diag",
           "get_diag", "skew", "transpose", "sign", "clamp", "lerp", "smoothstep", "step",
           "min", "max", "abs", "cw_mul", "cw_div", "matrix_from_rows", "matrix_from_cols",
-          "argmin", "argmax", "vec2", "vec3", "vec4", "sum")
+          "argmin", "argmax", "vec2", "vec3", "vec4", "sum", "where", "select")
 
 
 def cross(a, b):
@@ -178,3 +178,13 @@ vec2, vec3, vec4 = _generic(2), _generic(3), _generic(4)
 def sum(v):
     """The sum of a vector's (a matrix's) components."""
     return _np.sum(v)
+
+
+def where(cond, value_if_true, value_if_false):
+    """value_if_true where cond holds, else value_if_false (Warp's wp.where; NumPy's np.where)."""
+    return _np.where(cond, value_if_true, value_if_false)
+
+
+def select(cond, value_if_false, value_if_true):
+    """Warp's older wp.select: value_if_FALSE comes first (tack.where is the other order)."""
+    return _np.where(cond, value_if_true, value_if_false)

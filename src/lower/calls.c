@@ -16,7 +16,10 @@
  *   np.reciprocal np.negative np.positive np.signbit np.heaviside np.rint
  *   np.fix np.where np.logaddexp np.sinc
  *                      scalar functions, lowered to selects and
- *                      intrinsics; any other numpy.X is refused by name. */
+ *                      intrinsics
+ *   np.sum np.prod np.max np.min np.amax np.amin np.dot
+ *                      of local arrays (array_reductions.c); any other
+ *                      numpy.X is refused by name. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -396,10 +399,23 @@ int calls_numpy(lowerer *L, const expr *e, const char *path, ir_expr **out) {
             *out = !strcmp(leaf, "searchsorted") ? searchsorted(L, e) : numpy_scalar(L, e, leaf);
             return 1;
         }
+    int which = array_reduction_name(leaf);
+    if (which >= 0) { /* np.sum(a) of a local array (array_reductions.c) */
+        char what[80];
+        snprintf(what, sizeof what, "np.%s()", leaf);
+        if (e->nkw || e->nitems < 1 || e->nitems > 2) {
+            ERR(L, e->line, e->col, "%s takes %s in kernels (no axis or other keywords)", what,
+                !strcmp(leaf, "dot") ? "two local arrays" : "one local array");
+            return 1;
+        }
+        *out = array_reduce(L, which, e->items[0], e->nitems > 1 ? e->items[1] : NULL, what, e);
+        return 1;
+    }
     ERR(L, e->line, e->col, "'%s' is a NumPy function kernels do not support (they support "
         "NumPy's math ufuncs, np.clip np.sign np.square np.minimum np.maximum np.fmin np.fmax "
         "np.reciprocal np.negative np.signbit np.heaviside np.rint np.round np.fix np.where np.logaddexp "
-        "np.sinc np.searchsorted, and np.zeros np.empty np.ones np.full as local arrays)", path);
+        "np.sinc np.searchsorted, np.sum np.prod np.max np.min np.dot of local arrays, and np.zeros "
+        "np.empty np.ones np.full as local arrays)", path);
     return 1;
 }
 
@@ -477,7 +493,7 @@ int calls_local_array(lowerer *L, ir_block *b, const stmt *s) {
         /* integer literals make i64, anything else the kernel's float type:
          * the rule of tuples held in names */
         int ints = x->kind == IR_CONST && !ir_type_is_float(x->type) && x->type != IRT_WEAK_FLOAT;
-        if (scratch_declare(L, b, &decl, 0, ints ? TACK_I64 : IRT_WEAK_FLOAT)) return -1;
+        if (scratch_declare(L, b, &decl, 0, ints ? TACK_I64 : IRT_WEAK_FLOAT, 0)) return -1;
         return fill(L, b, bound_scratch(L, t), x, &(expr){.line = s->line, .col = s->col});
     }
     if (v->kind != EX_CALL || v->a->kind != EX_ATTR) return 1;
@@ -505,12 +521,25 @@ int calls_local_array(lowerer *L, ir_block *b, const stmt *s) {
     if (full && call->nitems < 3)
         dtype = value->kind == IR_CONST && !ir_type_is_float(value->type) && value->type != IRT_WEAK_FLOAT
                     ? TACK_I64 : value->kind == IR_CONST ? TACK_F64 : IRT_WEAK_FLOAT;
-    if (call->nitems == nd && dtype_of(L, call->items[nd - 1], &dtype)) return -1;
+    int cplx = 0;
+    if (call->nitems == nd) { /* dtype=np.complex128: a complex array (scratch.c) */
+        char dpath[256];
+        const expr *d = call->items[nd - 1];
+        cplx = !lower_callee_path(L, d, dpath, sizeof dpath) && cx_dtype_named(dpath) >= 0;
+        if (L->failed) return -1;
+        if (cplx && (full || ones)) {
+            ERR(L, d->line, d->col, "%s() of complex numbers is not available in kernels; make "
+                "it with np.zeros(shape, dtype=...) and store the values", path);
+            return -1;
+        }
+        if (cplx) dtype = cx_dtype_named(dpath);
+        else if (dtype_of(L, d, &dtype)) return -1;
+    }
     expr decl_call = *call;
     decl_call.nitems = 1;
     stmt decl = *s;
     decl.value = &decl_call;
-    if (scratch_declare(L, b, &decl, 0, dtype)) return -1;
+    if (scratch_declare(L, b, &decl, 0, dtype, cplx)) return -1;
     if (!full && !ones) return 0; /* np.empty is zeroed too: nothing is left unset */
     if (ones) value = icon(L, 1, v);
     return fill(L, b, bound_scratch(L, t), value, &(expr){.line = s->line, .col = s->col});

@@ -377,6 +377,18 @@ static ir_expr *one_arg(lowerer *L, const expr *e, const char *name) {
 
 /* cmath.<leaf>(...), numpy's complex functions: 1 and *out when `path`
  * names one, else 0. */
+ir_type cx_dtype_named(const char *path) {
+    static const struct { const char *path; ir_type part; } names[] = {
+        {"tack.complex64", TACK_F32},    {"numpy.complex64", TACK_F32},
+        {"numpy.csingle", TACK_F32},     {"tack.complex128", TACK_F64},
+        {"numpy.complex128", TACK_F64},  {"numpy.cdouble", TACK_F64},
+        {"numpy.complex_", TACK_F64},    {"complex", TACK_F64},
+        {NULL, 0}};
+    for (int i = 0; names[i].path; i++)
+        if (!strcmp(path, names[i].path)) return names[i].part;
+    return -1;
+}
+
 int cx_call(lowerer *L, const expr *e, const char *path, ir_expr **out) {
     *out = NULL;
     const char *leaf = strrchr(path, '.');

@@ -472,6 +472,13 @@ static ir_expr *lower_name(lowerer *L, const expr *e) {
         if (use_param(L, p, ROLE_SCALAR, e->line, e->col)) return NULL;
         ir_expr *x = new_expr(L, IR_PARAM, e);
         if (x) x->index = p;
+        if (x && p < TACK_MAX_PARAMS && L->cx_imag[p]) { /* a complex argument: two parts */
+            int im = L->cx_imag[p] - 1;
+            ir_expr *y = new_expr(L, IR_PARAM, e);
+            if (!y || use_param(L, im, ROLE_SCALAR, e->line, e->col)) return NULL;
+            y->index = im;
+            return cx_make(L, x, y, e);
+        }
         return x;
     }
     const binding *vb = scope_find(L->sc, e->name);
@@ -936,7 +943,17 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
         return cx_conj(L, lower_expr(L, e->a->a), e);
     if (e->a->kind == EX_ATTR && e->a->a->kind == EX_NAME && is_bound(L, e->a->a->name) &&
         scratch_of(L, e->a->a) >= 0) {
-        /* a.sum() of a local array: say so, not "name 'a' is not defined" */
+        int which = array_reduction_name(e->a->name);
+        if (which >= 0 && strcmp(e->a->name, "amax") && strcmp(e->a->name, "amin") && !e->nkw) {
+            char what[80];
+            snprintf(what, sizeof what, "%s.%s()", e->a->a->name, e->a->name);
+            if (e->nitems > 1) {
+                ERR(L, e->line, e->col, "%s takes at most one argument in kernels", what);
+                return NULL;
+            }
+            return array_reduce(L, which, e->a->a, e->nitems ? e->items[0] : NULL, what, e);
+        }
+        /* a.mean() of a local array: say so, not "name 'a' is not defined" */
         ERR(L, e->line, e->col, "'%s' is a local array: its method %s() is not available in "
             "kernels; write the loop over its elements (for j in range(len(%s)): ...)",
             e->a->a->name, e->a->name, e->a->a->name);
@@ -1551,16 +1568,19 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
             ir_type dtype = TACK_F32;
             if (s->value->nitems == 2) {
                 callee d = classify(L, s->value->items[1], path, sizeof path);
+                if (L->failed) return -1;
+                if (d.kind == CALLEE_NONE && cx_dtype_named(path) >= 0) /* complex (scratch.c) */
+                    return scratch_declare(L, b, s, c.which == WG_SHARED, cx_dtype_named(path), 1);
                 if (d.kind != CALLEE_CAST || d.cast_to == TACK_F16 || d.cast_to == TACK_BOOL) {
                     if (!L->failed)
                         ERR(L, s->value->items[1]->line, s->value->items[1]->col,
                             "the dtype of an array of the kernel's own is a numeric scalar "
-                            "dtype such as tack.f32 or tack.i32");
+                            "dtype such as tack.f32 or tack.i32, or tack.complex64/complex128");
                     return -1;
                 }
                 dtype = d.cast_to;
             }
-            return scratch_declare(L, b, s, c.which == WG_SHARED, dtype);
+            return scratch_declare(L, b, s, c.which == WG_SHARED, dtype, 0);
         }
     }
     for (int t = 0; t < s->ntargets; t++)

@@ -130,6 +130,12 @@ typedef struct lowerer {
     /* Scratch arrays made from a list of vectors (views.c): a row read
      * with one index fewer is a vector, as a module-level table's is. */
     unsigned char vector_rows[IR_MAX_SCRATCH];
+    /* A complex scalar parameter's imaginary part: the hidden parameter
+     * (plus one; 0 for none) that template_params added for it. */
+    int cx_imag[TACK_MAX_PARAMS];
+    /* Local arrays of complex numbers (scratch.c): a last hidden dimension
+     * of 2 holds each element's real and imaginary parts. */
+    unsigned char complex_rows[IR_MAX_SCRATCH];
 } lowerer;
 
 #define ERR(L, line, col, ...)                                                     \
@@ -354,7 +360,10 @@ int update_atomic_form(lowerer *L, ir_stmt *choice, const stmt *s, ir_op op);
 int lower_resolve_updates(lowerer *L);
 /* scratch.c: `a = tack.local(shape, dtype)` / `tack.shared(...)` (s is
  * the assignment; dtype already classified), and uses of such a name. */
-int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype);
+int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype, int cplx);
+/* The part type (TACK_F32 or TACK_F64) of the complex dtype `path` names
+ * (tack.complex64, numpy.complex128, complex, ...), or -1. */
+ir_type cx_dtype_named(const char *path);
 /* Its scratch index, or -1; a name bound outside to a table of numbers
  * (TACK_NAME_TABLE) is the scratch array holding it. */
 int scratch_of(lowerer *L, const expr *arr);
@@ -367,6 +376,13 @@ ir_expr *scratch_load_at(lowerer *L, int id, ir_expr **idx, int n, const expr *a
 int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *value,
                   const stmt *at);
 ir_expr *scratch_dim(lowerer *L, int id, int d, const expr *at); /* a.shape[d] */
+/* array_reductions.c: np.sum(a) a.sum() np.prod np.max np.min (amax amin)
+ * and np.dot(a, b) of 1-D local arrays, as a loop.  array_reduction_name
+ * gives the reduction a name (sum, prod, max, amax, min, amin, dot) is,
+ * or -1; `what` names the call in messages. */
+int array_reduction_name(const char *name);
+ir_expr *array_reduce(lowerer *L, int which, const expr *first, const expr *second,
+                      const char *what, const expr *at);
 
 /* views.c: rows, sequences, shape and tuples.  A view is the array an
  * indexing expression reaches and the indices that select its row. */
@@ -452,7 +468,8 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
 enum { VB_CROSS, VB_LENGTH, VB_LENGTH_SQ, VB_NORMALIZE, VB_DOT, VB_DDOT, VB_TRACE, VB_DIAG,
        VB_GET_DIAG, VB_SKEW, VB_TRANSPOSE, VB_SIGN, VB_CLAMP, VB_LERP, VB_SMOOTHSTEP, VB_STEP,
        VB_MIN, VB_MAX, VB_ABS, VB_CW_MUL, VB_CW_DIV, VB_FROM_ROWS, VB_FROM_COLS, VB_ARGMIN,
-       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN, VB_SUM };
+       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN, VB_SUM,
+       VB_WHERE, VB_SELECT };
 int vb_function(const char *leaf); /* VB_*, or -1 */
 ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at);
 int vb_is_method(const char *name);

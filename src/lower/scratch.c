@@ -6,7 +6,10 @@
  *                                   the lanes to share (see workgroups.c)
  *
  * The shape is integer literals or module constants (a tuple for several
- * dimensions) and the dtype a scalar one (f32 when left out), so both are
+ * dimensions) and the dtype a scalar one (f32 when left out) or a complex
+ * one (tack.complex64/complex128, NumPy's, Python's complex): a complex
+ * array is one of its parts' type with a last hidden dimension of 2 (real,
+ * imaginary), read and written as complex values.  Both are
  * part of the source and need no key.  The name is then indexed like an
  * array with exactly as many indices as dimensions: IR_SLOAD and
  * IR_SSTORE, which resolve_dims turns into row-major offsets.
@@ -58,7 +61,7 @@ static int const_extent(lowerer *L, const expr *e, int64_t *out) {
     return 0;
 }
 
-int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype) {
+int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type dtype, int cplx) {
     const expr *t = s->targets[0], *call = s->value;
     const char *what = shared ? "tack.shared" : "tack.local";
     if (s->ntargets != 1 || t->kind != EX_NAME) {
@@ -73,8 +76,9 @@ int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type 
     ir_scratch a = {.name = t->name, .type = dtype, .shared = shared};
     const expr *shape = call->items[0];
     int n = shape->kind == EX_TUPLE ? shape->nitems : 1;
-    if (n < 1 || n > TACK_MAX_NDIM) {
-        ERR(L, shape->line, shape->col, "%s arrays have 1 to %d dimensions", what, TACK_MAX_NDIM);
+    if (n < 1 || n + (cplx != 0) > TACK_MAX_NDIM) {
+        ERR(L, shape->line, shape->col, "%s arrays%s have 1 to %d dimensions", what,
+            cplx ? " of complex numbers" : "", TACK_MAX_NDIM - (cplx != 0));
         return -1;
     }
     a.ndim = n;
@@ -86,6 +90,14 @@ int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type 
             (size *= a.dims[d]) > IR_SCRATCH_MAX_ELEMENTS) {
             ERR(L, x->line, x->col, "%s arrays hold 1 to %d elements", what,
                 IR_SCRATCH_MAX_ELEMENTS);
+            return -1;
+        }
+    }
+    if (cplx) { /* the parts: a last dimension of 2 */
+        a.dims[a.ndim++] = 2;
+        if ((size *= 2) > IR_SCRATCH_MAX_ELEMENTS) {
+            ERR(L, shape->line, shape->col, "%s arrays hold 1 to %d complex numbers", what,
+                IR_SCRATCH_MAX_ELEMENTS / 2);
             return -1;
         }
     }
@@ -107,6 +119,7 @@ int scratch_declare(lowerer *L, ir_block *b, const stmt *s, int shared, ir_type 
     }
     bound->kind = BIND_SCRATCH;
     bound->index = id;
+    L->complex_rows[id] = cplx != 0;
     if (shared) {
         L->f->collective = 1;
         return 0;
@@ -212,10 +225,10 @@ static ir_expr **scratch_indices(lowerer *L, int id, const expr *sub) {
     const ir_scratch *a = &L->f->scratch[id];
     view v;
     if (view_of(L, sub->a, &v)) return NULL;
-    int n = v.nprefix + sub->nitems;
-    if (n != a->ndim) {
-        ERR(L, sub->line, sub->col, "'%s' has %d dimension%s; index it with %d", a->name, a->ndim,
-            a->ndim == 1 ? "" : "s", a->ndim);
+    int n = v.nprefix + sub->nitems, want = a->ndim - L->complex_rows[id];
+    if (n != want) {
+        ERR(L, sub->line, sub->col, "'%s' has %d dimension%s; index it with %d", a->name, want,
+            want == 1 ? "" : "s", want);
         return NULL;
     }
     ir_expr **idx = arena_alloc(&L->f->mem, n * sizeof *idx);
@@ -274,8 +287,71 @@ static ir_expr *table_row(lowerer *L, int id, const expr *sub) {
     return row;
 }
 
+/* Element idx[0..n) of a complex array: the indices held once, then
+ * parts (..., 0) and (..., 1). */
+static ir_expr *complex_load(lowerer *L, int id, ir_expr **idx, int n, const expr *at) {
+    ir_expr *z = vec_new(L, 2, at);
+    int held[TACK_MAX_NDIM];
+    if (!z) return NULL;
+    z->cplx = 1;
+    for (int i = 0; i < n; i++)
+        if ((held[i] = lower_temp(L, "ci")) < 0 || lower_set_local(L, z->body, held[i], idx[i], at))
+            return NULL;
+    for (int k = 0; k < 2; k++) {
+        ir_expr **at_k = arena_alloc(&L->f->mem, (n + 1) * sizeof *at_k);
+        if (!at_k) {
+            lower_oom(L);
+            return NULL;
+        }
+        for (int i = 0; i < n; i++)
+            if (!(at_k[i] = lower_read_local(L, held[i], at))) return NULL;
+        if (!(at_k[n] = lower_ival(L, k, at)) ||
+            lower_set_local(L, z->body, z->args[k]->index, scratch_load_at(L, id, at_k, n + 1, at), at))
+            return NULL;
+    }
+    return z;
+}
+
+/* Stores value (complex, or real with a zero imaginary part) into
+ * element idx[0..n) of a complex array; everything evaluated once. */
+static int complex_store(lowerer *L, ir_block *b, int id, ir_expr **idx, int n, ir_expr *value,
+                         const stmt *at) {
+    const expr where = {.line = at->line, .col = at->col};
+    ir_expr *part[2];
+    if (cx_is(value)) {
+        if (vec_eval(L, b, value)) return -1;
+        part[0] = lower_read_local(L, value->args[0]->index, &where);
+        part[1] = lower_read_local(L, value->args[1]->index, &where);
+    } else {
+        part[0] = value;
+        part[1] = ir_const_float(L->f, 0.0, IRT_WEAK_FLOAT, at->line, at->col);
+    }
+    int held[TACK_MAX_NDIM];
+    for (int i = 0; i < n; i++)
+        if ((held[i] = lower_temp(L, "ci")) < 0 || lower_set_local(L, b, held[i], idx[i], &where))
+            return -1;
+    for (int k = 0; k < 2; k++) {
+        ir_stmt *st = ir_stmt_new(L->f, IR_SSTORE, at->line, at->col);
+        ir_expr **at_k = arena_alloc(&L->f->mem, (n + 1) * sizeof *at_k);
+        if (!st || !at_k || !part[k]) return lower_oom(L);
+        for (int i = 0; i < n; i++)
+            if (!(at_k[i] = lower_read_local(L, held[i], &where))) return -1;
+        if (!(at_k[n] = lower_ival(L, k, &where))) return -1;
+        st->index = id;
+        st->indices = at_k;
+        st->nindices = n + 1;
+        st->value = part[k];
+        if (ir_block_push(L->f, b, st)) return lower_oom(L);
+    }
+    return 0;
+}
+
 ir_expr *scratch_load(lowerer *L, int id, const expr *sub) {
     const ir_scratch *a = &L->f->scratch[id];
+    if (L->complex_rows[id]) {
+        ir_expr **idx = scratch_indices(L, id, sub);
+        return idx ? complex_load(L, id, idx, a->ndim - 1, sub) : NULL;
+    }
     const binding *row = sub->a->kind == EX_NAME ? scope_find(L->sc, sub->a->name) : NULL;
     if ((scratch_is_table(L, id) || L->vector_rows[id]) && sub->a->kind == EX_NAME && !(row && row->kind == BIND_ROW) &&
         a->ndim >= 2 &&
@@ -292,9 +368,13 @@ int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *val
             L->f->scratch[id].name);
         return -1;
     }
+    if (L->complex_rows[id] && !(vec_is(value) && !cx_is(value))) {
+        ir_expr **idx = scratch_indices(L, id, sub);
+        return idx ? complex_store(L, b, id, idx, L->f->scratch[id].ndim - 1, value, at) : -1;
+    }
     if (vec_is(value)) {
-        ERR(L, at->line, at->col, "'%s' holds scalars; store one component",
-            L->f->scratch[id].name);
+        ERR(L, at->line, at->col, "'%s' holds %s; store one component",
+            L->f->scratch[id].name, L->complex_rows[id] ? "complex numbers" : "scalars");
         return -1;
     }
     ir_expr **idx = scratch_indices(L, id, sub);
@@ -310,9 +390,9 @@ int scratch_store(lowerer *L, ir_block *b, int id, const expr *sub, ir_expr *val
 
 ir_expr *scratch_dim(lowerer *L, int id, int d, const expr *at) {
     const ir_scratch *a = &L->f->scratch[id];
-    if (d < 0 || d >= a->ndim) {
-        ERR(L, at->line, at->col, "'%s' has %d dimension%s", a->name, a->ndim,
-            a->ndim == 1 ? "" : "s");
+    int nd = a->ndim - L->complex_rows[id]; /* a complex array's parts are no dimension */
+    if (d < 0 || d >= nd) {
+        ERR(L, at->line, at->col, "'%s' has %d dimension%s", a->name, nd, nd == 1 ? "" : "s");
         return NULL;
     }
     ir_expr *x = ir_const_int(L->f, a->dims[d], IRT_WEAK_INT, at->line, at->col);

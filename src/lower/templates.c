@@ -74,6 +74,26 @@ int template_params(lowerer *L, scope *ks) {
     const func_def *d = ks->def;
     for (int i = 0; i < d->nparams && L->in->args; i++) {
         const tack_arg *a = &L->in->args[i];
+        if (a->kind == TACK_ARG_COMPLEX) {
+            /* its imaginary part, where runtime/templates.c passes it */
+            char name[300];
+            snprintf(name, sizeof name, "%s.imag", d->params[i]);
+            int p = L->f->nparams < TACK_MAX_PARAMS ? ir_param_add(L->f) : -1;
+            if (p < 0) {
+                ERR(L, L->f->params[i].line, L->f->params[i].col, "the kernel's parameters and "
+                    "its templates' attributes add up to more than %d", TACK_MAX_PARAMS);
+                return -1;
+            }
+            ir_param *prm = &L->f->params[p];
+            if (!(prm->name = arena_strdup(&L->f->mem, name))) return lower_oom(L);
+            prm->max_dim_read = -1;
+            prm->type = IRT_UNSET;
+            prm->line = L->f->params[i].line;
+            prm->col = L->f->params[i].col;
+            L->cx_imag[i] = p + 1;
+            L->f->params[i].vec_width = 0; /* a scalar: nothing indexes it */
+            continue;
+        }
         if (a->kind != TACK_ARG_STRUCT) continue;
         L->f->params[i].role = ROLE_TEMPLATE;
         tmpl_node *node = build(L, a->tmpl, d->params[i], i, "", 0, L->f->params[i].line,

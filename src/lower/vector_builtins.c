@@ -35,6 +35,10 @@ static const struct { const char *name; int which; int nmin, nmax; } functions[]
     {"vector", VB_VECN, 2, TACK_MAX_VEC_WIDTH},
     /* tack.sum(v): every component added (Taichi's v.sum() as a function) */
     {"sum", VB_SUM, 1, 1},
+    /* tack.where(cond, if_true, if_false) (Warp's wp.where), and Warp's
+     * older tack.select(cond, if_false, if_true): scalars, vectors,
+     * matrices and complex numbers */
+    {"where", VB_WHERE, 3, 3},         {"select", VB_SELECT, 3, 3},
     {NULL, 0, 0, 0}};
 
 int vb_function(const char *leaf) {
@@ -499,6 +503,22 @@ static ir_expr *elementwise_intrinsic(lowerer *L, ir_intrinsic fn, ir_expr **arg
     return acc;
 }
 
+/* where()/select(): one scalar condition picks a whole value; a real
+ * scalar beside a complex number is that number with a zero imaginary
+ * part (a conditional expression's rules otherwise). */
+static ir_expr *choose(lowerer *L, ir_expr *cond, ir_expr *t, ir_expr *f, const char *name,
+                       const expr *at) {
+    if (vec_is(cond)) {
+        ERR(L, at->line, at->col, "tack.%s() takes one scalar condition, not a %s", name,
+            cx_is(cond) ? "complex number" : "vector");
+        return NULL;
+    }
+    if (cx_is(t) && !vec_is(f)) f = cx_make(L, f, fval(L, 0.0, at), at);
+    if (cx_is(f) && !vec_is(t)) t = cx_make(L, t, fval(L, 0.0, at), at);
+    if (vec_is(t) || vec_is(f)) return vec_select(L, cond, t, f, at);
+    return lower_sel(L, cond, t, f, at);
+}
+
 ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at) {
     const char *name = fn_name(which);
     for (int i = 0; functions[i].name; i++)
@@ -590,6 +610,10 @@ ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at) {
         return generic_vector(L, which - VB_VEC2 + 2, args, n, at);
     case VB_VECN:
         return generic_vector(L, n, args, n, at);
+    case VB_WHERE:
+    case VB_SELECT:
+        return choose(L, args[0], which == VB_WHERE ? args[1] : args[2],
+                      which == VB_WHERE ? args[2] : args[1], name, at);
     }
     return NULL;
 }

@@ -262,9 +262,17 @@ ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const exp
             "matrices) of the same shape");
         return NULL;
     }
+    if (a->cplx != b->cplx) {
+        ERR(L, at->line, at->col, "both sides of a conditional expression must be complex "
+            "numbers, or neither");
+        return NULL;
+    }
     /* Only the chosen side's setup runs. */
     ir_expr *out = vec_new(L, a->nargs, at);
-    if (out) out->dim = a->dim;
+    if (out) {
+        out->dim = a->dim;
+        out->cplx = a->cplx;
+    }
     ir_stmt *s = ir_stmt_new(L->f, IR_IF, at->line, at->col);
     if (!out || !s) {
         lower_oom(L);

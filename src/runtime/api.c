@@ -58,6 +58,9 @@ tack_arg tack_arg_int(int64_t v) { return (tack_arg){.kind = TACK_ARG_INT, .i = 
 tack_arg tack_arg_uint(uint64_t v) { return (tack_arg){.kind = TACK_ARG_UINT, .u = v}; }
 tack_arg tack_arg_float(double v) { return (tack_arg){.kind = TACK_ARG_FLOAT, .f = v}; }
 tack_arg tack_arg_bool(int v) { return (tack_arg){.kind = TACK_ARG_BOOL, .i = v != 0}; }
+tack_arg tack_arg_complex(double re, double im, tack_dtype part) {
+    return (tack_arg){.kind = TACK_ARG_COMPLEX, .dtype = part, .f = re, .imag = im};
+}
 
 void tack_set_debug(int on) { atomic_store(&debug_mode, on != 0); }
 

@@ -521,6 +521,13 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
             key->type[i] = TACK_F32; /* f64 decided below, once all arrays are seen */
             break;
         case TACK_ARG_BOOL: key->type[i] = TACK_BOOL; break;
+        case TACK_ARG_COMPLEX: /* a part (template_expand), typed by the number's precision */
+            if (a->dtype != TACK_F32 && a->dtype != TACK_F64)
+                return runtime_error(err, TACK_ERR_TYPE, "kernel '%s': parameter '%s': a complex "
+                                     "number's parts are f32 or f64", kname(k), p->name);
+            key->type[i] = (uint8_t)a->dtype;
+            key->vec[i] = TACK_COMPLEX_WIDTH;
+            break;
         default:
             return runtime_error(err, TACK_ERR_TYPE,
                                  "kernel '%s': parameter '%s': unsupported argument kind %d",

@@ -606,12 +606,13 @@ struct tack_launch {
     template_key tkey;
 };
 
-/* Calls the handle can take without resolving anything: no templates, and
- * not in debug mode (whose launches are noted for the check). */
+/* Calls the handle can take without resolving anything: no templates nor
+ * complex scalars (both expand into hidden arguments), and not in debug
+ * mode (whose launches are noted for the check). */
 static int simple_call(const tack_kernel *k, const tack_arg *args, int nargs) {
     if (kernel_debug(k)) return 0;
     for (int i = 0; i < nargs; i++)
-        if (args[i].kind == TACK_ARG_STRUCT) return 0;
+        if (args[i].kind == TACK_ARG_STRUCT || args[i].kind == TACK_ARG_COMPLEX) return 0;
     return 1;
 }
 

@@ -147,6 +147,13 @@ tack_status template_key_of(const tack_kernel *k, const tack_arg *args, int narg
                                  "components; matrices are 2x2, 3x3 or 4x4)", tack_kernel_name(k),
                                  tack_kernel_param_name(k, i), a->vec_width);
         if (a->kind == TACK_ARG_ARRAY && a->vec_width > 0) key->vec[i] = (uint8_t)a->vec_width;
+        if (a->kind == TACK_ARG_COMPLEX) { /* lowering reads it as a complex value */
+            if (a->dtype != TACK_F32 && a->dtype != TACK_F64)
+                return runtime_error(err, TACK_ERR_VALUE, "kernel '%s': parameter '%s': a complex "
+                                     "number's parts are f32 or f64", tack_kernel_name(k),
+                                     tack_kernel_param_name(k, i));
+            key->vec[i] = TACK_COMPLEX_WIDTH;
+        }
         /* A row of it reaches a call: its ndim decides row or element. */
         if (a->kind == TACK_ARG_ARRAY && (k->row_params >> i & 1) && !a->is_texture &&
             !tack_width_rows(a->vec_width) && a->ndim > 0 && a->ndim <= TACK_MAX_NDIM)
@@ -207,12 +214,20 @@ tack_status template_expand(const tack_kernel *k, const tack_arg *args, int narg
                              tack_kernel_name(k), nargs);
     memcpy(out, args, nargs * sizeof *args);
     int n = nargs;
-    for (int i = 0; i < nargs; i++)
-        if (args[i].kind == TACK_ARG_STRUCT && expand(args[i].tmpl, out, &n, 0))
+    for (int i = 0; i < nargs; i++) {
+        int full = 0;
+        if (args[i].kind == TACK_ARG_STRUCT) full = expand(args[i].tmpl, out, &n, 0);
+        /* A complex number's imaginary part is a hidden parameter of its
+         * own (lower.c adds it in this order), typed as the real part. */
+        else if (args[i].kind == TACK_ARG_COMPLEX && !(full = n == TACK_MAX_PARAMS))
+            out[n++] = (tack_arg){.kind = TACK_ARG_COMPLEX, .dtype = args[i].dtype,
+                                  .f = args[i].imag};
+        if (full)
             return runtime_error(err, TACK_ERR_VALUE,
                                  "kernel '%s': the arguments and their templates' arrays and "
                                  "scalars add up to more than %d parameters",
                                  tack_kernel_name(k), TACK_MAX_PARAMS);
+    }
     *nout = n;
     return TACK_OK;
 }

@@ -690,6 +690,36 @@ static void test_tiers(void) {
     tack_kernel_free(k2);
 }
 
+/* A complex scalar argument (tack_arg_complex): its precision keys the
+ * variant; out is complex128 as (re, im) pairs. */
+static void test_complex_scalar(void) {
+    tack_kernel *k = make("@tack.kernel\n"
+                          "def rot(x, out, z):\n"
+                          "    for i in range(x.shape[0]):\n"
+                          "        out[i] = x[i] * z + z.conjugate()\n");
+    CHECK(k != NULL);
+    if (!k) return;
+    double x[4] = {0.0, 1.0, -2.0, 0.5}, out[8];
+    int64_t n = 4;
+    tack_error err;
+    for (int part = 0; part < 2; part++) {
+        tack_dtype t = part ? TACK_F64 : TACK_F32;
+        tack_arg a[3] = {tack_arg_array(x, TACK_F64, 1, &n, 0),
+                         tack_arg_vector_array(out, TACK_F64, TACK_COMPLEX_WIDTH, 1, &n, 1),
+                         tack_arg_complex(1.5, -0.25, t)};
+        memset(out, 0, sizeof out);
+        CHECK(launch(k, a, 3, &err) == TACK_OK);
+        for (int i = 0; i < 4; i++)
+            CHECK(out[2 * i] == x[i] * 1.5 + 1.5 && out[2 * i + 1] == x[i] * -0.25 + 0.25);
+        CHECK(tack_kernel_num_variants(k, dev) == part + 1);
+    }
+    tack_arg bad[3] = {tack_arg_array(x, TACK_F64, 1, &n, 0),
+                       tack_arg_vector_array(out, TACK_F64, TACK_COMPLEX_WIDTH, 1, &n, 1),
+                       tack_arg_complex(1.0, 0.0, TACK_I32)};
+    CHECK(launch(k, bad, 3, &err) == TACK_ERR_VALUE && strstr(err.message, "'z'"));
+    tack_kernel_free(k);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -711,5 +741,6 @@ int main(void) {
     test_resolver_shadows_defaults();
     test_tables();
     test_tiers();
+    test_complex_scalar();
     return CHECK_DONE();
 }

@@ -532,3 +532,17 @@ def test_issue27_rest_ptx():
     assert len(cases) == len(labels)
     for _, kernel, args in cases:
         check_ptx(kernel, *args)
+
+
+@needs_nvrtc
+def test_issue27_numba_warp_ptx():
+    """tack.where/select, reductions of local arrays, complex local arrays
+    and complex scalar arguments (tests/python/test_issue27_numba_warp.py)."""
+    import test_gpu_dialects as g
+    labels = {"warp_where_select", "local_reductions_f32", "local_reductions_list",
+              "local_complex_dft_f64", "local_complex_updates_f64", "complex_scalar_args_c64",
+              "complex_scalar_args_f64"}
+    cases = [(label, k, args) for label, k, args, _ in g.CASES if label in labels]
+    assert len(cases) == len(labels)
+    for _, kernel, args in cases:
+        check_ptx(kernel, *args)

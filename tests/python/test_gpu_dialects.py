@@ -58,6 +58,8 @@ from test_issue27_rest import (big_det, big_inv, int_vec_exprs, wide_into_array,
                                _row_kernel as row_to_function_kernel)
 from test_issue27_heldout import cmath_inverse, glsl_funcs, spatial_ops, taichi_fractal
 from test_spatial_matrices import frame_change, spatial_inertia
+from test_issue27_numba_warp import (choose as warp_where_select, complex_scalar_args,
+                                     local_complex_updates, local_dft, reduce_locals, reduce_list)
 
 
 def _cases():
@@ -248,6 +250,21 @@ def _cases():
     out.append(("spatial_matrices", spatial_inertia,
                 (tack.zeros((4,), dtype=tack.spatial_matrixf), v6(), v6(),
                  tack.zeros((4,), dtype=tack.spatial_matrixf), m3(), m3()), False))
+    # Issue 27, Warp's and Numba's words: where/select, reductions of local arrays.
+    out.append(("warp_where_select", warp_where_select, (z(4, np.float32), z((4, 4), np.float32),
+                                                          v3()), False))
+    out.append(("local_reductions_f32", reduce_locals, (z(4, np.float32), z((4, 8), np.float32)),
+                False))
+    out.append(("local_reductions_list", reduce_list, (z(4), z(4)), False))
+    out.append(("local_complex_dft_f64", local_dft, (z((4, 8), np.complex64),
+                                                     z((4, 8), np.complex128)), False))
+    out.append(("local_complex_updates_f64", local_complex_updates,
+                (z(4), z((4, 2, 3), np.complex128), z((4, 2))), False))
+    out.append(("complex_scalar_args_c64", complex_scalar_args,
+                (z(4, np.float32), z(4, np.complex64), np.complex64(1 - 2j), np.complex64(0.5j)),
+                False))
+    out.append(("complex_scalar_args_f64", complex_scalar_args,
+                (z(4), z(4, np.complex128), 1 - 2j, 0.5j), False))
     return out
 
 

@@ -353,6 +353,29 @@ static int convert_number(const conv *c, PyObject *o, tack_arg *a)
     return 1;
 }
 
+/* A complex scalar: NumPy's complex64 keeps f32 parts; Python's complex
+ * and complex128 (a subclass of it) are f64, as NumPy promotes them. */
+static int convert_complex(const conv *c, PyObject *o, tack_arg *a)
+{
+    if (PyArray_IsScalar(o, ComplexFloating) && !PyComplex_Check(o)) { /* not complex128 */
+        PyArray_Descr *d = PyArray_DescrFromScalar(o);
+        int t = d ? d->type_num : -1;
+        Py_XDECREF(d);
+        if (t != NPY_CFLOAT)
+            return conv_error(c, PyExc_TypeError, "complex numbers of dtype %.100s are not "
+                              "supported (complex64 and complex128 are)", Py_TYPE(o)->tp_name);
+        float parts[2];
+        PyArray_ScalarAsCtype(o, parts);
+        *a = tack_arg_complex(parts[0], parts[1], TACK_F32);
+        return 0;
+    }
+    Py_complex z = PyComplex_AsCComplex(o);
+    if (z.real == -1.0 && PyErr_Occurred())
+        return -1;
+    *a = tack_arg_complex(z.real, z.imag, TACK_F64);
+    return 0;
+}
+
 static const tack_struct *convert_struct(conv *c, PyObject *obj);
 static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *role);
 
@@ -471,11 +494,10 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_ARRAY;
         return convert_buffer(c, o, a);
     }
-    if (PyComplex_Check(o) || PyArray_IsScalar(o, ComplexFloating)) /* before the foreign protocols */
-        return conv_error(c, PyExc_TypeError,
-                          "a complex scalar is not a kernel argument yet: pass its real and "
-                          "imaginary parts as two floats and write complex(re, im) in the "
-                          "kernel, or pass a one-element complex128 array");
+    if (PyComplex_Check(o) || PyArray_IsScalar(o, ComplexFloating)) { /* before the foreign protocols */
+        *role = TACK_FIELD_SCALAR;
+        return convert_complex(c, o, a);
+    }
     rc = convert_foreign(c, o, a);
     if (rc <= 0)
         *role = TACK_FIELD_ARRAY;
