@@ -62,7 +62,7 @@ static tack_status run_passes(ir_func *f, const call_info *info, tack_error *err
     if (ir_verify(f, "resolve_dims", 0, err)) return err->status;
     if (pass_infer_types(f, err)) return err->status;
     if (ir_verify(f, "infer_types", 1, err)) return err->status;
-    if (f->adjoint_n && pass_adjoint(f, f->adjoint_n, err)) return err->status;
+    if (f->adjoint_n && (pass_adjoint_jumps(f, err) || pass_adjoint(f, f->adjoint_n, err))) return err->status;
     pass_strip_stop_gradient(f);
     return f->adjoint_n ? ir_verify(f, "adjoint", 1, err) : TACK_OK;
 }
