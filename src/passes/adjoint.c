@@ -21,7 +21,8 @@
  * their entry (find_snapshots).  Loops, `for` and `while`, are replayed
  * in the reverse sweep from their entry values (emit_rev); a `while`'s
  * trip count is the one its forward sweep counted.  A sum reduction's
- * `s += v` gives v the returned value's gradient ("return.grad").
+ * `s += v` gives v the returned value's gradient ("return.grad"); a
+ * `s = min(s, v)` (max) gives it to v where v is the returned value.
  */
 #include <math.h>
 #include <stdio.h>
@@ -1367,6 +1368,22 @@ static int reduction_adjoint(adj *A, ir_block *out, const ir_stmt *s, int p) {
     g->args = idx;
     g->nargs = 1;
     if (s->value->atomic == ATOM_SUB) g = bin(A, OP_SUB, cf(A, 0, gt), g, gt);
+    if (s->value->atomic == ATOM_MIN || s->value->atomic == ATOM_MAX) {
+        /* s = min(s, v): v takes the gradient where it is the returned
+         * value (return.grad[RETURN_VALUES + j], which the caller passes;
+         * ties each take it, as atomic_min's do) */
+        ir_expr *won = mk(A, IR_LOAD, gt);
+        ir_expr **wi = arena_alloc(&A->f->mem, sizeof *wi);
+        ir_stmt *w = ir_stmt_new(A->f, IR_IF, s->line, s->col);
+        if (!won || !wi || !w || !(wi[0] = ir_const_int(A->f, TACK_RETURN_VALUES + j, TACK_I64, 0, 0)))
+            return push(A, out, NULL);
+        won->index = rg;
+        won->args = wi;
+        won->nargs = 1;
+        w->value = bin(A, OP_EQ, v, castto(A, won, v->type), TACK_BOOL);
+        if (!w->value || prop_held(A, &w->body, v, castto(A, g, v->type))) return -1;
+        return push(A, out, w);
+    }
     return prop_held(A, out, v, castto(A, g, v->type));
 }
 
@@ -1611,10 +1628,11 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
         goto out;
     }
     for (int r = 0; r < f->nreductions; r++)
-        if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB) {
+        if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB &&
+            f->reductions[r].op != ATOM_MIN && f->reductions[r].op != ATOM_MAX) {
             fail(&A, 0, f->first_line, 0,
-                 "backward of a %s reduction is not supported yet (sums are differentiated)",
-                 f->reductions[r].op == ATOM_MUL ? "product" : "min, max or bitwise");
+                 "backward of a %s reduction is not supported yet (sums, min and max are differentiated)",
+                 f->reductions[r].op == ATOM_MUL ? "product" : "bitwise");
             goto out;
         }
     if (check_overwrite(&A, &f->body)) goto out;

@@ -77,8 +77,11 @@ tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir
     for (int i = 0; i < f->nparams; i++) {
         f->params[i].type = info->key.type[i];
         /* A reduction's own array does not count: its type follows from
-         * the others (launch.c). */
-        if (info->key.is_array[i] && info->key.type[i] == TACK_F64 && ir_reduction_of_param(f, i) < 0)
+         * the others (launch.c).  Nor do an adjoint's gradients (an f64
+         * return.grad or scalar's gradient would make an f32 kernel's
+         * adjoint recompute its forward in f64, not as the forward ran). */
+        if (info->key.is_array[i] && info->key.type[i] == TACK_F64 && ir_reduction_of_param(f, i) < 0 &&
+            !(f->adjoint_n && i >= f->adjoint_n))
             f->default_float = TACK_F64;
     }
     f->disjoint = info->key.disjoint;
