@@ -980,17 +980,31 @@ static int mentions_local_block(const ir_block *b, int l) {
 
 /* A local the loop body assigns is not carried when no one reads it
  * outside the loop and each iteration assigns it before any read (its
- * first mention is a top-level `l = v` with v not reading l): then no
- * iteration sees another's value, and the reverse sweep need not replay
- * earlier iterations for it. */
-static int iteration_local(adj *A, const ir_stmt *loop, int l) {
-    if (reads_local_block(&A->f->body, l, loop)) return 0;
-    for (int i = 0; i < loop->body.n; i++) {
-        const ir_stmt *s = loop->body.stmts[i];
+ * first mention is a top-level `l = v` with v not reading l, or inside
+ * an `if` holding all its mentions, recursively): then no iteration sees
+ * another's value, and the reverse sweep need not replay earlier
+ * iterations for it. */
+static int assigned_first(ir_stmt **stmts, int n, int l) {
+    for (int i = 0; i < n; i++) {
+        const ir_stmt *s = stmts[i];
         if (s->kind == IR_ASSIGN && s->index == l) return !reads_local(s->value, l);
-        if (mentions_local_block(&(ir_block){.stmts = loop->body.stmts + i, .n = 1}, l)) return 0;
+        if (!mentions_local_block(&(ir_block){.stmts = stmts + i, .n = 1}, l)) continue;
+        /* an `if` whose branches hold every mention of l left in this
+         * block (as adjoint_jumps.c leaves the rest of an iteration after
+         * a `continue`): a branch not taken neither reads nor writes l */
+        if (s->kind != IR_IF || reads_local(s->value, l) ||
+            mentions_local_block(&(ir_block){.stmts = stmts + i + 1, .n = n - i - 1}, l))
+            return 0;
+        int inb = mentions_local_block(&s->body, l), ino = mentions_local_block(&s->orelse, l);
+        return (!inb || assigned_first(s->body.stmts, s->body.n, l)) &&
+               (!ino || assigned_first(s->orelse.stmts, s->orelse.n, l));
     }
     return 0;
+}
+
+static int iteration_local(adj *A, const ir_stmt *loop, int l) {
+    if (reads_local_block(&A->f->body, l, loop)) return 0;
+    return assigned_first(loop->body.stmts, loop->body.n, l);
 }
 
 static int int_local(adj *A, reclist *out, const char *name, ir_type t, ir_expr *v) {

@@ -184,3 +184,37 @@ def test_break_with_the_variable_read_after_is_refused(device):
         reads_k.backward(x, y)
     assert "kernel 'reads_k'" in str(info.value)
     assert not x.grad.numpy().any()
+
+
+@tack.kernel
+def skips(x, y):
+    # nothing carried: z is assigned after the continue, in the branch the
+    # flags make, and read nowhere else (the loop is reversed iteration by
+    # iteration, with no replay)
+    for i in range(x.shape[0]):
+        for k in range(6):
+            if (k + i) % 2 == 1:
+                continue
+            z = math.sin(x[i] * k) * x[i]
+            y[i * 6 + k] = z
+
+
+def test_continue_in_a_loop_that_carries_nothing(device):
+    xv = np.array([0.3, -0.7, 1.4, 0.9])
+    x = tack.array(xv, device=device, requires_grad=True)
+    y = tack.zeros(24, dtype=tack.f64, device=device, requires_grad=True)
+    g = np.linspace(-1.0, 2.0, 24)
+    skips(x, y)
+    skips.backward(x, y, adj={y: tack.array(g, device=device)})
+
+    def F(xs):
+        out = np.zeros(24)
+        for i, v in enumerate(xs):
+            for k in range(6):
+                if (k + i) % 2 == 0:
+                    out[i * 6 + k] = math.sin(v * k) * v
+        return out
+    np.testing.assert_allclose(y.numpy(), F(xv), rtol=1e-12)
+    h = 1e-6
+    want = [np.dot(g, (F(xv + h * e) - F(xv - h * e)) / (2 * h)) for e in np.eye(4)]
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6, atol=1e-9)
