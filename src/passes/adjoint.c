@@ -1624,6 +1624,16 @@ static int adjoint_arrays(adj *A, ir_block *body) {
     return 0;
 }
 
+/* The first statement updating reduction array p (its line for messages). */
+static const ir_stmt *update_of(const ir_block *b, int p) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i], *in;
+        if (s->kind == IR_EVAL && s->value->kind == IR_ATOMIC && s->value->index == p) return s;
+        if ((in = update_of(&s->body, p)) || (in = update_of(&s->orelse, p))) return in;
+    }
+    return NULL;
+}
+
 tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     adj A = {.f = f, .err = err, .n = nforward, .n0 = f->nlocals};
     int n0 = f->nlocals;
@@ -1644,7 +1654,8 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     for (int r = 0; r < f->nreductions; r++)
         if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB &&
             f->reductions[r].op != ATOM_MIN && f->reductions[r].op != ATOM_MAX) {
-            fail(&A, 0, f->first_line, 0,
+            const ir_stmt *at = update_of(&f->body, f->reductions[r].param);
+            fail(&A, at ? at->src : 0, at ? at->line : f->first_line, at ? at->col : 0,
                  "backward of a %s reduction is not supported yet (sums, min and max are differentiated)",
                  f->reductions[r].op == ATOM_MUL ? "product" : "bitwise");
             goto out;
