@@ -174,7 +174,9 @@ def kernel_backward(kernel, *args, adj=None):
     a constant.  Input gradients are accumulated (+=); outputs' gradients
     are read.  A kernel that returns a sum takes its returned value's
     gradient as ``adj={"return": g}`` (a float, or one per returned number;
-    0 when not given).  A ``tack.Scalar`` argument with ``requires_grad``
+    0 when not given); one with a min or max reduction also needs what the
+    forward returned, ``adj={"return": g, "returned": value}`` (a tape
+    passes it).  A ``tack.Scalar`` argument with ``requires_grad``
     gets its gradient added into its ``.grad``."""
     code = getattr(kernel.func, "__code__", None)
     nparams = code.co_argcount if code else len(args)
