@@ -268,10 +268,14 @@ void tack_kernel_free(tack_kernel *k);
  * kernel, made on first use and owned by k.  Its parameters are k's, then
  * one gradient per parameter in the same order (a scalar's is ignored):
  * it adds d(loss)/d(input) into the inputs' gradients, reading the
- * outputs' gradients.  A kernel that returns values (`return s` of a sum
- * reduction) takes one more: a float array of the returned numbers'
- * gradients, in tack_results' order.  NULL with err filled when k cannot
- * be differentiated. */
+ * outputs' gradients.  A kernel that returns values (`return s` of a sum,
+ * min or max reduction) takes one more: a float array of 2 *
+ * TACK_RETURN_VALUES numbers, the returned numbers' gradients in
+ * tack_results' order, then from element TACK_RETURN_VALUES on the
+ * numbers the forward launch returned (read by a min or max reduction's
+ * adjoint: the elements equal to the extreme take its gradient).  NULL
+ * with err filled when k cannot be differentiated. */
+#define TACK_RETURN_VALUES 16
 tack_kernel *tack_kernel_adjoint(tack_kernel *k, tack_error *err);
 const char *tack_kernel_name(const tack_kernel *k);
 int tack_kernel_num_params(const tack_kernel *k);

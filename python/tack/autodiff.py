@@ -4,9 +4,17 @@ The adjoint kernels are made by the compiler (src/passes/adjoint.c); this
 module only keeps the bookkeeping: which arrays have gradients, which
 launches a tack.Tape recorded, and in what order their adjoints run."""
 
+import ast as _ast
+import inspect as _inspect
+import textwrap as _textwrap
+
 import numpy as _np
 
 from . import _tack
+
+# the layout of return.grad, the adjoint's last array (include/tack.h):
+# the returned numbers' gradients, then the numbers the forward returned
+_RETURN_VALUES = 16
 
 __all__ = ["Tape", "Scalar", "array", "empty", "zeros", "ones", "stop_gradient", "kernel_backward"]
 
@@ -122,6 +130,43 @@ def _device_of(args):
     return None
 
 
+_extreme_cache = {}
+
+
+def _returns_extreme(kernel):
+    """Whether kernel has a min or max reduction (`s = min(s, v)` in its
+    parallel loop, s assigned before it: src/lower/reductions.c's rule),
+    whose adjoint needs the value the forward returned."""
+    func = getattr(kernel, "func", None)
+    if func is None:
+        return False
+    if func in _extreme_cache:
+        return _extreme_cache[func]
+    found = False
+    try:
+        tree = _ast.parse(_textwrap.dedent(_inspect.getsource(func)))
+        before = set()
+        for st in tree.body[0].body:
+            if isinstance(st, _ast.Assign):
+                before |= {t.id for t in st.targets if isinstance(t, _ast.Name)}
+            if not isinstance(st, _ast.For):
+                continue
+            for node in _ast.walk(st):
+                if not (isinstance(node, _ast.Assign) and len(node.targets) == 1 and
+                        isinstance(node.targets[0], _ast.Name) and node.targets[0].id in before and
+                        isinstance(node.value, _ast.Call) and node.value.args):
+                    continue
+                f = node.value.func
+                name = f.id if isinstance(f, _ast.Name) else f.attr if isinstance(f, _ast.Attribute) else ""
+                first = node.value.args[0]
+                if name in ("min", "max") and isinstance(first, _ast.Name) and first.id == node.targets[0].id:
+                    found = True
+    except (OSError, TypeError, SyntaxError, IndexError, AttributeError):
+        found = False
+    _extreme_cache[func] = found
+    return found
+
+
 def kernel_backward(kernel, *args, adj=None):
     """kernel.backward(*args, adj={x: gx, ...}): one launch of the adjoint of
     ``kernel(*args)``.  Each array's gradient is the one adj gives (keys are
@@ -129,7 +174,9 @@ def kernel_backward(kernel, *args, adj=None):
     a constant.  Input gradients are accumulated (+=); outputs' gradients
     are read.  A kernel that returns a sum takes its returned value's
     gradient as ``adj={"return": g}`` (a float, or one per returned number;
-    0 when not given).  A ``tack.Scalar`` argument with ``requires_grad``
+    0 when not given); one with a min or max reduction also needs what the
+    forward returned, ``adj={"return": g, "returned": value}`` (a tape
+    passes it).  A ``tack.Scalar`` argument with ``requires_grad``
     gets its gradient added into its ``.grad``."""
     code = getattr(kernel.func, "__code__", None)
     nparams = code.co_argcount if code else len(args)
@@ -140,10 +187,11 @@ def kernel_backward(kernel, *args, adj=None):
         raise TypeError("kernel '%s': backward's adj is a dict {argument or parameter name: "
                         "gradient array}, not %s" % (kernel.__name__, type(adj).__name__))
     pairs = []
-    seed = None
-    if adj and "return" in adj:
+    seed = returned = None
+    if adj and ("return" in adj or "returned" in adj):
         adj = dict(adj)
-        seed = adj.pop("return")
+        seed = adj.pop("return", None)
+        returned = adj.pop("returned", None)
     if adj:
         names = [code.co_varnames[i] for i in range(len(args))] if code else []
         for key, g in adj.items():
@@ -193,13 +241,23 @@ def kernel_backward(kernel, *args, adj=None):
                              "the array" % (name, _steps(a), _steps(g)))
     extra = ()
     if kernel._adjoint_params() > 2 * len(args):
-        # the returned numbers' gradients (at most 16 numbers are returned)
-        s = _np.zeros(16)
+        # the returned numbers' gradients (at most 16 numbers are returned),
+        # then the numbers the forward returned (NaN: not known)
+        s = _np.zeros(2 * _RETURN_VALUES)
+        s[_RETURN_VALUES:] = _np.nan
         if seed is not None:
             v = _np.asarray(seed, dtype=_np.float64).reshape(-1)
             s[:len(v)] = v
+        if returned is not None:
+            v = _np.asarray(returned, dtype=_np.float64).reshape(-1)
+            s[_RETURN_VALUES:_RETURN_VALUES + len(v)] = v
+        elif s[:_RETURN_VALUES].any() and _returns_extreme(kernel):
+            raise ValueError("kernel '%s' returns a min or max reduction: its backward sends the "
+                             "gradient to the element that attained it, so it needs the value the "
+                             "forward returned: adj={'return': g, 'returned': value} (a tack.Tape "
+                             "passes it)" % kernel.__name__)
         extra = (_tack.array(s, device=dev) if dev is not None else s,)
-    elif seed is not None:
+    elif seed is not None or returned is not None:
         raise ValueError("kernel.backward: adj gives 'return' but the kernel returns nothing")
     kernel._adjoint(*args, *grads, *extra)
     for a, g in scalars:
@@ -212,6 +270,7 @@ class Tape:
 
     def __init__(self):
         self.launches = []
+        self._returned = []  # per launch: the numbers it returned, or None
         self._outer = None
 
     def __enter__(self):
@@ -230,9 +289,12 @@ class Tape:
         self.launches.append((kernel, args, {}))
         n = len(self.launches) - 1
         if isinstance(result, float):
+            self._returned.append((result,))
             return Returned(result, self, n, 0)
         if isinstance(result, tuple) and result and all(type(v) is float for v in result):
+            self._returned.append(result)
             return tuple(Returned(v, self, n, j) for j, v in enumerate(result))
+        self._returned.append(None)
         return result
 
     def backward(self, loss=None, grads=None):
@@ -274,9 +336,12 @@ class Tape:
         was = _active[0]
         _tack._set_tape(None)  # the adjoints are not recorded
         try:
-            for kernel, args, seeds in reversed(self.launches):
+            for n in range(len(self.launches) - 1, -1, -1):
+                kernel, args, seeds = self.launches[n]
                 seed = [seeds.get(j, 0.0) for j in range(max(seeds) + 1)] if seeds else None
-                kernel_backward(kernel, *args, **({"adj": {"return": seed}} if seed else {}))
+                value = self._returned[n] if n < len(self._returned) else None
+                kw = {"adj": {"return": seed, "returned": value}} if seed else {}
+                kernel_backward(kernel, *args, **kw)
         finally:
             _tack._set_tape(was)
 
@@ -294,6 +359,7 @@ class Tape:
     def reset(self):
         """Forgets the recorded launches."""
         self.launches = []
+        self._returned = []
 
 
 _active = [None]

@@ -21,7 +21,8 @@
  * their entry (find_snapshots).  Loops, `for` and `while`, are replayed
  * in the reverse sweep from their entry values (emit_rev); a `while`'s
  * trip count is the one its forward sweep counted.  A sum reduction's
- * `s += v` gives v the returned value's gradient ("return.grad").
+ * `s += v` gives v the returned value's gradient ("return.grad"); a
+ * `s = min(s, v)` (max) gives it to v where v is the returned value.
  */
 #include <math.h>
 #include <stdio.h>
@@ -979,17 +980,31 @@ static int mentions_local_block(const ir_block *b, int l) {
 
 /* A local the loop body assigns is not carried when no one reads it
  * outside the loop and each iteration assigns it before any read (its
- * first mention is a top-level `l = v` with v not reading l): then no
- * iteration sees another's value, and the reverse sweep need not replay
- * earlier iterations for it. */
-static int iteration_local(adj *A, const ir_stmt *loop, int l) {
-    if (reads_local_block(&A->f->body, l, loop)) return 0;
-    for (int i = 0; i < loop->body.n; i++) {
-        const ir_stmt *s = loop->body.stmts[i];
+ * first mention is a top-level `l = v` with v not reading l, or inside
+ * an `if` holding all its mentions, recursively): then no iteration sees
+ * another's value, and the reverse sweep need not replay earlier
+ * iterations for it. */
+static int assigned_first(ir_stmt **stmts, int n, int l) {
+    for (int i = 0; i < n; i++) {
+        const ir_stmt *s = stmts[i];
         if (s->kind == IR_ASSIGN && s->index == l) return !reads_local(s->value, l);
-        if (mentions_local_block(&(ir_block){.stmts = loop->body.stmts + i, .n = 1}, l)) return 0;
+        if (!mentions_local_block(&(ir_block){.stmts = stmts + i, .n = 1}, l)) continue;
+        /* an `if` whose branches hold every mention of l left in this
+         * block (as adjoint_jumps.c leaves the rest of an iteration after
+         * a `continue`): a branch not taken neither reads nor writes l */
+        if (s->kind != IR_IF || reads_local(s->value, l) ||
+            mentions_local_block(&(ir_block){.stmts = stmts + i + 1, .n = n - i - 1}, l))
+            return 0;
+        int inb = mentions_local_block(&s->body, l), ino = mentions_local_block(&s->orelse, l);
+        return (!inb || assigned_first(s->body.stmts, s->body.n, l)) &&
+               (!ino || assigned_first(s->orelse.stmts, s->orelse.n, l));
     }
     return 0;
+}
+
+static int iteration_local(adj *A, const ir_stmt *loop, int l) {
+    if (reads_local_block(&A->f->body, l, loop)) return 0;
+    return assigned_first(loop->body.stmts, loop->body.n, l);
 }
 
 static int int_local(adj *A, reclist *out, const char *name, ir_type t, ir_expr *v) {
@@ -1367,6 +1382,22 @@ static int reduction_adjoint(adj *A, ir_block *out, const ir_stmt *s, int p) {
     g->args = idx;
     g->nargs = 1;
     if (s->value->atomic == ATOM_SUB) g = bin(A, OP_SUB, cf(A, 0, gt), g, gt);
+    if (s->value->atomic == ATOM_MIN || s->value->atomic == ATOM_MAX) {
+        /* s = min(s, v): v takes the gradient where it is the returned
+         * value (return.grad[RETURN_VALUES + j], which the caller passes;
+         * ties each take it, as atomic_min's do) */
+        ir_expr *won = mk(A, IR_LOAD, gt);
+        ir_expr **wi = arena_alloc(&A->f->mem, sizeof *wi);
+        ir_stmt *w = ir_stmt_new(A->f, IR_IF, s->line, s->col);
+        if (!won || !wi || !w || !(wi[0] = ir_const_int(A->f, TACK_RETURN_VALUES + j, TACK_I64, 0, 0)))
+            return push(A, out, NULL);
+        won->index = rg;
+        won->args = wi;
+        won->nargs = 1;
+        w->value = bin(A, OP_EQ, v, castto(A, won, v->type), TACK_BOOL);
+        if (!w->value || prop_held(A, &w->body, v, castto(A, g, v->type))) return -1;
+        return push(A, out, w);
+    }
     return prop_held(A, out, v, castto(A, g, v->type));
 }
 
@@ -1593,6 +1624,16 @@ static int adjoint_arrays(adj *A, ir_block *body) {
     return 0;
 }
 
+/* The first statement updating reduction array p (its line for messages). */
+static const ir_stmt *update_of(const ir_block *b, int p) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i], *in;
+        if (s->kind == IR_EVAL && s->value->kind == IR_ATOMIC && s->value->index == p) return s;
+        if ((in = update_of(&s->body, p)) || (in = update_of(&s->orelse, p))) return in;
+    }
+    return NULL;
+}
+
 tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     adj A = {.f = f, .err = err, .n = nforward, .n0 = f->nlocals};
     int n0 = f->nlocals;
@@ -1611,10 +1652,12 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
         goto out;
     }
     for (int r = 0; r < f->nreductions; r++)
-        if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB) {
-            fail(&A, 0, f->first_line, 0,
-                 "backward of a %s reduction is not supported yet (sums are differentiated)",
-                 f->reductions[r].op == ATOM_MUL ? "product" : "min, max or bitwise");
+        if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB &&
+            f->reductions[r].op != ATOM_MIN && f->reductions[r].op != ATOM_MAX) {
+            const ir_stmt *at = update_of(&f->body, f->reductions[r].param);
+            fail(&A, at ? at->src : 0, at ? at->line : f->first_line, at ? at->col : 0,
+                 "backward of a %s reduction is not supported yet (sums, min and max are differentiated)",
+                 f->reductions[r].op == ATOM_MUL ? "product" : "bitwise");
             goto out;
         }
     if (check_overwrite(&A, &f->body)) goto out;

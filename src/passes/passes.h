@@ -160,6 +160,8 @@ tack_status pass_workgroup_loops(ir_func *f, tack_error *err);
  * typed variant: the body becomes its forward and reverse sweeps. */
 void pass_adjoint_params(ir_func *f, int n);
 tack_status pass_adjoint(ir_func *f, int n, tack_error *err);
+/* Before it (adjoint_jumps.c): each loop's `break`/`continue` made flags. */
+tack_status pass_adjoint_jumps(ir_func *f, tack_error *err);
 /* tack.stop_gradient(v) -> v, once inference and the adjoint have run. */
 void pass_strip_stop_gradient(ir_func *f);
 

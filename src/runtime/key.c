@@ -499,7 +499,9 @@ tack_status call_classify(const tack_kernel *k, const tack_device *dev, const ir
              * needs no strided variant. */
             key->strided[i] = (uint8_t)(!contiguous && p->index_ndim > 0);
             nstrided += key->strided[i];
-            any_f64 |= a->dtype == TACK_F64;
+            /* an adjoint's gradients do not count: its forward sweep must
+             * compute as the forward did (an f64 return.grad of an f32 kernel) */
+            if (!(f->adjoint_n && i >= f->adjoint_n)) any_f64 |= a->dtype == TACK_F64;
             info->slots[i] = (uint64_t)(uintptr_t)a->data;
             for (int d = 0; d < TACK_MAX_NDIM; d++) info->dims[i][d] = d < a->ndim ? a->shape[d] : 1;
             if (dev->caps.host_memory) {

@@ -320,7 +320,7 @@ static tack_dtype reduction_dtype(const ir_func *f, const ir_reduction *r, const
     if (r->type != IRT_WEAK_FLOAT) return (tack_dtype)r->type;
     for (int i = 0; i < info->nargs; i++)
         if (info->args[i].kind == TACK_ARG_ARRAY && info->args[i].dtype == TACK_F64 &&
-            ir_reduction_of_param(f, i) < 0)
+            ir_reduction_of_param(f, i) < 0 && !(f->adjoint_n && i >= f->adjoint_n))
             return TACK_F64;
     return TACK_F32;
 }

@@ -62,7 +62,7 @@ static tack_status run_passes(ir_func *f, const call_info *info, tack_error *err
     if (ir_verify(f, "resolve_dims", 0, err)) return err->status;
     if (pass_infer_types(f, err)) return err->status;
     if (ir_verify(f, "infer_types", 1, err)) return err->status;
-    if (f->adjoint_n && pass_adjoint(f, f->adjoint_n, err)) return err->status;
+    if (f->adjoint_n && (pass_adjoint_jumps(f, err) || pass_adjoint(f, f->adjoint_n, err))) return err->status;
     pass_strip_stop_gradient(f);
     return f->adjoint_n ? ir_verify(f, "adjoint", 1, err) : TACK_OK;
 }
@@ -77,8 +77,11 @@ tack_status variant_post_pass_ir(const ir_template *t, const call_info *info, ir
     for (int i = 0; i < f->nparams; i++) {
         f->params[i].type = info->key.type[i];
         /* A reduction's own array does not count: its type follows from
-         * the others (launch.c). */
-        if (info->key.is_array[i] && info->key.type[i] == TACK_F64 && ir_reduction_of_param(f, i) < 0)
+         * the others (launch.c).  Nor do an adjoint's gradients (an f64
+         * return.grad or scalar's gradient would make an f32 kernel's
+         * adjoint recompute its forward in f64, not as the forward ran). */
+        if (info->key.is_array[i] && info->key.type[i] == TACK_F64 && ir_reduction_of_param(f, i) < 0 &&
+            !(f->adjoint_n && i >= f->adjoint_n))
             f->default_float = TACK_F64;
     }
     f->disjoint = info->key.disjoint;

@@ -114,5 +114,76 @@ def test_product_reductions_are_refused(device):
         return p
 
     x = tack.array(XV, device=device, requires_grad=True)
-    with pytest.raises(tack.CompileError, match="product reduction"):
+    with pytest.raises(tack.CompileError,
+                       match=r"test_autodiff_returns.py:\d+:\d+: .*product reduction") as info:
         prod.backward(x, adj={"return": 1.0})
+    assert "kernel 'prod'" in str(info.value) and "p *= x[i]" in str(info.value)
+
+
+@tack.kernel
+def extremes(x, w, k):
+    lo = 1e30
+    hi = -1e30
+    s = 0.0
+    for i in range(x.shape[0]):
+        e = k * math.sin(x[i]) * w[i] + 0.5 * x[i] * x[i]
+        lo = min(lo, e)
+        hi = max(hi, e * w[i])
+        s += e
+    return lo, hi, s
+
+
+def extremes_np(x, w, k):
+    e = k * np.sin(x) * w + 0.5 * x * x
+    return e.min(), (e * w).max(), e.sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_min_max_reductions_send_the_gradient_to_the_extreme(device, dtype):
+    """The gradient of a returned min (max) flows to the element that
+    attained it, and nowhere else; against NumPy's argmin/argmax and central
+    differences (f64)."""
+    xv, wv = XV.astype(dtype), (WV + 0.05).astype(dtype)
+    x = tack.array(xv, device=device, requires_grad=True)
+    w = tack.array(wv, device=device, requires_grad=True)
+    tape = tack.Tape()
+    with tape:
+        lo, hi, s = extremes(x, w, 1.5)
+    want = extremes_np(xv.astype(np.float64), wv.astype(np.float64), 1.5)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose([lo, hi, s], want, rtol=tol)
+    tape.backward(grads={lo: 2.0, hi: -0.5, s: 0.25})
+    xd, wd = xv.astype(np.float64), wv.astype(np.float64)
+    e = 1.5 * np.sin(xd) * wd + 0.5 * xd * xd
+    de_dx, de_dw = 1.5 * np.cos(xd) * wd + xd, 1.5 * np.sin(xd)
+    gx, gw = 0.25 * de_dx, 0.25 * de_dw
+    a, b = np.argmin(e), np.argmax(e * wd)
+    gx[a] += 2.0 * de_dx[a]
+    gw[a] += 2.0 * de_dw[a]
+    gx[b] += -0.5 * de_dx[b] * wd[b]
+    gw[b] += -0.5 * (de_dw[b] * wd[b] + e[b])
+    rtol = 1e-10 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(x.grad.numpy(), gx, rtol=rtol, atol=1e-12 if dtype == np.float64 else 1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), gw, rtol=rtol, atol=1e-12 if dtype == np.float64 else 1e-5)
+    if dtype == np.float64:
+        # and against central differences of the returned values
+        h = 1e-6
+        for i in range(len(xd)):
+            d = np.zeros_like(xd)
+            d[i] = h
+            f = lambda xx: np.dot([2.0, -0.5, 0.25], extremes_np(xx, wd, 1.5))
+            assert abs((f(xd + d) - f(xd - d)) / (2 * h) - x.grad.numpy()[i]) <= 1e-6 * max(1, abs(gx[i]))
+
+
+def test_min_reduction_without_a_tape_needs_the_returned_value(device):
+    x = tack.array(XV, device=device, requires_grad=True)
+    w = tack.array(WV + 0.05, device=device, requires_grad=True)
+    with pytest.raises(ValueError, match="min or max reduction.*'returned'"):
+        extremes.backward(x, w, 1.5, adj={"return": [1.0, 0.0, 0.0]})
+    lo, hi, s = extremes(x, w, 1.5)
+    extremes.backward(x, w, 1.5, adj={"return": [1.0, 0.0, 0.0], "returned": [lo, hi, s]})
+    e = 1.5 * np.sin(XV) * (WV + 0.05) + 0.5 * XV * XV
+    want = np.zeros(6)
+    a = np.argmin(e)
+    want[a] = 1.5 * np.cos(XV[a]) * (WV[a] + 0.05) + XV[a]
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)

@@ -737,11 +737,13 @@ def _neighbours(x, y):
 def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
     """Adjoints of vector and matrix kernels, of atomic_min/max
     (tests/python/test_autodiff_vectors.py), with a scalar's gradient, of
-    local arrays and `while` loops (test_autodiff_local.py) through NVRTC
-    and ptxas."""
+    local arrays and `while` loops (test_autodiff_local.py), `break` and
+    `continue` (test_autodiff_jumps.py) through NVRTC and ptxas."""
     from test_autodiff_vectors import extremes, mat_builtins, scatter, vec_builtins
     from test_autodiff_local import buffers, grow, local_in_func
     from test_autodiff import scaled
+    from test_autodiff_jumps import jumpy, search
+    from test_autodiff_returns import extremes as returned_extremes
     from test_cuda import NVRTC_MISSING, PTXAS
     if NVRTC_MISSING is not None:
         pytest.skip(f"NVRTC absent: {NVRTC_MISSING}")
@@ -760,6 +762,11 @@ def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
         "local_arrays": (buffers, (s, s, 3, s, s, 0)),
         "local_in_func": (local_in_func, (s, s, s) * 2),
         "while_loops": (grow, (s, s) * 2),
+        # break/continue made flags (adjoint_jumps.c), in for, while and a device function
+        "jumps": (jumpy, (s, s, 3, s, s, 0)),
+        "while_break": (search, (s, s) * 2),
+        # returned min, max and sum reductions (return.grad: seeds, then the values)
+        "extreme_reductions": (returned_extremes, (s, s, 0.5, s, s, 0.0, np.zeros(32))),
     }
     ptx = {name: tack._tack._generate(k, "cuda:sm_90", a, False, True) for name, (k, a) in cases.items()}
     # vec_builtins reads p[i], q[i], s[i] only: their gradients add without atomics

@@ -35,7 +35,7 @@ PyObject *ext_generate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (!adj)
             return ext_raise_kernel_error((ext_KernelObject *)args[0], aerr.status, &aerr);
         view.k = adj;
-        view.nparams *= 2;
+        view.nparams = tack_kernel_num_params(adj); /* 2n, and return.grad if it returns */
     }
     const char *target = PyUnicode_AsUTF8(args[1]);
     if (!target)
