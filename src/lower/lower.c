@@ -878,6 +878,31 @@ static ir_expr *lower_operator_call(lowerer *L, const expr *e, int which, const 
     return lower_expr(L, x);
 }
 
+/* The vector of a list's values, or the matrix of a list of lists (rows). */
+static ir_expr *list_value(lowerer *L, const expr *list) {
+    int n = list->nitems;
+    if (n < 2 || n > TACK_MAX_VEC_WIDTH) {
+        ERR(L, list->line, list->col, "a list stored into an element is a vector or matrix of 2 to "
+            "%d values a side, not %d", TACK_MAX_VEC_WIDTH, n);
+        return NULL;
+    }
+    int rows = list->items[0]->kind == EX_TUPLE;
+    ir_expr **args = arena_alloc(&L->f->mem, (size_t)n * sizeof *args);
+    if (!args) {
+        oom(L);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        const expr *item = list->items[i];
+        if ((item->kind == EX_TUPLE) != rows) {
+            ERR(L, item->line, item->col, "a list of lists (a matrix's rows) holds only lists");
+            return NULL;
+        }
+        if (!(args[i] = rows ? list_value(L, item) : lower_expr(L, item))) return NULL;
+    }
+    return vb_call(L, rows ? VB_FROM_ROWS : VB_VECN, args, n, list);
+}
+
 /* Counts (count) or gathers (out) the leaves of nested list literals. */
 static int list_leaves(const expr *x, expr **out, int n) {
     if (x->kind != EX_TUPLE || !x->is_list) {
@@ -1608,6 +1633,19 @@ static int lower_assign(lowerer *L, ir_block *b, const stmt *s) {
                 tgt->nitems);
             return -1;
         }
+    }
+    /* grid_v[i, j] = [0, 0] (Taichi): a list stored into an element is a
+     * vector, a list of lists a matrix (a list bound to a name stays a
+     * local array). */
+    int stores = !special && s->value->kind == EX_TUPLE;
+    for (int t = 0; stores && t < s->ntargets; t++) stores = s->targets[t]->kind == EX_SUBSCRIPT;
+    if (stores) {
+        if (s->ntargets != 1) {
+            ERR(L, s->line, s->col, "a list is stored into one element at a time");
+            return -1;
+        }
+        ir_expr *v = list_value(L, s->value);
+        return v ? lower_assign_to(L, b, s->targets[0], v, s) : -1;
     }
     if (s->value->kind == EX_TUPLE || special) {
         int n = special ? lower_special_results(special) : s->value->nitems;

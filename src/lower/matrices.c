@@ -90,9 +90,18 @@ static ir_expr *construct(lowerer *L, int shape, ir_type comp, ir_expr **args, i
         }
         return out;
     }
+    if (n == 1 && !vec_is(args[0])) { /* Warp's wp.mat22(s): every component s */
+        int fill = lower_temp(L, "fill");
+        if (fill < 0 || lower_set_local(L, out->body, fill, cast_to(L, comp, args[0], at), at))
+            return NULL;
+        for (int k = 0; k < total; k++)
+            if (lower_set_local(L, out->body, local_of(out, k), lower_read_local(L, fill, at), at))
+                return NULL;
+        return out;
+    }
     if (n != total) {
-        ERR(L, at->line, at->col, "a %dx%d matrix takes no values (zero), %d scalars row by row, "
-            "or %d row vectors; got %d", rows, cols, total, rows, n);
+        ERR(L, at->line, at->col, "a %dx%d matrix takes no values (zero), one scalar (every "
+            "component), %d scalars row by row, or %d row vectors; got %d", rows, cols, total, rows, n);
         return NULL;
     }
     /* Scalars: each evaluated once, in order, into its component. */

@@ -240,3 +240,142 @@ def test_taichi_none_index_names_the_workaround():
         def total_of(x, total):
             for i in range(x.shape[0]):
                 total[None] += x[i]
+
+
+# ---- Taichi's mpm88 as its users write it: struct-for launches, lists
+# stored into vector elements, tables of weights, tack.mat22f(0.0) ----
+
+N_PARTICLES, n_grid = 256, 32
+dx = 1 / n_grid
+dt = 2e-4
+p_vol = (dx * 0.5) ** 2
+p_mass = p_vol
+gravity = 9.8
+bound = 3
+E = 400
+
+
+@tack.kernel
+def substep(x, v, C, J, grid_v, grid_m):
+    for i, j in grid_m:
+        grid_v[i, j] = [0, 0]
+        grid_m[i, j] = 0
+    for p in x:
+        Xp = x[p] / dx
+        base = int(Xp - 0.5)
+        fx = Xp - base
+        w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+        stress = -dt * 4 * E * p_vol * (J[p] - 1) / dx ** 2
+        affine = tack.mat22f([[stress, 0], [0, stress]]) + p_mass * C[p]
+        for i, j in tack.static(tack.ndindex(3, 3)):
+            offset = tack.vec2i(i, j)
+            dpos = (offset - fx) * dx
+            weight = w[i].x * w[j].y
+            grid_v[base + offset] += weight * (p_mass * v[p] + affine @ dpos)
+            grid_m[base + offset] += weight * p_mass
+    for i, j in grid_m:
+        if grid_m[i, j] > 0:
+            grid_v[i, j] /= grid_m[i, j]
+        grid_v[i, j].y -= dt * gravity
+        if i < bound and grid_v[i, j].x < 0:
+            grid_v[i, j].x = 0
+        if i > n_grid - bound and grid_v[i, j].x > 0:
+            grid_v[i, j].x = 0
+        if j < bound and grid_v[i, j].y < 0:
+            grid_v[i, j].y = 0
+        if j > n_grid - bound and grid_v[i, j].y > 0:
+            grid_v[i, j].y = 0
+    for p in x:
+        Xp = x[p] / dx
+        base = int(Xp - 0.5)
+        fx = Xp - base
+        w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+        new_v = tack.vec2f(0.0)
+        new_C = tack.mat22f(0.0)
+        for i, j in tack.static(tack.ndindex(3, 3)):
+            offset = tack.vec2i(i, j)
+            dpos = (offset - fx) * dx
+            weight = w[i].x * w[j].y
+            g_v = grid_v[base + offset]
+            new_v += weight * g_v
+            new_C += 4 * weight * tack.outer(g_v, dpos) / dx ** 2
+        v[p] = new_v
+        x[p] += dt * v[p]
+        J[p] *= 1 + dt * new_C.trace()
+        C[p] = new_C
+
+
+def ref_step(x, v, C, J):
+    gv = np.zeros((n_grid, n_grid, 2)); gm = np.zeros((n_grid, n_grid))
+    Xp = x / dx; base = (Xp - 0.5).astype(int); fx = Xp - base
+    w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+    stress = -dt * 4 * E * p_vol * (J - 1) / dx ** 2
+    affine = stress[:, None, None] * np.eye(2) + p_mass * C
+    for i in range(3):
+        for j in range(3):
+            off = np.array([i, j]); dpos = (off - fx) * dx
+            weight = w[i][:, 0] * w[j][:, 1]
+            idx = base + off
+            np.add.at(gv, (idx[:, 0], idx[:, 1]), weight[:, None] * (p_mass * v + np.einsum('nij,nj->ni', affine, dpos)))
+            np.add.at(gm, (idx[:, 0], idx[:, 1]), weight * p_mass)
+    m = gm > 0
+    gv[m] /= gm[m][:, None]
+    gv[..., 1] -= dt * gravity
+    I, Jj = np.indices((n_grid, n_grid))
+    gv[..., 0] = np.where((I < bound) & (gv[..., 0] < 0), 0, gv[..., 0])
+    gv[..., 0] = np.where((I > n_grid - bound) & (gv[..., 0] > 0), 0, gv[..., 0])
+    gv[..., 1] = np.where((Jj < bound) & (gv[..., 1] < 0), 0, gv[..., 1])
+    gv[..., 1] = np.where((Jj > n_grid - bound) & (gv[..., 1] > 0), 0, gv[..., 1])
+    nv = np.zeros_like(v); nC = np.zeros_like(C)
+    for i in range(3):
+        for j in range(3):
+            off = np.array([i, j]); dpos = (off - fx) * dx
+            weight = w[i][:, 0] * w[j][:, 1]
+            idx = base + off
+            g = gv[idx[:, 0], idx[:, 1]]
+            nv += weight[:, None] * g
+            nC += 4 * weight[:, None, None] * np.einsum('ni,nj->nij', g, dpos) / dx ** 2
+    x = x + dt * nv
+    J = J * (1 + dt * np.trace(nC, axis1=1, axis2=2))
+    return x, nv, nC, J
+
+
+def test_taichi_mpm88_as_written(device):
+    g = np.random.default_rng(0)
+    x0 = g.random((N_PARTICLES, 2)) * 0.4 + 0.2
+    v0 = np.tile([0.3, -1.0], (N_PARTICLES, 1))
+    rx, rv, rC, rJ = x0.copy(), v0.copy(), np.zeros((N_PARTICLES, 2, 2)), np.ones(N_PARTICLES)
+    x = tack.array(x0.astype(np.float32), dtype=tack.vec2f, device=device)
+    v = tack.array(v0.astype(np.float32), dtype=tack.vec2f, device=device)
+    C = tack.zeros(N_PARTICLES, dtype=tack.mat22f, device=device)
+    J = tack.array(np.ones(N_PARTICLES, np.float32), device=device)
+    grid_v = tack.zeros((n_grid, n_grid), dtype=tack.vec2f, device=device)
+    grid_m = tack.zeros((n_grid, n_grid), dtype=tack.f32, device=device)
+    for _ in range(10):
+        substep(x, v, C, J, grid_v, grid_m)
+        rx, rv, rC, rJ = ref_step(rx, rv, rC, rJ)
+    np.testing.assert_allclose(x.numpy(), rx, atol=1e-5)
+    np.testing.assert_allclose(v.numpy(), rv, atol=1e-3)
+    np.testing.assert_allclose(C.numpy(), rC, atol=2e-2, rtol=1e-3)
+    np.testing.assert_allclose(J.numpy(), rJ, atol=1e-5)
+
+
+@tack.kernel
+def list_stores(v, m, out):
+    for i in v:
+        v[i] = [i, 2 * i]
+        m[i] = [[1.0, i], [i * i, 0.5]]
+        out[i] = tack.mat22d(0.25).trace() + tack.mat22d(i)[1, 0]
+
+
+def test_lists_stored_into_elements_and_scalar_filled_matrices(device):
+    n = 5
+    v = tack.zeros(n, dtype=tack.vec2d, device=device)
+    m = tack.zeros(n, dtype=tack.mat22d, device=device)
+    out = np.zeros(n)
+    list_stores(v, m, out)
+    i = np.arange(n, dtype=np.float64)
+    np.testing.assert_array_equal(v.numpy(), np.stack([i, 2 * i], 1))
+    np.testing.assert_array_equal(m.numpy(), np.stack([np.stack([np.ones(n), i], 1),
+                                                       np.stack([i * i, np.full(n, 0.5)], 1)], 1))
+    np.testing.assert_array_equal(out, 0.5 + i)
