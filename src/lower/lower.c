@@ -645,6 +645,16 @@ static ir_expr **lower_index_list(lowerer *L, const expr *arr, expr *const *item
     ir_expr *given[TACK_MAX_NDIM];
     int ngiven = 0, from_vector = 0;
     for (int i = 0; i < n; i++) {
+        /* A named integer vector (grouped's I): its locals read in place,
+         * so x[I] has the index forms x[i, j] has. */
+        const binding *named = items[i]->kind == EX_NAME ? scope_find(L->sc, items[i]->name) : NULL;
+        if (named && named->kind == BIND_VECTOR && !named->rows && !named->cplx &&
+            ngiven + named->width <= TACK_MAX_NDIM) {
+            for (int k = 0; k < named->width; k++)
+                if (!(given[ngiven++] = lower_read_local(L, named->comps[k], items[i]))) return NULL;
+            from_vector = 1;
+            continue;
+        }
         ir_expr *x = lower_expr(L, items[i]);
         if (!x) return NULL;
         if (!vec_is(x)) {
@@ -1885,6 +1895,8 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
             if (inner->kind == EX_CALL &&
                 classify(L, inner->a, path, sizeof path).kind == CALLEE_NDINDEX)
                 return static_ndindex(L, b, s, inner);
+            if (inner->kind == EX_NAME && !is_bound(L, inner->name))
+                return static_table(L, b, s, inner);
             if (inner->kind == EX_CALL &&
                 classify(L, inner->a, path, sizeof path).kind == CALLEE_RANGE) {
                 int rc = static_for(L, b, s, inner);
@@ -1957,11 +1969,19 @@ int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
 
 static int grouped_over(lowerer *L, const expr *t, const expr *it, const expr *of);
 
-/* The launch over stops[0] x ... x stops[n-1], its indices bound to I. */
+/* The launch over stops[0] x ... x stops[n-1].  I (when given) is the
+ * index itself for one dimension, else a vector whose components are the
+ * launch's index locals, so that x[I] is seen as this iteration's own
+ * element exactly as x[i, j] is. */
 static int grouped_launch(lowerer *L, const expr *I, const expr *at, ir_expr **stops, int n) {
     ir_func *f = L->f;
+    binding *vec = I && n > 1 ? (binding *)scope_find(L->sc, I->name) : NULL;
+    if (vec && vec->kind != BIND_LOCAL) {
+        ERR(L, I->line, I->col, "'%s' is the launch's index vector; give it a name of its own", I->name);
+        return -1;
+    }
     for (int d = 0; d < n; d++) {
-        int local = lower_temp(L, "grouped");
+        int local = I && n == 1 ? local_index(L, I->name) : lower_temp(L, "grouped");
         if (local < 0) return -1;
         if (d == 0) {
             f->loop_var = local;
@@ -1971,10 +1991,14 @@ static int grouped_launch(lowerer *L, const expr *I, const expr *at, ir_expr **s
             f->inner_stop[d - 1] = stops[d];
             f->ninner = d;
         }
-        L->grouped_index[d] = local;
+        if (vec) vec->comps[d] = local;
     }
-    L->grouped_name = I;
-    L->grouped_n = n;
+    if (vec) {
+        vec->kind = BIND_VECTOR;
+        vec->width = n;
+        vec->rows = 0;
+        vec->cplx = 0;
+    }
     f->start = ir_const_int(f, 0, IRT_WEAK_INT, at->line, at->col);
     f->step = ir_const_int(f, 1, IRT_WEAK_INT, at->line, at->col);
     return f->start && f->step ? 0 : oom(L);
@@ -2037,7 +2061,6 @@ static int lower_struct_for_launch(lowerer *L, const stmt *loop) {
         if (d == 0) L->f->loop_var = local;
         else L->f->inner_var[d - 1] = local;
     }
-    L->grouped_name = NULL;
     return 0;
 }
 
@@ -2072,16 +2095,6 @@ static int grouped_over(lowerer *L, const expr *t, const expr *it, const expr *o
     return grouped_launch(L, t, it, stops, n);
 }
 
-/* The grouped launch's name bound at the top of the launch body b. */
-static int bind_grouped_index(lowerer *L, ir_block *b, const stmt *loop) {
-    if (!L->grouped_name) return 0;
-    const expr *at = L->grouped_name;
-    ir_expr *idx[3];
-    for (int d = 0; d < L->grouped_n; d++)
-        if (!(idx[d] = lower_read_local(L, L->grouped_index[d], at))) return -1;
-    ir_expr *value = L->grouped_n == 1 ? idx[0] : vb_call(L, VB_VECN, idx, L->grouped_n, at);
-    return lower_assign_to(L, b, at, value, loop);
-}
 
 /* The outermost loop: `for i in range(...)` (1-D) or
  * `for i, j[, k] in tack.ndindex(e0, e1[, e2])`, whose outer dimension is
@@ -2223,10 +2236,8 @@ tack_status lower_kernel(const lower_input *in, ir_func **out, tack_error *err) 
         x->index = -1;
         x->inline_id = L.launch_exit = f->ninlines++;
         run->value = x;
-        if (bind_grouped_index(&L, body, loop) || lower_block(&L, body, loop->body, loop->nbody))
-            goto fail;
-    } else if (bind_grouped_index(&L, &f->body, loop) ||
-               lower_block(&L, &f->body, loop->body, loop->nbody)) {
+        if (lower_block(&L, body, loop->body, loop->nbody)) goto fail;
+    } else if (lower_block(&L, &f->body, loop->body, loop->nbody)) {
         goto fail;
     }
     if (vec_check_none_left(&L, &f->body)) goto fail;

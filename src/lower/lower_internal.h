@@ -107,12 +107,6 @@ typedef struct lowerer {
     int reading_seg; /* names assigned before this loop are readable (and
                         reductions of earlier loops) */
     int in_range;    /* lowering a launch's range */
-    /* `for I in tack.grouped(x)`: the name I and the launch's index locals,
-     * bound to I (a vector, or the index itself for a 1-D x) at the top of
-     * the launch body. */
-    const expr *grouped_name;
-    int grouped_index[3];
-    int grouped_n;
     /* A device call whose record result is wanted (q = f(...), f(...).pos):
      * the call, and once lowered the callee that returned a record. */
     const expr *record_call;
@@ -169,6 +163,8 @@ int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n);
 int static_for(lowerer *L, ir_block *b, const stmt *s, const expr *range_call);
 /* `for i, j in tack.static(tack.ndindex(a, b))` unrolled into b; 0 or -1. */
 int static_ndindex(lowerer *L, ir_block *b, const stmt *s, const expr *call);
+/* for e in tack.static(TABLE): a module-level tuple, unrolled */
+int static_table(lowerer *L, ir_block *b, const stmt *s, const expr *table);
 int lower_declare_locals(lowerer *L, stmt *const *body, int n);
 
 /* vectors.c: vector values, scalarized while lowering.  A vector value is

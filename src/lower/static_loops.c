@@ -8,7 +8,8 @@
  * `for i, j in tack.static(tack.ndindex(3, 3)):` (Taichi's
  * ti.static(ti.ndrange(3, 3))) unrolls every index tuple in row-major
  * order; it has no loop to fall back on, so its extents must be
- * constants. */
+ * constants.  `for e in tack.static(TABLE):` over a module-level tuple
+ * (Taichi's ti.static(spring_offsets)) unrolls with `e = TABLE[k]`. */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -139,5 +140,44 @@ int static_for(lowerer *L, ir_block *b, const stmt *s, const expr *range_call) {
     for (int64_t k = 0; k < trips; k++)
         if (set_name(L, b, t, v[0] + k * v[2], s) || lower_block(L, b, s->body, s->nbody))
             return -1;
+    return 0;
+}
+
+int static_table(lowerer *L, ir_block *b, const stmt *s, const expr *table) {
+    const expr *t = s->targets[0];
+    if (t->kind != EX_NAME) {
+        ERR(L, t->line, t->col, "a tack.static() loop over a table binds one name");
+        return -1;
+    }
+    /* len(TABLE), a constant where the table is one */
+    expr *len = arena_alloc(&L->scratch, sizeof *len), *callee = arena_alloc(&L->scratch, sizeof *callee);
+    expr **args = arena_alloc(&L->scratch, sizeof *args);
+    if (!len || !callee || !args) return lower_oom(L);
+    *callee = (expr){.kind = EX_NAME, .line = table->line, .col = table->col, .name = "len"};
+    args[0] = (expr *)table;
+    *len = (expr){.kind = EX_CALL, .line = table->line, .col = table->col, .a = callee, .items = args,
+                  .nitems = 1};
+    int64_t n;
+    int rc = constant_int(L, len, &n);
+    if (rc < 0) return -1;
+    if (!rc || n > MAX_UNROLL) {
+        ERR(L, table->line, table->col, "tack.static(%s) unrolls a module-level tuple of at most %d "
+            "elements", table->name, MAX_UNROLL);
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        stmt *set = arena_alloc(&L->scratch, sizeof *set);
+        expr **targets = arena_alloc(&L->scratch, sizeof *targets);
+        expr *element = arena_alloc(&L->scratch, sizeof *element);
+        expr **index = arena_alloc(&L->scratch, sizeof *index);
+        if (!set || !targets || !element || !index || !(index[0] = int_literal(L, k, s)))
+            return lower_oom(L);
+        *element = (expr){.kind = EX_SUBSCRIPT, .line = table->line, .col = table->col,
+                          .a = (expr *)table, .items = index, .nitems = 1};
+        targets[0] = (expr *)t;
+        *set = (stmt){.kind = ST_ASSIGN, .line = s->line, .col = s->col, .targets = targets,
+                      .ntargets = 1, .value = element};
+        if (lower_block(L, b, &set, 1) || lower_block(L, b, s->body, s->nbody)) return -1;
+    }
     return 0;
 }

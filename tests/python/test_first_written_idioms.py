@@ -379,3 +379,86 @@ def test_lists_stored_into_elements_and_scalar_filled_matrices(device):
     np.testing.assert_array_equal(m.numpy(), np.stack([np.stack([np.ones(n), i], 1),
                                                        np.stack([i * i, np.full(n, 0.5)], 1)], 1))
     np.testing.assert_array_equal(out, 0.5 + i)
+
+
+# ---- Taichi's cloth (fast_mass_spring) as written: ti.grouped launches,
+# a static loop over a module-level table of offsets, x[i] - x[j] with
+# integer-vector indices, .normalized()/.norm()/.dot(), v[i] *= ... ----
+
+CLOTH_N = 8
+QUAD = 1.0 / CLOTH_N
+CLOTH_DT = 4e-2 / 128  # the original's step (n = 128): stable for these springs
+SPRING_Y = 3e4
+# The original's dashpot reads v[j] while other iterations write v[i] in
+# the same launch (a race, in Taichi too): off here, so that the result
+# does not depend on the order iterations run in.
+DASHPOT = 0.0
+DRAG = 1.0
+BALL_R = 0.3
+SPRING_OFFSETS = tuple((i, j) for i in range(-2, 3) for j in range(-2, 3)
+                       if (i, j) != (0, 0) and abs(i) + abs(j) <= 2)
+
+
+@tack.kernel
+def cloth_step(x, v, ball_center):
+    for i in tack.grouped(x):
+        v[i] += tack.vec3f(0.0, -9.8, 0.0) * CLOTH_DT
+    for i in tack.grouped(x):
+        force = tack.vec3f([0.0, 0.0, 0.0])
+        for spring_offset in tack.static(SPRING_OFFSETS):
+            j = i + spring_offset
+            if 0 <= j[0] < CLOTH_N and 0 <= j[1] < CLOTH_N:
+                x_ij = x[i] - x[j]
+                v_ij = v[i] - v[j]
+                d = x_ij.normalized()
+                current_dist = x_ij.norm()
+                original_dist = QUAD * tack.cast(i - j, tack.f32).norm()
+                force += -SPRING_Y * d * (current_dist / original_dist - 1)
+                force += -v_ij.dot(d) * d * DASHPOT * QUAD
+        v[i] += force * CLOTH_DT
+    for i in tack.grouped(x):
+        v[i] *= tack.exp(-DRAG * CLOTH_DT)
+        offset_to_center = x[i] - ball_center[0]
+        if offset_to_center.norm() <= BALL_R:
+            normal = offset_to_center.normalized()
+            v[i] -= min(v[i].dot(normal), 0) * normal
+        x[i] += CLOTH_DT * v[i]
+
+
+def cloth_reference(x, v, c):
+    n = CLOTH_N
+    v = v + np.array([0.0, -9.8, 0.0]) * CLOTH_DT
+    f = np.zeros_like(v)
+    for a in range(n):
+        for b in range(n):
+            for di, dj in SPRING_OFFSETS:
+                p, q = a + di, b + dj
+                if 0 <= p < n and 0 <= q < n:
+                    xij, vij = x[a, b] - x[p, q], v[a, b] - v[p, q]
+                    d = xij / np.linalg.norm(xij)
+                    orig = QUAD * np.hypot(di, dj)
+                    f[a, b] += -SPRING_Y * d * (np.linalg.norm(xij) / orig - 1)
+                    f[a, b] += -(vij @ d) * d * DASHPOT * QUAD
+    v = (v + f * CLOTH_DT) * np.exp(-DRAG * CLOTH_DT)
+    off = x - c
+    dist = np.linalg.norm(off, axis=-1)
+    normal = off / dist[..., None]
+    hit = dist <= BALL_R
+    v[hit] -= np.minimum((v * normal).sum(-1), 0)[hit][:, None] * normal[hit]
+    return x + CLOTH_DT * v, v
+
+
+def test_taichi_cloth_as_written(device):
+    n = CLOTH_N
+    i, j = np.indices((n, n))
+    x0 = np.stack([i * QUAD - 0.5, np.full((n, n), 0.2), j * QUAD - 0.5], -1)
+    rx, rv = x0.copy(), np.zeros_like(x0)
+    x = tack.array(x0.astype(np.float32), dtype=tack.vec3f, device=device)
+    v = tack.zeros((n, n), dtype=tack.vec3f, device=device)
+    ball = tack.array(np.zeros((1, 3), np.float32), dtype=tack.vec3f, device=device)
+    for _ in range(40):
+        cloth_step(x, v, ball)
+        rx, rv = cloth_reference(rx, rv, np.zeros(3))
+    assert np.abs(rx - x0).max() > 5e-4  # it fell, and the ball held its middle
+    np.testing.assert_allclose(x.numpy(), rx, atol=1e-6)
+    np.testing.assert_allclose(v.numpy(), rv, atol=5e-4)
