@@ -1969,19 +1969,28 @@ int lower_block(lowerer *L, ir_block *out, stmt *const *body, int n) {
 
 static int grouped_over(lowerer *L, const expr *t, const expr *it, const expr *of);
 
-/* The launch over stops[0] x ... x stops[n-1].  I (when given) is the
- * index itself for one dimension, else a vector whose components are the
- * launch's index locals, so that x[I] is seen as this iteration's own
- * element exactly as x[i, j] is. */
+/* The launch over stops[0] x ... x stops[n-1].  I (when given) is a tuple
+ * of n names, one index each (struct-for); or one name: the index itself
+ * for one dimension, else a vector whose components are the launch's index
+ * locals, so that x[I] is seen as this iteration's own element exactly as
+ * x[i, j] is. */
 static int grouped_launch(lowerer *L, const expr *I, const expr *at, ir_expr **stops, int n) {
     ir_func *f = L->f;
-    binding *vec = I && n > 1 ? (binding *)scope_find(L->sc, I->name) : NULL;
+    int names = I && I->kind == EX_TUPLE;
+    if (names && I->nitems != n) {
+        ERR(L, I->line, I->col, "a launch over %d dimensions takes one name (an index vector) or %d "
+            "names (one index each), not %d", n, n, I->nitems);
+        return -1;
+    }
+    binding *vec = I && !names && n > 1 ? (binding *)scope_find(L->sc, I->name) : NULL;
     if (vec && vec->kind != BIND_LOCAL) {
         ERR(L, I->line, I->col, "'%s' is the launch's index vector; give it a name of its own", I->name);
         return -1;
     }
     for (int d = 0; d < n; d++) {
-        int local = I && n == 1 ? local_index(L, I->name) : lower_temp(L, "grouped");
+        int local = names    ? local_index(L, I->items[d]->name)
+                    : I && n == 1 ? local_index(L, I->name)
+                                  : lower_temp(L, "grouped");
         if (local < 0) return -1;
         if (d == 0) {
             f->loop_var = local;
@@ -2037,31 +2046,15 @@ static int lower_grouped_launch(lowerer *L, const stmt *loop) {
  * n-D x) and `for i, j in x`, one name per dimension of the array x. */
 static int lower_struct_for_launch(lowerer *L, const stmt *loop) {
     const expr *t = loop->targets[0], *x = loop->value;
-    int p = param_index(L, x->name);
-    int ndim = p >= 0 && p < 64 && L->in->row_ndim ? L->in->row_ndim[p] : 0;
-    int n = ndim - (ndim && vec_width_of(L, p) ? 1 : 0);
-    if (t->kind == EX_NAME) {
-        if (check_assignable_name(L, t)) return -1;
-        return grouped_over(L, t, x, x);
-    }
-    if (t->kind != EX_TUPLE || (n && t->nitems != n)) {
-        ERR(L, t->line, t->col, "'for ... in %s' over an array of %d dimensions takes one name (an "
-            "index vector) or %d names (one index each)", x->name, n, n);
-        return -1;
-    }
-    for (int d = 0; d < t->nitems; d++)
-        if (t->items[d]->kind != EX_NAME || check_assignable_name(L, t->items[d])) {
-            if (!L->failed) ERR(L, t->items[d]->line, t->items[d]->col, "loop variables must be names");
+    int n = t->kind == EX_TUPLE ? t->nitems : 1;
+    for (int d = 0; d < n; d++) {
+        const expr *name = t->kind == EX_TUPLE ? t->items[d] : t;
+        if (name->kind != EX_NAME || check_assignable_name(L, name)) {
+            if (!L->failed) ERR(L, name->line, name->col, "loop variables must be names");
             return -1;
         }
-    if (grouped_over(L, NULL, x, x)) return -1;
-    /* Each name is its index's local. */
-    for (int d = 0; d < t->nitems; d++) {
-        int local = local_index(L, t->items[d]->name);
-        if (d == 0) L->f->loop_var = local;
-        else L->f->inner_var[d - 1] = local;
     }
-    return 0;
+    return grouped_over(L, t, x, x);
 }
 
 /* The launch over every index of `of` (an array parameter, or
