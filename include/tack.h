@@ -525,6 +525,18 @@ typedef struct tack_launch tack_launch;
 tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_arg *args,
                                  int nargs, tack_error *err);
 tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err);
+/* tack_launch_run, with what the kernel returns (as tack_kernel_call).
+ * Arguments with the prepared call's layout (each one's kind; an array's
+ * dtype, width, shape, strides, writability and device; a scalar's type
+ * as its value selects it) take the warm path, which only writes this
+ * call's addresses and values into the prepared launch: a binding that
+ * calls a kernel in a loop keeps one handle per call site. */
+tack_status tack_launch_call(tack_launch *l, const tack_arg *args, int nargs,
+                             tack_results *results, tack_error *err);
+/* 1 while calls with the prepared layout take the warm path: the call was
+ * simple (no templates, complex values, returned values or random draws,
+ * one top-level loop, not in debug mode) and no variant was freed since. */
+int tack_launch_is_warm(const tack_launch *l);
 void tack_launch_free(tack_launch *l);
 
 /* Compiles, without running anything, the variants that these calls on

@@ -298,14 +298,8 @@ static tack_status check_array(const tack_kernel *k, const tack_device *dev, con
     return TACK_OK;
 }
 
-typedef struct span {
-    uintptr_t lo, hi;
-    int written;
-} span;
-
-/* True when no written array's bytes overlap any other array's bytes.
- * Read-only arrays may overlap each other. */
-static int arrays_disjoint(span *s, int n) {
+/* runtime.h */
+int arrays_disjoint(const span *s, int n) {
     for (int i = 0; i < n; i++) {
         if (!s[i].written || s[i].lo == s[i].hi) continue;
         for (int j = 0; j < n; j++)
@@ -341,9 +335,8 @@ static tack_status stride_slots(const tack_kernel *k, const ir_func *f, call_inf
     return TACK_OK;
 }
 
-/* The slot bits of scalar argument a in the kernel type its call selected
- * (a 32-bit value in the low bytes, as the packed launch reads it). */
-static uint64_t scalar_slot(int type, const tack_arg *a) {
+/* runtime.h */
+uint64_t scalar_slot(int type, const tack_arg *a) {
     uint64_t slot = 0;
     int64_t i = a->kind == TACK_ARG_UINT ? (int64_t)a->u : a->i; /* u64: the same bits */
     switch (type) {

@@ -239,8 +239,9 @@ static tack_status run_variant_then(const tack_kernel *k, const ir_template *t, 
     return st;
 }
 
-static tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
-                               const call_info *info, tack_device *dev, tack_error *err) {
+/* runtime.h */
+tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
+                        const call_info *info, tack_device *dev, tack_error *err) {
     return run_variant_then(k, t, v, info, dev, 0, err);
 }
 
@@ -595,80 +596,3 @@ tack_status tack_kernel_launch(tack_kernel *k, tack_device *dev, const tack_arg 
                                tack_error *err) {
     return tack_kernel_call(k, dev, args, nargs, NULL, err);
 }
-
-/* ---- prepared launches ---- */
-
-struct tack_launch {
-    tack_kernel *k;
-    tack_device *dev;
-    ir_template *t;
-    variant *v;
-    template_key tkey;
-};
-
-/* Calls the handle can take without resolving anything: no templates nor
- * complex scalars (both expand into hidden arguments), and not in debug
- * mode (whose launches are noted for the check). */
-static int simple_call(const tack_kernel *k, const tack_arg *args, int nargs) {
-    if (kernel_debug(k)) return 0;
-    for (int i = 0; i < nargs; i++)
-        if (args[i].kind == TACK_ARG_STRUCT || args[i].kind == TACK_ARG_COMPLEX) return 0;
-    return 1;
-}
-
-tack_launch *tack_launch_prepare(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
-                                 tack_error *err) {
-    ERR_OR_SCRATCH(err);
-    err->status = TACK_OK;
-    if (!k || !dev || (nargs && !args) || nargs < 0) {
-        runtime_error(err, TACK_ERR_VALUE, "tack_launch_prepare: NULL kernel, device or arguments");
-        return NULL;
-    }
-    tack_launch *l = calloc(1, sizeof *l);
-    if (!l) {
-        runtime_error(err, TACK_ERR_NOMEM, "out of memory preparing a launch of '%s'", k->def->name);
-        return NULL;
-    }
-    call_info info;
-    int64_t errors[DEBUG_ERR_LEN], extents[MAX_ARGS * TACK_MAX_NDIM];
-    info.nreductions = 0;
-    if (launch_resolve(k, dev, args, nargs, kernel_debug(k), &l->tkey, &l->t, &info, &l->v, errors,
-                     extents, 0, err)) {
-        free(l);
-        return NULL;
-    }
-    l->k = k;
-    l->dev = dev;
-    return l;
-}
-
-tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tack_error *err) {
-    ERR_OR_SCRATCH(err);
-    err->status = TACK_OK;
-    if (!l || (nargs && !args))
-        return runtime_error(err, TACK_ERR_VALUE, "tack_launch_run: NULL handle or arguments");
-    /* Same template (no vector width changed) and same variant key: run the
-     * prepared variant; anything else takes the full path. */
-    if (!simple_call(l->k, args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
-        l->tkey.tmpl.len || l->t->ir->nreductions || l->k->nstages > 1 ||
-        l->t->ir->debug_errors >= 0)
-        return tack_kernel_launch(l->k, l->dev, args, nargs, err);
-    tack_arg mats[TACK_MAX_PARAMS];
-    if (matrix_args(l->k, &args, nargs, mats, err)) return err->status;
-    for (int i = 0; i < nargs; i++) {
-        int w = args[i].kind == TACK_ARG_ARRAY ? args[i].vec_width : 0;
-        if (w != l->tkey.vec[i]) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
-        if (l->tkey.row_ndim[i] && args[i].ndim != l->tkey.row_ndim[i])
-            return tack_kernel_launch(l->k, l->dev, args, nargs, err); /* another template */
-    }
-    call_info info;
-    memcpy(info.args, args, nargs * sizeof *args);
-    info.nargs = nargs;
-    info.nreductions = info.reductions_started = 0;
-    if (launch_add_hidden(l->k, l->t, &info, l->dev, 0, err)) return err->status;
-    if (call_classify(l->k, l->dev, l->t, &info, &l->tkey, err)) return err->status;
-    if (!variant_key_equal(&info.key, &l->v->key)) return tack_kernel_launch(l->k, l->dev, args, nargs, err);
-    return run_variant(l->k, l->t, l->v, &info, l->dev, err);
-}
-
-void tack_launch_free(tack_launch *l) { free(l); }

@@ -304,6 +304,16 @@ int64_t array_nbytes(const tack_arg *a);
  * highest addressed byte, whatever the strides' signs (lo == hi: none).
  * For an argument call_classify accepted. */
 void array_span(const tack_arg *a, uintptr_t *lo, uintptr_t *hi);
+typedef struct span {
+    uintptr_t lo, hi;
+    int written;
+} span;
+/* True when no written array's bytes overlap any other array's bytes.
+ * Read-only arrays may overlap each other. */
+int arrays_disjoint(const span *s, int n);
+/* The slot bits of scalar argument a in the kernel type its call selected
+ * (a 32-bit value in the low bytes, as the packed launch reads it). */
+uint64_t scalar_slot(int type, const tack_arg *a);
 /* call_classify for a call whose fast signature matched the variant key
  * `seen` (key.c): only what the signature leaves free is read. */
 tack_status call_classify_warm(const tack_kernel *k, const tack_device *dev, const ir_template *t,
@@ -401,6 +411,11 @@ tack_status launch_resolve(tack_kernel *k, tack_device *dev, const tack_arg *arg
 tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *args, int nargs,
                             int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
                             int64_t *errors, int64_t *extents, int stage, tack_error *err);
+
+/* Runs variant v for a classified call (launch.c): the range is
+ * evaluated and checked first, so a refused call runs nothing. */
+tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,
+                        const call_info *info, tack_device *dev, tack_error *err);
 
 /* What a launch refuses once its variant exists (launch.c): the range
  * (evaluated into range[BACKEND_RANGE_LEN], its count in *n), whole

@@ -223,6 +223,8 @@ typedef struct ext_KernelObject {
     int nparams;
     PyObject *dict;
     PyObject *weakreflist;
+    struct ext_warm *warm;  /* warm.c: the last simple call's layout, or NULL */
+    int warm_misses, warm_backoff, warm_wait;
 } ext_KernelObject;
 
 extern PyTypeObject ext_KernelType;
@@ -296,6 +298,19 @@ void ext_launch_init(ext_launch_state *st, ext_KernelObject *kern);
 int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
+
+/* ---- warm.c: repeated calls with one layout ---------------------------- */
+
+typedef struct ext_warm ext_warm;
+/* 1 when the call was taken (*result: its value, or NULL with the error
+ * set); 0 when it must take the ordinary path. */
+int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
+                  PyObject **result);
+/* After a successful ordinary call, before its arguments are released:
+ * remembers its layout when it can take the warm path. */
+void ext_warm_learn(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
+                    const tack_arg *targs, PyObject *device, const ext_launch_state *st);
+void ext_warm_forget(ext_KernelObject *kern);
 
 /* ---- interop.c ------------------------------------------------------- */
 

@@ -93,6 +93,8 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func, PyObject *sou
         return NULL;
     kern->vectorcall = kernel_vectorcall;
     kern->k = NULL;
+    kern->warm = NULL;
+    kern->warm_misses = kern->warm_backoff = kern->warm_wait = 0;
     kern->func = Py_NewRef(func);
     kern->name = NULL;
     kern->home.keep = PyList_New(0);
@@ -440,6 +442,8 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
         s = tack_device_synchronize(d, &err);
         Py_END_ALLOW_THREADS
     }
+    if (s == TACK_OK && results.n == 0 && results.nvalues == 0)
+        ext_warm_learn(kern, args, nargs, targs, dev, &st);
     ext_release_args(&st);
     Py_DECREF(dev);
     if (s == TACK_OK) {
@@ -471,7 +475,10 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
         ext_bind_args(kern, args, nargs, NULL, NULL, NULL, bound);
         return NULL;
     }
-    return taped(self, kernel_launch(kern, args, nargs), args, nargs);
+    PyObject *result;
+    if (!ext_warm_call(kern, args, nargs, &result))
+        result = kernel_launch(kern, args, nargs);
+    return taped(self, result, args, nargs);
 }
 
 /* The recording tack.Tape (autodiff.py), or NULL: each successful call
@@ -1007,6 +1014,7 @@ static void kernel_dealloc(PyObject *self)
     PyObject_GC_UnTrack(self);
     if (kern->weakreflist)
         PyObject_ClearWeakRefs(self);
+    ext_warm_forget(kern); /* its prepared launch goes before the kernel */
     if (kern->k)
         tack_kernel_free(kern->k);
     kern->k = NULL;
