@@ -537,6 +537,9 @@ tack_status tack_launch_call(tack_launch *l, const tack_arg *args, int nargs,
  * simple (no templates, complex values, returned values or random draws,
  * one top-level loop, not in debug mode) and no variant was freed since. */
 int tack_launch_is_warm(const tack_launch *l);
+/* 1 when these arguments take the warm path: l is warm and they have its
+ * prepared layout (the check tack_launch_call makes first). */
+int tack_launch_accepts(const tack_launch *l, const tack_arg *args, int nargs);
 void tack_launch_free(tack_launch *l);
 
 /* Compiles, without running anything, the variants that these calls on

@@ -133,6 +133,13 @@ int tack_launch_is_warm(const tack_launch *l) {
     return l && l->warm && l->epoch == fast_epoch() && !kernel_debug(l->k);
 }
 
+int tack_launch_accepts(const tack_launch *l, const tack_arg *args, int nargs) {
+    if (!tack_launch_is_warm(l) || nargs != l->nargs || !args) return 0;
+    for (int i = 0; i < nargs; i++)
+        if (!same_layout(&args[i], &l->layout[i])) return 0;
+    return 1;
+}
+
 /* The warm path: 1 when args do not have the prepared layout, or anything
  * the slow path names (a NULL or misaligned address, elements that wrap
  * the address space, another disjointness): nothing was run.  The caller

@@ -213,3 +213,74 @@ def test_warm_calls_are_counted_and_keep_one_variant():
     assert tack.stats()["fast_path_hits"] == before + 10
     assert len(add.variants()) == 1
     np.testing.assert_array_equal(out, x + 1.0)
+
+
+class DLPackOnly:
+    """Another library's array, seen only through DLPack."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+@pytest.mark.cpu_only
+def test_foreign_arrays_with_new_memory_each_call():
+    rng = np.random.default_rng(1)
+    for step in range(30):
+        n = 16 if step % 10 else 9        # the layout changes now and then
+        x = rng.standard_normal(n)
+        out = np.zeros(n)
+        scale(DLPackOnly(x), DLPackOnly(out), 1.5)
+        np.testing.assert_array_equal(out, x * 1.5)
+        out2 = np.zeros(n)
+        scale(x, DLPackOnly(out2), -2.0)   # NumPy and foreign mixed
+        np.testing.assert_array_equal(out2, x * -2.0)
+
+
+@pytest.mark.cpu_only
+def test_a_producer_class_that_changes_is_asked_afresh():
+    class Producer:
+        def __init__(self, a):
+            self._a = a
+
+        def __dlpack__(self, **kwargs):
+            return self._a.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self._a.__dlpack_device__()
+
+    x = np.arange(8.0)
+    out = np.zeros(8)
+    for _ in range(4):
+        scale(Producer(x), Producer(out), 2.0)
+    np.testing.assert_array_equal(out, x * 2)
+    # The class stops being an array: a float-like value now, refused.
+    del Producer.__dlpack__
+    del Producer.__dlpack_device__
+    with pytest.raises(TypeError):
+        scale(Producer(x), out, 2.0)
+    # And becomes one again, through the array interface.
+    Producer.__array_interface__ = property(lambda self: self._a.__array_interface__)
+    out[:] = 0
+    scale(Producer(x), Producer(out), 3.0)
+    np.testing.assert_array_equal(out, x * 3)
+
+
+@pytest.mark.cpu_only
+def test_a_foreign_read_only_array_is_refused_after_warm_calls():
+    x = np.arange(8.0)
+    out = np.zeros(8)
+    for _ in range(3):
+        scale(DLPackOnly(x), DLPackOnly(out), 1.0)
+    ro = np.zeros(8)
+    ro.flags.writeable = False
+    if not hasattr(np, "from_dlpack") or np.lib.NumpyVersion(np.__version__) < "2.1.0":
+        pytest.skip("NumPy < 2.1 exports no read-only flag over DLPack")
+    with pytest.raises(ValueError, match="read-only"):
+        scale(DLPackOnly(x), DLPackOnly(ro), 1.0)
+    assert not ro.any()

@@ -441,6 +441,49 @@ static int convert_records(conv *c, PyObject *o, tack_arg *a, tack_field_role *r
     return convert_value(c, records, a, role);
 }
 
+/* Types whose instances went through every check below to reach
+ * convert_foreign (another library's arrays), by type and version tag: the
+ * tag changes whenever the class or a base changes and is never reused
+ * (interop.c's type_memo), so their later instances skip the checks for
+ * numbers, structs, buffers and complex values, each a walk of the bases. */
+#define FOREIGN_TYPES 8
+static struct {
+    PyTypeObject *type;
+    unsigned int tag;
+} foreign_types[FOREIGN_TYPES];
+
+static unsigned int type_tag(PyTypeObject *t)
+{
+    return PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG) ? t->tp_version_tag : 0;
+}
+
+static size_t foreign_slot(PyTypeObject *t)
+{
+    return ((uintptr_t)t >> 4) % FOREIGN_TYPES;
+}
+
+static int known_foreign(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    unsigned int tag = type_tag(t);
+    size_t slot = foreign_slot(t);
+    return tag && foreign_types[slot].type == t && foreign_types[slot].tag == tag;
+}
+
+static int convert_foreign_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *role)
+{
+    int rc = convert_foreign(c, o, a);
+    if (rc <= 0)
+        *role = TACK_FIELD_ARRAY;
+    unsigned int tag = type_tag(Py_TYPE(o));
+    if (rc == 0 && tag) {
+        size_t slot = foreign_slot(Py_TYPE(o));
+        foreign_types[slot].type = Py_TYPE(o);
+        foreign_types[slot].tag = tag;
+    }
+    return rc;
+}
+
 /* Arrays, numbers, templates and buffers.  0 converted (*role says what it
  * is), 1 none of those, -1 error. */
 static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *role)
@@ -456,6 +499,8 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_SCALAR;
         return 0;
     }
+    if (known_foreign(o))
+        return convert_foreign_value(c, o, a, role);
     if (PyArray_Check(o)) {
         if (PyDataType_HASFIELDS(PyArray_DESCR((PyArrayObject *)o)))
             return convert_records(c, o, a, role);
@@ -498,10 +543,7 @@ static int convert_value(conv *c, PyObject *o, tack_arg *a, tack_field_role *rol
         *role = TACK_FIELD_SCALAR;
         return convert_complex(c, o, a);
     }
-    rc = convert_foreign(c, o, a);
-    if (rc <= 0)
-        *role = TACK_FIELD_ARRAY;
-    return rc;
+    return convert_foreign_value(c, o, a, role);
 }
 
 /* ---- template instances ---------------------------------------------- */
@@ -746,7 +788,7 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t n
         /* A record (NumPy void scalar): once the device is known, below.
          * The common exact types are not, without walking their bases. */
         if (!Py_IS_TYPE(o, &PyArray_Type) && !PyFloat_CheckExact(o) && !PyLong_CheckExact(o) &&
-            !Py_IS_TYPE(o, &ext_ArrayType) && PyArray_IsScalar(o, Void)) {
+            !Py_IS_TYPE(o, &ext_ArrayType) && !known_foreign(o) && PyArray_IsScalar(o, Void)) {
             records = 1;
             continue;
         }

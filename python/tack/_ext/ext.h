@@ -306,6 +306,12 @@ typedef struct ext_warm ext_warm;
  * set); 0 when it must take the ordinary path. */
 int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
                   PyObject **result);
+/* An ordinary call's converted arguments, when the learned layout has
+ * arguments only conversion reads (another library's arrays): 1 when
+ * they have that layout and ran (*status says how). */
+int ext_warm_converted_call(ext_KernelObject *kern, const tack_arg *targs, Py_ssize_t nargs,
+                            PyObject *device, tack_results *results, tack_error *err,
+                            tack_status *status);
 /* After a successful ordinary call, before its arguments are released:
  * remembers its layout when it can take the warm path. */
 void ext_warm_learn(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,

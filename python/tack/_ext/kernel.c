@@ -434,7 +434,9 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
     err.filename[0] = '\0';
     err.lineno = err.col = 0;
     tack_results results;
-    tack_status s = tack_kernel_call(kern->k, d, targs, (int)nargs, &results, &err);
+    tack_status s;
+    if (!ext_warm_converted_call(kern, targs, nargs, dev, &results, &err, &s))
+        s = tack_kernel_call(kern->k, d, targs, (int)nargs, &results, &err);
     /* A queued launch over another library's memory finishes before the
      * call returns: that library may read it at once, on its own stream. */
     if (s == TACK_OK && st.foreign_device) {

@@ -9,7 +9,11 @@
  * call whose arguments match writes their addresses and values into the
  * remembered arguments and runs the prepared launch, which compares the
  * rest of the layout (shapes, strides) itself: no conversion, signature,
- * hash or classification.  Anything else takes the ordinary path, and a
+ * hash or classification.  Where an argument is another library's array
+ * (DLPack, the array interfaces, torch), which must be asked for its
+ * memory each call, the call is converted as usual and then runs the
+ * prepared launch when the converted arguments have its layout
+ * (ext_warm_converted_call).  Anything else takes the ordinary path, and a
  * kernel called with another layout several times in a row learns that one.
  *
  * Everything here runs holding the GIL.  A launch may release it while
@@ -25,7 +29,7 @@
 #define WARM_RELEARN 4       /* misses in a row before another layout is learned */
 #define WARM_BACKOFF_MAX 65536
 
-enum { WARM_NDARRAY = 1, WARM_TACK_ARRAY, WARM_FLOAT, WARM_INT, WARM_BOOL };
+enum { WARM_NDARRAY = 1, WARM_TACK_ARRAY, WARM_FLOAT, WARM_INT, WARM_BOOL, WARM_CONVERTED };
 
 struct ext_warm {
     tack_launch *launch;
@@ -33,6 +37,7 @@ struct ext_warm {
     int nargs;
     int busy;                      /* calls inside the launch now */
     int hits;
+    int converted;                 /* an argument is WARM_CONVERTED */
     unsigned char how[TACK_MAX_PARAMS];
     PyObject *descr[TACK_MAX_PARAMS]; /* NumPy arrays' dtype objects (held) */
     int flags[TACK_MAX_PARAMS];       /* and their writeable flag */
@@ -56,7 +61,8 @@ void ext_warm_forget(ext_KernelObject *kern)
     kern->warm = NULL;
 }
 
-/* How the warm path reads object o (converted as *a), 0 if it cannot. */
+/* How the warm path reads object o (converted as *a): WARM_CONVERTED
+ * where only its conversion can tell, 0 where it cannot take it. */
 static int warm_kind(PyObject *o, const tack_arg *a)
 {
     if (Py_IS_TYPE(o, &PyArray_Type)) {
@@ -75,7 +81,8 @@ static int warm_kind(PyObject *o, const tack_arg *a)
         return WARM_BOOL;
     if (PyLong_CheckExact(o) && a->kind == TACK_ARG_INT)
         return WARM_INT;
-    return 0;
+    /* Another library's array: its conversion asks it for its memory. */
+    return a->kind == TACK_ARG_ARRAY ? WARM_CONVERTED : 0;
 }
 
 /* A layout learned and then never hit again (shapes that change every
@@ -98,12 +105,15 @@ void ext_warm_learn(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t na
         kern->warm_wait--;
         return;
     }
-    if (st->nviews || st->blocks || st->foreign_device || st->nowners || nargs > TACK_MAX_PARAMS)
+    if (st->blocks || nargs > TACK_MAX_PARAMS)
         return;
     unsigned char how[TACK_MAX_PARAMS];
-    for (Py_ssize_t i = 0; i < nargs; i++)
+    int converted = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
         if (!(how[i] = (unsigned char)warm_kind(objs[i], &targs[i])))
             return;
+        converted |= how[i] == WARM_CONVERTED;
+    }
     tack_error err;
     tack_launch *l = tack_launch_prepare(kern->k, ((ext_DeviceObject *)device)->dev, targs,
                                          (int)nargs, &err);
@@ -121,6 +131,7 @@ void ext_warm_learn(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t na
     }
     w->launch = l;
     w->nargs = (int)nargs;
+    w->converted = converted;
     Py_INCREF(device);
     w->device = device;
     memcpy(w->how, how, (size_t)nargs);
@@ -196,11 +207,26 @@ static int warm_take(const ext_warm *w, int i, PyObject *o, tack_arg *a, PyObjec
     return 0;
 }
 
+/* A call the warm path could not take.  Several in a row: the ordinary
+ * path learns the new layout. */
+static void missed(ext_KernelObject *kern)
+{
+    ext_warm *w = kern->warm;
+    if (++kern->warm_misses >= WARM_RELEARN && !w->busy) {
+        if (w->hits)
+            kern->warm_backoff = 0;
+        else
+            back_off(kern);
+        warm_free(w);
+        kern->warm = NULL;
+    }
+}
+
 int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t nargs,
                   PyObject **result)
 {
     ext_warm *w = kern->warm;
-    if (!w || nargs != w->nargs)
+    if (!w || w->converted || nargs != w->nargs)
         return 0;
     PyObject *device = NULL;
     for (int i = 0; i < w->nargs; i++)
@@ -234,14 +260,25 @@ int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t narg
     *result = Py_NewRef(Py_None);
     return 1;
 miss:
-    /* Several misses in a row: let the ordinary path learn the new layout. */
-    if (++kern->warm_misses >= WARM_RELEARN && !w->busy) {
-        if (w->hits)
-            kern->warm_backoff = 0;
-        else
-            back_off(kern);
-        warm_free(w);
-        kern->warm = NULL;
-    }
+    missed(kern);
     return 0;
+}
+
+int ext_warm_converted_call(ext_KernelObject *kern, const tack_arg *targs, Py_ssize_t nargs,
+                            PyObject *device, tack_results *results, tack_error *err,
+                            tack_status *status)
+{
+    ext_warm *w = kern->warm;
+    if (!w || !w->converted)
+        return 0;
+    if (device != w->device || !tack_launch_accepts(w->launch, targs, (int)nargs)) {
+        missed(kern);
+        return 0;
+    }
+    w->busy++;
+    *status = tack_launch_call(w->launch, targs, (int)nargs, results, err);
+    w->busy--;
+    w->hits = 1;
+    kern->warm_misses = 0;
+    return 1;
 }
