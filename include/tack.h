@@ -534,8 +534,8 @@ tack_status tack_launch_run(tack_launch *l, const tack_arg *args, int nargs, tac
 tack_status tack_launch_call(tack_launch *l, const tack_arg *args, int nargs,
                              tack_results *results, tack_error *err);
 /* 1 while calls with the prepared layout take the warm path: the call was
- * simple (no templates, complex values, returned values or random draws,
- * one top-level loop, not in debug mode) and no variant was freed since. */
+ * simple (no templates nor complex values, one top-level loop, not in
+ * debug mode) and no variant was freed since. */
 int tack_launch_is_warm(const tack_launch *l);
 /* 1 when these arguments take the warm path: l is warm and they have its
  * prepared layout (the check tack_launch_call makes first). */

@@ -393,9 +393,9 @@ void launch_release_hidden(tack_device *dev, call_info *info) {
     info->nreductions = 0;
 }
 
-/* What the kernel returns, read back after its run. */
-static tack_status read_results(const ir_template *t, tack_device *dev, call_info *info,
-                                tack_results *out, tack_error *err) {
+/* runtime.h */
+tack_status read_results(const ir_template *t, tack_device *dev, call_info *info,
+                         tack_results *out, tack_error *err) {
     const ir_func *f = t->ir;
     if (!out) return TACK_OK;
     out->n = 0;

@@ -15,8 +15,9 @@
  *   - otherwise the call is classified as a first call would be, and runs
  *     the prepared variant if its key is the same, or takes the full path.
  * The warm path holds only for simple calls: no templates, complex values,
- * reductions, random draws, stages or per-access checks' records, and not
- * in debug mode.  Variants freed since the launch was prepared (the
+ * stages or per-access checks' records, and not in debug mode.  The
+ * hidden arguments (reductions' arrays, the random seed) are added per
+ * call as on the full path.  Variants freed since the launch was prepared (the
  * epoch moved on, runtime.h's fast path) make it take the full path.
  */
 #include <stdlib.h>
@@ -34,9 +35,10 @@ struct tack_launch {
     uint64_t epoch;              /* fast_epoch() before resolving */
     int warm;
     int nargs, nslots;
+    int nparams;                        /* nargs and the hidden arguments */
     tack_arg layout[TACK_MAX_PARAMS];   /* the prepared call's arguments */
-    uint64_t slots[MAX_ARGS];           /* the strides' slots, past nargs */
-    int64_t dims[TACK_MAX_PARAMS][TACK_MAX_NDIM];
+    uint64_t slots[MAX_ARGS];           /* the strides' slots, past nparams */
+    int64_t dims[MAX_ARGS][TACK_MAX_NDIM];
     int64_t span_lo[TACK_MAX_PARAMS];   /* a non-empty array's bytes, from */
     int64_t span_hi[TACK_MAX_PARAMS];   /* its data pointer; both 0: empty */
 };
@@ -75,8 +77,8 @@ static int same_layout(const tack_arg *a, const tack_arg *p) {
 static void prepare_warm(tack_launch *l, const tack_arg *args, int nargs, const call_info *info) {
     const ir_func *f = l->t->ir;
     if (!simple_call(l->k, args, nargs) || nargs != l->k->def->nparams || l->tkey.debug ||
-        l->tkey.tmpl.len || f->nreductions || f->rng_seed >= 0 || l->k->nstages > 1 ||
-        f->debug_errors >= 0 || info->nargs != nargs)
+        l->tkey.tmpl.len || l->k->nstages > 1 || f->debug_errors >= 0 ||
+        info->nargs != f->nparams)
         return;
     for (int i = 0; i < nargs; i++) {
         const tack_arg *a = &info->args[i]; /* as matrix_args shaped it: the same bytes */
@@ -91,6 +93,7 @@ static void prepare_warm(tack_launch *l, const tack_arg *args, int nargs, const 
     memcpy(l->slots, info->slots, sizeof l->slots);
     memcpy(l->dims, info->dims, sizeof l->dims);
     l->nargs = nargs;
+    l->nparams = info->nargs;
     l->nslots = info->nslots;
     l->warm = 1;
 }
@@ -144,22 +147,27 @@ int tack_launch_accepts(const tack_launch *l, const tack_arg *args, int nargs) {
  * the slow path names (a NULL or misaligned address, elements that wrap
  * the address space, another disjointness): nothing was run.  The caller
  * is counted as a reader of l->k and has seen the epoch unchanged. */
-static int run_warm(const tack_launch *l, const tack_arg *args, tack_status *st, tack_error *err) {
+static int run_warm(const tack_launch *l, const tack_arg *args, tack_results *results,
+                    tack_status *st, tack_error *err) {
     const ir_func *f = l->t->ir;
     const variant *v = l->v;
-    int nargs = l->nargs;
+    int nargs = l->nargs, nparams = l->nparams;
     call_info info;
     span spans[TACK_MAX_PARAMS];
     int nspans = 0;
     for (int i = 0; i < nargs; i++) {
         const tack_arg *a = &args[i];
         if (!same_layout(a, &l->layout[i])) return 1;
+        /* The checks read scalars from the arguments, and a reduction's
+         * type may follow the arrays' (launch.c's reduction_dtype). */
         if (a->kind != TACK_ARG_ARRAY) {
             info.slots[i] = scalar_slot(v->key.type[i], a);
-            /* The range and the checks read scalars from the arguments. */
             if (l->t->nchecks) info.args[i] = *a;
+            else info.args[i].kind = a->kind;
             continue;
         }
+        info.args[i].kind = a->kind;
+        info.args[i].dtype = a->dtype;
         uintptr_t data = (uintptr_t)a->data;
         info.slots[i] = (uint64_t)data;
         if (l->span_lo[i] == l->span_hi[i]) continue; /* empty */
@@ -173,19 +181,31 @@ static int run_warm(const tack_launch *l, const tack_arg *args, tack_status *st,
     }
     int disjoint = l->dev->caps.host_memory && arrays_disjoint(spans, nspans);
     if (disjoint != v->key.disjoint) return 1;
+    info.nargs = nargs;
+    info.nreductions = info.reductions_started = 0;
+    if (nparams > nargs) {
+        /* The reductions' arrays (this call's own) and the random seed. */
+        if ((*st = launch_add_hidden(l->k, l->t, &info, l->dev, 1, err))) return 0;
+        for (int i = nargs; i < nparams; i++) {
+            const tack_arg *a = &info.args[i];
+            info.slots[i] = a->kind == TACK_ARG_ARRAY ? (uint64_t)(uintptr_t)a->data
+                                                      : scalar_slot(v->key.type[i], a);
+        }
+    }
     /* The fields of the key a launch reads (call_classify_warm). */
     info.key.nparams = v->key.nparams;
     info.key.hidden_tail = v->key.hidden_tail;
     info.key.disjoint = disjoint;
-    memcpy(info.key.type, v->key.type, (size_t)nargs);
-    memcpy(info.key.strided, v->key.strided, (size_t)nargs);
-    info.nargs = nargs;
+    memcpy(info.key.type, v->key.type, (size_t)nparams);
+    memcpy(info.key.strided, v->key.strided, (size_t)nparams);
     info.nslots = l->nslots;
-    memcpy(info.slots + nargs, l->slots + nargs, (size_t)(l->nslots - nargs) * sizeof *info.slots);
-    memcpy(info.dims, l->dims, (size_t)nargs * sizeof *info.dims);
-    info.nreductions = 0;
+    memcpy(info.slots + nparams, l->slots + nparams,
+           (size_t)(l->nslots - nparams) * sizeof *info.slots);
+    memcpy(info.dims, l->dims, (size_t)nparams * sizeof *info.dims);
     atomic_fetch_add_explicit(&tack_counters.fast_path_hits, 1, memory_order_relaxed);
     *st = run_variant(l->k, l->t, l->v, &info, l->dev, err);
+    if (*st == TACK_OK) *st = read_results(l->t, l->dev, &info, results, err);
+    launch_release_hidden(l->dev, &info);
     return 0;
 }
 
@@ -230,7 +250,7 @@ tack_status tack_launch_call(tack_launch *l, const tack_arg *args, int nargs, ta
     tack_status st = TACK_OK;
     readers_enter(l->k);
     int missed = l->epoch != fast_epoch() ||
-                 (l->warm && nargs == l->nargs && !kernel_debug(l->k) ? run_warm(l, args, &st, err)
+                 (l->warm && nargs == l->nargs && !kernel_debug(l->k) ? run_warm(l, args, results, &st, err)
                   : results ? 1 : run_classified(l, args, nargs, &st, err));
     readers_exit(l->k);
     return missed ? tack_kernel_call(l->k, l->dev, args, nargs, results, err) : st;

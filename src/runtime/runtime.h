@@ -412,6 +412,9 @@ tack_status launch_classify(tack_kernel *k, tack_device *dev, const tack_arg *ar
                             int debug_mode, template_key *tkey, ir_template **tp, call_info *info,
                             int64_t *errors, int64_t *extents, int stage, tack_error *err);
 
+/* What the kernel returns, read back after its run (launch.c). */
+tack_status read_results(const ir_template *t, tack_device *dev, call_info *info,
+                         tack_results *out, tack_error *err);
 /* Runs variant v for a classified call (launch.c): the range is
  * evaluated and checked first, so a refused call runs nothing. */
 tack_status run_variant(const tack_kernel *k, const ir_template *t, variant *v,

@@ -284,3 +284,51 @@ def test_a_foreign_read_only_array_is_refused_after_warm_calls():
     with pytest.raises(ValueError, match="read-only"):
         scale(DLPackOnly(x), DLPackOnly(ro), 1.0)
     assert not ro.any()
+
+
+@tack.kernel
+def total(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+@tack.kernel
+def extremes(x):
+    lo = np.inf
+    hi = -np.inf
+    for i in range(x.shape[0]):
+        lo = min(lo, x[i])
+        hi = max(hi, x[i])
+    return lo, hi
+
+
+@tack.kernel
+def draws(out):
+    for i in range(out.shape[0]):
+        out[i] = np.random.random()
+
+
+def test_returned_values_each_call():
+    for k in range(20):
+        x = np.arange(100, dtype=np.float64) * (k - 7.5)   # sums exact in f64
+        assert total(x) == x.sum()
+        assert extremes(x) == (x.min(), x.max())
+    assert total(np.arange(100, dtype=np.float64)[:0]) == 0.0   # another layout: empty
+    # Rounded sums: a warm call gives the first call's bits.
+    y = np.random.default_rng(2).standard_normal(1000)
+    first = total(y)
+    for _ in range(5):
+        assert total(y.copy()) == first
+
+
+def test_random_draws_differ_between_warm_calls():
+    seen = []
+    for _ in range(5):
+        out = np.zeros(256)
+        draws(out)
+        assert ((out >= 0) & (out < 1)).all()
+        seen.append(out)
+    for a in seen[1:]:
+        assert not np.array_equal(seen[0], a)

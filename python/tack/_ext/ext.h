@@ -299,6 +299,9 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
 
+/* kernel.c: what a kernel returned, as Python values (None for nothing). */
+PyObject *ext_results_to_python(const tack_results *r);
+
 /* ---- warm.c: repeated calls with one layout ---------------------------- */
 
 typedef struct ext_warm ext_warm;

@@ -392,7 +392,7 @@ static PyObject *result_object(const tack_results *r, int j)
     }
 }
 
-static PyObject *results_to_python(const tack_results *r)
+PyObject *ext_results_to_python(const tack_results *r)
 {
     int n = r->nvalues ? r->nvalues : r->n;
     if (r->n == 0)
@@ -444,13 +444,13 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
         s = tack_device_synchronize(d, &err);
         Py_END_ALLOW_THREADS
     }
-    if (s == TACK_OK && results.n == 0 && results.nvalues == 0)
+    if (s == TACK_OK)
         ext_warm_learn(kern, args, nargs, targs, dev, &st);
     ext_release_args(&st);
     Py_DECREF(dev);
     if (s == TACK_OK) {
         Py_CLEAR(kern->resolve_error);
-        return results_to_python(&results);
+        return ext_results_to_python(&results);
     }
     return ext_raise_kernel_error(kern, s, &err);
 }

@@ -247,8 +247,9 @@ int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t narg
     err.message[0] = '\0';
     err.filename[0] = '\0';
     err.lineno = err.col = 0;
+    tack_results results;
     w->busy++;
-    tack_status s = tack_launch_call(w->launch, w->args, w->nargs, NULL, &err);
+    tack_status s = tack_launch_call(w->launch, w->args, w->nargs, &results, &err);
     w->busy--;
     w->hits = 1;
     kern->warm_misses = 0;
@@ -257,7 +258,7 @@ int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t narg
         return 1;
     }
     Py_CLEAR(kern->resolve_error);
-    *result = Py_NewRef(Py_None);
+    *result = ext_results_to_python(&results);
     return 1;
 miss:
     missed(kern);
