@@ -355,6 +355,66 @@ static void test_prepared_launch(void) {
     tack_kernel_free(k);
 }
 
+/* The warm path of a prepared launch: arguments with the prepared layout
+ * (other addresses and values) are accepted and run; another shape,
+ * dtype, writability or an overlap is not taken warm but still runs
+ * right; returned values come back; a freed kernel elsewhere (the epoch)
+ * makes it cold until prepared again. */
+static void test_prepared_warm_path(void) {
+    tack_kernel *k = make(SCALE);
+    tack_kernel *sum = make("@tack.kernel\n"
+                            "def total(x):\n"
+                            "    s = 0.0\n"
+                            "    for i in range(x.shape[0]):\n"
+                            "        s += x[i]\n"
+                            "    return s\n");
+    CHECK(k && sum);
+    if (!k || !sum) return;
+    float x[16], y[16], out[16], z[16];
+    for (int i = 0; i < 16; i++) x[i] = (float)i, y[i] = (float)(100 + i), z[i] = 1.0f;
+    int64_t n8 = 8, n9 = 9;
+    tack_error err;
+    tack_arg a[3] = {tack_arg_array(x, TACK_F32, 1, &n8, 0), tack_arg_array(out, TACK_F32, 1, &n8, 1),
+                     tack_arg_float(2.0)};
+    tack_launch *l = tack_launch_prepare(k, dev, a, 3, &err);
+    CHECK(l && tack_launch_is_warm(l) && tack_launch_accepts(l, a, 3));
+    tack_arg b[3] = {tack_arg_array(y, TACK_F32, 1, &n8, 0), tack_arg_array(out + 8, TACK_F32, 1, &n8, 1),
+                     tack_arg_float(-1.0)};
+    CHECK(tack_launch_accepts(l, b, 3) && tack_launch_run(l, b, 3, &err) == TACK_OK &&
+          out[8] == -100.0f && out[15] == -107.0f);
+    tack_arg longer[3] = {tack_arg_array(x, TACK_F32, 1, &n9, 0), tack_arg_array(out, TACK_F32, 1, &n9, 1),
+                          tack_arg_float(3.0)};
+    CHECK(!tack_launch_accepts(l, longer, 3) && tack_launch_run(l, longer, 3, &err) == TACK_OK &&
+          out[8] == 24.0f);
+    tack_arg ints[3] = {a[0], a[1], tack_arg_int(INT64_C(1) << 40)};
+    CHECK(!tack_launch_accepts(l, ints, 3));
+    tack_arg inplace[3] = {tack_arg_array(z, TACK_F32, 1, &n8, 0), tack_arg_array(z, TACK_F32, 1, &n8, 1),
+                           tack_arg_float(3.0)};
+    /* The same layout, but out is x: the other variant, by the full path. */
+    CHECK(tack_launch_accepts(l, inplace, 3) && tack_launch_run(l, inplace, 3, &err) == TACK_OK &&
+          z[0] == 3.0f && z[7] == 3.0f && z[8] == 1.0f);
+    CHECK(tack_launch_accepts(l, a, 3) && tack_launch_accepts(l, NULL, 3) == 0 &&
+          tack_launch_accepts(l, a, 2) == 0 && tack_launch_accepts(NULL, a, 3) == 0);
+
+    tack_arg s[1] = {tack_arg_array(x, TACK_F32, 1, &n8, 0)};
+    tack_launch *ls = tack_launch_prepare(sum, dev, s, 1, &err);
+    tack_results r;
+    CHECK(ls && tack_launch_is_warm(ls));
+    for (int rep = 0; rep < 3; rep++) {
+        s[0] = tack_arg_array(rep == 1 ? y : x, TACK_F32, 1, &n8, 0);
+        CHECK(tack_launch_call(ls, s, 1, &r, &err) == TACK_OK && r.n == 1 &&
+              r.value[0].f == (rep == 1 ? 828.0 : 28.0));
+    }
+    tack_kernel_free(make(SCALE)); /* frees variants: the handles are cold now */
+    CHECK(!tack_launch_is_warm(l) && !tack_launch_is_warm(ls));
+    CHECK(tack_launch_run(l, b, 3, &err) == TACK_OK && out[8] == -100.0f);
+    CHECK(tack_launch_call(ls, s, 1, &r, &err) == TACK_OK && r.value[0].f == 28.0);
+    tack_launch_free(l);
+    tack_launch_free(ls);
+    tack_kernel_free(k);
+    tack_kernel_free(sum);
+}
+
 /* A kernel's reductions come back through tack_kernel_call: an i64 count
  * and an f32 maximum (x's float type), fresh on each call. */
 static void test_reductions(void) {
@@ -735,6 +795,7 @@ int main(void) {
     test_errors();
     test_devices();
     test_prepared_launch();
+    test_prepared_warm_path();
     test_reductions();
     test_grouped_results();
     test_precompile();
