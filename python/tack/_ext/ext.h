@@ -299,6 +299,8 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
 
+/* kernel.c: an error record with nothing in it, for a launch to fill. */
+void ext_error_clear(tack_error *err);
 /* kernel.c: what a kernel returned, as Python values (None for nothing). */
 PyObject *ext_results_to_python(const tack_results *r);
 

@@ -413,6 +413,14 @@ PyObject *ext_results_to_python(const tack_results *r)
     return t;
 }
 
+void ext_error_clear(tack_error *err)
+{
+    err->status = TACK_OK;
+    err->message[0] = '\0';
+    err->filename[0] = '\0';
+    err->lineno = err->col = 0;
+}
+
 /* Converts nparams arguments (in parameter order) and launches. */
 static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -429,10 +437,7 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
     Py_INCREF(dev); /* another thread may switch the default during the launch */
     tack_device *d = ((ext_DeviceObject *)dev)->dev;
     tack_error err;
-    err.status = TACK_OK;
-    err.message[0] = '\0';
-    err.filename[0] = '\0';
-    err.lineno = err.col = 0;
+    ext_error_clear(&err);
     tack_results results;
     tack_status s;
     if (!ext_warm_converted_call(kern, targs, nargs, dev, &results, &err, &s))

@@ -243,10 +243,7 @@ int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t narg
         return 0;
     }
     tack_error err;
-    err.status = TACK_OK;
-    err.message[0] = '\0';
-    err.filename[0] = '\0';
-    err.lineno = err.col = 0;
+    ext_error_clear(&err);
     tack_results results;
     w->busy++;
     tack_status s = tack_launch_call(w->launch, w->args, w->nargs, &results, &err);
