@@ -811,7 +811,8 @@ static int find_owned(adj *A) {
         return -1;
     }
     count_assigns(&f->body, n);
-    if (f->loop_var >= 0 && !n[f->loop_var]) {
+    /* in a tack.ndindex launch, iterations (i, j) and (i, k) share x[i] */
+    if (f->loop_var >= 0 && !f->ninner && !n[f->loop_var]) {
         for (int p = 0; p < A->n; p++) A->owned[p] = 1;
         /* aliases: assigned once, to the launch variable or an alias (in order) */
         for (int again = 1; again;) {
@@ -1634,6 +1635,92 @@ static const ir_stmt *update_of(const ir_block *b, int p) {
     return NULL;
 }
 
+/* ---- where a construct with no adjoint is used (for the refusal's line) ---- */
+
+typedef int (*stmt_test)(const ir_func *f, const ir_stmt *s, int arg);
+
+static const ir_stmt *first_in_block(const ir_func *f, const ir_block *b, stmt_test hit, int arg);
+/* Inlined bodies inside e (device functions, random draws), in order. */
+static const ir_stmt *first_in_expr(const ir_func *f, const ir_expr *e, stmt_test hit, int arg) {
+    if (!e) return NULL;
+    const ir_stmt *r = e->kind == IR_INLINE && e->body ? first_in_block(f, e->body, hit, arg) : NULL;
+    if (!r) r = first_in_expr(f, e->cond, hit, arg);
+    if (!r) r = first_in_expr(f, e->a, hit, arg);
+    if (!r) r = first_in_expr(f, e->b, hit, arg);
+    for (int i = 0; !r && i < e->nargs; i++) r = first_in_expr(f, e->args[i], hit, arg);
+    return r;
+}
+/* The first statement, innermost first, for which hit() holds. */
+static const ir_stmt *first_in_block(const ir_func *f, const ir_block *b, stmt_test hit, int arg) {
+    for (int i = 0; b && i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i], *r = first_in_expr(f, s->value, hit, arg);
+        for (int k = 0; !r && k < s->nindices; k++) r = first_in_expr(f, s->indices[k], hit, arg);
+        if (!r) r = first_in_expr(f, s->start, hit, arg);
+        if (!r) r = first_in_expr(f, s->stop, hit, arg);
+        if (!r) r = first_in_expr(f, s->step, hit, arg);
+        if (!r && hit(f, s, arg)) r = s;
+        if (!r) r = first_in_block(f, &s->body, hit, arg);
+        if (!r) r = first_in_block(f, &s->orelse, hit, arg);
+        if (r) return r;
+    }
+    return NULL;
+}
+
+/* tack.shared's arrays, tack.local_index() (i & 255), tack.group_index() (i >> 8) */
+static int collective_expr(const ir_func *f, const ir_expr *e) {
+    if (!e) return 0;
+    if (e->kind == IR_SLOAD && f->scratch[e->index].shared) return 1;
+    if (e->kind == IR_BINOP && e->a && e->a->kind == IR_LOCAL && e->a->index == f->loop_var && e->b &&
+        e->b->kind == IR_CONST &&
+        ((e->op == OP_AND && e->b->i == IR_WORKGROUP - 1) || (e->op == OP_SHR && e->b->i == IR_WORKGROUP_SHIFT)))
+        return 1;
+    if (collective_expr(f, e->a) || collective_expr(f, e->b) || collective_expr(f, e->cond)) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (collective_expr(f, e->args[i])) return 1;
+    return 0;
+}
+static int is_collective(const ir_func *f, const ir_stmt *s, int unused) {
+    (void)unused;
+    if (s->kind == IR_BARRIER || (s->kind == IR_SSTORE && f->scratch[s->index].shared)) return 1;
+    if (s->kind == IR_IF || s->kind == IR_WHILE || s->kind == IR_FOR) /* their bodies are searched on */
+        return collective_expr(f, s->value) || collective_expr(f, s->start) || collective_expr(f, s->stop);
+    if (collective_expr(f, s->value)) return 1;
+    for (int k = 0; k < s->nindices; k++)
+        if (collective_expr(f, s->indices[k])) return 1;
+    return 0;
+}
+/* A draw advances the hidden stream's state local */
+static int draws(const ir_func *f, const ir_stmt *s, int state) {
+    (void)f;
+    return s->kind == IR_ASSIGN && s->index == state;
+}
+
+/* Workgroups and the hidden random stream have no adjoint: refused at the
+ * first statement that uses them. */
+static int refuse_constructs(adj *A) {
+    ir_func *f = A->f;
+    const ir_stmt *at = NULL;
+    const char *what = NULL;
+    if (f->collective) {
+        at = first_in_block(f, &f->body, is_collective, 0);
+        what = "workgroups (tack.shared, tack.barrier(), tack.local_index(), tack.group_index())";
+    } else if (f->rng_seed >= 0) {
+        /* the body begins with the stream's setup, all assigning its state
+         * local (lower/random.c); the first draw assigns it again later */
+        int state = f->body.n && f->body.stmts[0]->kind == IR_ASSIGN ? f->body.stmts[0]->index : -1;
+        int skip = 0;
+        while (skip < f->body.n && draws(f, f->body.stmts[skip], state)) skip++;
+        ir_block rest = {f->body.stmts + skip, f->body.n - skip, 0};
+        at = state >= 0 ? first_in_block(f, &rest, draws, state) : NULL;
+        what = "random numbers from the hidden stream (np.random, random.*: draw from "
+               "rng = tack.rng(seed, i) instead, which the backward pass replays)";
+    } else
+        return 0;
+    fail(A, at ? at->src : 0, at ? at->line : f->first_line, at ? at->col : 0,
+         "backward of kernels using %s is not supported yet", what);
+    return -1;
+}
+
 tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     adj A = {.f = f, .err = err, .n = nforward, .n0 = f->nlocals};
     int n0 = f->nlocals;
@@ -1645,12 +1732,7 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     if (!A.ver || !A.adjl) goto nomem;
     for (int l = 0; l < n0; l++) A.ver[l] = l;
     for (int l = 0; l < A.cap; l++) A.adjl[l] = -1;
-    if (f->ninner || f->collective || f->rng_seed >= 0) {
-        fail(&A, 0, f->first_line, 0,
-                    "backward of kernels with %s is not supported yet",
-                    f->ninner ? "tack.ndindex" : f->collective ? "workgroups" : "random numbers");
-        goto out;
-    }
+    if (refuse_constructs(&A)) goto out;
     for (int r = 0; r < f->nreductions; r++)
         if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB &&
             f->reductions[r].op != ATOM_MIN && f->reductions[r].op != ATOM_MAX) {
