@@ -946,6 +946,9 @@ static int reads_local_block(const ir_block *b, int l, const ir_stmt *skip);
 static int reads_local(const ir_expr *e, int l) {
     if (!e) return 0;
     if (e->kind == IR_LOCAL && e->index == l) return 1;
+    /* an inlined body's value is its result local, read where it ends
+     * (assigned inside a loop by a `return` there, adjoint_jumps.c) */
+    if (e->kind == IR_INLINE && e->index == l) return 1;
     if (e->kind == IR_INLINE && e->body && reads_local_block(e->body, l, NULL)) return 1;
     for (int i = 0; i < e->nargs; i++)
         if (reads_local(e->args[i], l)) return 1;
