@@ -70,6 +70,10 @@ struct rec {
     int lv, s0, s1, s2, nt; /* FOR: loop local; start, stop, step; trip count local
                                (WHILE: the iterations the forward sweep counted) */
     int nc, *cv, *c0;     /* FOR, WHILE: carried locals and their entry versions */
+    /* FOR with checkpoints (ck, NULL where none): the carried values at the
+     * entry of every stride-th iteration, ck[c] a local array of each;
+     * it counts the forward's iterations */
+    int *ck, stride, it;
     int line, col;
 };
 
@@ -1038,6 +1042,135 @@ static int fold_int(const ir_expr *e, int64_t *v) {
     }
 }
 
+/* ---- checkpoints of a `for` loop's carried values ---- */
+
+/* Carried values kept per loop, at most (fewer with more carried locals):
+ * the reverse sweep of iteration j replays from the checkpoint at or
+ * before j, at most stride - 1 iterations, stride = ceil(n / kept). With
+ * n <= kept every iteration's entry is kept (a per-variable stack, O(n));
+ * beyond it the work is n * stride / 2 instead of n^2 / 2 replaying from
+ * the loop's entry, with no bound to know before the loop runs. */
+#define CHECKPOINT_NUMBERS 1024
+#define CHECKPOINT_FEWEST 16
+
+static int has_snapshots(const adj *A, const rec *r);
+static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry);
+static int emit_rev(adj *A, const reclist *l, ir_block *out);
+static ir_stmt *for_range(adj *A, int var, ir_expr *stop, int line, int col);
+
+static int keepable(ir_type t) { return isf(t) || ir_type_is_int(t) || t == TACK_BOOL; }
+static ir_type kept_type(ir_type t) { return t == TACK_BOOL ? TACK_U8 : t; }
+
+static ir_expr *index1(adj *A, int scratch, ir_expr *k, ir_type t) {
+    ir_expr *e = mk(A, IR_SLOAD, t);
+    ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+    if (!e || !idx || !k) return NULL;
+    idx[0] = k;
+    e->index = scratch;
+    e->args = idx;
+    e->nargs = 1;
+    return e;
+}
+
+/* After the loop is recorded: a local array per carried local, when each
+ * can be kept and the kernel has room for them (else the loop replays
+ * from its entry, as before). */
+static int checkpoints(adj *A, reclist *out, rec *r) {
+    if (!r->nc || has_snapshots(A, r) || A->f->nscratch + r->nc > IR_MAX_SCRATCH) return 0;
+    for (int c = 0; c < r->nc; c++)
+        if (!keepable(A->f->locals[r->cv[c]].type)) return 0;
+    int64_t kept = CHECKPOINT_NUMBERS / r->nc;
+    if (kept < CHECKPOINT_FEWEST) kept = CHECKPOINT_FEWEST;
+    ir_type t = A->f->locals[r->nt].type;
+    /* stride = max(1, ceil(n / kept)), before the loop in the forward sweep */
+    ir_expr *ceil[2];
+    for (int i = 0; i < 2; i++)
+        ceil[i] = bin(A, OP_FLOORDIV, bin(A, OP_ADD, loc(A, r->nt), ir_const_int(A->f, kept - 1, t, 0, 0), t),
+                      ir_const_int(A->f, kept, t, 0, 0), t);
+    ir_expr *one = mk(A, IR_SELECT, t);
+    if (!one || !ceil[0] || !ceil[1]) return push(A, NULL, NULL);
+    one->cond = bin(A, OP_GT, ceil[0], ir_const_int(A->f, 1, t, 0, 0), TACK_BOOL);
+    one->a = ceil[1];
+    one->b = ir_const_int(A->f, 1, t, 0, 0);
+    if ((r->stride = new_local(A, "adj.stride", t)) < 0 || (r->it = new_local(A, "adj.it", t)) < 0 ||
+        !(r->ck = arena_alloc(&A->f->mem, r->nc * sizeof *r->ck)))
+        return push(A, NULL, NULL);
+    /* the stride is recorded before the loop: a statement of the sweep */
+    ir_stmt *st = assign(A, r->stride, one);
+    if (!st) return push(A, NULL, NULL);
+    rec *loop = out->v[out->n - 1];
+    if (rec_stmt(A, out, st, 0)) return -1;
+    out->v[out->n - 2] = out->v[out->n - 1]; /* the stride goes before the loop */
+    out->v[out->n - 1] = loop;
+    for (int c = 0; c < r->nc; c++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.kept", A->f->locals[r->cv[c]].name ? A->f->locals[r->cv[c]].name : "adj");
+        ir_scratch a = {.name = name, .type = kept_type(A->f->locals[r->cv[c]].type), .ndim = 1, .dims = {kept}};
+        if ((r->ck[c] = ir_scratch_add(A->f, &a)) < 0) return push(A, NULL, NULL);
+    }
+    return 0;
+}
+
+/* First in each forward iteration: if it % stride == 0, keep the carried
+ * values at it / stride; it += 1. */
+static int keep_checkpoint(adj *A, const rec *r, ir_block *body) {
+    ir_type t = A->f->locals[r->it].type;
+    ir_stmt *when = ir_stmt_new(A->f, IR_IF, r->line, r->col);
+    if (!when || !(when->value = bin(A, OP_EQ, bin(A, OP_MOD, loc(A, r->it), loc(A, r->stride), t),
+                                     ir_const_int(A->f, 0, t, 0, 0), TACK_BOOL)))
+        return push(A, NULL, NULL);
+    for (int c = 0; c < r->nc; c++) {
+        ir_stmt *st = ir_stmt_new(A->f, IR_SSTORE, r->line, r->col);
+        ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+        ir_type kt = A->f->scratch[r->ck[c]].type;
+        if (!st || !idx || !(idx[0] = bin(A, OP_FLOORDIV, loc(A, r->it), loc(A, r->stride), t)))
+            return push(A, NULL, NULL);
+        st->index = r->ck[c];
+        st->indices = idx;
+        st->nindices = 1;
+        st->value = castto(A, loc(A, r->cv[c]), kt);
+        if (push(A, &when->body, st)) return -1;
+    }
+    return push(A, body, when) ||
+           push(A, body, assign(A, r->it, bin(A, OP_ADD, loc(A, r->it), ir_const_int(A->f, 1, t, 0, 0), t)));
+}
+
+/* The reverse sweep of a loop with checkpoints: for each iteration j, last
+ * first, the carried values from checkpoint j / stride, the iterations
+ * from it up to j again, iteration j, its adjoint. */
+static int reverse_from_checkpoints(adj *A, const rec *r, ir_block *out) {
+    ir_type t = A->f->locals[r->nt].type;
+    int jj = new_local(A, "adj.jj", t), j = new_local(A, "adj.j", t), k = new_local(A, "adj.k", t),
+        from = new_local(A, "adj.from", t);
+    if (jj < 0 || j < 0 || k < 0 || from < 0) return push(A, out, NULL);
+    ir_stmt *outer = for_range(A, jj, loc(A, r->nt), r->line, r->col);
+    if (!outer) return push(A, out, NULL);
+    ir_block *b = &outer->body;
+    if (push(A, b, assign(A, j, bin(A, OP_SUB, bin(A, OP_SUB, loc(A, r->nt), ir_const_int(A->f, 1, t, 0, 0), t),
+                                      loc(A, jj), t))) ||
+        push(A, b, assign(A, from, bin(A, OP_MUL, bin(A, OP_FLOORDIV, loc(A, j), loc(A, r->stride), t),
+                                         loc(A, r->stride), t))))
+        return -1;
+    for (int c = 0; c < r->nc; c++) {
+        ir_type ct = A->f->locals[r->cv[c]].type;
+        ir_expr *v = index1(A, r->ck[c], bin(A, OP_FLOORDIV, loc(A, j), loc(A, r->stride), t),
+                            A->f->scratch[r->ck[c]].type);
+        if (!v || push(A, b, assign(A, r->cv[c], ct == TACK_BOOL ? bin(A, OP_NE, v, ir_const_int(A->f, 0, TACK_U8, 0, 0), TACK_BOOL)
+                                                                   : v)))
+            return push(A, out, NULL);
+    }
+    ir_stmt *again = for_range(A, k, bin(A, OP_SUB, loc(A, j), loc(A, from), t), r->line, r->col);
+    if (!again) return push(A, out, NULL);
+    ir_expr *at = bin(A, OP_ADD, loc(A, from), loc(A, k), t);
+    if (push(A, &again->body, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, at, loc(A, r->s2), t), t))) ||
+        emit_fwd(A, &r->body, &again->body, 1) || push(A, b, again))
+        return -1;
+    return push(A, b, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, loc(A, j), loc(A, r->s2), t), t))) ||
+                   emit_fwd(A, &r->body, b, 0) || emit_rev(A, &r->body, b) || push(A, out, outer)
+               ? -1
+               : 0;
+}
+
 static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     rec *r = rec_new(A, R_FOR);
     if (!r) return push(A, NULL, NULL);
@@ -1077,7 +1210,8 @@ static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     clamp->a = loc(A, raw);
     clamp->b = ir_const_int(A->f, 0, t, 0, 0);
     if ((r->nt = int_local(A, out, "adj.n", t, clamp)) < 0) return -1;
-    return rec_loop_body(A, out, r, s);
+    if (rec_loop_body(A, out, r, s)) return -1;
+    return checkpoints(A, out, r);
 }
 
 /* The carried locals (each a fresh version, assigned its entry value)
@@ -1346,6 +1480,9 @@ static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
             s->start = r->b[0] ? r->b[0] : loc(A, r->s0);
             s->stop = r->b[1] ? r->b[1] : loc(A, r->s1);
             s->step = r->b[2] ? r->b[2] : loc(A, r->s2);
+            if (r->ck && (push(A, out, assign(A, r->it, ir_const_int(A->f, 0, A->f->locals[r->it].type, 0, 0))) ||
+                          keep_checkpoint(A, r, &s->body)))
+                return -1;
             if (snapshots(A, r, out, 0) || emit_fwd(A, &r->body, &s->body, 1) || push(A, out, s)) return -1;
         }
     }
@@ -1429,6 +1566,10 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
             if (emit_fwd(A, &r->body, &loop->body, 0) || emit_rev(A, &r->body, &loop->body) ||
                 push(A, out, loop))
                 return -1;
+            continue;
+        }
+        if (r->kind == R_FOR && r->ck) {
+            if (reverse_from_checkpoints(A, r, out)) return -1;
             continue;
         }
         if (r->kind == R_FOR || r->kind == R_WHILE) {
