@@ -1042,14 +1042,17 @@ static int fold_int(const ir_expr *e, int64_t *v) {
     }
 }
 
-/* ---- checkpoints of a `for` loop's carried values ---- */
+/* ---- checkpoints of a loop's carried values ---- */
 
 /* Carried values kept per loop, at most (fewer with more carried locals):
  * the reverse sweep of iteration j replays from the checkpoint at or
- * before j, at most stride - 1 iterations, stride = ceil(n / kept). With
- * n <= kept every iteration's entry is kept (a per-variable stack, O(n));
- * beyond it the work is n * stride / 2 instead of n^2 / 2 replaying from
- * the loop's entry, with no bound to know before the loop runs. */
+ * before j, at most stride - 1 iterations. A `for` knows its trip count n
+ * before it starts: stride = ceil(n / kept). A `while` starts with stride
+ * 1 and, each time its checkpoints are full, keeps every other one and
+ * doubles the stride (stride < 2n / kept at its end). With n <= kept
+ * every iteration's entry is kept (a per-variable stack, O(n)); beyond it
+ * the work is about n * stride / 2 instead of n^2 / 2 replaying from the
+ * loop's entry, with no bound to know before the loop runs. */
 #define CHECKPOINT_NUMBERS 1024
 #define CHECKPOINT_FEWEST 16
 
@@ -1072,6 +1075,16 @@ static ir_expr *index1(adj *A, int scratch, ir_expr *k, ir_type t) {
     return e;
 }
 
+static int kept_arrays(adj *A, rec *r, int64_t kept) {
+    for (int c = 0; c < r->nc; c++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.kept", A->f->locals[r->cv[c]].name ? A->f->locals[r->cv[c]].name : "adj");
+        ir_scratch a = {.name = name, .type = kept_type(A->f->locals[r->cv[c]].type), .ndim = 1, .dims = {kept}};
+        if ((r->ck[c] = ir_scratch_add(A->f, &a)) < 0) return push(A, NULL, NULL);
+    }
+    return 0;
+}
+
 /* After the loop is recorded: a local array per carried local, when each
  * can be kept and the kernel has room for them (else the loop replays
  * from its entry, as before). */
@@ -1081,7 +1094,14 @@ static int checkpoints(adj *A, reclist *out, rec *r) {
         if (!keepable(A->f->locals[r->cv[c]].type)) return 0;
     int64_t kept = CHECKPOINT_NUMBERS / r->nc;
     if (kept < CHECKPOINT_FEWEST) kept = CHECKPOINT_FEWEST;
+    kept &= ~(int64_t)1; /* a while's checkpoints halve */
     ir_type t = A->f->locals[r->nt].type;
+    if (r->kind == R_WHILE) { /* the stride starts at 1 in the forward sweep (emit_fwd) */
+        if ((r->stride = new_local(A, "adj.stride", t)) < 0 || (r->it = new_local(A, "adj.it", t)) < 0 ||
+            !(r->ck = arena_alloc(&A->f->mem, r->nc * sizeof *r->ck)))
+            return push(A, NULL, NULL);
+        return kept_arrays(A, r, kept);
+    }
     /* stride = max(1, ceil(n / kept)), before the loop in the forward sweep */
     ir_expr *ceil[2];
     for (int i = 0; i < 2; i++)
@@ -1102,19 +1122,40 @@ static int checkpoints(adj *A, reclist *out, rec *r) {
     if (rec_stmt(A, out, st, 0)) return -1;
     out->v[out->n - 2] = out->v[out->n - 1]; /* the stride goes before the loop */
     out->v[out->n - 1] = loop;
-    for (int c = 0; c < r->nc; c++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s.kept", A->f->locals[r->cv[c]].name ? A->f->locals[r->cv[c]].name : "adj");
-        ir_scratch a = {.name = name, .type = kept_type(A->f->locals[r->cv[c]].type), .ndim = 1, .dims = {kept}};
-        if ((r->ck[c] = ir_scratch_add(A->f, &a)) < 0) return push(A, NULL, NULL);
-    }
-    return 0;
+    return kept_arrays(A, r, kept);
 }
 
 /* First in each forward iteration: if it % stride == 0, keep the carried
  * values at it / stride; it += 1. */
 static int keep_checkpoint(adj *A, const rec *r, ir_block *body) {
     ir_type t = A->f->locals[r->it].type;
+    if (r->kind == R_WHILE) {
+        /* full (it == kept * stride): ck[q] = ck[2q] for q < kept / 2, stride *= 2 */
+        int64_t kept = A->f->scratch[r->ck[0]].dims[0];
+        int q = new_local(A, "adj.q", t);
+        ir_stmt *full = ir_stmt_new(A->f, IR_IF, r->line, r->col);
+        ir_stmt *halve = q < 0 ? NULL : for_range(A, q, ir_const_int(A->f, kept / 2, t, 0, 0), r->line, r->col);
+        if (!full || !halve ||
+            !(full->value = bin(A, OP_EQ, loc(A, r->it),
+                                bin(A, OP_MUL, ir_const_int(A->f, kept, t, 0, 0), loc(A, r->stride), t), TACK_BOOL)))
+            return push(A, NULL, NULL);
+        for (int c = 0; c < r->nc; c++) {
+            ir_stmt *st = ir_stmt_new(A->f, IR_SSTORE, r->line, r->col);
+            ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+            ir_type kt = A->f->scratch[r->ck[c]].type;
+            ir_expr *from = index1(A, r->ck[c], bin(A, OP_MUL, loc(A, q), ir_const_int(A->f, 2, t, 0, 0), t), kt);
+            if (!st || !idx || !from || !(idx[0] = loc(A, q))) return push(A, NULL, NULL);
+            st->index = r->ck[c];
+            st->indices = idx;
+            st->nindices = 1;
+            st->value = from;
+            if (push(A, &halve->body, st)) return -1;
+        }
+        if (push(A, &full->body, halve) ||
+            push(A, &full->body, assign(A, r->stride, bin(A, OP_MUL, loc(A, r->stride), ir_const_int(A->f, 2, t, 0, 0), t))) ||
+            push(A, body, full))
+            return -1;
+    }
     ir_stmt *when = ir_stmt_new(A->f, IR_IF, r->line, r->col);
     if (!when || !(when->value = bin(A, OP_EQ, bin(A, OP_MOD, loc(A, r->it), loc(A, r->stride), t),
                                      ir_const_int(A->f, 0, t, 0, 0), TACK_BOOL)))
@@ -1161,11 +1202,12 @@ static int reverse_from_checkpoints(adj *A, const rec *r, ir_block *out) {
     }
     ir_stmt *again = for_range(A, k, bin(A, OP_SUB, loc(A, j), loc(A, from), t), r->line, r->col);
     if (!again) return push(A, out, NULL);
+    int isfor = r->kind == R_FOR; /* a while has no variable to set */
     ir_expr *at = bin(A, OP_ADD, loc(A, from), loc(A, k), t);
-    if (push(A, &again->body, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, at, loc(A, r->s2), t), t))) ||
+    if ((isfor && push(A, &again->body, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, at, loc(A, r->s2), t), t)))) ||
         emit_fwd(A, &r->body, &again->body, 1) || push(A, b, again))
         return -1;
-    return push(A, b, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, loc(A, j), loc(A, r->s2), t), t))) ||
+    return (isfor && push(A, b, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, loc(A, j), loc(A, r->s2), t), t)))) ||
                    emit_fwd(A, &r->body, b, 0) || emit_rev(A, &r->body, b) || push(A, out, outer)
                ? -1
                : 0;
@@ -1277,7 +1319,8 @@ static int rec_while(adj *A, reclist *out, const ir_stmt *s) {
     r->line = s->line;
     r->col = s->col;
     if ((r->nt = new_local(A, "adj.n", TACK_I64)) < 0) return push(A, NULL, NULL);
-    return rec_loop_body(A, out, r, s);
+    if (rec_loop_body(A, out, r, s)) return -1;
+    return checkpoints(A, out, r);
 }
 
 static int rec_inline(adj *A, reclist *out, const ir_expr *e) {
@@ -1468,6 +1511,10 @@ static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
             ir_stmt *s = ir_stmt_new(A->f, IR_WHILE, r->line, r->col);
             if (!s) return push(A, out, NULL);
             s->value = loc(A, r->cond);
+            if (r->ck && (push(A, out, assign(A, r->it, ir_const_int(A->f, 0, TACK_I64, 0, 0))) ||
+                          push(A, out, assign(A, r->stride, ir_const_int(A->f, 1, TACK_I64, 0, 0))) ||
+                          keep_checkpoint(A, r, &s->body)))
+                return -1;
             if (push(A, out, assign(A, r->nt, ir_const_int(A->f, 0, TACK_I64, 0, 0))) || snapshots(A, r, out, 0) ||
                 emit_fwd(A, &r->orelse, out, 1) || emit_fwd(A, &r->body, &s->body, 1) ||
                 push(A, &s->body, assign(A, r->nt, bin(A, OP_ADD, loc(A, r->nt), ir_const_int(A->f, 1, TACK_I64, 0, 0), TACK_I64))) ||
@@ -1568,7 +1615,7 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
                 return -1;
             continue;
         }
-        if (r->kind == R_FOR && r->ck) {
+        if ((r->kind == R_FOR || r->kind == R_WHILE) && r->ck) {
             if (reverse_from_checkpoints(A, r, out)) return -1;
             continue;
         }

@@ -746,7 +746,7 @@ def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
     from test_autodiff_returns import extremes as returned_extremes, moments
     from test_autodiff_launches import cube, grid, noisy
     from test_autodiff_func_returns import returns_in_loops
-    from test_autodiff_checkpoints import drift, nested
+    from test_autodiff_checkpoints import drift, nested, settle
     from test_cuda import NVRTC_MISSING, PTXAS
     if NVRTC_MISSING is not None:
         pytest.skip(f"NVRTC absent: {NVRTC_MISSING}")
@@ -781,6 +781,7 @@ def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
         "func_returns": (returns_in_loops, (s, s2, 3, s, s2, 0)),
         "checkpoints": (drift, (s, s, 3, s, s, 0)),
         "nested_checkpoints": (nested, (s, s, 3, s, s, 0)),
+        "while_checkpoints": (settle, (s, s, 0.5, s, s, 0.0)),
     }
     ptx = {name: tack._tack._generate(k, "cuda:sm_90", a, False, True) for name, (k, a) in cases.items()}
     # vec_builtins reads p[i], q[i], s[i] only: their gradients add without atomics
