@@ -352,7 +352,10 @@ class Tape:
     def backward(self, loss=None, grads=None):
         """Seeds ``loss.grad`` (its first element 1, the rest 0), or each
         ``grads={array: g}`` into ``array.grad``, then runs every recorded
-        launch's adjoint, newest first."""
+        launch's adjoint, newest first.  Values kernels returned on the tape
+        are seeds too: ``loss`` a returned float, or ``grads={value: g}``
+        with g a float, a complex (d/d real + 1j d/d imaginary) or an
+        array of a returned vector's or matrix's shape."""
         if loss is None and not grads:
             raise ValueError("Tape.backward: give loss or grads={array: gradient}")
         if grads is not None and not isinstance(grads, dict):

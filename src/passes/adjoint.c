@@ -1068,7 +1068,7 @@ static ir_expr *index1(adj *A, int scratch, ir_expr *k, ir_type t) {
     ir_expr *e = mk(A, IR_SLOAD, t);
     ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
     if (!e || !idx || !k) return NULL;
-    idx[0] = k;
+    idx[0] = castto(A, k, TACK_I64); /* local arrays are indexed in i64, as lowering does */
     e->index = scratch;
     e->args = idx;
     e->nargs = 1;
@@ -1144,7 +1144,7 @@ static int keep_checkpoint(adj *A, const rec *r, ir_block *body) {
             ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
             ir_type kt = A->f->scratch[r->ck[c]].type;
             ir_expr *from = index1(A, r->ck[c], bin(A, OP_MUL, loc(A, q), ir_const_int(A->f, 2, t, 0, 0), t), kt);
-            if (!st || !idx || !from || !(idx[0] = loc(A, q))) return push(A, NULL, NULL);
+            if (!st || !idx || !from || !(idx[0] = castto(A, loc(A, q), TACK_I64))) return push(A, NULL, NULL);
             st->index = r->ck[c];
             st->indices = idx;
             st->nindices = 1;
@@ -1164,7 +1164,7 @@ static int keep_checkpoint(adj *A, const rec *r, ir_block *body) {
         ir_stmt *st = ir_stmt_new(A->f, IR_SSTORE, r->line, r->col);
         ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
         ir_type kt = A->f->scratch[r->ck[c]].type;
-        if (!st || !idx || !(idx[0] = bin(A, OP_FLOORDIV, loc(A, r->it), loc(A, r->stride), t)))
+        if (!st || !idx || !(idx[0] = castto(A, bin(A, OP_FLOORDIV, loc(A, r->it), loc(A, r->stride), t), TACK_I64)))
             return push(A, NULL, NULL);
         st->index = r->ck[c];
         st->indices = idx;
