@@ -171,3 +171,31 @@ def test_a_barrier_is_refused_at_its_line(device):
         staged.backward(x, out, adj={out: tack.ones(256, dtype=tack.f64, device=device)})
     msg = str(info.value)
     assert "kernel 'staged'" in msg and ":%d:" % line_of(staged.func, "tack.barrier()") in msg
+
+
+@tack.kernel
+def stencil2d(u, out):
+    for i, j in tack.ndindex(u.shape[0] - 2, u.shape[1] - 2):
+        out[i + 1, j + 1] = math.sin(u[i + 2, j + 1]) * u[i + 1, j] + 0.25 * (
+            u[i, j + 1] + u[i + 1, j + 2]) - u[i + 1, j + 1] * u[i + 1, j + 1]
+
+
+def test_ndindex_stencil_across_threads(device):
+    # neighbours' gradients from many iterations, on every worker thread:
+    # the chain rule written out with NumPy's unbuffered adds
+    rng = np.random.default_rng(11)
+    uv = rng.uniform(-1.0, 1.0, (203, 61))
+    g = rng.uniform(-1.0, 1.0, uv.shape)
+    g[0, :] = g[-1, :] = g[:, 0] = g[:, -1] = 0.0  # never written: no gradient read there
+    u = tack.array(uv, device=device, requires_grad=True)
+    out = tack.zeros(uv.shape, dtype=tack.f64, device=device)
+    stencil2d.backward(u, out, adj={out: tack.array(g, device=device)})
+    want = np.zeros_like(uv)
+    i, j = np.meshgrid(np.arange(uv.shape[0] - 2), np.arange(uv.shape[1] - 2), indexing="ij")
+    gi = g[i + 1, j + 1]
+    np.add.at(want, (i + 2, j + 1), gi * np.cos(uv[i + 2, j + 1]) * uv[i + 1, j])
+    np.add.at(want, (i + 1, j), gi * np.sin(uv[i + 2, j + 1]))
+    np.add.at(want, (i, j + 1), 0.25 * gi)
+    np.add.at(want, (i + 1, j + 2), 0.25 * gi)
+    np.add.at(want, (i + 1, j + 1), -2.0 * gi * uv[i + 1, j + 1])
+    np.testing.assert_allclose(u.grad.numpy(), want, rtol=1e-12, atol=1e-12)
