@@ -68,6 +68,46 @@ class Returned(float):
     __hash__ = object.__hash__
 
 
+class ReturnedArray(_np.ndarray):
+    """What a kernel that returns a vector or matrix (a sum of vectors)
+    gives inside ``with tape:``: the NumPy array of its components, which
+    ``tape.backward(grads={v: g})`` seeds (g: an array of v's shape)."""
+
+    def __array_finalize__(self, obj):
+        # arithmetic on it makes new arrays, which are not seeds
+        self._tape = self._launch = self._number = None
+
+    __hash__ = object.__hash__
+
+
+class ReturnedComplex(complex):
+    """What a kernel that returns a complex sum gives inside ``with tape:``;
+    its gradient is a complex g = dL/d(real) + 1j dL/d(imag)."""
+
+    def __new__(cls, value, tape, launch, number):
+        r = super().__new__(cls, value)
+        r._tape, r._launch, r._number = tape, launch, number
+        return r
+
+    __hash__ = object.__hash__
+
+
+def _numbers(v):
+    """v's numbers in return.grad's order: a float is one, a complex its
+    real and imaginary parts, a vector or matrix its components (row-major),
+    a list or tuple each item's in turn."""
+    if isinstance(v, (list, tuple)):
+        return [x for item in v for x in _numbers(item)]
+    a = _np.asarray(v)
+    if a.dtype.kind == "c":
+        return [x for z in a.reshape(-1) for x in (float(z.real), float(z.imag))]
+    return [float(x) for x in a.astype(_np.float64).reshape(-1)]
+
+
+def _is_returned(v):
+    return isinstance(v, (Returned, ReturnedArray, ReturnedComplex))
+
+
 def _fill(a, value):
     host = _np.full(_np.asarray(a).shape if a.device.name == "cpu" else a.numpy().shape, value,
                     dtype=a.numpy().dtype)
@@ -173,8 +213,9 @@ def kernel_backward(kernel, *args, adj=None):
     the argument objects, or parameter names), else its ``.grad``, else it is
     a constant.  Input gradients are accumulated (+=); outputs' gradients
     are read.  A kernel that returns a sum takes its returned value's
-    gradient as ``adj={"return": g}`` (a float, or one per returned number;
-    0 when not given); one with a min or max reduction also needs what the
+    gradient as ``adj={"return": g}`` (a float, or a list of one per returned
+    value: a float, a complex (d/d real + 1j d/d imaginary) or an array of a
+    vector's or matrix's shape; 0 when not given); one with a min or max reduction also needs what the
     forward returned, ``adj={"return": g, "returned": value}`` (a tape
     passes it).  A ``tack.Scalar`` argument with ``requires_grad``
     gets its gradient added into its ``.grad``."""
@@ -246,10 +287,10 @@ def kernel_backward(kernel, *args, adj=None):
         s = _np.zeros(2 * _RETURN_VALUES)
         s[_RETURN_VALUES:] = _np.nan
         if seed is not None:
-            v = _np.asarray(seed, dtype=_np.float64).reshape(-1)
+            v = _numbers(seed)
             s[:len(v)] = v
         if returned is not None:
-            v = _np.asarray(returned, dtype=_np.float64).reshape(-1)
+            v = _numbers(returned)
             s[_RETURN_VALUES:_RETURN_VALUES + len(v)] = v
         elif s[:_RETURN_VALUES].any() and _returns_extreme(kernel):
             raise ValueError("kernel '%s' returns a min or max reduction: its backward sends the "
@@ -288,26 +329,40 @@ class Tape:
     def _record(self, kernel, args, result=None):
         self.launches.append((kernel, args, {}))
         n = len(self.launches) - 1
-        if isinstance(result, float):
-            self._returned.append((result,))
-            return Returned(result, self, n, 0)
-        if isinstance(result, tuple) and result and all(type(v) is float for v in result):
-            self._returned.append(result)
-            return tuple(Returned(v, self, n, j) for j, v in enumerate(result))
-        self._returned.append(None)
-        return result
+        values = result if isinstance(result, tuple) else (result,)
+        if not values or not all(type(v) in (float, complex) or
+                                 (type(v) is _np.ndarray and v.dtype.kind == "f") for v in values):
+            self._returned.append(None)
+            return result
+        # each value seeds its own numbers of return.grad, from `first` on
+        wrapped, first = [], 0
+        for v in values:
+            if type(v) is float:
+                w = Returned(v, self, n, first)
+            elif type(v) is complex:
+                w = ReturnedComplex(v, self, n, first)
+            else:
+                w = v.view(ReturnedArray)
+                w._tape, w._launch, w._number = self, n, first
+            wrapped.append(w)
+            first += len(_numbers(v))
+        self._returned.append(tuple(_numbers(list(values))))
+        return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
 
     def backward(self, loss=None, grads=None):
         """Seeds ``loss.grad`` (its first element 1, the rest 0), or each
         ``grads={array: g}`` into ``array.grad``, then runs every recorded
-        launch's adjoint, newest first."""
+        launch's adjoint, newest first.  Values kernels returned on the tape
+        are seeds too: ``loss`` a returned float, or ``grads={value: g}``
+        with g a float, a complex (d/d real + 1j d/d imaginary) or an
+        array of a returned vector's or matrix's shape."""
         if loss is None and not grads:
             raise ValueError("Tape.backward: give loss or grads={array: gradient}")
         if grads is not None and not isinstance(grads, dict):
             raise TypeError("Tape.backward: grads is a dict {array: gradient}, not %s"
                             % type(grads).__name__)
         for a in ([loss] if loss is not None else []) + list(grads or ()):
-            if not isinstance(a, (_tack.Array, Returned)):
+            if not (isinstance(a, _tack.Array) or _is_returned(a)):
                 raise TypeError("Tape.backward: the loss and the keys of grads are tack arrays "
                                 "made with requires_grad=True or values a kernel returned on "
                                 "the tape, not %s" % type(a).__name__)
@@ -317,11 +372,24 @@ class Tape:
         if isinstance(loss, Returned):
             grads[loss] = 1.0
             loss = None
-        for r in [k for k in grads if isinstance(k, Returned)]:
+        elif loss is not None and _is_returned(loss):
+            raise ValueError("Tape.backward: a returned vector, matrix or complex number is not a "
+                             "loss (one number); seed it with grads={value: gradient}")
+        for r in [k for k in grads if _is_returned(k)]:
+            if r._tape is None:
+                raise ValueError("Tape.backward: an array computed from a returned value, not the "
+                                 "value a kernel returned")
             if r._tape is not self:
                 raise ValueError("Tape.backward: a returned value from another tape")
+            g = grads.pop(r)
+            if isinstance(r, ReturnedArray) and _np.shape(g) != r.shape:
+                raise ValueError("Tape.backward: the gradient of a returned %s array has its shape, "
+                                 "not %s" % (r.shape, _np.shape(g)))
+            if isinstance(r, Returned) and isinstance(g, complex):
+                raise ValueError("Tape.backward: the gradient of a returned float is a float")
             seeds = self.launches[r._launch][2]
-            seeds[r._number] = seeds.get(r._number, 0.0) + float(grads.pop(r))
+            for k, x in enumerate(_numbers(complex(g) if isinstance(r, ReturnedComplex) else g)):
+                seeds[r._number + k] = seeds.get(r._number + k, 0.0) + x
         if loss is not None:
             if loss.grad is None:
                 raise ValueError("Tape.backward: loss has no gradient (make it with requires_grad=True)")

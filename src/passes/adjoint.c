@@ -70,6 +70,10 @@ struct rec {
     int lv, s0, s1, s2, nt; /* FOR: loop local; start, stop, step; trip count local
                                (WHILE: the iterations the forward sweep counted) */
     int nc, *cv, *c0;     /* FOR, WHILE: carried locals and their entry versions */
+    /* FOR with checkpoints (ck, NULL where none): the carried values at the
+     * entry of every stride-th iteration, ck[c] a local array of each;
+     * it counts the forward's iterations */
+    int *ck, stride, it;
     int line, col;
 };
 
@@ -811,7 +815,8 @@ static int find_owned(adj *A) {
         return -1;
     }
     count_assigns(&f->body, n);
-    if (f->loop_var >= 0 && !n[f->loop_var]) {
+    /* in a tack.ndindex launch, iterations (i, j) and (i, k) share x[i] */
+    if (f->loop_var >= 0 && !f->ninner && !n[f->loop_var]) {
         for (int p = 0; p < A->n; p++) A->owned[p] = 1;
         /* aliases: assigned once, to the launch variable or an alias (in order) */
         for (int again = 1; again;) {
@@ -945,6 +950,9 @@ static int reads_local_block(const ir_block *b, int l, const ir_stmt *skip);
 static int reads_local(const ir_expr *e, int l) {
     if (!e) return 0;
     if (e->kind == IR_LOCAL && e->index == l) return 1;
+    /* an inlined body's value is its result local, read where it ends
+     * (assigned inside a loop by a `return` there, adjoint_jumps.c) */
+    if (e->kind == IR_INLINE && e->index == l) return 1;
     if (e->kind == IR_INLINE && e->body && reads_local_block(e->body, l, NULL)) return 1;
     for (int i = 0; i < e->nargs; i++)
         if (reads_local(e->args[i], l)) return 1;
@@ -1034,6 +1042,177 @@ static int fold_int(const ir_expr *e, int64_t *v) {
     }
 }
 
+/* ---- checkpoints of a loop's carried values ---- */
+
+/* Carried values kept per loop, at most (fewer with more carried locals):
+ * the reverse sweep of iteration j replays from the checkpoint at or
+ * before j, at most stride - 1 iterations. A `for` knows its trip count n
+ * before it starts: stride = ceil(n / kept). A `while` starts with stride
+ * 1 and, each time its checkpoints are full, keeps every other one and
+ * doubles the stride (stride < 2n / kept at its end). With n <= kept
+ * every iteration's entry is kept (a per-variable stack, O(n)); beyond it
+ * the work is about n * stride / 2 instead of n^2 / 2 replaying from the
+ * loop's entry, with no bound to know before the loop runs. */
+#define CHECKPOINT_NUMBERS 1024
+#define CHECKPOINT_FEWEST 16
+
+static int has_snapshots(const adj *A, const rec *r);
+static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry);
+static int emit_rev(adj *A, const reclist *l, ir_block *out);
+static ir_stmt *for_range(adj *A, int var, ir_expr *stop, int line, int col);
+
+static int keepable(ir_type t) { return isf(t) || ir_type_is_int(t) || t == TACK_BOOL; }
+static ir_type kept_type(ir_type t) { return t == TACK_BOOL ? TACK_U8 : t; }
+
+static ir_expr *index1(adj *A, int scratch, ir_expr *k, ir_type t) {
+    ir_expr *e = mk(A, IR_SLOAD, t);
+    ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+    if (!e || !idx || !k) return NULL;
+    idx[0] = castto(A, k, TACK_I64); /* local arrays are indexed in i64, as lowering does */
+    e->index = scratch;
+    e->args = idx;
+    e->nargs = 1;
+    return e;
+}
+
+static int kept_arrays(adj *A, rec *r, int64_t kept) {
+    for (int c = 0; c < r->nc; c++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.kept", A->f->locals[r->cv[c]].name ? A->f->locals[r->cv[c]].name : "adj");
+        ir_scratch a = {.name = name, .type = kept_type(A->f->locals[r->cv[c]].type), .ndim = 1, .dims = {kept}};
+        if ((r->ck[c] = ir_scratch_add(A->f, &a)) < 0) return push(A, NULL, NULL);
+    }
+    return 0;
+}
+
+/* After the loop is recorded: a local array per carried local, when each
+ * can be kept and the kernel has room for them (else the loop replays
+ * from its entry, as before). */
+static int checkpoints(adj *A, reclist *out, rec *r) {
+    if (!r->nc || has_snapshots(A, r) || A->f->nscratch + r->nc > IR_MAX_SCRATCH) return 0;
+    for (int c = 0; c < r->nc; c++)
+        if (!keepable(A->f->locals[r->cv[c]].type)) return 0;
+    int64_t kept = CHECKPOINT_NUMBERS / r->nc;
+    if (kept < CHECKPOINT_FEWEST) kept = CHECKPOINT_FEWEST;
+    kept &= ~(int64_t)1; /* a while's checkpoints halve */
+    ir_type t = A->f->locals[r->nt].type;
+    if (r->kind == R_WHILE) { /* the stride starts at 1 in the forward sweep (emit_fwd) */
+        if ((r->stride = new_local(A, "adj.stride", t)) < 0 || (r->it = new_local(A, "adj.it", t)) < 0 ||
+            !(r->ck = arena_alloc(&A->f->mem, r->nc * sizeof *r->ck)))
+            return push(A, NULL, NULL);
+        return kept_arrays(A, r, kept);
+    }
+    /* stride = max(1, ceil(n / kept)), before the loop in the forward sweep */
+    ir_expr *ceil[2];
+    for (int i = 0; i < 2; i++)
+        ceil[i] = bin(A, OP_FLOORDIV, bin(A, OP_ADD, loc(A, r->nt), ir_const_int(A->f, kept - 1, t, 0, 0), t),
+                      ir_const_int(A->f, kept, t, 0, 0), t);
+    ir_expr *one = mk(A, IR_SELECT, t);
+    if (!one || !ceil[0] || !ceil[1]) return push(A, NULL, NULL);
+    one->cond = bin(A, OP_GT, ceil[0], ir_const_int(A->f, 1, t, 0, 0), TACK_BOOL);
+    one->a = ceil[1];
+    one->b = ir_const_int(A->f, 1, t, 0, 0);
+    if ((r->stride = new_local(A, "adj.stride", t)) < 0 || (r->it = new_local(A, "adj.it", t)) < 0 ||
+        !(r->ck = arena_alloc(&A->f->mem, r->nc * sizeof *r->ck)))
+        return push(A, NULL, NULL);
+    /* the stride is recorded before the loop: a statement of the sweep */
+    ir_stmt *st = assign(A, r->stride, one);
+    if (!st) return push(A, NULL, NULL);
+    rec *loop = out->v[out->n - 1];
+    if (rec_stmt(A, out, st, 0)) return -1;
+    out->v[out->n - 2] = out->v[out->n - 1]; /* the stride goes before the loop */
+    out->v[out->n - 1] = loop;
+    return kept_arrays(A, r, kept);
+}
+
+/* First in each forward iteration: if it % stride == 0, keep the carried
+ * values at it / stride; it += 1. */
+static int keep_checkpoint(adj *A, const rec *r, ir_block *body) {
+    ir_type t = A->f->locals[r->it].type;
+    if (r->kind == R_WHILE) {
+        /* full (it == kept * stride): ck[q] = ck[2q] for q < kept / 2, stride *= 2 */
+        int64_t kept = A->f->scratch[r->ck[0]].dims[0];
+        int q = new_local(A, "adj.q", t);
+        ir_stmt *full = ir_stmt_new(A->f, IR_IF, r->line, r->col);
+        ir_stmt *halve = q < 0 ? NULL : for_range(A, q, ir_const_int(A->f, kept / 2, t, 0, 0), r->line, r->col);
+        if (!full || !halve ||
+            !(full->value = bin(A, OP_EQ, loc(A, r->it),
+                                bin(A, OP_MUL, ir_const_int(A->f, kept, t, 0, 0), loc(A, r->stride), t), TACK_BOOL)))
+            return push(A, NULL, NULL);
+        for (int c = 0; c < r->nc; c++) {
+            ir_stmt *st = ir_stmt_new(A->f, IR_SSTORE, r->line, r->col);
+            ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+            ir_type kt = A->f->scratch[r->ck[c]].type;
+            ir_expr *from = index1(A, r->ck[c], bin(A, OP_MUL, loc(A, q), ir_const_int(A->f, 2, t, 0, 0), t), kt);
+            if (!st || !idx || !from || !(idx[0] = castto(A, loc(A, q), TACK_I64))) return push(A, NULL, NULL);
+            st->index = r->ck[c];
+            st->indices = idx;
+            st->nindices = 1;
+            st->value = from;
+            if (push(A, &halve->body, st)) return -1;
+        }
+        if (push(A, &full->body, halve) ||
+            push(A, &full->body, assign(A, r->stride, bin(A, OP_MUL, loc(A, r->stride), ir_const_int(A->f, 2, t, 0, 0), t))) ||
+            push(A, body, full))
+            return -1;
+    }
+    ir_stmt *when = ir_stmt_new(A->f, IR_IF, r->line, r->col);
+    if (!when || !(when->value = bin(A, OP_EQ, bin(A, OP_MOD, loc(A, r->it), loc(A, r->stride), t),
+                                     ir_const_int(A->f, 0, t, 0, 0), TACK_BOOL)))
+        return push(A, NULL, NULL);
+    for (int c = 0; c < r->nc; c++) {
+        ir_stmt *st = ir_stmt_new(A->f, IR_SSTORE, r->line, r->col);
+        ir_expr **idx = arena_alloc(&A->f->mem, sizeof *idx);
+        ir_type kt = A->f->scratch[r->ck[c]].type;
+        if (!st || !idx || !(idx[0] = castto(A, bin(A, OP_FLOORDIV, loc(A, r->it), loc(A, r->stride), t), TACK_I64)))
+            return push(A, NULL, NULL);
+        st->index = r->ck[c];
+        st->indices = idx;
+        st->nindices = 1;
+        st->value = castto(A, loc(A, r->cv[c]), kt);
+        if (push(A, &when->body, st)) return -1;
+    }
+    return push(A, body, when) ||
+           push(A, body, assign(A, r->it, bin(A, OP_ADD, loc(A, r->it), ir_const_int(A->f, 1, t, 0, 0), t)));
+}
+
+/* The reverse sweep of a loop with checkpoints: for each iteration j, last
+ * first, the carried values from checkpoint j / stride, the iterations
+ * from it up to j again, iteration j, its adjoint. */
+static int reverse_from_checkpoints(adj *A, const rec *r, ir_block *out) {
+    ir_type t = A->f->locals[r->nt].type;
+    int jj = new_local(A, "adj.jj", t), j = new_local(A, "adj.j", t), k = new_local(A, "adj.k", t),
+        from = new_local(A, "adj.from", t);
+    if (jj < 0 || j < 0 || k < 0 || from < 0) return push(A, out, NULL);
+    ir_stmt *outer = for_range(A, jj, loc(A, r->nt), r->line, r->col);
+    if (!outer) return push(A, out, NULL);
+    ir_block *b = &outer->body;
+    if (push(A, b, assign(A, j, bin(A, OP_SUB, bin(A, OP_SUB, loc(A, r->nt), ir_const_int(A->f, 1, t, 0, 0), t),
+                                      loc(A, jj), t))) ||
+        push(A, b, assign(A, from, bin(A, OP_MUL, bin(A, OP_FLOORDIV, loc(A, j), loc(A, r->stride), t),
+                                         loc(A, r->stride), t))))
+        return -1;
+    for (int c = 0; c < r->nc; c++) {
+        ir_type ct = A->f->locals[r->cv[c]].type;
+        ir_expr *v = index1(A, r->ck[c], bin(A, OP_FLOORDIV, loc(A, j), loc(A, r->stride), t),
+                            A->f->scratch[r->ck[c]].type);
+        if (!v || push(A, b, assign(A, r->cv[c], ct == TACK_BOOL ? bin(A, OP_NE, v, ir_const_int(A->f, 0, TACK_U8, 0, 0), TACK_BOOL)
+                                                                   : v)))
+            return push(A, out, NULL);
+    }
+    ir_stmt *again = for_range(A, k, bin(A, OP_SUB, loc(A, j), loc(A, from), t), r->line, r->col);
+    if (!again) return push(A, out, NULL);
+    int isfor = r->kind == R_FOR; /* a while has no variable to set */
+    ir_expr *at = bin(A, OP_ADD, loc(A, from), loc(A, k), t);
+    if ((isfor && push(A, &again->body, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, at, loc(A, r->s2), t), t)))) ||
+        emit_fwd(A, &r->body, &again->body, 1) || push(A, b, again))
+        return -1;
+    return (isfor && push(A, b, assign(A, r->lv, bin(A, OP_ADD, loc(A, r->s0), bin(A, OP_MUL, loc(A, j), loc(A, r->s2), t), t)))) ||
+                   emit_fwd(A, &r->body, b, 0) || emit_rev(A, &r->body, b) || push(A, out, outer)
+               ? -1
+               : 0;
+}
+
 static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     rec *r = rec_new(A, R_FOR);
     if (!r) return push(A, NULL, NULL);
@@ -1073,7 +1252,8 @@ static int rec_for(adj *A, reclist *out, const ir_stmt *s) {
     clamp->a = loc(A, raw);
     clamp->b = ir_const_int(A->f, 0, t, 0, 0);
     if ((r->nt = int_local(A, out, "adj.n", t, clamp)) < 0) return -1;
-    return rec_loop_body(A, out, r, s);
+    if (rec_loop_body(A, out, r, s)) return -1;
+    return checkpoints(A, out, r);
 }
 
 /* The carried locals (each a fresh version, assigned its entry value)
@@ -1139,7 +1319,8 @@ static int rec_while(adj *A, reclist *out, const ir_stmt *s) {
     r->line = s->line;
     r->col = s->col;
     if ((r->nt = new_local(A, "adj.n", TACK_I64)) < 0) return push(A, NULL, NULL);
-    return rec_loop_body(A, out, r, s);
+    if (rec_loop_body(A, out, r, s)) return -1;
+    return checkpoints(A, out, r);
 }
 
 static int rec_inline(adj *A, reclist *out, const ir_expr *e) {
@@ -1330,6 +1511,10 @@ static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
             ir_stmt *s = ir_stmt_new(A->f, IR_WHILE, r->line, r->col);
             if (!s) return push(A, out, NULL);
             s->value = loc(A, r->cond);
+            if (r->ck && (push(A, out, assign(A, r->it, ir_const_int(A->f, 0, TACK_I64, 0, 0))) ||
+                          push(A, out, assign(A, r->stride, ir_const_int(A->f, 1, TACK_I64, 0, 0))) ||
+                          keep_checkpoint(A, r, &s->body)))
+                return -1;
             if (push(A, out, assign(A, r->nt, ir_const_int(A->f, 0, TACK_I64, 0, 0))) || snapshots(A, r, out, 0) ||
                 emit_fwd(A, &r->orelse, out, 1) || emit_fwd(A, &r->body, &s->body, 1) ||
                 push(A, &s->body, assign(A, r->nt, bin(A, OP_ADD, loc(A, r->nt), ir_const_int(A->f, 1, TACK_I64, 0, 0), TACK_I64))) ||
@@ -1342,6 +1527,9 @@ static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry) {
             s->start = r->b[0] ? r->b[0] : loc(A, r->s0);
             s->stop = r->b[1] ? r->b[1] : loc(A, r->s1);
             s->step = r->b[2] ? r->b[2] : loc(A, r->s2);
+            if (r->ck && (push(A, out, assign(A, r->it, ir_const_int(A->f, 0, A->f->locals[r->it].type, 0, 0))) ||
+                          keep_checkpoint(A, r, &s->body)))
+                return -1;
             if (snapshots(A, r, out, 0) || emit_fwd(A, &r->body, &s->body, 1) || push(A, out, s)) return -1;
         }
     }
@@ -1425,6 +1613,10 @@ static int emit_rev(adj *A, const reclist *l, ir_block *out) {
             if (emit_fwd(A, &r->body, &loop->body, 0) || emit_rev(A, &r->body, &loop->body) ||
                 push(A, out, loop))
                 return -1;
+            continue;
+        }
+        if ((r->kind == R_FOR || r->kind == R_WHILE) && r->ck) {
+            if (reverse_from_checkpoints(A, r, out)) return -1;
             continue;
         }
         if (r->kind == R_FOR || r->kind == R_WHILE) {
@@ -1634,6 +1826,92 @@ static const ir_stmt *update_of(const ir_block *b, int p) {
     return NULL;
 }
 
+/* ---- where a construct with no adjoint is used (for the refusal's line) ---- */
+
+typedef int (*stmt_test)(const ir_func *f, const ir_stmt *s, int arg);
+
+static const ir_stmt *first_in_block(const ir_func *f, const ir_block *b, stmt_test hit, int arg);
+/* Inlined bodies inside e (device functions, random draws), in order. */
+static const ir_stmt *first_in_expr(const ir_func *f, const ir_expr *e, stmt_test hit, int arg) {
+    if (!e) return NULL;
+    const ir_stmt *r = e->kind == IR_INLINE && e->body ? first_in_block(f, e->body, hit, arg) : NULL;
+    if (!r) r = first_in_expr(f, e->cond, hit, arg);
+    if (!r) r = first_in_expr(f, e->a, hit, arg);
+    if (!r) r = first_in_expr(f, e->b, hit, arg);
+    for (int i = 0; !r && i < e->nargs; i++) r = first_in_expr(f, e->args[i], hit, arg);
+    return r;
+}
+/* The first statement, innermost first, for which hit() holds. */
+static const ir_stmt *first_in_block(const ir_func *f, const ir_block *b, stmt_test hit, int arg) {
+    for (int i = 0; b && i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i], *r = first_in_expr(f, s->value, hit, arg);
+        for (int k = 0; !r && k < s->nindices; k++) r = first_in_expr(f, s->indices[k], hit, arg);
+        if (!r) r = first_in_expr(f, s->start, hit, arg);
+        if (!r) r = first_in_expr(f, s->stop, hit, arg);
+        if (!r) r = first_in_expr(f, s->step, hit, arg);
+        if (!r && hit(f, s, arg)) r = s;
+        if (!r) r = first_in_block(f, &s->body, hit, arg);
+        if (!r) r = first_in_block(f, &s->orelse, hit, arg);
+        if (r) return r;
+    }
+    return NULL;
+}
+
+/* tack.shared's arrays, tack.local_index() (i & 255), tack.group_index() (i >> 8) */
+static int collective_expr(const ir_func *f, const ir_expr *e) {
+    if (!e) return 0;
+    if (e->kind == IR_SLOAD && f->scratch[e->index].shared) return 1;
+    if (e->kind == IR_BINOP && e->a && e->a->kind == IR_LOCAL && e->a->index == f->loop_var && e->b &&
+        e->b->kind == IR_CONST &&
+        ((e->op == OP_AND && e->b->i == IR_WORKGROUP - 1) || (e->op == OP_SHR && e->b->i == IR_WORKGROUP_SHIFT)))
+        return 1;
+    if (collective_expr(f, e->a) || collective_expr(f, e->b) || collective_expr(f, e->cond)) return 1;
+    for (int i = 0; i < e->nargs; i++)
+        if (collective_expr(f, e->args[i])) return 1;
+    return 0;
+}
+static int is_collective(const ir_func *f, const ir_stmt *s, int unused) {
+    (void)unused;
+    if (s->kind == IR_BARRIER || (s->kind == IR_SSTORE && f->scratch[s->index].shared)) return 1;
+    if (s->kind == IR_IF || s->kind == IR_WHILE || s->kind == IR_FOR) /* their bodies are searched on */
+        return collective_expr(f, s->value) || collective_expr(f, s->start) || collective_expr(f, s->stop);
+    if (collective_expr(f, s->value)) return 1;
+    for (int k = 0; k < s->nindices; k++)
+        if (collective_expr(f, s->indices[k])) return 1;
+    return 0;
+}
+/* A draw advances the hidden stream's state local */
+static int draws(const ir_func *f, const ir_stmt *s, int state) {
+    (void)f;
+    return s->kind == IR_ASSIGN && s->index == state;
+}
+
+/* Workgroups and the hidden random stream have no adjoint: refused at the
+ * first statement that uses them. */
+static int refuse_constructs(adj *A) {
+    ir_func *f = A->f;
+    const ir_stmt *at = NULL;
+    const char *what = NULL;
+    if (f->collective) {
+        at = first_in_block(f, &f->body, is_collective, 0);
+        what = "workgroups (tack.shared, tack.barrier(), tack.local_index(), tack.group_index())";
+    } else if (f->rng_seed >= 0) {
+        /* the body begins with the stream's setup, all assigning its state
+         * local (lower/random.c); the first draw assigns it again later */
+        int state = f->body.n && f->body.stmts[0]->kind == IR_ASSIGN ? f->body.stmts[0]->index : -1;
+        int skip = 0;
+        while (skip < f->body.n && draws(f, f->body.stmts[skip], state)) skip++;
+        ir_block rest = {f->body.stmts + skip, f->body.n - skip, 0};
+        at = state >= 0 ? first_in_block(f, &rest, draws, state) : NULL;
+        what = "random numbers from the hidden stream (np.random, random.*: draw from "
+               "rng = tack.rng(seed, i) instead, which the backward pass replays)";
+    } else
+        return 0;
+    fail(A, at ? at->src : 0, at ? at->line : f->first_line, at ? at->col : 0,
+         "backward of kernels using %s is not supported yet", what);
+    return -1;
+}
+
 tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     adj A = {.f = f, .err = err, .n = nforward, .n0 = f->nlocals};
     int n0 = f->nlocals;
@@ -1645,12 +1923,7 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
     if (!A.ver || !A.adjl) goto nomem;
     for (int l = 0; l < n0; l++) A.ver[l] = l;
     for (int l = 0; l < A.cap; l++) A.adjl[l] = -1;
-    if (f->ninner || f->collective || f->rng_seed >= 0) {
-        fail(&A, 0, f->first_line, 0,
-                    "backward of kernels with %s is not supported yet",
-                    f->ninner ? "tack.ndindex" : f->collective ? "workgroups" : "random numbers");
-        goto out;
-    }
+    if (refuse_constructs(&A)) goto out;
     for (int r = 0; r < f->nreductions; r++)
         if (f->reductions[r].op != ATOM_ADD && f->reductions[r].op != ATOM_SUB &&
             f->reductions[r].op != ATOM_MIN && f->reductions[r].op != ATOM_MAX) {

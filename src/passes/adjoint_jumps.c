@@ -156,11 +156,108 @@ static int guard(jumps *J, ir_block *out, ir_stmt **stmts, int n, int jump, int 
     return 0;
 }
 
+/* ---- a device function's `return` inside a loop ---- */
+
+/* Whether b holds the exit of inlined body `id` (nested inlined bodies
+ * have ids of their own, so expressions need no search). */
+static int exits_in(const ir_block *b, int id) {
+    for (int i = 0; i < b->n; i++) {
+        const ir_stmt *s = b->stmts[i];
+        if ((s->kind == IR_EXIT && s->index == id) || exits_in(&s->body, id) || exits_in(&s->orelse, id))
+            return 1;
+    }
+    return 0;
+}
+
+static ir_stmt *jump_stmt(jumps *J, ir_stmt_kind kind, int index, const ir_stmt *at) {
+    ir_stmt *s = ir_stmt_new(J->f, kind, at->line, at->col);
+    if (s) {
+        s->index = index;
+        s->src = at->src;
+    }
+    return s;
+}
+
+/* Where lift_returns works: inside a loop of the body, at the body's own
+ * level, or in an `if` at the body's own level. */
+enum { IN_LOOP, AT_TOP, IN_IF };
+
+/* Each `return` of inlined body `id` inside a loop becomes `ret = True;
+ * break`.  After a statement that may set ret: inside another loop,
+ * `if ret: break`; at the body's own level, `if ret: return` (the
+ * adjoint's record takes it as an `if` that ends the body); in an `if`,
+ * the rest of that branch under `if not ret:`.  The breaks are then made
+ * flags as any other.  *set: whether b may set ret. */
+static int lift_returns(jumps *J, ir_block *b, int id, int *ret, int where, int *set_ret) {
+    ir_block out = {0};
+    *set_ret = 0;
+    for (int i = 0; i < b->n; i++) {
+        ir_stmt *s = b->stmts[i];
+        if (where == IN_LOOP && s->kind == IR_EXIT && s->index == id) {
+            ir_stmt *returned = set(J, *ret, boolean(J, 1), s->line, s->col);
+            if (returned) returned->src = s->src;
+            if (push(J, &out, returned) || push(J, &out, jump_stmt(J, IR_BREAK, 0, s))) return -1;
+            *set_ret = 1;
+            break; /* the rest never runs */
+        }
+        int sets = 0, loop = (s->kind == IR_FOR || s->kind == IR_WHILE) && exits_in(&s->body, id);
+        if (s->kind == IR_IF) {
+            int inner = where == IN_LOOP ? IN_LOOP : IN_IF, s1, s2;
+            if (lift_returns(J, &s->body, id, ret, inner, &s1) || lift_returns(J, &s->orelse, id, ret, inner, &s2))
+                return -1;
+            sets = s1 || s2;
+        } else if (loop) {
+            if (*ret < 0 && (*ret = flag(J, "adj.ret")) < 0) return -1;
+            if (lift_returns(J, &s->body, id, ret, IN_LOOP, &sets)) return -1;
+            sets = 1;
+        }
+        if (push(J, &out, s)) return -1;
+        if (!sets) continue;
+        *set_ret = 1;
+        if (where == IN_LOOP && !loop) continue; /* the `if`'s own breaks leave the loop */
+        ir_stmt *after = jump_stmt(J, IR_IF, 0, s);
+        if (!after || !(after->value = local(J, *ret))) return nomem(J);
+        if (where == IN_IF) {
+            /* the rest of this branch, when no return happened */
+            ir_block rest = {.stmts = b->stmts + i + 1, .n = b->n - i - 1};
+            int more;
+            if (!(after->value = negate(J, after->value)) ||
+                lift_returns(J, &rest, id, ret, IN_IF, &more))
+                return nomem(J);
+            after->body = rest;
+            if (push(J, &out, after)) return -1;
+            break;
+        }
+        if (push(J, &after->body, jump_stmt(J, where == IN_LOOP ? IR_BREAK : IR_EXIT, where == IN_LOOP ? 0 : id, s)) ||
+            push(J, &out, after))
+            return -1;
+    }
+    *b = out;
+    return 0;
+}
+
+/* ret = False first in the body, each time it runs */
+static int lift_body_returns(jumps *J, ir_block *body, int id) {
+    int ret = -1, sets;
+    if (lift_returns(J, body, id, &ret, AT_TOP, &sets)) return -1;
+    if (ret < 0 || !body->n) return 0;
+    ir_block out = {0};
+    const ir_stmt *first = body->stmts[0];
+    if (push(J, &out, set(J, ret, boolean(J, 0), first->line, first->col))) return -1;
+    out.stmts[0]->src = first->src;
+    for (int i = 0; i < body->n; i++)
+        if (push(J, &out, body->stmts[i])) return -1;
+    *body = out;
+    return 0;
+}
+
 static int rewrite_block(jumps *J, ir_block *b);
 
 static int rewrite_expr(jumps *J, ir_expr *e) {
     if (!e) return 0;
-    if (e->kind == IR_INLINE && e->body && rewrite_block(J, e->body)) return -1;
+    if (e->kind == IR_INLINE && e->body &&
+        (lift_body_returns(J, e->body, e->inline_id) || rewrite_block(J, e->body)))
+        return -1;
     for (int i = 0; i < e->nargs; i++)
         if (rewrite_expr(J, e->args[i])) return -1;
     return rewrite_expr(J, e->a) || rewrite_expr(J, e->b) || rewrite_expr(J, e->cond) ? -1 : 0;

@@ -187,3 +187,113 @@ def test_min_reduction_without_a_tape_needs_the_returned_value(device):
     a = np.argmin(e)
     want[a] = 1.5 * np.cos(XV[a]) * (WV[a] + 0.05) + XV[a]
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+
+
+# ---- returned vectors, matrices and complex numbers ---------------------------
+
+@tack.kernel
+def moments(p, w):
+    s = tack.vec3d(0.0)
+    m = tack.mat22d(0.0)
+    z = 0j
+    t = 0.0
+    for i in range(p.shape[0]):
+        s += p[i] * w[i]
+        m += tack.mat22d(p[i].x * p[i].y, w[i] * w[i], math.sin(p[i].z), p[i].x * w[i])
+        z += complex(math.cos(w[i] * p[i].y), p[i].x * w[i])
+        t += w[i] * p[i].z
+    return s, m, z, t
+
+
+def moments_np(P, W):
+    s = (P * W[:, None]).sum(axis=0)
+    m = np.array([[(P[:, 0] * P[:, 1]).sum(), (W * W).sum()],
+                  [np.sin(P[:, 2]).sum(), (P[:, 0] * W).sum()]])
+    z = complex(np.cos(W * P[:, 1]).sum(), (P[:, 0] * W).sum())
+    return s, m, z, (W * P[:, 2]).sum()
+
+
+PV = np.random.default_rng(5).uniform(-1.0, 1.0, (5, 3))
+GS, GM, GZ, GT = np.array([0.5, -2.0, 1.5]), np.array([[1.0, -0.5], [0.25, 2.0]]), 0.75 - 1.25j, 0.5
+
+
+def moments_loss(P, W):
+    """The real loss whose gradient the seeds above give: a complex seed g
+    is dL/d(real) + 1j dL/d(imag)."""
+    s, m, z, t = moments_np(P, W)
+    return (GS * s).sum() + (GM * m).sum() + GZ.real * z.real + GZ.imag * z.imag + GT * t
+
+
+def moments_fd(P, W):
+    h = 1e-6
+    dp = np.zeros_like(P)
+    for k in range(P.size):
+        e = np.zeros_like(P)
+        e.reshape(-1)[k] = h
+        dp.reshape(-1)[k] = (moments_loss(P + e, W) - moments_loss(P - e, W)) / (2 * h)
+    dw = np.array([(moments_loss(P, W + h * e) - moments_loss(P, W - h * e)) / (2 * h)
+                   for e in np.eye(W.size)])
+    return dp, dw
+
+
+def test_returned_vectors_matrices_and_complex_seed_the_tape(device):
+    p = tack.array(PV, dtype=tack.vec3d, device=device, requires_grad=True)
+    w = tack.array(WV[:5], device=device, requires_grad=True)
+    tape = tack.Tape()
+    with tape:
+        s, m, z, t = moments(p, w)
+    s0, m0, z0, t0 = moments_np(PV, WV[:5])
+    np.testing.assert_allclose(s, s0, rtol=1e-12)
+    np.testing.assert_allclose(m, m0, rtol=1e-12)
+    assert z == pytest.approx(z0, rel=1e-12) and t == pytest.approx(t0, rel=1e-12)
+    assert m.shape == (2, 2) and isinstance(z, complex)
+    tape.backward(grads={s: GS, m: GM, z: GZ, t: GT})
+    dp, dw = moments_fd(PV, WV[:5])
+    np.testing.assert_allclose(p.grad.numpy(), dp, rtol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), dw, rtol=1e-6)
+
+    # one value seeded alone: the others' gradients are 0
+    tape.zero()
+    tape.backward(grads={z: 1j})
+    np.testing.assert_allclose(p.grad.numpy()[:, 0], WV[:5], rtol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), PV[:, 0], rtol=1e-12)
+
+    with pytest.raises(ValueError, match="shape"):
+        tape.backward(grads={m: GS})
+    with pytest.raises(ValueError, match="computed from a returned value"):
+        tape.backward(grads={s * 2.0: GS})
+    with pytest.raises(ValueError, match="not a loss"):
+        tape.backward(s)
+
+
+def test_kernel_backward_takes_returned_vectors_and_complex_gradients(device):
+    p = tack.array(PV, dtype=tack.vec3d, device=device, requires_grad=True)
+    w = tack.array(WV[:5], device=device, requires_grad=True)
+    # one gradient per returned value, each as the value is shaped
+    moments.backward(p, w, adj={"return": [GS, GM, GZ, GT]})
+    dp, dw = moments_fd(PV, WV[:5])
+    np.testing.assert_allclose(p.grad.numpy(), dp, rtol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), dw, rtol=1e-6)
+
+
+@tack.kernel
+def centroid(p):
+    c = tack.vec2f(0.0)
+    for i in range(p.shape[0]):
+        c += p[i] * p[i].x
+    return c
+
+
+def test_a_returned_f32_vector_alone(device):
+    pv = np.array([[0.5, -1.0], [1.5, 2.0], [-0.25, 0.75]], dtype=np.float32)
+    p = tack.array(pv, dtype=tack.vec2f, device=device, requires_grad=True)
+    tape = tack.Tape()
+    with tape:
+        c = centroid(p)
+    assert c.dtype == np.float32 and c.shape == (2,)
+    g = np.array([2.0, -3.0])
+    tape.backward(grads={c: g})
+    # d (g . sum p_i p_i.x) / d p_i = (2 g0 x + g1 y, g1 x)
+    x, y = pv[:, 0].astype(np.float64), pv[:, 1].astype(np.float64)
+    want = np.stack([2 * g[0] * x + g[1] * y, g[1] * x], axis=1)
+    np.testing.assert_allclose(p.grad.numpy(), want, rtol=1e-6)

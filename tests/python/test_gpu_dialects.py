@@ -743,7 +743,10 @@ def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
     from test_autodiff_local import buffers, grow, local_in_func
     from test_autodiff import scaled
     from test_autodiff_jumps import jumpy, search
-    from test_autodiff_returns import extremes as returned_extremes
+    from test_autodiff_returns import extremes as returned_extremes, moments
+    from test_autodiff_launches import cube, grid, noisy
+    from test_autodiff_func_returns import returns_in_loops
+    from test_autodiff_checkpoints import drift, nested, settle
     from test_cuda import NVRTC_MISSING, PTXAS
     if NVRTC_MISSING is not None:
         pytest.skip(f"NVRTC absent: {NVRTC_MISSING}")
@@ -751,6 +754,7 @@ def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
     m3 = tack.zeros(4, dtype=tack.mat33d)
     s = np.zeros(4)
     idx = np.zeros(4, np.int32)
+    s2, s3 = np.zeros((4, 4)), np.zeros((2, 3, 3))
     cases = {
         "vec_builtins": (vec_builtins, (v3, v3, s, s) * 2),
         "mat_builtins": (mat_builtins, (m3, m3, v3, s) * 2),
@@ -767,6 +771,17 @@ def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
         "while_break": (search, (s, s) * 2),
         # returned min, max and sum reductions (return.grad: seeds, then the values)
         "extreme_reductions": (returned_extremes, (s, s, 0.5, s, s, 0.0, np.zeros(32))),
+        # returned vectors, matrices and complex numbers
+        "returned_values": (moments, (v3, s, v3, s, np.zeros(32))),
+        # tack.ndindex launches, tack.rng draws replayed
+        "ndindex": (grid, (s2, s, s2, s, s2, s, s2, s)),
+        "ndindex_3d": (cube, (s3, s, s3) * 2),
+        "rng": (noisy, (s, s, 7, s, s, 0)),
+        # a device function's return inside loops; carried values from checkpoints
+        "func_returns": (returns_in_loops, (s, s2, 3, s, s2, 0)),
+        "checkpoints": (drift, (s, s, 3, s, s, 0)),
+        "nested_checkpoints": (nested, (s, s, 3, s, s, 0)),
+        "while_checkpoints": (settle, (s, s, 0.5, s, s, 0.0)),
     }
     ptx = {name: tack._tack._generate(k, "cuda:sm_90", a, False, True) for name, (k, a) in cases.items()}
     # vec_builtins reads p[i], q[i], s[i] only: their gradients add without atomics
