@@ -38,6 +38,8 @@
 #include "passes/passes.h"
 
 #define GATHER_MAX_COPIES 16
+/* edge rows written out times copies: past it, the scatter form */
+#define GATHER_MAX_EDGE 64
 
 typedef struct gkey {
     int param;
@@ -56,6 +58,7 @@ typedef struct gather {
     /* while cloning copy `copy` */
     int copy, primary;
     int row;               /* the local holding j */
+    const ir_expr *start, *stop; /* the launch's range (stop with its dims) */
     int *map;              /* per local of the original body: its copy's */
     int nmap;
     int nomem;
@@ -351,12 +354,42 @@ static int fresh_local(gather *G, int l, int k) {
     return c;
 }
 
-/* `if start <= j - a < stop:` around copy k's body for element j (local
- * `row`): `i = j - a`, then the body of iteration i. */
-static ir_stmt *guarded_copy(gather *G, int k, int row, const ir_expr *start, const ir_expr *stop) {
+/* `if lo <= x:` `if x < hi:` around body (a nested if: two conditions
+ * the backends all read alike). */
+static ir_stmt *within(gather *G, ir_expr *x, ir_expr *lo, ir_expr *x2, ir_expr *hi, ir_block body) {
+    ir_func *f = G->f;
+    ir_stmt *outer = ir_stmt_new(f, IR_IF, 0, 0), *inner = ir_stmt_new(f, IR_IF, 0, 0);
+    if (!outer || !inner || !(outer->value = binop(G, OP_GE, x, lo, TACK_BOOL)) ||
+        !(inner->value = binop(G, OP_LT, x2, hi, TACK_BOOL)) || ir_block_push(f, &outer->body, inner)) {
+        G->nomem = 1;
+        return NULL;
+    }
+    inner->body = body;
+    return outer;
+}
+
+/* launch-typed helpers */
+static ir_expr *lconst(gather *G, int64_t v) {
+    ir_expr *e = ir_const_int(G->f, v, G->f->locals[G->f->loop_var].type, 0, 0);
+    if (!e) G->nomem = 1;
+    return e;
+}
+static ir_expr *lplus(gather *G, const ir_expr *x, int64_t v) {
+    ir_type lt = G->f->locals[G->f->loop_var].type;
+    ir_expr *c = ir_cast(G->f, ir_clone_expr(G->f, x), lt);
+    return v ? binop(G, OP_ADD, c, lconst(G, v), lt) : c;
+}
+static ir_expr *rowminus(gather *G, int row, int64_t a) {
+    ir_type lt = G->f->locals[G->f->loop_var].type;
+    return a ? binop(G, OP_SUB, local(G, row), lconst(G, a), lt) : local(G, row);
+}
+
+/* Copy k's body for row j (local `row`): `i = j - a`, then the body of
+ * iteration i; guarded by `start <= j - a < stop` unless the caller knows
+ * it holds. */
+static int copy_for_row(gather *G, ir_block *out, int k, int row, int guarded) {
     ir_func *f = G->f;
     int lv = f->loop_var;
-    ir_type lt = f->locals[lv].type;
     int64_t a = G->keys[k].a;
     G->copy = k;
     G->row = row;
@@ -364,54 +397,53 @@ static ir_stmt *guarded_copy(gather *G, int k, int row, const ir_expr *start, co
     ir_block top = {0};
     int i = fresh_local(G, lv, k);
     ir_stmt *s = ir_stmt_new(f, IR_ASSIGN, 0, 0);
-    if (i < 0 || !s || ir_block_push(f, &top, s)) return NULL;
+    if (i < 0 || !s || ir_block_push(f, &top, s)) return -1;
     G->map[lv] = i;
     s->index = i;
-    s->value = a ? binop(G, OP_SUB, local(G, row), ir_const_int(f, a, lt, 0, 0), lt) : local(G, row);
+    s->value = rowminus(G, row, a);
     for (int l = 0; l < G->nmap; l++)
-        if (l != lv && ir_block_assigns(&f->body, l) && (G->map[l] = fresh_local(G, l, k)) < 0) return NULL;
-    if (!s->value || copy_block(G, &top, &f->body)) return NULL;
-    ir_expr *lo = ir_cast(f, ir_clone_expr(f, start), lt), *hi = ir_cast(f, ir_clone_expr(f, stop), lt);
-    ir_stmt *outer = ir_stmt_new(f, IR_IF, 0, 0), *inner = ir_stmt_new(f, IR_IF, 0, 0);
-    if (!outer || !inner || !lo || !hi) return NULL;
-    ir_expr *i1 = a ? binop(G, OP_SUB, local(G, row), ir_const_int(f, a, lt, 0, 0), lt) : local(G, row);
-    ir_expr *i2 = a ? binop(G, OP_SUB, local(G, row), ir_const_int(f, a, lt, 0, 0), lt) : local(G, row);
-    outer->value = binop(G, OP_GE, i1, lo, TACK_BOOL);
-    inner->value = binop(G, OP_LT, i2, hi, TACK_BOOL);
-    if (!outer->value || !inner->value) return NULL;
-    inner->body = top;
-    if (ir_block_push(f, &outer->body, inner)) return NULL;
-    return outer;
+        if (l != lv && ir_block_assigns(&f->body, l) && (G->map[l] = fresh_local(G, l, k)) < 0) return -1;
+    if (!s->value || copy_block(G, &top, &f->body)) return -1;
+    if (!guarded) {
+        for (int t = 0; t < top.n; t++)
+            if (ir_block_push(f, out, top.stmts[t])) return -1;
+        return 0;
+    }
+    ir_stmt *w = within(G, rowminus(G, row, a), lplus(G, G->start, 0), rowminus(G, row, a),
+                        lplus(G, G->stop, 0), top);
+    return !w || G->nomem || ir_block_push(f, out, w) ? -1 : 0;
 }
 
-/* Every copy, for element `row`, into out. */
-static int copies(gather *G, ir_block *out, int row, const ir_expr *start, const ir_expr *stop) {
-    for (int k = 0; k < G->nkeys; k++) {
-        ir_stmt *s = guarded_copy(G, k, row, start, stop);
-        if (!s || G->nomem || ir_block_push(G->f, out, s)) return -1;
-    }
+/* Every copy, for row `row`, into out. */
+static int copies(gather *G, ir_block *out, int row, int guarded) {
+    for (int k = 0; k < G->nkeys; k++)
+        if (copy_for_row(G, out, k, row, guarded) || G->nomem) return -1;
     return 0;
 }
 
-/* `if j == at: for e in range(from, to): copies for e` (the elements
- * before the launch's first row, or after its last, which no iteration
- * of the launch's own range has as its row). */
-static ir_stmt *edge_rows(gather *G, ir_expr *at, ir_expr *from, ir_expr *to, const ir_expr *start,
-                          const ir_expr *stop) {
+/* `if j == at:` the guarded copies for rows from .. from + count - 1,
+ * each only where it is at least `min` (when given).  Written out, not a
+ * loop: a loop in the launch's body would keep the CPU from vectorizing. */
+static ir_stmt *edge_rows(gather *G, ir_expr *at, const ir_expr *from, int64_t count, const ir_expr *min) {
     ir_func *f = G->f;
     int lv = f->loop_var;
-    ir_type lt = f->locals[lv].type;
-    int e = fresh_local(G, lv, G->nkeys);
-    ir_stmt *when = ir_stmt_new(f, IR_IF, 0, 0), *loop = ir_stmt_new(f, IR_FOR, 0, 0);
-    if (e < 0 || !when || !loop || !at || !from || !to) return NULL;
-    when->value = binop(G, OP_EQ, local(G, lv), at, TACK_BOOL);
-    loop->index = e;
-    loop->start = from;
-    loop->stop = to;
-    loop->step = ir_const_int(f, 1, lt, 0, 0);
-    if (!when->value || !loop->step || copies(G, &loop->body, e, start, stop) ||
-        ir_block_push(f, &when->body, loop))
-        return NULL;
+    ir_stmt *when = ir_stmt_new(f, IR_IF, 0, 0);
+    if (!when || !at || !from || !(when->value = binop(G, OP_EQ, local(G, lv), at, TACK_BOOL))) return NULL;
+    for (int64_t t = 0; t < count; t++) {
+        int e = fresh_local(G, lv, G->nkeys);
+        ir_stmt *s = ir_stmt_new(f, IR_ASSIGN, 0, 0);
+        if (e < 0 || !s || ir_block_push(f, &when->body, s)) return NULL;
+        s->index = e;
+        if (!(s->value = lplus(G, from, t))) return NULL;
+        if (!min) {
+            if (copies(G, &when->body, e, 1)) return NULL;
+            continue;
+        }
+        ir_stmt *only = ir_stmt_new(f, IR_IF, 0, 0);
+        if (!only || !(only->value = binop(G, OP_GE, local(G, e), ir_cast(f, ir_clone_expr(f, min), f->locals[lv].type), TACK_BOOL)) ||
+            copies(G, &only->body, e, 1) || ir_block_push(f, &when->body, only))
+            return NULL;
+    }
     return when;
 }
 
@@ -439,35 +471,34 @@ int pass_adjoint_gather(ir_func *f, int n) {
     G.primary = 0;
     for (int k = 0; k < G.nkeys; k++) {
         int64_t a = G.keys[k].a;
-        if (a < -64 || a > 64) goto keep; /* far apart: not a stencil */
+        if (a < -8 || a > 8) goto keep; /* far apart: not a stencil (edge rows are written out) */
         shifted |= a != 0;
         if (a < lo) lo = a;
         if (a > hi) hi = a;
         if (a == 0 && G.keys[G.primary].a != 0) G.primary = k;
     }
     if (!shifted) goto keep;
+    if ((hi - lo) * G.nkeys > GATHER_MAX_EDGE) goto keep;
     G.nmap = f->nlocals;
     if (!(G.map = malloc((G.nmap ? G.nmap : 1) * sizeof *G.map))) goto nomem;
-    const ir_expr *start = f->start, *stop = f->stop_in_body;
+    G.start = f->start;
+    G.stop = f->stop_in_body;
     ir_type lt = f->locals[f->loop_var].type;
-    ir_block body = {0};
-    if (copies(&G, &body, f->loop_var, start, stop)) goto nomem;
-    /* rows start + lo .. start - 1 go to the first iteration, rows
-     * stop .. stop + hi - 1 to the last: the launch keeps its range */
-    if (lo < 0) {
-        ir_expr *first = ir_cast(f, ir_clone_expr(f, start), lt);
-        ir_stmt *s = edge_rows(&G, first, binop(&G, OP_ADD, ir_cast(f, ir_clone_expr(f, start), lt),
-                                                ir_const_int(f, lo, lt, 0, 0), lt),
-                               ir_cast(f, ir_clone_expr(f, start), lt), start, stop);
-        if (!s || ir_block_push(f, &body, s)) goto nomem;
-    }
-    if (hi > 0) {
-        ir_expr *last = binop(&G, OP_SUB, ir_cast(f, ir_clone_expr(f, stop), lt), ir_const_int(f, 1, lt, 0, 0), lt);
-        ir_stmt *s = edge_rows(&G, last, ir_cast(f, ir_clone_expr(f, stop), lt),
-                               binop(&G, OP_ADD, ir_cast(f, ir_clone_expr(f, stop), lt),
-                                     ir_const_int(f, hi, lt, 0, 0), lt), start, stop);
-        if (!s || ir_block_push(f, &body, s)) goto nomem;
-    }
+    ir_block body = {0}, inner = {0};
+    /* Rows start + hi .. stop + lo - 1 (where every copy's iteration is in
+     * the range): the launch's own, unguarded, so the CPU vectorizes them */
+    if (copies(&G, &inner, f->loop_var, 0)) goto nomem;
+    ir_stmt *mid = within(&G, local(&G, f->loop_var), lplus(&G, G.start, hi), local(&G, f->loop_var),
+                          lplus(&G, G.stop, lo), inner);
+    if (!mid || ir_block_push(f, &body, mid)) goto nomem;
+    /* the rest, guarded, written out by the first and last iterations:
+     * rows start + lo .. start + hi - 1, and stop + lo .. stop + hi - 1
+     * but for those the first took (a short range) */
+    ir_expr *min = lplus(&G, G.start, hi);
+    ir_stmt *first = edge_rows(&G, lplus(&G, G.start, 0), lplus(&G, G.start, lo), hi - lo, NULL);
+    ir_stmt *last = edge_rows(&G, binop(&G, OP_SUB, lplus(&G, G.stop, 0), lconst(&G, 1), lt),
+                              lplus(&G, G.stop, lo), hi - lo, min);
+    if (!first || !last || ir_block_push(f, &body, first) || ir_block_push(f, &body, last)) goto nomem;
     if (G.nomem) goto nomem;
     f->body = body;
     f->uses_stop_gradient = 1;
