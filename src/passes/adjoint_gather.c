@@ -421,30 +421,41 @@ static int copies(gather *G, ir_block *out, int row, int guarded) {
     return 0;
 }
 
-/* `if j == at:` the guarded copies for rows from .. from + count - 1,
- * each only where it is at least `min` (when given).  Written out, not a
- * loop: a loop in the launch's body would keep the CPU from vectorizing. */
-static ir_stmt *edge_rows(gather *G, ir_expr *at, const ir_expr *from, int64_t count, const ir_expr *min) {
+/* `for e in range(from, to):` the guarded copies for row e.  A loop:
+ * written out, the rows' code would be merged with the launch's own rows
+ * (shared tails) and keep the CPU from vectorizing them. */
+static ir_stmt *rows_loop(gather *G, ir_expr *from, ir_expr *to) {
     ir_func *f = G->f;
-    int lv = f->loop_var;
-    ir_stmt *when = ir_stmt_new(f, IR_IF, 0, 0);
-    if (!when || !at || !from || !(when->value = binop(G, OP_EQ, local(G, lv), at, TACK_BOOL))) return NULL;
-    for (int64_t t = 0; t < count; t++) {
-        int e = fresh_local(G, lv, G->nkeys);
-        ir_stmt *s = ir_stmt_new(f, IR_ASSIGN, 0, 0);
-        if (e < 0 || !s || ir_block_push(f, &when->body, s)) return NULL;
-        s->index = e;
-        if (!(s->value = lplus(G, from, t))) return NULL;
-        if (!min) {
-            if (copies(G, &when->body, e, 1)) return NULL;
-            continue;
-        }
-        ir_stmt *only = ir_stmt_new(f, IR_IF, 0, 0);
-        if (!only || !(only->value = binop(G, OP_GE, local(G, e), ir_cast(f, ir_clone_expr(f, min), f->locals[lv].type), TACK_BOOL)) ||
-            copies(G, &only->body, e, 1) || ir_block_push(f, &when->body, only))
-            return NULL;
-    }
+    int e = fresh_local(G, f->loop_var, G->nkeys);
+    ir_stmt *loop = ir_stmt_new(f, IR_FOR, 0, 0);
+    if (e < 0 || !loop || !from || !to) return NULL;
+    loop->index = e;
+    loop->start = from;
+    loop->stop = to;
+    loop->step = lconst(G, 1);
+    return loop->step && !copies(G, &loop->body, e, 1) ? loop : NULL;
+}
+
+/* `if j == at: rows_loop(from, to)` */
+static ir_stmt *edge_rows(gather *G, ir_expr *at, ir_expr *from, ir_expr *to) {
+    ir_func *f = G->f;
+    ir_stmt *when = ir_stmt_new(f, IR_IF, 0, 0), *loop = rows_loop(G, from, to);
+    if (!when || !loop || !at || !(when->value = binop(G, OP_EQ, local(G, f->loop_var), at, TACK_BOOL)) ||
+        ir_block_push(f, &when->body, loop))
+        return NULL;
     return when;
+}
+
+static ir_expr *choose(gather *G, ir_expr *cond, ir_expr *a, ir_expr *b) {
+    ir_expr *e = cond && a && b ? node(G, IR_SELECT, a->type) : NULL;
+    if (!e) {
+        G->nomem = 1;
+        return NULL;
+    }
+    e->cond = cond;
+    e->a = a;
+    e->b = b;
+    return e;
 }
 
 int pass_adjoint_gather(ir_func *f, int n) {
@@ -483,22 +494,41 @@ int pass_adjoint_gather(ir_func *f, int n) {
     if (!(G.map = malloc((G.nmap ? G.nmap : 1) * sizeof *G.map))) goto nomem;
     G.start = f->start;
     G.stop = f->stop_in_body;
-    ir_type lt = f->locals[f->loop_var].type;
-    ir_block body = {0}, inner = {0};
-    /* Rows start + hi .. stop + lo - 1 (where every copy's iteration is in
-     * the range): the launch's own, unguarded, so the CPU vectorizes them */
-    if (copies(&G, &inner, f->loop_var, 0)) goto nomem;
-    ir_stmt *mid = within(&G, local(&G, f->loop_var), lplus(&G, G.start, hi), local(&G, f->loop_var),
-                          lplus(&G, G.stop, lo), inner);
-    if (!mid || ir_block_push(f, &body, mid)) goto nomem;
-    /* the rest, guarded, written out by the first and last iterations:
-     * rows start + lo .. start + hi - 1, and stop + lo .. stop + hi - 1
-     * but for those the first took (a short range) */
-    ir_expr *min = lplus(&G, G.start, hi);
-    ir_stmt *first = edge_rows(&G, lplus(&G, G.start, 0), lplus(&G, G.start, lo), hi - lo, NULL);
-    ir_stmt *last = edge_rows(&G, binop(&G, OP_SUB, lplus(&G, G.stop, 0), lconst(&G, 1), lt),
-                              lplus(&G, G.stop, lo), hi - lo, min);
-    if (!first || !last || ir_block_push(f, &body, first) || ir_block_push(f, &body, last)) goto nomem;
+    /* With start + hi < stop + lo (some row where every copy's iteration
+     * is in the range), the launch runs over those rows (a part of its
+     * range: the launch checks of its reads still hold) with the copies
+     * unguarded, which the CPU vectorizes; its first iteration adds the
+     * rows start + lo .. start + hi - 1 and its last stop + lo ..
+     * stop + hi - 1, guarded.  Otherwise (a short range) one iteration,
+     * at start, adds every row start + lo .. stop + hi - 1, guarded. */
+    ir_block body = {0};
+    ir_stmt *wide = ir_stmt_new(f, IR_IF, 0, 0);
+    if (!wide || !(wide->value = binop(&G, OP_GT, lplus(&G, G.stop, lo), lplus(&G, G.start, hi), TACK_BOOL)) ||
+        copies(&G, &wide->body, f->loop_var, 0))
+        goto nomem;
+    ir_stmt *first = edge_rows(&G, lplus(&G, G.start, hi), lplus(&G, G.start, lo), lplus(&G, G.start, hi));
+    ir_stmt *last = edge_rows(&G, lplus(&G, G.stop, lo - 1), lplus(&G, G.stop, lo), lplus(&G, G.stop, hi));
+    ir_stmt *all = rows_loop(&G, lplus(&G, G.start, lo), lplus(&G, G.stop, hi));
+    if (!first || !last || !all || ir_block_push(f, &wide->body, first) ||
+        ir_block_push(f, &wide->body, last) || ir_block_push(f, &wide->orelse, all) ||
+        ir_block_push(f, &body, wide))
+        goto nomem;
+    /* the launch: start + hi .. stop + lo - 1, or start .. min(stop, start + 1) */
+    {
+        ir_expr *st = f->start, *sp = f->stop;
+        ir_type lt0 = st->type, lt1 = sp->type;
+        ir_expr *is_wide = binop(&G, OP_GT, binop(&G, OP_ADD, ir_clone_expr(f, sp), ir_const_int(f, lo, lt1, 0, 0), lt1),
+                                 ir_cast(f, binop(&G, OP_ADD, ir_clone_expr(f, st), ir_const_int(f, hi, lt0, 0, 0), lt0), lt1),
+                                 TACK_BOOL);
+        ir_expr *one = ir_cast(f, binop(&G, OP_ADD, ir_clone_expr(f, st), ir_const_int(f, 1, lt0, 0, 0), lt0), lt1);
+        ir_expr *is_wide2 = is_wide ? ir_clone_expr(f, is_wide) : NULL;
+        f->start = choose(&G, is_wide, binop(&G, OP_ADD, ir_clone_expr(f, st), ir_const_int(f, hi, lt0, 0, 0), lt0),
+                          ir_clone_expr(f, st));
+        f->stop = choose(&G, is_wide2, binop(&G, OP_ADD, ir_clone_expr(f, sp), ir_const_int(f, lo, lt1, 0, 0), lt1),
+                         choose(&G, binop(&G, OP_LT, ir_clone_expr(f, sp), one, TACK_BOOL), ir_clone_expr(f, sp),
+                                one ? ir_clone_expr(f, one) : NULL));
+        if (!f->start || !f->stop) goto nomem;
+    }
     if (G.nomem) goto nomem;
     f->body = body;
     f->uses_stop_gradient = 1;
