@@ -40,6 +40,8 @@
 #define GATHER_MAX_COPIES 16
 /* edge rows written out times copies: past it, the scatter form */
 #define GATHER_MAX_EDGE 64
+/* rows per launch iteration of a blocked body (pass_adjoint_gather) */
+#define GATHER_BLOCK 64
 
 typedef struct gkey {
     int param;
@@ -421,6 +423,14 @@ static int copies(gather *G, ir_block *out, int row, int guarded) {
     return 0;
 }
 
+static int has_loop(const ir_block *b) {
+    for (int i = 0; i < b->n; i++)
+        if (b->stmts[i]->kind == IR_FOR || b->stmts[i]->kind == IR_WHILE || has_loop(&b->stmts[i]->body) ||
+            has_loop(&b->stmts[i]->orelse))
+            return 1;
+    return 0;
+}
+
 /* `for e in range(from, to):` the guarded copies for row e.  A loop:
  * written out, the rows' code would be merged with the launch's own rows
  * (shared tails) and keep the CPU from vectorizing them. */
@@ -503,17 +513,44 @@ int pass_adjoint_gather(ir_func *f, int n) {
      * at start, adds every row start + lo .. stop + hi - 1, guarded. */
     ir_block body = {0};
     ir_stmt *wide = ir_stmt_new(f, IR_IF, 0, 0);
-    if (!wide || !(wide->value = binop(&G, OP_GT, lplus(&G, G.stop, lo), lplus(&G, G.start, hi), TACK_BOOL)) ||
-        copies(&G, &wide->body, f->loop_var, 0))
+    if (!wide || !(wide->value = binop(&G, OP_GT, lplus(&G, G.stop, lo), lplus(&G, G.start, hi), TACK_BOOL)))
         goto nomem;
-    ir_stmt *first = edge_rows(&G, lplus(&G, G.start, hi), lplus(&G, G.start, lo), lplus(&G, G.start, hi));
-    ir_stmt *last = edge_rows(&G, lplus(&G, G.stop, lo - 1), lplus(&G, G.stop, lo), lplus(&G, G.stop, hi));
+    /* A body without loops is blocked: iteration j takes GATHER_BLOCK rows
+     * from start + hi + (j - start) * GATHER_BLOCK in a loop of its own,
+     * which the CPU vectorizes (a launch loop with the edge rows' branches
+     * in it is not); the first iteration adds both ends' edge rows.  A body
+     * with loops (the 2-D stencil's) vectorizes those already. */
+    int blocked = !has_loop(&f->body);
+    ir_type lt = f->locals[f->loop_var].type;
+    ir_stmt *first, *last;
+    if (blocked) {
+        ir_stmt *rows = ir_stmt_new(f, IR_FOR, 0, 0);
+        int r = fresh_local(&G, f->loop_var, G.nkeys);
+        if (!rows || r < 0 || ir_block_push(f, &wide->body, rows)) goto nomem;
+        rows->index = r;
+        ir_expr *from = binop(&G, OP_ADD, lplus(&G, G.start, hi),
+                              binop(&G, OP_MUL, binop(&G, OP_SUB, local(&G, f->loop_var), lplus(&G, G.start, 0), lt),
+                                    lconst(&G, GATHER_BLOCK), lt), lt);
+        ir_expr *end = binop(&G, OP_ADD, ir_clone_expr(f, from), lconst(&G, GATHER_BLOCK), lt);
+        rows->start = from;
+        rows->stop = choose(&G, binop(&G, OP_LT, end, lplus(&G, G.stop, lo), TACK_BOOL),
+                            end ? ir_clone_expr(f, end) : NULL, lplus(&G, G.stop, lo));
+        rows->step = lconst(&G, 1);
+        if (!rows->start || !rows->stop || !rows->step || copies(&G, &rows->body, r, 0)) goto nomem;
+        first = edge_rows(&G, lplus(&G, G.start, 0), lplus(&G, G.start, lo), lplus(&G, G.start, hi));
+        last = edge_rows(&G, lplus(&G, G.start, 0), lplus(&G, G.stop, lo), lplus(&G, G.stop, hi));
+    } else {
+        if (copies(&G, &wide->body, f->loop_var, 0)) goto nomem;
+        first = edge_rows(&G, lplus(&G, G.start, hi), lplus(&G, G.start, lo), lplus(&G, G.start, hi));
+        last = edge_rows(&G, lplus(&G, G.stop, lo - 1), lplus(&G, G.stop, lo), lplus(&G, G.stop, hi));
+    }
     ir_stmt *all = rows_loop(&G, lplus(&G, G.start, lo), lplus(&G, G.stop, hi));
     if (!first || !last || !all || ir_block_push(f, &wide->body, first) ||
         ir_block_push(f, &wide->body, last) || ir_block_push(f, &wide->orelse, all) ||
         ir_block_push(f, &body, wide))
         goto nomem;
-    /* the launch: start + hi .. stop + lo - 1, or start .. min(stop, start + 1) */
+    /* the launch: start + hi .. stop + lo - 1 (blocked: start .. start +
+     * its blocks), or start .. min(stop, start + 1) */
     {
         ir_expr *st = f->start, *sp = f->stop;
         ir_type lt0 = st->type, lt1 = sp->type;
@@ -524,7 +561,18 @@ int pass_adjoint_gather(ir_func *f, int n) {
         ir_expr *is_wide2 = is_wide ? ir_clone_expr(f, is_wide) : NULL;
         f->start = choose(&G, is_wide, binop(&G, OP_ADD, ir_clone_expr(f, st), ir_const_int(f, hi, lt0, 0, 0), lt0),
                           ir_clone_expr(f, st));
-        f->stop = choose(&G, is_wide2, binop(&G, OP_ADD, ir_clone_expr(f, sp), ir_const_int(f, lo, lt1, 0, 0), lt1),
+        ir_expr *wide_stop = binop(&G, OP_ADD, ir_clone_expr(f, sp), ir_const_int(f, lo, lt1, 0, 0), lt1);
+        if (blocked) {
+            /* start + (rows + GATHER_BLOCK - 1) / GATHER_BLOCK, rows > 0 */
+            ir_expr *nrows = binop(&G, OP_SUB, wide_stop, ir_cast(f, binop(&G, OP_ADD, ir_clone_expr(f, st),
+                                                                       ir_const_int(f, hi, lt0, 0, 0), lt0), lt1), lt1);
+            ir_expr *nblocks = binop(&G, OP_FLOORDIV,
+                                     binop(&G, OP_ADD, nrows, ir_const_int(f, GATHER_BLOCK - 1, lt1, 0, 0), lt1),
+                                     ir_const_int(f, GATHER_BLOCK, lt1, 0, 0), lt1);
+            wide_stop = binop(&G, OP_ADD, ir_cast(f, ir_clone_expr(f, st), lt1), nblocks, lt1);
+            f->start = ir_clone_expr(f, st);
+        }
+        f->stop = choose(&G, is_wide2, wide_stop,
                          choose(&G, binop(&G, OP_LT, ir_clone_expr(f, sp), one, TACK_BOOL), ir_clone_expr(f, sp),
                                 one ? ir_clone_expr(f, one) : NULL));
         if (!f->start || !f->stop) goto nomem;

@@ -164,8 +164,9 @@ def uniform(n, lo=-1.0, hi=1.0, seed=3):
 @pytest.mark.parametrize("kern,F,ninputs", [
     (stencil3, stencil3_np, 1), (stencil5, stencil5_np, 2), (nonlinear, nonlinear_np, 1),
     (ahead, ahead_np, 1), (two_arrays, two_arrays_np, 2), (branchy, branchy_np, 1)])
-def test_1d_stencils_match_finite_differences(device, kern, F, ninputs, dtype):
-    n = 23
+@pytest.mark.parametrize("n", [23, 200])
+def test_1d_stencils_match_finite_differences(device, kern, F, ninputs, dtype, n):
+    # n = 200: several blocks of 64 rows (adjoint_gather.c's GATHER_BLOCK), the last one short
     inputs = [uniform(n, seed=s) for s in range(ninputs)]
     check(device, kern, F, inputs, (n,), dtype)
 
