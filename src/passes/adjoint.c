@@ -12,6 +12,9 @@
  *      result's adjoint into its operands' (chain rule per node).  A read
  *      x[k] adds into x.grad[k] atomically (iterations may share k); a
  *      store out[k] = v reads out.grad[k] as v's adjoint.
+ * Stencils (reads at constant offsets of the launch variable) are first
+ * rewritten into the gather form (adjoint_gather.c), whose reads each add
+ * into the iteration's own row without atomics.
  * Integer and boolean values carry no gradient.  A kernel that stores to
  * an array it also reads (other than `a[k] += v`) is refused: the reverse
  * sweep would read the new value where it needs the old one.

@@ -11,24 +11,32 @@
  *
  * This pass makes the gather form by rewriting the loop body before the
  * adjoint is taken.  A float array x qualifies when every read of it is
- * x[i + a, ...] (i the launch variable, a a constant; further indices
- * anything).  Its reads are grouped by key (the offset a and the further
- * indices, compared as expressions).  The new launch runs over
- * j in range(start + min a, stop + max a), and its body holds one copy of
- * the old body per key: under `if start <= j - a < stop`, the body of
- * iteration j - a (locals renamed per copy), where the key's own reads
- * index row j (x[j, ...], the same element) and every other read of a
- * float value is wrapped in tack.stop_gradient.  So copy k adds only read
- * k's share into x.grad[j, ...]: row j belongs to iteration j alone, and
- * pass_adjoint adds there without atomics.  One copy (the one at offset 0
- * where there is one) keeps every other gradient (other arrays, float
- * scalars), so each is still added once per original iteration.  The
- * forward sweep of each copy recomputes what that copy needs; LLVM drops
- * the rest.
+ * x[i + a] or x[i + a, ...] (i the launch variable, a a constant; further
+ * indices anything, row-major).  Its reads are grouped by key (the offset
+ * a and the further indices, compared as expressions), and the body
+ * becomes one copy of the old body per key, for row j: the body of
+ * iteration i = j - a (locals renamed per copy), where the key's own
+ * reads index row j (x[j, ...], the same element) and every other read of
+ * a float value is wrapped in tack.stop_gradient.  So copy k adds only
+ * read k's share into x.grad[j, ...]: row j belongs to one launch
+ * iteration, and pass_adjoint adds there without atomics (the read's dim
+ * flag).  One copy (the one at offset 0 where there is one) keeps every
+ * other gradient (other arrays, float scalars), so each is still added
+ * once per original iteration.  LLVM drops what a copy does not need.
+ *
+ * The launch keeps to its own range (its launch checks then hold): it
+ * runs over the rows where every copy's iteration is in the range,
+ * start + max a .. stop + min a - 1, unguarded; its first iteration adds
+ * the rows at both ends, each copy under `if start <= j - a < stop`, and
+ * a range too short for any such row takes one iteration for every row.
+ * A body without loops is blocked, GATHER_BLOCK rows per iteration in a
+ * loop of its own, which the CPU vectorizes.  The body compares with the
+ * launch's end: f->stop_in_body (resolve.c; shape.c keys its dims).
  *
  * Anything else keeps the scatter form: workgroups, ndindex, reductions,
  * atomics, local arrays, device functions, while loops, a step other than
- * 1, a debug build's checks, or more than GATHER_MAX_COPIES keys.
+ * 1, a debug build's checks, offsets past 8, or more than
+ * GATHER_MAX_COPIES keys or GATHER_MAX_EDGE end rows times keys.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +46,8 @@
 #include "passes/passes.h"
 
 #define GATHER_MAX_COPIES 16
-/* edge rows written out times copies: past it, the scatter form */
+/* end rows times copies: past it, the scatter form (their guarded work,
+ * done by one iteration, grows with it) */
 #define GATHER_MAX_EDGE 64
 /* rows per launch iteration of a blocked body (pass_adjoint_gather) */
 #define GATHER_BLOCK 64

@@ -238,3 +238,18 @@ def test_gather_form_is_chosen_and_needs_no_atomics():
     src = tack._tack._generate(getattr(indirect, "kernel", indirect), "opencl-source",
                                (a, i, a, a, i, a), False, True)
     assert "atomic" in src
+
+
+def test_strided_view_keeps_the_scatter_form(device):
+    # a strided view's index is i * stride (not row-major): atomics, right gradients
+    if device != "cpu" and getattr(device, "name", device) != "cpu":
+        pytest.skip("NumPy views run on the CPU")
+    base = uniform(46)
+    x = base[::2]
+    g = np.zeros(46)
+    seed = uniform(23, seed=4)
+    y = np.zeros(23)
+    stencil3.backward(x, y, adj={"x": g[::2], "y": seed})
+    want = fd(stencil3_np, [np.ascontiguousarray(x)], 0, seed)
+    np.testing.assert_allclose(g[::2], want, rtol=1e-6, atol=1e-9)
+    assert not g[1::2].any()
