@@ -282,6 +282,7 @@ ir_expr *ir_cast(ir_func *f, ir_expr *a, ir_type to) {
 /* ---- deep copy ---- */
 
 static ir_expr *clone_expr(ir_func *to, const ir_expr *e);
+ir_expr *ir_clone_expr(ir_func *f, const ir_expr *e) { return clone_expr(f, e); }
 static int clone_block(ir_func *to, ir_block *dst, const ir_block *src);
 
 static ir_expr **clone_exprs(ir_func *to, ir_expr *const *v, int n, int *ok) {
@@ -372,6 +373,7 @@ ir_func *ir_clone(const ir_func *f) {
     }
     if (ok && f->start && !(c->start = clone_expr(c, f->start))) ok = 0;
     if (ok && f->stop && !(c->stop = clone_expr(c, f->stop))) ok = 0;
+    c->stop_in_body = NULL;
     if (ok && f->step && !(c->step = clone_expr(c, f->step))) ok = 0;
     for (int d = 0; ok && d < f->ninner; d++)
         if (!(c->inner_stop[d] = clone_expr(c, f->inner_stop[d]))) ok = 0;

@@ -97,7 +97,9 @@ struct ir_expr {
     ir_op op;
     int index;        /* PARAM/LOAD/DIM: param; LOCAL: local */
     int dim;          /* DIM; ATOMIC: 1 when it is an augmented update
-                         `a[k] op= v` (messages say so), else 0 */
+                         `a[k] op= v` (messages say so), else 0; LOAD: 1
+                         when no other iteration reads the element, whatever
+                         its index (adjoint_gather.c), else 0 */
     ir_intrinsic fn;  /* CALL */
     int64_t i;        /* CONST (ints and bools) */
     double f;         /* CONST (floats) */
@@ -306,6 +308,10 @@ typedef struct ir_func {
     ir_return_value return_values[TACK_MAX_RESULT_VALUES];
     int loop_var;
     ir_expr *start, *stop, *step;
+    /* An adjoint variant's `stop` with its dimensions made literals
+     * (resolve.c), which the gather form's guards compare with inside the
+     * body (passes/adjoint_gather.c); NULL otherwise.  Not cloned. */
+    ir_expr *stop_in_body;
     int ninner;
     int inner_var[2];
     ir_expr *inner_stop[2];
@@ -400,6 +406,8 @@ void ir_forget_block(ir_index_form *known, const ir_block *b);
 
 /* A deep copy into a new arena (a variant's private IR). */
 ir_func *ir_clone(const ir_func *f);
+/* A deep copy of e in f's arena (NULL: no memory). */
+ir_expr *ir_clone_expr(ir_func *f, const ir_expr *e);
 /* A copy that shares nothing with f (ir_clone shares texts with the
  * template): it may outlive f and its template. */
 ir_func *ir_clone_owned(const ir_func *f);

@@ -12,6 +12,9 @@
  *      result's adjoint into its operands' (chain rule per node).  A read
  *      x[k] adds into x.grad[k] atomically (iterations may share k); a
  *      store out[k] = v reads out.grad[k] as v's adjoint.
+ * Stencils (reads at constant offsets of the launch variable) are first
+ * rewritten into the gather form (adjoint_gather.c), whose reads each add
+ * into the iteration's own row without atomics.
  * Integer and boolean values carry no gradient.  A kernel that stores to
  * an array it also reads (other than `a[k] += v`) is refused: the reverse
  * sweep would read the new value where it needs the old one.
@@ -274,7 +277,7 @@ static int prop(adj *A, ir_block *out, ir_expr *e, ir_expr *g) {
     case IR_LOAD: {
         int p = e->index;
         if (p >= A->n || !isf(A->f->params[p].type) || A->f->params[p].written) return 0;
-        if (A->owned[p]) { /* x.grad[i] += g: iteration i alone touches row i */
+        if (A->owned[p] || e->dim) { /* x.grad[i] += g: iteration i alone touches row i */
             ir_expr *old = mk(A, IR_LOAD, A->f->params[p].type);
             ir_stmt *s = ir_stmt_new(A->f, IR_STORE, e->line, e->col);
             if (!old || !s) return push(A, out, NULL);
@@ -759,7 +762,8 @@ static void owned_block(adj *A, const ir_block *b);
 static void owned_expr(adj *A, const ir_expr *e) {
     if (!e) return;
     int p = e->index;
-    if (e->kind == IR_LOAD && p < A->n && (e->nargs != 1 || !own_index(A, p, e->args[0])))
+    if (e->kind == IR_CALL && e->fn == INTR_STOP_GRADIENT) return; /* no gradient flows there */
+    if (e->kind == IR_LOAD && p < A->n && !e->dim && (e->nargs != 1 || !own_index(A, p, e->args[0])))
         A->owned[p] = 0;
     if (e->kind == IR_INLINE && e->body) owned_block(A, e->body);
     for (int i = 0; i < e->nargs; i++) owned_expr(A, e->args[i]);
@@ -1934,6 +1938,20 @@ tack_status pass_adjoint(ir_func *f, int nforward, tack_error *err) {
             goto out;
         }
     if (check_overwrite(&A, &f->body)) goto out;
+    int gathered = pass_adjoint_gather(f, nforward);
+    if (gathered < 0) goto nomem;
+    if (gathered) { /* new locals: the per-local tables grow */
+        n0 = A.n0 = f->nlocals;
+        int *ver = realloc(A.ver, (n0 ? n0 : 1) * sizeof *ver);
+        if (!ver) goto nomem;
+        A.ver = ver;
+        for (int l = 0; l < n0; l++) A.ver[l] = l;
+        int *adjl = realloc(A.adjl, (n0 * 4 + 16) * sizeof *adjl);
+        if (!adjl) goto nomem;
+        A.adjl = adjl;
+        A.cap = n0 * 4 + 16;
+        for (int l = 0; l < A.cap; l++) A.adjl[l] = -1;
+    }
     if (find_owned(&A)) goto nomem;
     if (adjoint_arrays(&A, &body) || find_snapshots(&A)) goto out;
     if (rec_block(&A, &record, f->body.stmts, f->body.n, -1) || A.failed) goto out;

@@ -606,6 +606,7 @@ tack_status pass_infer_types(ir_func *f, tack_error *err) {
     type_of(&T, f->start);
     type_of(&T, f->stop);
     type_of(&T, f->step);
+    if (f->stop_in_body) type_of(&T, f->stop_in_body);
     /* Each round can only widen a local's type, so this terminates; the
      * bound is a guard. */
     for (int round = 0; round < 4 * f->nlocals + 4 && !T.failed; round++) {
@@ -641,6 +642,7 @@ tack_status pass_infer_types(ir_func *f, tack_error *err) {
     f->start = fix(&T, f->start, TACK_I64);
     f->stop = fix(&T, f->stop, TACK_I64);
     f->step = fix(&T, f->step, TACK_I64);
+    if (f->stop_in_body) f->stop_in_body = fix(&T, f->stop_in_body, TACK_I64);
     for (int d = 0; d < f->ninner; d++) f->inner_stop[d] = fix(&T, f->inner_stop[d], TACK_I64);
     fix_block(&T, &f->body);
     free(T.loop_var);

@@ -162,6 +162,11 @@ void pass_adjoint_params(ir_func *f, int n);
 tack_status pass_adjoint(ir_func *f, int n, tack_error *err);
 /* Before it (adjoint_jumps.c): each loop's `break`/`continue` made flags. */
 tack_status pass_adjoint_jumps(ir_func *f, tack_error *err);
+/* Within it (adjoint_gather.c), after the overwrite checks: a stencil's
+ * body made one copy per shifted read, so that its adjoint gathers into
+ * each gradient element instead of scattering.  1 when rewritten, 0 when
+ * the body keeps the scatter form, -1 out of memory. */
+int pass_adjoint_gather(ir_func *f, int n);
 /* tack.stop_gradient(v) -> v, once inference and the adjoint have run. */
 void pass_strip_stop_gradient(ir_func *f);
 

@@ -192,6 +192,13 @@ tack_status pass_resolve_dims(ir_func *f, const int64_t (*dims)[TACK_MAX_NDIM],
     if (add_stride_params(&r, strided, err)) return err->status;
     f->start = resolve_expr(&r, f->start);
     f->step = resolve_expr(&r, f->step);
+    /* an adjoint's guards read the launch's end in the body (shape.c keys
+     * its dimensions) */
+    if (f->adjoint_n && f->stop && f->debug_extents < 0) {
+        f->stop_in_body = ir_clone_expr(f, f->stop);
+        if (!f->stop_in_body) r.failed = 1;
+        else f->stop_in_body = resolve_expr(&r, f->stop_in_body);
+    }
     block(&r, &f->body);
     if (r.failed) {
         err->status = TACK_ERR_NOMEM;

@@ -55,6 +55,9 @@ int shape_deps(const ir_func *f, shape_dep *deps, int cap) {
     /* The parallel loop's end is read at launch, never baked in. */
     dep_expr(&s, f, f->start);
     dep_expr(&s, f, f->step);
+    /* ... except in an adjoint, whose gather form compares with it in the
+     * body (adjoint_gather.c) */
+    if (f->adjoint_n) dep_expr(&s, f, f->stop);
     block(&s, f, &f->body);
     int n = s.n < cap ? s.n : cap;
     for (int i = 1; i < n; i++) /* insertion sort: few entries */

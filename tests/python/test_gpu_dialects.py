@@ -716,11 +716,17 @@ def test_adjoint_ptx_passes_ptxas(tmp_path):
     owned = tack._tack._generate(flow, "cuda:sm_90", (a, a, 3, a, a, 0), False, True)
     # flow reads x[i] only: iteration i alone adds into x.grad[i], no atomics
     assert ".entry" in owned and "atom" not in owned
-    shared = tack._tack._generate(_neighbours, "cuda:sm_90", (a, a, a, a), False, True)
-    assert ".entry" in shared and "atom" in shared  # x[i + 1] is read by two iterations
+    # x[i + 1] is read by two iterations: the gather form (adjoint_gather.c)
+    # adds into each x.grad element from the iterations that read it
+    gathered = tack._tack._generate(_neighbours, "cuda:sm_90", (a, a, a, a), False, True)
+    assert ".entry" in gathered and "atom" not in gathered
+    # x[idx[i]] may be any element: atomics
+    i = np.zeros(8, dtype=np.int32)
+    shared = tack._tack._generate(_indirect, "cuda:sm_90", (a, i, a, a, i, a), False, True)
+    assert ".entry" in shared and "atom" in shared
     if PTXAS is None:
         pytest.skip("ptxas absent")
-    for name, ptx in (("owned", owned), ("shared", shared)):
+    for name, ptx in (("owned", owned), ("gathered", gathered), ("shared", shared)):
         src = tmp_path / f"{name}.ptx"
         src.write_text(ptx)
         r = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(tmp_path / f"{name}.cubin"), str(src)],
@@ -732,6 +738,12 @@ def test_adjoint_ptx_passes_ptxas(tmp_path):
 def _neighbours(x, y):
     for i in range(x.shape[0] - 1):
         y[i] = x[i] * x[i + 1]
+
+
+@tack.kernel
+def _indirect(x, idx, y):
+    for i in range(x.shape[0]):
+        y[i] = x[idx[i]] * x[i]
 
 
 def test_adjoint_ptx_of_vectors_matrices_and_extremes_passes_ptxas(tmp_path):
