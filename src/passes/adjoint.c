@@ -1059,6 +1059,19 @@ static int fold_int(const ir_expr *e, int64_t *v) {
  * loop's entry, with no bound to know before the loop runs. */
 #define CHECKPOINT_NUMBERS 1024
 #define CHECKPOINT_FEWEST 16
+/* The local arrays a kernel's checkpoints may bring it to, in bytes: half
+ * of what a GPU gives an iteration (backend/gpu/support.c), so that a body
+ * copied per read (adjoint_gather.c) or with many loops still compiles
+ * there; loops past it replay from their entry. */
+#define CHECKPOINT_BYTES 32768
+
+static int64_t scratch_bytes(const ir_func *f) {
+    int64_t total = 0;
+    for (int i = 0; i < f->nscratch; i++)
+        if (!f->scratch[i].shared)
+            total += ir_scratch_size(&f->scratch[i]) * tack_dtype_size((tack_dtype)f->scratch[i].type);
+    return total;
+}
 
 static int has_snapshots(const adj *A, const rec *r);
 static int emit_fwd(adj *A, const reclist *l, ir_block *out, int carry);
@@ -1096,9 +1109,14 @@ static int checkpoints(adj *A, reclist *out, rec *r) {
     if (!r->nc || has_snapshots(A, r) || A->f->nscratch + r->nc > IR_MAX_SCRATCH) return 0;
     for (int c = 0; c < r->nc; c++)
         if (!keepable(A->f->locals[r->cv[c]].type)) return 0;
-    int64_t kept = CHECKPOINT_NUMBERS / r->nc;
+    int64_t kept = CHECKPOINT_NUMBERS / r->nc, entry = 0;
     if (kept < CHECKPOINT_FEWEST) kept = CHECKPOINT_FEWEST;
+    for (int c = 0; c < r->nc; c++)
+        entry += tack_dtype_size((tack_dtype)kept_type(A->f->locals[r->cv[c]].type));
+    int64_t room = (CHECKPOINT_BYTES - scratch_bytes(A->f)) / entry;
+    if (kept > room) kept = room;
     kept &= ~(int64_t)1; /* a while's checkpoints halve */
+    if (kept < CHECKPOINT_FEWEST) return 0;
     ir_type t = A->f->locals[r->nt].type;
     if (r->kind == R_WHILE) { /* the stride starts at 1 in the forward sweep (emit_fwd) */
         if ((r->stride = new_local(A, "adj.stride", t)) < 0 || (r->it = new_local(A, "adj.it", t)) < 0 ||

@@ -28,6 +28,7 @@
 
 #define WARM_RELEARN 4       /* misses in a row before another layout is learned */
 #define WARM_BACKOFF_MAX 65536
+#define WARM_LOOK 64         /* calls between looks at whether the launch is warm */
 
 enum { WARM_NDARRAY = 1, WARM_TACK_ARRAY, WARM_FLOAT, WARM_INT, WARM_BOOL, WARM_CONVERTED };
 
@@ -37,6 +38,7 @@ struct ext_warm {
     int nargs;
     int busy;                      /* calls inside the launch now */
     int hits;
+    unsigned calls;
     int converted;                 /* an argument is WARM_CONVERTED */
     unsigned char how[TACK_MAX_PARAMS];
     PyObject *descr[TACK_MAX_PARAMS]; /* NumPy arrays' dtype objects (held) */
@@ -235,9 +237,11 @@ int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t narg
     /* Without a Tack array among them, the call runs on the default device. */
     if (!device && (device = ext_default_device()) != w->device)
         goto miss;
-    if (!tack_launch_is_warm(w->launch)) {
-        /* Variants were freed (or debug mode turned on): this call's own
-         * ordinary path learns afresh. */
+    /* Variants freed (or debug mode turned on) make the launch cold: it
+     * then takes the full path itself, correct but slower, so looking one
+     * call in WARM_LOOK is enough; this call's own ordinary path learns
+     * afresh. */
+    if (++w->calls % WARM_LOOK == 0 && !tack_launch_is_warm(w->launch)) {
         if (!w->busy)
             ext_warm_forget(kern);
         return 0;
