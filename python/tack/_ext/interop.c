@@ -470,9 +470,12 @@ static int dlpack_device(PyObject *obj, int *type, int *id)
 
 /* method(stream=1 when `stream`, max_version=(1, 0) when `versioned`),
  * keywords passed by vectorcall (no dict per call). */
-static PyObject *dlpack_call(PyObject *method, int stream, int versioned)
+/* The arguments __dlpack__ is called with, made once: 0, or -1 with an
+ * exception set. */
+static PyObject *one, *version, *kw_s, *kw_v, *kw_sv;
+
+static int dlpack_arguments(void)
 {
-    static PyObject *one, *version, *kw_s, *kw_v, *kw_sv;
     if (!kw_sv) {
         one = PyLong_FromLong(1);
         version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
@@ -480,8 +483,15 @@ static PyObject *dlpack_call(PyObject *method, int stream, int versioned)
         kw_v = PyTuple_Pack(1, name(N_MAX_VERSION));
         kw_sv = kw_s && kw_v ? PyTuple_Pack(2, name(N_STREAM), name(N_MAX_VERSION)) : NULL;
         if (!one || !version || !kw_sv)
-            return NULL;
+            return -1;
     }
+    return 0;
+}
+
+static PyObject *dlpack_call(PyObject *method, int stream, int versioned)
+{
+    if (dlpack_arguments() < 0)
+        return NULL;
     PyObject *argv[2];
     size_t n = 0;
     if (stream)
@@ -490,6 +500,23 @@ static PyObject *dlpack_call(PyObject *method, int stream, int versioned)
         argv[n++] = version;
     PyObject *kwnames = stream ? (versioned ? kw_sv : kw_s) : versioned ? kw_v : NULL;
     return PyObject_Vectorcall(method, argv, 0, kwnames);
+}
+
+/* obj.__dlpack__(max_version=...) of a producer known to be on the host
+ * and to take max_version (the producer memo): called by name, without
+ * making a bound method.  NULL with the error cleared where the ordinary
+ * route must decide (no such method, or a TypeError: not versioned now);
+ * NULL with another error set. */
+static PyObject *dlpack_known_call(PyObject *obj)
+{
+    if (dlpack_arguments() < 0)
+        return NULL;
+    PyObject *argv[2] = {obj, version};
+    PyObject *cap = PyObject_VectorcallMethod(name(N_DLPACK), argv, 1, kw_v);
+    if (!cap && (PyErr_ExceptionMatches(PyExc_AttributeError) ||
+                 PyErr_ExceptionMatches(PyExc_TypeError)))
+        PyErr_Clear();
+    return cap;
 }
 
 /* obj.__dlpack__() as the array API asks a consumer to call it: with
@@ -785,13 +812,18 @@ static int parse_dlpack_as(PyObject *obj, ext_foreign *f, int known_host, int *l
 {
     if (PyCapsule_CheckExact(obj))
         return parse_capsule(obj, f);
-    PyObject *method = optional_attr(obj, N_DLPACK);
-    if (!method)
-        return PyErr_Occurred() ? -1 : 0;
-    PyObject *cap = call_dlpack(method, obj, known_host, legacy);
-    Py_DECREF(method);
-    if (!cap)
+    PyObject *cap = known_host && !*legacy ? dlpack_known_call(obj) : NULL;
+    if (!cap && PyErr_Occurred())
         return -1;
+    if (!cap) {
+        PyObject *method = optional_attr(obj, N_DLPACK);
+        if (!method)
+            return PyErr_Occurred() ? -1 : 0;
+        cap = call_dlpack(method, obj, known_host, legacy);
+        Py_DECREF(method);
+        if (!cap)
+            return -1;
+    }
     int rc = PyCapsule_CheckExact(cap)
         ? parse_capsule(cap, f)
         : (PyErr_Format(PyExc_TypeError, "%.100s.__dlpack__() returned %.100s, not a capsule",
