@@ -120,8 +120,8 @@ void ext_warm_learn(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t na
     tack_launch *l = tack_launch_prepare(kern->k, ((ext_DeviceObject *)device)->dev, targs,
                                          (int)nargs, &err);
     if (!l || !tack_launch_is_warm(l)) {
-        /* Not a simple call (reductions, templates, stages, debug mode):
-         * trying again at once would cost a classification each call. */
+        /* Not a simple call (templates, complex values, stages, debug
+         * mode): trying again at once would cost a classification each call. */
         tack_launch_free(l);
         back_off(kern);
         return;
