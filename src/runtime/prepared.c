@@ -12,13 +12,15 @@
  *     this call's addresses and scalar values written in.  This is what
  *     the Python binding's repeated calls take (python/tack/_ext/warm.c),
  *     and why it costs a fraction of a classification;
- *   - otherwise the call is classified as a first call would be, and runs
- *     the prepared variant if its key is the same, or takes the full path.
+ *   - otherwise a call to a warm handle takes the full path (the fast
+ *     path's table, runtime.h); one to a handle that cannot be warm is
+ *     classified as a first call would be, and runs the prepared variant
+ *     if its key is the same, or takes the full path.
  * The warm path holds only for simple calls: no templates, complex values,
  * stages or per-access checks' records, and not in debug mode.  The
  * hidden arguments (reductions' arrays, the random seed) are added per
- * call as on the full path.  Variants freed since the launch was prepared (the
- * epoch moved on, runtime.h's fast path) make it take the full path.
+ * call as on the full path.  Variants freed since the launch was prepared
+ * (the epoch moved on, runtime.h's fast path) make it take the full path.
  */
 #include <stdlib.h>
 #include <string.h>
