@@ -50,6 +50,13 @@ void fast_invalidate(void) { atomic_fetch_add(&epoch, 1); }
 /* The signature is a list of 64-bit words, hashed as it is written (one
  * multiply per word): a word per argument's kind and layout, then an
  * array's shape and strides. */
+/* runtime.h */
+int scalar_value_class(const tack_arg *a) {
+    if (a->kind == TACK_ARG_INT) return a->i >= INT32_MIN && a->i <= INT32_MAX;
+    if (a->kind == TACK_ARG_UINT) return a->u <= INT32_MAX ? 0 : a->u <= (uint64_t)INT64_MAX ? 1 : 2;
+    return 0;
+}
+
 #define FAST_MIX(h, w) ((h) = ((h) ^ (w)) * 0xff51afd7ed558ccdull, (h) ^= (h) >> 29)
 
 int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig) {
@@ -74,10 +81,8 @@ int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig) {
             }
             continue;
         case TACK_ARG_INT: /* the type the value selects */
-            head |= (uint64_t)(a->i >= INT32_MIN && a->i <= INT32_MAX) << 8;
-            break;
         case TACK_ARG_UINT:
-            head |= (uint64_t)(a->u <= INT32_MAX ? 0 : a->u <= (uint64_t)INT64_MAX ? 1 : 2) << 8;
+            head |= (uint64_t)scalar_value_class(a) << 8;
             break;
         case TACK_ARG_FLOAT:
         case TACK_ARG_BOOL:

@@ -55,19 +55,10 @@ static int simple_call(const tack_kernel *k, const tack_arg *args, int nargs) {
     return 1;
 }
 
-/* The scalar type a value selects, as fast_signature (fastpath.c) tells
- * them apart: an int that fits 32 bits or not, a u64 below 2^31, 2^63 or
- * neither. */
-static int value_class(const tack_arg *a) {
-    if (a->kind == TACK_ARG_INT) return a->i >= INT32_MIN && a->i <= INT32_MAX;
-    if (a->kind == TACK_ARG_UINT) return a->u <= INT32_MAX ? 0 : a->u <= (uint64_t)INT64_MAX ? 1 : 2;
-    return 0;
-}
-
 /* Whether a has the layout of the prepared argument p (see the top). */
 static int same_layout(const tack_arg *a, const tack_arg *p) {
     if (a->kind != p->kind) return 0;
-    if (a->kind != TACK_ARG_ARRAY) return value_class(a) == value_class(p);
+    if (a->kind != TACK_ARG_ARRAY) return scalar_value_class(a) == scalar_value_class(p);
     int nd = p->ndim;
     return a->dtype == p->dtype && a->vec_width == p->vec_width && a->ndim == nd &&
            a->is_texture == p->is_texture && a->writable == p->writable && a->device == p->device &&

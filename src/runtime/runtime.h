@@ -385,6 +385,9 @@ typedef struct fast_sig {
 } fast_sig;
 /* -1: not describable (templates, or a debug launch: entries are plain only) */
 int fast_signature(const tack_arg *args, int nargs, int debug, fast_sig *sig);
+/* Which type a scalar's value selects, as the signature tells them apart:
+ * an int within 32 bits or not; a u64 below 2^31, 2^63 or neither. */
+int scalar_value_class(const tack_arg *a);
 uint64_t fast_epoch(void);
 /* The template for a seen signature, or NULL; then the variant for the
  * call's disjointness (NULL if that one was not seen yet). */

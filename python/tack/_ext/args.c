@@ -452,11 +452,6 @@ static struct {
     unsigned int tag;
 } foreign_types[FOREIGN_TYPES];
 
-static unsigned int type_tag(PyTypeObject *t)
-{
-    return PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG) ? t->tp_version_tag : 0;
-}
-
 static size_t foreign_slot(PyTypeObject *t)
 {
     return ((uintptr_t)t >> 4) % FOREIGN_TYPES;
@@ -465,7 +460,7 @@ static size_t foreign_slot(PyTypeObject *t)
 static int known_foreign(PyObject *o)
 {
     PyTypeObject *t = Py_TYPE(o);
-    unsigned int tag = type_tag(t);
+    unsigned int tag = ext_type_tag(t);
     size_t slot = foreign_slot(t);
     return tag && foreign_types[slot].type == t && foreign_types[slot].tag == tag;
 }
@@ -475,7 +470,7 @@ static int convert_foreign_value(conv *c, PyObject *o, tack_arg *a, tack_field_r
     int rc = convert_foreign(c, o, a);
     if (rc <= 0)
         *role = TACK_FIELD_ARRAY;
-    unsigned int tag = type_tag(Py_TYPE(o));
+    unsigned int tag = ext_type_tag(Py_TYPE(o));
     if (rc == 0 && tag) {
         size_t slot = foreign_slot(Py_TYPE(o));
         foreign_types[slot].type = Py_TYPE(o);

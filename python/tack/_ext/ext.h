@@ -299,6 +299,15 @@ int ext_convert_args(ext_KernelObject *kern, PyObject *const *objs,
                      Py_ssize_t nargs, tack_arg *args, ext_launch_state *st);
 void ext_release_args(ext_launch_state *st);
 
+/* A type's version tag, 0 when it has none: it changes whenever the class
+ * or a base changes and is never reused, so (type, tag) memos of what a
+ * type's instances are (args.c, interop.c) cannot match a changed or
+ * another type. */
+static inline unsigned int ext_type_tag(PyTypeObject *t)
+{
+    return PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG) ? t->tp_version_tag : 0;
+}
+
 /* kernel.c: an error record with nothing in it, for a launch to fill. */
 void ext_error_clear(tack_error *err);
 /* kernel.c: what a kernel returned, as Python values (None for nothing). */

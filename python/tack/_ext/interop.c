@@ -791,8 +791,7 @@ static struct {
 static int immutable_producer(PyObject *obj)
 {
     PyTypeObject *type = Py_TYPE(obj);
-    unsigned int tag = PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG)
-        ? type->tp_version_tag : 0;
+    unsigned int tag = ext_type_tag(type);
     size_t slot = ((uintptr_t)type >> 4) % TYPE_MEMO;
     if (tag && type_memo[slot].type == type && type_memo[slot].tag == tag)
         return type_memo[slot].immutable;
