@@ -5,6 +5,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* One enclosing IR_INLINE, linked through the C stack: nesting is bounded by
+ * lowering (expression depth times call depth), not by the verifier. */
+typedef struct enclosing_inline {
+    int id;
+    const struct enclosing_inline *outer;
+} enclosing_inline;
+
 typedef struct verifier {
     const ir_func *f;
     const char *pass;
@@ -12,8 +19,7 @@ typedef struct verifier {
     tack_error *err;
     int failed;
     int loop_depth;
-    int inlines[64]; /* the enclosing IR_INLINE ids */
-    int ninlines;
+    const enclosing_inline *inlines; /* innermost first */
 } verifier;
 
 static void fail(verifier *v, int line, const char *fmt, ...) {
@@ -244,16 +250,13 @@ static void expr(verifier *v, const ir_expr *e) {
         else if (v->typed && e->index >= 0 && e->type != v->f->locals[e->index].type)
             fail(v, e->line, "inlined call typed %s but its result is %s", ir_type_name(e->type),
                  ir_type_name(v->f->locals[e->index].type));
-        if (v->ninlines == 64) {
-            fail(v, e->line, "inlining nested too deeply");
-            break;
-        }
         /* break/continue never cross a function boundary. */
         int depth = v->loop_depth;
         v->loop_depth = 0;
-        v->inlines[v->ninlines++] = e->inline_id;
+        enclosing_inline here = {e->inline_id, v->inlines};
+        v->inlines = &here;
         block(v, e->body);
-        v->ninlines--;
+        v->inlines = here.outer;
         v->loop_depth = depth;
         break;
     }
@@ -348,7 +351,7 @@ static void stmt(verifier *v, const ir_stmt *s) {
         break;
     case IR_EXIT: {
         int found = 0;
-        for (int i = 0; i < v->ninlines; i++) found |= v->inlines[i] == s->index;
+        for (const enclosing_inline *in = v->inlines; in; in = in->outer) found |= in->id == s->index;
         if (!found) fail(v, s->line, "return from inlined call %d outside it", s->index);
         break;
     }
@@ -360,7 +363,7 @@ static void block(verifier *v, const ir_block *b) {
 }
 
 tack_status ir_verify(const ir_func *f, const char *pass, int typed, tack_error *err) {
-    verifier v = {f, pass, typed, err, 0, 0, {0}, 0};
+    verifier v = {f, pass, typed, err, 0, 0, NULL};
     if (f->loop_var < 0 || f->loop_var >= f->nlocals)
         fail(&v, 0, "no parallel loop variable");
     expr(&v, f->start);

@@ -283,3 +283,24 @@ def test_refusals_name_the_line(device):
 
     with pytest.raises(tack.CompileError, match="one kind of value"):
         mixed_kinds(np.zeros(2), np.zeros(2))
+
+
+@pytest.mark.parametrize("depth", [1, 70, 95])
+def test_deeply_nested_operators(device, depth):
+    # Each complex operator lowers to an inlined block; nesting past 64 once
+    # failed the IR verifier (a fuzzer finding) instead of compiling.
+    signs = "-" * depth
+    src = ("def nested(x, out):\n"
+           "    for i in range(x.shape[0]):\n"
+           f"        z = 1 + {signs} complex(x[i], 2.0) * -40\n"
+           "        out[i, 0] = z.real\n"
+           "        out[i, 1] = z.imag\n")
+    scope = {}
+    exec(src, scope)
+    kernel = tack.kernel(scope["nested"], source=src)
+    x = np.array([0.5, -1.25, 3.0])
+    out = np.zeros((3, 2))
+    kernel(x, out)
+    want = 1 + (-1) ** depth * ((x + 2j) * -40)
+    np.testing.assert_array_equal(out[:, 0], want.real)
+    np.testing.assert_array_equal(out[:, 1], want.imag)
