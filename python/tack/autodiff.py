@@ -6,7 +6,9 @@ launches a tack.Tape recorded, and in what order their adjoints run."""
 
 import ast as _ast
 import inspect as _inspect
+import math as _math
 import textwrap as _textwrap
+import types as _types
 
 import numpy as _np
 
@@ -221,6 +223,21 @@ def kernel_backward(kernel, *args, adj=None):
     gets its gradient added into its ``.grad``."""
     code = getattr(kernel.func, "__code__", None)
     nparams = code.co_argcount if code else len(args)
+    epilogue = _epilogue(kernel) if len(args) == nparams else None
+    if epilogue is not None:
+        # the adjoint of the kernel returning its sums, seeded by the chain rule
+        if _returns_extreme(kernel):
+            raise _tack.CompileError(
+                "kernel '%s': backward of a returned expression of a min or max reduction is "
+                "not supported (return the reduction itself)" % kernel.__name__)
+        adj = dict(adj or {})
+        seed = adj.pop("return", None)
+        adj.pop("returned", None)
+        seeds = _epilogue_seed(kernel, epilogue, args, [] if seed is None else
+                               seed if isinstance(seed, (list, tuple)) else [seed])
+        if seed is not None:
+            adj["return"] = seeds
+        return kernel_backward(epilogue[0], *args, adj=adj)
     if len(args) != nparams:
         raise TypeError("kernel '%s': backward takes the kernel's %d argument%s, %d given"
                         % (kernel.__name__, nparams, "" if nparams == 1 else "s", len(args)))
@@ -303,6 +320,273 @@ def kernel_backward(kernel, *args, adj=None):
     kernel._adjoint(*args, *grads, *extra)
     for a, g in scalars:
         a.grad += float(_np.asarray(g.numpy() if isinstance(g, _tack.Array) else g)[0])
+
+
+# ---- kernels that return an expression of their sums (`return s / n`) ----
+#
+# The compiler differentiates a launch whose returned values are its
+# reductions.  `return s / n` (or `mean = s / n` then `return mean`) adds a
+# stage after the loop, which it does not differentiate; when every
+# returned value is affine in the reductions (sums, differences, products
+# and quotients by numbers the call fixes: scalar arguments, shapes,
+# literals, module constants), its adjoint is the adjoint of the same
+# kernel returning the reductions themselves, seeded with the chain rule's
+# constant coefficients.  A value not affine in them (s * s, math.sqrt(s),
+# s / t) is refused: it would need the forward's sums.
+
+class _NotAffine(Exception):
+    pass
+
+
+class _Affine:
+    """value (None where it depends on a reduction) + sum(coef[r] * r)."""
+
+    def __init__(self, value=None, coef=None):
+        self.value, self.coef = value, coef or {}
+
+    def number(self, what):
+        if self.coef or self.value is None:
+            raise _NotAffine(what)
+        return self.value
+
+
+def _affine_add(a, b, sign):
+    coef = dict(a.coef)
+    for r, c in b.coef.items():
+        coef[r] = coef.get(r, 0.0) + sign * c
+    value = None if a.value is None or b.value is None else a.value + sign * b.value
+    return _Affine(value, coef)
+
+
+def _affine_scale(a, k):
+    return _Affine(None if a.value is None else a.value * k, {r: c * k for r, c in a.coef.items()})
+
+
+class _EpilogueReader:
+    """Reads a returned expression as an _Affine of the reductions."""
+
+    def __init__(self, func, params, args, reductions, definitions):
+        self.func, self.params, self.args = func, params, args
+        self.reductions, self.definitions = reductions, definitions
+        self.busy = set()
+
+    def read(self, e):
+        if isinstance(e, _ast.Constant) and type(e.value) in (int, float, bool):
+            return _Affine(float(e.value))
+        if isinstance(e, _ast.Name):
+            return self.name(e.id)
+        if isinstance(e, _ast.UnaryOp) and isinstance(e.op, (_ast.USub, _ast.UAdd)):
+            return _affine_scale(self.read(e.operand), -1.0 if isinstance(e.op, _ast.USub) else 1.0)
+        if isinstance(e, _ast.BinOp):
+            a, b = self.read(e.left), self.read(e.right)
+            if isinstance(e.op, (_ast.Add, _ast.Sub)):
+                return _affine_add(a, b, 1.0 if isinstance(e.op, _ast.Add) else -1.0)
+            if isinstance(e.op, _ast.Mult):
+                if a.coef and b.coef:
+                    raise _NotAffine("a product of two sums")
+                return _affine_scale(b, a.number("a product of two sums")) if not a.coef \
+                    else _affine_scale(a, b.number("a product of two sums"))
+            if isinstance(e.op, _ast.Div):
+                with _np.errstate(divide="ignore"):  # s / 0 is inf, as the forward's
+                    return _affine_scale(a, float(_np.float64(1.0) / b.number("a division by a sum")))
+            if isinstance(e.op, _ast.Pow):
+                return _Affine(a.number("a power of a sum") ** b.number("a power of a sum"))
+            raise _NotAffine("the operator %s" % type(e.op).__name__)
+        if isinstance(e, _ast.Call) and not e.keywords:
+            f = e.func
+            name = f.id if isinstance(f, _ast.Name) else None
+            if name == "float" and len(e.args) == 1:
+                return self.read(e.args[0])
+            if name == "len" and len(e.args) == 1 and isinstance(e.args[0], _ast.Name):
+                return _Affine(float(len(self.array(e.args[0].id))))
+            target = self.constant(f)
+            if callable(target):
+                return _Affine(float(target(*[self.read(a).number(
+                    "%s of a sum" % _ast.unparse(f)) for a in e.args])))
+        if isinstance(e, _ast.Subscript) and isinstance(e.value, _ast.Attribute) and \
+                e.value.attr == "shape" and isinstance(e.value.value, _ast.Name):
+            d = self.read(e.slice).number("a shape index that is not a number")
+            return _Affine(float(self.array(e.value.value.id).shape[int(d)]))
+        if isinstance(e, _ast.Attribute) and e.attr == "size" and isinstance(e.value, _ast.Name) \
+                and e.value.id in self.params:
+            return _Affine(float(self.array(e.value.id).size))
+        value = self.constant(e)
+        if type(value) in (int, float):
+            return _Affine(float(value))
+        raise _NotAffine("'%s' is not a number the call fixes" % _ast.unparse(e))
+
+    def name(self, n):
+        if n in self.reductions:
+            return _Affine(None, {n: 1.0})
+        if n in self.definitions and self.definitions[n] is None:
+            raise _NotAffine("'%s' is a vector, matrix or complex sum" % n)
+        if n in self.definitions and n not in self.busy:
+            self.busy.add(n)
+            try:
+                return self.read(self.definitions[n])
+            finally:
+                self.busy.discard(n)
+        if n in self.params:
+            v = self.args[self.params.index(n)]
+            if isinstance(v, Scalar) and v.requires_grad:
+                raise _NotAffine("'%s' is a tack.Scalar with a gradient, which the returned "
+                                 "value's own arithmetic would add to" % n)
+            if type(v) in (int, float, bool) or isinstance(v, (Scalar, _np.number)):
+                return _Affine(float(v))
+            raise _NotAffine("'%s' is not a number" % n)
+        value = self.func.__globals__.get(n)
+        if type(value) in (int, float):
+            return _Affine(float(value))
+        raise _NotAffine("'%s' is not a number the call fixes" % n)
+
+    def array(self, n):
+        if n not in self.params:
+            raise _NotAffine("'%s' is not a parameter" % n)
+        return self.args[self.params.index(n)]
+
+    def constant(self, e):
+        """A module-level number, or a function of math or a NumPy ufunc
+        (math.pi, np.sqrt), as the kernel's globals name it; else None."""
+        path = []
+        while isinstance(e, _ast.Attribute):
+            path.append(e.attr)
+            e = e.value
+        if not isinstance(e, _ast.Name) or e.id in self.params or e.id in self.reductions or \
+                e.id in self.definitions:
+            return None
+        value = self.func.__globals__.get(e.id)
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        if type(value) in (int, float) or isinstance(value, _np.ufunc) or \
+                (callable(value) and getattr(_math, getattr(value, "__name__", ""), None) is value):
+            return value
+        return None
+
+
+_epilogues = {}
+
+
+def _epilogue(kernel):
+    """(raw kernel, reduction names, returned expressions, definitions) when
+    `kernel` returns an expression of its sums after one loop, else None."""
+    func = getattr(kernel, "func", None)
+    if func is None:
+        return None
+    if func in _epilogues:
+        return _epilogues[func]
+    found = None
+    try:
+        text = getattr(func, "__tack_source__", None)
+        # the line of the text's first line in the messages' numbering
+        first = 1 if text else func.__code__.co_firstlineno
+        text = _textwrap.dedent(text or _inspect.getsource(func))
+        tree = _ast.parse(text)
+        defs = [d for d in _ast.walk(tree) if isinstance(d, _ast.FunctionDef) and
+                d.name == func.__name__]
+        found = _epilogue_of(func, text, first, defs[0]) if len(defs) == 1 else None
+    except (OSError, TypeError, SyntaxError):
+        found = None
+    _epilogues[func] = found
+    return found
+
+
+def _epilogue_of(func, text, first, fdef):
+    body = fdef.body
+    loops = [k for k, st in enumerate(body) if isinstance(st, _ast.For)]
+    if len(loops) != 1 or not isinstance(body[-1], _ast.Return) or body[-1].value is None:
+        return None
+    before, after = body[:loops[0]], body[loops[0] + 1:-1]
+    # names assigned in the loop: those assigned a number before it are the
+    # scalar sums; others assigned before it are vector, matrix or complex
+    # sums (c = tack.vec3d(), z = 0j), marked None
+    updated = {t.id for node in _ast.walk(body[loops[0]])
+               for t in (node.targets if isinstance(node, _ast.Assign) else
+                         [node.target] if isinstance(node, _ast.AugAssign) else [])
+               if isinstance(t, _ast.Name)}
+    reductions, definitions = set(), {}
+    for st in before:
+        if isinstance(st, _ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], _ast.Name):
+            name = st.targets[0].id
+            if name in updated and _is_number(st.value):
+                reductions.add(name)
+            else:  # n = x.shape[0], eps = 1e-3
+                definitions[name] = None if name in updated else st.value
+    for st in after:
+        if not (isinstance(st, _ast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], _ast.Name)):
+            return None  # a statement with effects after the loop: a stage of its own
+        definitions[st.targets[0].id] = st.value
+    ret = body[-1]
+    values = list(ret.value.elts) if isinstance(ret.value, _ast.Tuple) else [ret.value]
+    if all(isinstance(v, _ast.Name) and (v.id in reductions or (
+            v.id in definitions and definitions[v.id] is None)) for v in values):
+        return None  # the compiler differentiates this one itself
+    used, pending, seen = [], list(values), set()
+    while pending:  # the reductions the values name, through the definitions
+        for node in _ast.walk(pending.pop(0)):
+            if not isinstance(node, _ast.Name) or node.id in seen:
+                continue
+            seen.add(node.id)
+            if node.id in reductions:
+                used.append(node.id)
+            elif definitions.get(node.id) is not None:
+                pending.append(definitions[node.id])
+    if not used:
+        return None, used, values, definitions, first - 1  # refused in _epilogue_seed
+    # The same text with `return r1, r2`: lines keep their numbers, so the
+    # raw kernel's messages name the kernel's own lines.
+    lines = text.splitlines(True)
+    v = ret.value
+    top, bottom = v.lineno - 1, v.end_lineno - 1
+    head = lines[top].encode()[:v.col_offset].decode()  # ast's offsets count UTF-8 bytes
+    tail = lines[bottom].encode()[v.end_col_offset:].decode()
+    raw_lines = lines[:top] + [head + ", ".join(used) + tail] + \
+        ["\n"] * (bottom - top) + lines[bottom + 1:]
+    raw_text = "\n" * (first - 1) + "".join(raw_lines)
+    # a copy of the function: source= is kept on the function it is given
+    copy = _types.FunctionType(func.__code__, func.__globals__, func.__name__,
+                               func.__defaults__, func.__closure__)
+    copy.__qualname__ = func.__qualname__
+    raw = _tack.kernel(copy, source=raw_text)
+    return raw, used, values, definitions, first - 1
+
+
+def _is_number(e):
+    if isinstance(e, _ast.UnaryOp) and isinstance(e.op, _ast.USub):
+        e = e.operand
+    return isinstance(e, _ast.Constant) and type(e.value) in (int, float)
+
+
+def _epilogue_seed(kernel, epilogue, args, seed):
+    """The raw kernel's return seeds: seed_r = sum_j seed_j * d value_j / d r."""
+    raw, used, values, definitions, line0 = epilogue
+    code = kernel.func.__code__
+    params = list(code.co_varnames[:code.co_argcount])
+    reader = _EpilogueReader(kernel.func, params, args, set(used), definitions)
+    seeds = list(seed) if seed is not None else []
+    if len(seeds) > len(values):
+        raise ValueError("kernel '%s': adj['return'] gives %d numbers for %d returned values"
+                         % (kernel.__name__, len(seeds), len(values)))
+    out = {r: 0.0 for r in used}
+    for j, v in enumerate(values):
+        try:
+            form = reader.read(v)
+        except _NotAffine as why:
+            raise _tack.CompileError(
+                "kernel '%s', line %d: backward of this returned value: %s; the backward of a "
+                "returned expression takes sums added, subtracted, and multiplied or divided by "
+                "numbers the call fixes (arguments, shapes, constants); return the sums "
+                "(return s, t) and finish on the host"
+                % (kernel.__name__, line0 + v.lineno, why))
+        g = seeds[j] if j < len(seeds) else 0.0
+        for r, c in form.coef.items():
+            out[r] += g * c
+    if not used:
+        raise _tack.CompileError("kernel '%s', line %d: its returned values name no scalar sum, so "
+                                 "nothing flows back through them" % (kernel.__name__,
+                                                                     line0 + values[0].lineno))
+    return [out[r] for r in used]
 
 
 class Tape:
