@@ -1926,6 +1926,13 @@ static int lower_stmt(lowerer *L, ir_block *b, const stmt *s) {
         ir_stmt *x = ir_stmt_new(L->f, IR_FOR, s->line, s->col);
         if (!x) return oom(L);
         x->index = local_index(L, t->name);
+        if (x->index < 0) { /* the name holds a vector, record or array elsewhere */
+            const binding *bound = scope_find(L->sc, t->name);
+            ERR(L, t->line, t->col, "'%s' holds %s elsewhere; a name keeps one kind of value",
+                t->name, bound && bound->kind == BIND_VECTOR ? "a vector"
+                         : bound && bound->kind == BIND_STRUCT ? "a record" : "an array");
+            return -1;
+        }
         if (lower_range(L, s->value, &x->start, &x->stop, &x->step)) return -1;
         L->loop_depth++;
         int rc = lower_block(L, &x->body, s->body, s->nbody);

@@ -542,3 +542,29 @@ def test_set_debug_takes_bools_and_0_1():
             assert tack.get_debug() is want
     finally:
         tack.set_debug(before)
+
+
+def test_loop_variable_named_like_a_vector_or_tuple():
+    # A sequential loop's variable that holds a vector or a tuple elsewhere
+    # once lowered to a loop over no local (a fuzzer finding: memory
+    # written before an array); it is the one-kind-per-name rule's error.
+    @tack.kernel
+    def over_tuple(f, out):
+        for i in range(f.shape[0]):
+            w = (0.5, 1.0)
+            k = (0.0, 1.0)
+            for k in range(len(w)):
+                out[i] += w[k]
+
+    @tack.kernel
+    def over_vector(f, out):
+        for i in range(f.shape[0]):
+            k = tack.vec2f(0.5, 1.0)
+
+            for k in range(2):
+                out[i] += k
+
+    for kernel, kind in [(over_tuple, "an array"), (over_vector, "a vector")]:
+        with pytest.raises(tack.CompileError, match="'k' holds %s elsewhere" % kind) as e:
+            kernel(np.zeros(2), np.zeros(2))
+        assert ":%d:" % (kernel.func.__code__.co_firstlineno + 5) in str(e.value)  # the for line
