@@ -329,8 +329,15 @@ typedef struct tack_struct tack_struct;
  * then the imaginary part, read in kernels as complex values.  (Its low
  * nibble, 1, is no matrix's: a matrix has 2 or more columns.) */
 #define TACK_COMPLEX_WIDTH 0x21
+/* tack_arg.vec_width of an array of quaternions (Warp's quat: x, y, z, then
+ * w the real part; dtype TACK_F32 or TACK_F64): four components, read in
+ * kernels as quaternions, whose product is Hamilton's.  (Low nibble 1, as
+ * the complex width's.) */
+#define TACK_QUAT_WIDTH 0x41
 static inline int tack_width_rows(int vec_width) {
-    if (vec_width <= TACK_MAX_VEC_WIDTH || vec_width == TACK_COMPLEX_WIDTH) return 0;
+    if (vec_width <= TACK_MAX_VEC_WIDTH || vec_width == TACK_COMPLEX_WIDTH ||
+        vec_width == TACK_QUAT_WIDTH)
+        return 0;
     return (vec_width >> 4) == 1 ? 16 : vec_width >> 4;
 }
 static inline int tack_width_cols(int vec_width) {
@@ -339,15 +346,16 @@ static inline int tack_width_cols(int vec_width) {
 }
 static inline int tack_width_components(int vec_width) {
     if (vec_width == TACK_COMPLEX_WIDTH) return 2;
+    if (vec_width == TACK_QUAT_WIDTH) return 4;
     return tack_width_rows(vec_width) ? tack_width_rows(vec_width) * tack_width_cols(vec_width)
                                       : vec_width;
 }
 /* A vec_width Tack accepts: 0, 2-16 (tack.vector(n, dtype)), a matrix's of
- * 2-16 rows and columns (tack.matrix(rows, cols, dtype)), or
- * TACK_COMPLEX_WIDTH. */
+ * 2-16 rows and columns (tack.matrix(rows, cols, dtype)), TACK_COMPLEX_WIDTH
+ * or TACK_QUAT_WIDTH. */
 static inline int tack_width_valid(int vec_width) {
     if (vec_width == 0 || (vec_width >= 2 && vec_width <= TACK_MAX_VEC_WIDTH) ||
-        vec_width == TACK_COMPLEX_WIDTH)
+        vec_width == TACK_COMPLEX_WIDTH || vec_width == TACK_QUAT_WIDTH)
         return 1;
     int r = tack_width_rows(vec_width), c = tack_width_cols(vec_width);
     return vec_width > 0 && vec_width < 256 && r >= 2 && c >= 2 && TACK_MAT_WIDTH(r, c) == vec_width;

@@ -179,7 +179,7 @@ def inverse(m):
 from ._vector_functions import (  # noqa: E402,F401  (tack.cross, tack.lerp, ...)
     abs, argmax, argmin, clamp, cross, cw_div, cw_mul, ddot, diag, dot, get_diag, length,
     length_sq, lerp, matrix_from_cols, matrix_from_rows, max, min, normalize, sign, skew,
-    smoothstep, step, sum, trace, transpose, vec2, vec3, vec4, where, select,
+    smoothstep, step, sum, trace, transpose, vec2, vec3, vec4, quat, where, select,
 )
 from ._vector_functions import _NAMES as _VECTOR_FUNCTION_NAMES  # noqa: E402
 from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device functions)

@@ -1,28 +1,26 @@
-"""Quaternions as Warp spells them, for kernels: a quaternion is a 4-vector
-(x, y, z, w) with w the real part, so `tack.quatf` is `tack.vec4f` and an
-array of rotations is an array of 4-vectors.  Each function is a device
+"""Quaternions as Warp spells them, for kernels: four components (x, y, z,
+w) with w the real part; `tack.quatf` and `tack.quatd` are their dtypes
+(arrays of rotations), and in kernels `q * r` of two quaternions is
+Hamilton's product (src/lower/quaternions.c).  Each function is a device
 function written in the kernel language (`tack.quat_rotate(q, v)` inlines
-it); the type-generic constructors keep f32 quaternions f32 and f64 ones
-f64."""
+it); the type-generic constructor tack.quat keeps f32 quaternions f32 and
+f64 ones f64."""
 import math
 
-from ._tack import func as _device, vec4d, vec4f
-
-quatf = vec4f
-quatd = vec4d
+from ._tack import func as _device, quatd, quatf  # noqa: F401  (tack.quatf, tack.quatd)
 
 
 @_device
 def quat_identity():
     """The rotation by nothing, (0, 0, 0, 1), of the kernel's float type."""
-    return tack.vec4(0.0, 0.0, 0.0, 1.0)
+    return tack.quat(0.0, 0.0, 0.0, 1.0)
 
 
 @_device
 def quat_from_axis_angle(axis, angle):
     """The rotation by angle (radians) about axis (any length but zero)."""
     n = tack.normalize(axis) * math.sin(angle * 0.5)
-    return tack.vec4(n.x, n.y, n.z, math.cos(angle * 0.5))
+    return tack.quat(n.x, n.y, n.z, math.cos(angle * 0.5))
 
 
 @_device
@@ -44,17 +42,17 @@ def quat_rpy(roll, pitch, yaw):
     sp = math.sin(pitch * 0.5)
     cy = math.cos(yaw * 0.5)
     sy = math.sin(yaw * 0.5)
-    return tack.vec4(sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
-                     cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy)
+    return tack.quat(sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
+                    cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy)
 
 
 @_device
 def quat_mul(a, b):
     """The rotation b, then a (Hamilton's product a b)."""
-    return tack.vec4(a.w * b.x + b.w * a.x + a.y * b.z - a.z * b.y,
-                     a.w * b.y + b.w * a.y + a.z * b.x - a.x * b.z,
-                     a.w * b.z + b.w * a.z + a.x * b.y - a.y * b.x,
-                     a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z)
+    return tack.quat(a.w * b.x + b.w * a.x + a.y * b.z - a.z * b.y,
+                    a.w * b.y + b.w * a.y + a.z * b.x - a.x * b.z,
+                    a.w * b.z + b.w * a.z + a.x * b.y - a.y * b.x,
+                    a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z)
 
 
 @_device
@@ -62,7 +60,7 @@ def quat_inverse(q):
     """q's inverse: its conjugate over its squared length (the conjugate
     itself for a unit quaternion)."""
     s = 1.0 / (q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
-    return tack.vec4(-q.x * s, -q.y * s, -q.z * s, q.w * s)
+    return tack.quat(-q.x * s, -q.y * s, -q.z * s, q.w * s)
 
 
 @_device
@@ -99,19 +97,19 @@ def quat_from_matrix(m):
     t = m[0, 0] + m[1, 1] + m[2, 2]
     if t > 0.0:
         s = math.sqrt(t + 1.0) * 2.0
-        return tack.vec4((m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s,
-                         (m[1, 0] - m[0, 1]) / s, 0.25 * s)
+        return tack.quat((m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s,
+                        (m[1, 0] - m[0, 1]) / s, 0.25 * s)
     if m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
         s = math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2.0
-        return tack.vec4(0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s,
-                         (m[2, 1] - m[1, 2]) / s)
+        return tack.quat(0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s,
+                        (m[2, 1] - m[1, 2]) / s)
     if m[1, 1] > m[2, 2]:
         s = math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2.0
-        return tack.vec4((m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s,
-                         (m[0, 2] - m[2, 0]) / s)
+        return tack.quat((m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s,
+                        (m[0, 2] - m[2, 0]) / s)
     s = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2.0
-    return tack.vec4((m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s,
-                     (m[1, 0] - m[0, 1]) / s)
+    return tack.quat((m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s,
+                    (m[1, 0] - m[0, 1]) / s)
 
 
 @_device

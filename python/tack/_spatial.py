@@ -78,7 +78,7 @@ def spatial_adjoint(r, s):
 def transform_twist(t, x):
     """The twist x = (w, v) seen from the frame of t = (p, q):
     (rotate(q, w), rotate(q, v) + p x rotate(q, w))."""
-    q = tack.vec4(t[3], t[4], t[5], t[6])
+    q = tack.quat(t[3], t[4], t[5], t[6])
     w = tack.quat_rotate(q, tack.vec3(x[0], x[1], x[2]))
     v = tack.quat_rotate(q, tack.vec3(x[3], x[4], x[5])) + tack.cross(tack.vec3(t[0], t[1], t[2]), w)
     return tack.vector(w.x, w.y, w.z, v.x, v.y, v.z)
@@ -88,7 +88,7 @@ def transform_twist(t, x):
 def transform_wrench(t, x):
     """The wrench x = (tau, f) seen from the frame of t = (p, q):
     (rotate(q, tau) + p x rotate(q, f), rotate(q, f))."""
-    q = tack.vec4(t[3], t[4], t[5], t[6])
+    q = tack.quat(t[3], t[4], t[5], t[6])
     f = tack.quat_rotate(q, tack.vec3(x[3], x[4], x[5]))
     tau = tack.quat_rotate(q, tack.vec3(x[0], x[1], x[2])) + tack.cross(tack.vec3(t[0], t[1], t[2]), f)
     return tack.vector(tau.x, tau.y, tau.z, f.x, f.y, f.z)

@@ -224,7 +224,10 @@ def _component_classes():
         class MatrixField(np.ndarray):
             _tack_component_dims = 2
 
-        _COMPONENT_VIEWS = {1: VectorField, 2: MatrixField}
+        class QuaternionField(VectorField):
+            _tack_quaternion = True
+
+        _COMPONENT_VIEWS = {1: VectorField, 2: MatrixField, "quat": QuaternionField}
     return _COMPONENT_VIEWS
 
 
@@ -240,6 +243,8 @@ def _field_views(stype, rec):
             fields[name] = ftype._array_cls(_field_views(ftype, v))
             continue
         dims = len(stype.numpy.fields[name][0].shape)
+        if ftype is _tack().quatf or ftype is _tack().quatd:
+            dims = "quat"
         fields[name] = v.view(views[dims]) if dims else v
     return fields
 

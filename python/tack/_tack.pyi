@@ -58,6 +58,8 @@ mat33d: dtype
 mat44d: dtype
 complex64: dtype
 complex128: dtype
+quatf: dtype
+quatd: dtype
 
 class Device:
     @property

@@ -31,35 +31,35 @@ def transform_get_translation(t):
 
 @_device
 def transform_get_rotation(t):
-    """t's rotation q, a quaternion (4-vector, w last)."""
-    return tack.vec4(t[3], t[4], t[5], t[6])
+    """t's rotation q, a quaternion (w last)."""
+    return tack.quat(t[3], t[4], t[5], t[6])
 
 
 @_device
 def transform_point(t, x):
     """The point x moved by t: rotated, then translated."""
-    return tack.quat_rotate(tack.vec4(t[3], t[4], t[5], t[6]), x) + tack.vec3(t[0], t[1], t[2])
+    return tack.quat_rotate(tack.quat(t[3], t[4], t[5], t[6]), x) + tack.vec3(t[0], t[1], t[2])
 
 
 @_device
 def transform_vector(t, v):
     """The direction v rotated by t (no translation)."""
-    return tack.quat_rotate(tack.vec4(t[3], t[4], t[5], t[6]), v)
+    return tack.quat_rotate(tack.quat(t[3], t[4], t[5], t[6]), v)
 
 
 @_device
 def transform_multiply(a, b):
     """b, then a: (a.p + rotate(a.q, b.p), a.q b.q)."""
-    qa = tack.vec4(a[3], a[4], a[5], a[6])
+    qa = tack.quat(a[3], a[4], a[5], a[6])
     p = tack.vec3(a[0], a[1], a[2]) + tack.quat_rotate(qa, tack.vec3(b[0], b[1], b[2]))
-    q = tack.quat_mul(qa, tack.vec4(b[3], b[4], b[5], b[6]))
+    q = tack.quat_mul(qa, tack.quat(b[3], b[4], b[5], b[6]))
     return tack.vector(p.x, p.y, p.z, q.x, q.y, q.z, q.w)
 
 
 @_device
 def transform_inverse(t):
     """The transform undoing t: (-rotate(q^-1, p), q^-1)."""
-    qi = tack.quat_inverse(tack.vec4(t[3], t[4], t[5], t[6]))
+    qi = tack.quat_inverse(tack.quat(t[3], t[4], t[5], t[6]))
     p = -tack.quat_rotate(qi, tack.vec3(t[0], t[1], t[2]))
     return tack.vector(p.x, p.y, p.z, qi.x, qi.y, qi.z, qi.w)
 

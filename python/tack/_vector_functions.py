@@ -6,7 +6,7 @@ import numpy as _np
 _NAMES = ("cross", "length", "length_sq", "normalize", "dot", "ddot", "trace", "diag",
           "get_diag", "skew", "transpose", "sign", "clamp", "lerp", "smoothstep", "step",
           "min", "max", "abs", "cw_mul", "cw_div", "matrix_from_rows", "matrix_from_cols",
-          "argmin", "argmax", "vec2", "vec3", "vec4", "sum", "where", "select")
+          "argmin", "argmax", "vec2", "vec3", "vec4", "quat", "sum", "where", "select")
 
 
 def cross(a, b):
@@ -173,6 +173,10 @@ def _generic(n):
 
 
 vec2, vec3, vec4 = _generic(2), _generic(3), _generic(4)
+quat = _generic(4)
+quat.__name__ = quat.__qualname__ = "quat"
+quat.__doc__ = ("A quaternion (x, y, z, w), w the real part, whose type follows its arguments' "
+                "(Warp's wp.quat); in kernels two multiply as Hamilton's product.")
 
 
 def sum(v):

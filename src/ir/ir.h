@@ -121,6 +121,8 @@ struct ir_expr {
     int index_cast;
     /* IR_VECTOR (lowering only): a complex number's two parts (complex.c) */
     int cplx;
+    /* IR_VECTOR (lowering only): a quaternion, x y z w (quaternions.c) */
+    int quat;
 };
 
 typedef enum ir_stmt_kind {

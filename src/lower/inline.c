@@ -238,7 +238,10 @@ static ir_expr *inline_call(lowerer *L, const expr *call, const tack_name *fn, t
     if (callee->result_width) {
         *nresults = 1;
         ir_expr *v = vec_from_locals(L, x, callee->results, callee->result_width, callee->result_rows, call);
-        if (v) v->cplx = callee->result_cplx;
+        if (v) {
+            v->cplx = callee->result_cplx;
+            v->quat = callee->result_quat;
+        }
         return v;
     }
     if (callee->nresults > 0) x->index = callee->results[0];
@@ -303,6 +306,7 @@ int lower_return(lowerer *L, ir_block *b, const stmt *s) {
                 sc->result_width = value->nargs;
                 sc->result_rows = value->dim;
                 sc->result_cplx = value->cplx;
+                sc->result_quat = value->quat; /* the first return's decides */
                 for (int k = 0; k < value->nargs; k++)
                     if ((sc->results[k] = lower_temp(L, "ret")) < 0) return -1;
             } else if (sc->result_width != value->nargs || sc->result_rows != value->dim ||
@@ -373,6 +377,7 @@ int inline_return_values(lowerer *L, ir_block *b, const stmt *s, ir_expr **value
             sc->slot_width[k] = width;
             sc->slot_rows[k] = width ? values[k]->dim : 0;
             sc->slot_cplx[k] = width ? values[k]->cplx : 0;
+            sc->slot_quat[k] = width ? values[k]->quat : 0;
             for (int c = 0; c < (width ? width : 1); c++)
                 if ((sc->results[used++] = lower_temp(L, "ret")) < 0) return -1;
         }

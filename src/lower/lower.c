@@ -202,6 +202,7 @@ typedef struct callee {
     ir_intrinsic fn;   /* INTRINSIC */
     ir_atomic_op atomic; /* ATOMIC */
     int width;           /* VECTOR: components, of type cast_to; MATRIX: rows */
+    int quat;            /* VECTOR: a quaternion (tack.quatf, tack.quatd) */
     double value;      /* CONST */
     int special;       /* SPECIAL: SP_* (builtins.c) */
 } callee;
@@ -278,6 +279,14 @@ static callee classify_path(const char *path) {
             c.cast_to = *end == 'f' ? TACK_F32 : *end == 'd' ? TACK_F64 : TACK_I32;
             return c;
         }
+    }
+    /* Warp's quaternions (quaternions.c): 4-vectors multiplied as such. */
+    if (is_tack && (!strcmp(leaf, "quatf") || !strcmp(leaf, "quatd"))) {
+        c.kind = CALLEE_VECTOR;
+        c.width = 4;
+        c.quat = 1;
+        c.cast_to = leaf[4] == 'f' ? TACK_F32 : TACK_F64;
+        return c;
     }
     /* Warp's transforms: 7-vectors (position, then rotation quaternion). */
     if (is_tack && (!strcmp(leaf, "transformf") || !strcmp(leaf, "transformd"))) {
@@ -1024,7 +1033,9 @@ static ir_expr *lower_call(lowerer *L, const expr *e) {
     case CALLEE_VECTOR: {
         if (!(e = unlisted(L, e))) return NULL;
         ir_expr **args = lower_args(L, e);
-        return args ? vec_construct(L, c.cast_to, c.width, args, e->nitems, e) : NULL;
+        ir_expr *v = args ? vec_construct(L, c.cast_to, c.width, args, e->nitems, e) : NULL;
+        if (v) v->quat = c.quat;
+        return v;
     }
     case CALLEE_MATRIX: {
         if (c.which == MAT_IDENTITY) {
@@ -1252,6 +1263,7 @@ static ir_expr *lower_attr(lowerer *L, const expr *e) {
 static ir_expr *binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at) {
     if (!a || !b) return NULL;
     if (cx_is(a) || cx_is(b)) return cx_binop(L, op, a, b, at);
+    if (qt_is(a) || qt_is(b)) return qt_binop(L, op, a, b, at);
     if (vec_is(a) || vec_is(b)) return vec_binop(L, op, a, b, at);
     ir_expr *x = new_expr(L, IR_BINOP, at);
     if (x) {
@@ -1323,7 +1335,11 @@ ir_expr *lower_expr(lowerer *L, const expr *e) {
             return NULL;
         }
         if (cx_is(a)) return cx_unop(L, op, a, e);
-        if (vec_is(a)) return vec_unop(L, op, a, e);
+        if (vec_is(a)) {
+            ir_expr *v = vec_unop(L, op, a, e);
+            if (v) v->quat = a->quat; /* -q, +q */
+            return v;
+        }
         ir_expr *x = new_expr(L, IR_UNOP, e);
         if (!x) return NULL;
         x->a = a;
@@ -1551,7 +1567,10 @@ static int unpack_device_call(lowerer *L, ir_block *b, const stmt *s, const tack
                                                s->value)
                              : lower_read_local(L, locals[0], s->value);
             if (!v) return -1;
-            if (callee->slot_width[i]) v->cplx = callee->slot_cplx[i];
+            if (callee->slot_width[i]) {
+                v->cplx = callee->slot_cplx[i];
+                v->quat = callee->slot_quat[i];
+            }
             if (lower_assign_to(L, b, tgt->kind == EX_TUPLE ? tgt->items[i] : tgt, v, s)) return -1;
         }
     }

@@ -56,6 +56,7 @@ typedef struct binding {
     int seg;           /* BIND_PROLOGUE: the top-level loop it comes before;
                           BIND_FINISHED: the loop that computes it */
     int cplx;          /* BIND_VECTOR: holds complex numbers (complex.c) */
+    int quat;          /* BIND_VECTOR: holds quaternions (quaternions.c) */
 } binding;
 
 #define MAX_RESULTS 16
@@ -76,10 +77,12 @@ typedef struct scope {
     int result_width;    /* returns a vector of this many components (results[]) */
     int result_rows;     /* ... a matrix of this many rows; 0: a vector */
     int result_cplx;     /* ... a complex number (2 parts), not a 2-vector */
+    int result_quat;     /* ... a quaternion, not a 4-vector */
     /* A tuple return: value k is results[slot_first[k]] (slot_width[k] 0)
      * or a vector or matrix in the slot_width[k] locals from there. */
     int slot_first[MAX_RESULTS], slot_width[MAX_RESULTS], slot_rows[MAX_RESULTS];
     int slot_cplx[MAX_RESULTS]; /* value k is a complex number */
+    int slot_quat[MAX_RESULTS]; /* value k is a quaternion */
     /* Returns a record (structs.c): its layout, the results holding its
      * fields in struct_record_leaves' order; and the tuple return made
      * for the `return` being lowered. */
@@ -215,6 +218,11 @@ typedef struct callee_info {
 } callee_info;
 int lower_callee_path(lowerer *L, const expr *callee, char *path, size_t size);
 int lower_callee_cast(lowerer *L, const expr *d, char *path, size_t size, callee_info *out);
+
+/* quaternions.c: quaternions, IR_VECTOR values of four parts marked quat. */
+int qt_is(const ir_expr *e);
+int qt_param(lowerer *L, int param); /* an array of quaternions */
+ir_expr *qt_binop(lowerer *L, ir_op op, ir_expr *a, ir_expr *b, const expr *at);
 
 /* complex.c: complex numbers, IR_VECTOR values of two parts marked cplx. */
 int cx_is(const ir_expr *e);
@@ -464,7 +472,7 @@ int vec_atomic_update(lowerer *L, ir_block *b, int param, ir_expr **idx, int n, 
 enum { VB_CROSS, VB_LENGTH, VB_LENGTH_SQ, VB_NORMALIZE, VB_DOT, VB_DDOT, VB_TRACE, VB_DIAG,
        VB_GET_DIAG, VB_SKEW, VB_TRANSPOSE, VB_SIGN, VB_CLAMP, VB_LERP, VB_SMOOTHSTEP, VB_STEP,
        VB_MIN, VB_MAX, VB_ABS, VB_CW_MUL, VB_CW_DIV, VB_FROM_ROWS, VB_FROM_COLS, VB_ARGMIN,
-       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN, VB_SUM,
+       VB_ARGMAX, VB_VEC2, VB_VEC3, VB_VEC4, VB_VECN, VB_QUAT, VB_SUM,
        VB_WHERE, VB_SELECT };
 int vb_function(const char *leaf); /* VB_*, or -1 */
 ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at);

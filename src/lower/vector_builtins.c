@@ -33,6 +33,9 @@ static const struct { const char *name; int which; int nmin, nmax; } functions[]
      * and count (Warp's wp.vector); outside kernels tack.vector(n, dtype)
      * is the dtype. */
     {"vector", VB_VECN, 2, TACK_MAX_VEC_WIDTH},
+    /* tack.quat(x, y, z, w), tack.quat(v4), tack.quat(): Warp's wp.quat, a
+     * quaternion of the arguments' promoted type (quaternions.c) */
+    {"quat", VB_QUAT, 0, 4},
     /* tack.sum(v): every component added (Taichi's v.sum() as a function) */
     {"sum", VB_SUM, 1, 1},
     /* tack.where(cond, if_true, if_false) (Warp's wp.where), and Warp's
@@ -541,8 +544,11 @@ ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at) {
         if (need_vector(L, args[0], which == VB_LENGTH ? "length()" : "length_sq()", at)) return NULL;
         if (which == VB_LENGTH) return vec_method(L, "length", args[0], NULL, 0, at);
         return reduce(L, RED_DOT, args[0], args[0], at);
-    case VB_NORMALIZE:
-        return normalize(L, args[0], at);
+    case VB_NORMALIZE: {
+        ir_expr *v = normalize(L, args[0], at);
+        if (v) v->quat = args[0]->quat; /* a unit quaternion is one still */
+        return v;
+    }
     case VB_DOT:
         if (need_vector(L, args[0], "dot()", at) || need_vector(L, args[1], "dot()", at)) return NULL;
         return vec_method(L, "dot", args[0], &args[1], 1, at);
@@ -610,6 +616,11 @@ ir_expr *vb_call(lowerer *L, int which, ir_expr **args, int n, const expr *at) {
         return generic_vector(L, which - VB_VEC2 + 2, args, n, at);
     case VB_VECN:
         return generic_vector(L, n, args, n, at);
+    case VB_QUAT: {
+        ir_expr *v = generic_vector(L, 4, args, n, at);
+        if (v) v->quat = 1;
+        return v;
+    }
     case VB_WHERE:
     case VB_SELECT:
         return choose(L, args[0], which == VB_WHERE ? args[1] : args[2],

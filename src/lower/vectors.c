@@ -272,6 +272,7 @@ ir_expr *vec_select(lowerer *L, ir_expr *cond, ir_expr *a, ir_expr *b, const exp
     if (out) {
         out->dim = a->dim;
         out->cplx = a->cplx;
+        out->quat = a->quat && b->quat;
     }
     ir_stmt *s = ir_stmt_new(L->f, IR_IF, at->line, at->col);
     if (!out || !s) {
@@ -459,6 +460,7 @@ ir_expr *vec_load(lowerer *L, int param, ir_expr **idx, int n, const expr *at) {
     if (!out) return NULL;
     out->dim = mat_rows_of(L, param);
     out->cplx = cx_param(L, param);
+    out->quat = qt_param(L, param);
     int itmp[TACK_MAX_NDIM];
     for (int i = 0; i < n; i++)
         if ((itmp[i] = hoist_scalar(L, out->body, idx[i], at)) < 0) return NULL;
@@ -652,6 +654,7 @@ ir_expr *vec_read_local(lowerer *L, const binding *b, const expr *at) {
     if (!out) return NULL;
     out->dim = b->rows;
     out->cplx = b->cplx;
+    out->quat = b->quat;
     for (int k = 0; k < b->width; k++)
         if (lower_set_local(L, out->body, comp_local(out, k), lower_read_local(L, b->comps[k], at), at)) return NULL;
     return out;
@@ -672,6 +675,7 @@ int vec_assign_local(lowerer *L, ir_block *blk, binding *b, ir_expr *v, const st
         b->width = v->nargs;
         b->rows = v->dim;
         b->cplx = v->cplx;
+        b->quat = v->quat; /* the first value's: a 4-vector assigned later is read as one */
         for (int k = 0; k < v->nargs; k++) {
             char name[256];
             int cols = v->dim ? v->nargs / v->dim : 0;

@@ -236,6 +236,13 @@ static tack_status check_array(const tack_kernel *k, const tack_device *dev, con
                                  kname(k), pn, comps, tack_width_rows(a->vec_width) ? "matrices"
                                  : "vectors", comps);
         logical--;
+        if ((a->vec_width == TACK_COMPLEX_WIDTH || a->vec_width == TACK_QUAT_WIDTH) &&
+            a->dtype != TACK_F32 && a->dtype != TACK_F64)
+            return runtime_error(err, TACK_ERR_TYPE,
+                                 "kernel '%s': parameter '%s': an array of %s holds f32 or f64 "
+                                 "parts, not %s", kname(k), pn,
+                                 a->vec_width == TACK_QUAT_WIDTH ? "quaternions" : "complex numbers",
+                                 tack_dtype_name(a->dtype));
         if (a->dtype == TACK_F16)
             return runtime_error(err, TACK_ERR_TYPE,
                                  "kernel '%s': parameter '%s': arrays of vectors cannot hold f16 "

@@ -780,6 +780,40 @@ static void test_complex_scalar(void) {
     tack_kernel_free(k);
 }
 
+/* Arrays of quaternions (TACK_QUAT_WIDTH): q * r is Hamilton's product,
+ * of 4-vectors (width 4) the product component by component; the
+ * quaternion width takes f32 or f64 parts only. */
+static void test_quaternion_arrays(void) {
+    tack_kernel *k = make("@tack.kernel\n"
+                          "def mul(a, b, out):\n"
+                          "    for i in range(a.shape[0]):\n"
+                          "        out[i] = a[i] * b[i]\n");
+    CHECK(k != NULL);
+    if (!k) return;
+    double a[4] = {0.0, 0.0, 0.6, 0.8}, b[4] = {0.6, 0.0, 0.0, 0.8}, out[4];
+    int64_t n = 1;
+    tack_error err;
+    for (int quat = 0; quat < 2; quat++) {
+        int w = quat ? TACK_QUAT_WIDTH : 4;
+        tack_arg args[3] = {tack_arg_vector_array(a, TACK_F64, w, 1, &n, 0),
+                            tack_arg_vector_array(b, TACK_F64, w, 1, &n, 0),
+                            tack_arg_vector_array(out, TACK_F64, w, 1, &n, 1)};
+        CHECK(launch(k, args, 3, &err) == TACK_OK);
+        /* (0, 0, .6, .8)(.6, 0, 0, .8) = (.48, .36, .48, .64) */
+        double want[2][4] = {{0.0, 0.0, 0.0, 0.64}, {0.48, 0.36, 0.48, 0.64}};
+        for (int c = 0; c < 4; c++) CHECK(fabs(out[c] - want[quat][c]) < 1e-15);
+    }
+    CHECK(tack_kernel_num_variants(k, dev) == 2);
+    int32_t ia[4] = {0}, ib[4] = {0}, iout[4];
+    tack_arg ints[3] = {tack_arg_vector_array(ia, TACK_I32, TACK_QUAT_WIDTH, 1, &n, 0),
+                        tack_arg_vector_array(ib, TACK_I32, TACK_QUAT_WIDTH, 1, &n, 0),
+                        tack_arg_vector_array(iout, TACK_I32, TACK_QUAT_WIDTH, 1, &n, 1)};
+    CHECK(launch(k, ints, 3, &err) == TACK_ERR_TYPE && strstr(err.message, "quaternions"));
+    CHECK(tack_width_valid(TACK_QUAT_WIDTH) && tack_width_components(TACK_QUAT_WIDTH) == 4 &&
+          !tack_width_rows(TACK_QUAT_WIDTH));
+    tack_kernel_free(k);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -796,6 +830,7 @@ int main(void) {
     test_devices();
     test_prepared_launch();
     test_prepared_warm_path();
+    test_quaternion_arrays();
     test_reductions();
     test_grouped_results();
     test_precompile();

@@ -64,7 +64,8 @@ int main(void) {
     for (int r = 2; r <= 16; r++)
         for (int c = 2; c <= 16; c++) {
             int w = TACK_MAT_WIDTH(r, c);
-            clash |= w <= TACK_MAX_VEC_WIDTH || w > 255 || w == TACK_COMPLEX_WIDTH || seen[w]++;
+            clash |= w <= TACK_MAX_VEC_WIDTH || w > 255 || w == TACK_COMPLEX_WIDTH ||
+                     w == TACK_QUAT_WIDTH || seen[w]++;
             clash |= tack_width_rows(w) != r || tack_width_cols(w) != c || !tack_width_valid(w) ||
                      tack_width_components(w) != r * c;
         }

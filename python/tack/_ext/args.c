@@ -402,6 +402,13 @@ static int convert_ndarray_subclass(const conv *c, PyArrayObject *arr, tack_arg 
     /* The components must be adjacent, as in a tack.Array of vectors. */
     if (dims == 1 && nd >= 1 && a->strides[nd - 1] == isz) {
         width = (int)a->shape[nd - 1];
+        /* a quaternion field (tack.quatf): read as quaternions */
+        PyObject *quat = PyObject_GetAttrString((PyObject *)Py_TYPE(arr), "_tack_quaternion");
+        if (!quat)
+            PyErr_Clear();
+        else if (width == 4 && PyObject_IsTrue(quat) == 1)
+            width = TACK_QUAT_WIDTH;
+        Py_XDECREF(quat);
     } else if (dims == 2 && nd >= 2 && a->strides[nd - 1] == isz &&
                a->strides[nd - 2] == isz * a->shape[nd - 1]) {
         width = TACK_MAT_WIDTH((int)a->shape[nd - 2], (int)a->shape[nd - 1]);

@@ -547,7 +547,8 @@ static PyObject *copy_new(PyObject *obj, PyArray_Descr *want, int width, PyObjec
                 PyErr_Format(PyExc_ValueError,
                              "tack.array(): an array of %R needs data of shape "
                              "(..., %d), got shape %S",
-                             ext_vec_dtype_object((tack_dtype)t, width), width, ss);
+                             ext_vec_dtype_object((tack_dtype)t, width),
+                             tack_width_components(width), ss);
             Py_XDECREF(ss);
             Py_DECREF(src);
             return NULL;

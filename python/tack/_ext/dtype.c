@@ -42,6 +42,11 @@ static int mat_named(int rows, int cols) { return rows == cols && rows <= MAT_NA
 static const char *const cx_names[2] = {"complex64", "complex128"};
 static PyObject *cx_objects[2];
 
+/* Quaternion dtypes: Warp's quat, four f32 / f64 components (x, y, z, w),
+ * width TACK_QUAT_WIDTH; kernels read them as quaternions. */
+static const char *const quat_names[2] = {"quatf", "quatd"};
+static PyObject *quat_objects[2];
+
 static const char *width_name(tack_dtype t, int width);
 
 static int vec_component_index(tack_dtype t)
@@ -68,6 +73,14 @@ PyObject *ext_vec_dtype_object(tack_dtype t, int width)
             return NULL;
         }
         return cx_objects[t == TACK_F64];
+    }
+    if (width == TACK_QUAT_WIDTH) {
+        if (t != TACK_F32 && t != TACK_F64) {
+            PyErr_Format(PyExc_TypeError, "there is no quaternion dtype of %s components",
+                         tack_dtype_name(t));
+            return NULL;
+        }
+        return quat_objects[t == TACK_F64];
     }
     int rows = tack_width_rows(width);
     if (rows) {
@@ -101,6 +114,8 @@ static const char *width_name(tack_dtype t, int width)
 {
     if (width == TACK_COMPLEX_WIDTH)
         return cx_names[t == TACK_F64];
+    if (width == TACK_QUAT_WIDTH)
+        return quat_names[t == TACK_F64];
     int rows = tack_width_rows(width);
     if (rows)
         return mat_names[t == TACK_F64][rows - 2][tack_width_cols(width) - 2];
@@ -239,9 +254,9 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
             }
         }
         for (int c = 0; c < 2; c++)
-            if (strcmp(s, cx_names[c]) == 0) {
+            if (strcmp(s, cx_names[c]) == 0 || strcmp(s, quat_names[c]) == 0) {
                 *out = c ? TACK_F64 : TACK_F32;
-                *width = TACK_COMPLEX_WIDTH;
+                *width = strcmp(s, cx_names[c]) == 0 ? TACK_COMPLEX_WIDTH : TACK_QUAT_WIDTH;
                 return 0;
             }
         for (int c = 0; c < NUM_MAT_COMPONENTS; c++)
@@ -277,7 +292,7 @@ static int dtype_lookup(PyObject *obj, tack_dtype *out, int *width, int vectors)
                      "%U is not a Tack dtype (bool_, i8, i16, i32, i64, u8, u16, "
                      "u32, u64, f32, f64, f16%s)", r,
                      vectors ? ", vec2f-vec4f, vec2d-vec4d, vec2i-vec4i, mat22f-mat44f, "
-                     "mat22d-mat44d, complex64, complex128" : "");
+                     "mat22d-mat44d, complex64, complex128, quatf, quatd" : "");
         Py_DECREF(r);
     }
     return -1;
@@ -292,6 +307,7 @@ int ext_dtype_from_object(PyObject *obj, tack_dtype *out)
         PyErr_Format(PyExc_TypeError,
                      "tack.%s is a %s dtype; a scalar dtype is needed here",
                      width_name(*out, width), width == TACK_COMPLEX_WIDTH ? "complex"
+                     : width == TACK_QUAT_WIDTH ? "quaternion"
                      : tack_width_rows(width) ? "matrix" : "vector");
         return -1;
     }
@@ -428,8 +444,7 @@ static PyObject *vec_call(ext_DTypeObject *d, PyObject *args, PyObject *kwargs)
                                   NPY_ARRAY_DEFAULT, NULL);
     if (!r)
         return NULL;
-    if (!rows && PyArray_NDIM((PyArrayObject *)r) == 1 &&
-        PyArray_DIM((PyArrayObject *)r, 0) == d->width)
+    if (!rows && PyArray_NDIM((PyArrayObject *)r) == 1 && PyArray_DIM((PyArrayObject *)r, 0) == comps)
         return r;
     if (rows && PyArray_SIZE((PyArrayObject *)r) == comps &&
         (PyArray_NDIM((PyArrayObject *)r) == 1 ||
@@ -450,8 +465,7 @@ bad:
         return NULL;
     }
     PyErr_Format(PyExc_TypeError,
-                 "tack.%s() takes %d components, or one sequence of %d", name,
-                 d->width, d->width);
+                 "tack.%s() takes %d components, or one sequence of %d", name, comps, comps);
     return NULL;
 }
 
@@ -508,7 +522,8 @@ static PyObject *dtype_get_numpy(PyObject *self, void *closure)
     int rows = tack_width_rows(d->width);
     PyObject *spec = rows ? Py_BuildValue("(N(ii))", (PyObject *)descr, rows,
                                           tack_width_components(d->width) / rows)
-                          : Py_BuildValue("(N(i))", (PyObject *)descr, d->width);
+                          : Py_BuildValue("(N(i))", (PyObject *)descr,
+                                          tack_width_components(d->width));
     if (!spec)
         return NULL;
     PyArray_Descr *sub = NULL;
@@ -634,6 +649,14 @@ int ext_dtype_init(PyObject *module)
         d->width = TACK_COMPLEX_WIDTH;
         cx_objects[c] = (PyObject *)d; /* the module table keeps this ref */
         if (PyModule_AddObjectRef(module, cx_names[c], (PyObject *)d) < 0)
+            return -1;
+        ext_DTypeObject *q = PyObject_New(ext_DTypeObject, &ext_DType_Type);
+        if (!q)
+            return -1;
+        q->t = d->t;
+        q->width = TACK_QUAT_WIDTH;
+        quat_objects[c] = (PyObject *)q; /* this table keeps the ref */
+        if (PyModule_AddObjectRef(module, quat_names[c], (PyObject *)q) < 0)
             return -1;
     }
     return 0;
