@@ -141,3 +141,34 @@ def test_dtypes_outside_kernels():
     with pytest.raises(ValueError, match=r"\(\.\.\., 4\)"):
         tack.array(np.zeros((3, 3)), dtype=tack.quatf)
     assert tack.zeros(2, dtype="quatf").dtype is tack.quatf  # by name, as "vec4f"
+
+
+@tack.kernel
+def rotation_loss(q, v, loss):
+    for i in range(q.shape[0]):
+        u = tack.normalize(q[i])
+        p = tack.quat_rotate(u * u, v[i])
+        loss[0] += p.x + 2.0 * p.y
+
+
+def test_gradient_through_products(device):
+    rng = np.random.default_rng(8)
+    qn, vn = rng.normal(size=(3, 4)), rng.normal(size=(3, 3))
+
+    def run(qv):
+        q = tack.array(qv, dtype=tack.quatd, device=device, requires_grad=True)
+        loss = tack.zeros(1, dtype=tack.f64, device=device, requires_grad=True)
+        tape = tack.Tape()
+        with tape:
+            rotation_loss(q, tack.array(vn, dtype=tack.vec3d, device=device), loss)
+        return loss.numpy()[0], tape, q, loss
+
+    _, tape, q, loss = run(qn)
+    tape.backward(loss)
+    h = 1e-6
+    fd = np.zeros_like(qn)
+    for k in np.ndindex(qn.shape):
+        e = np.zeros_like(qn)
+        e[k] = h
+        fd[k] = (run(qn + e)[0] - run(qn - e)[0]) / (2 * h)
+    np.testing.assert_allclose(q.grad.numpy(), fd, rtol=1e-6, atol=1e-8)
