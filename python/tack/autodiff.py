@@ -467,8 +467,10 @@ _epilogues = {}
 
 
 def _epilogue(kernel):
-    """(raw kernel, reduction names, returned expressions, definitions) when
-    `kernel` returns an expression of its sums after one loop, else None."""
+    """(raw kernel, the sums' names, the returned expressions, the names
+    assigned around the loop and their values, the line before the text's
+    first) when `kernel` returns an expression of its sums after one loop,
+    else None."""
     func = getattr(kernel, "func", None)
     if func is None:
         return None

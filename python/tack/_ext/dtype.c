@@ -66,21 +66,14 @@ PyObject *ext_vec_dtype_object(tack_dtype t, int width)
 {
     if (width == 0)
         return dtype_objects[t];
-    if (width == TACK_COMPLEX_WIDTH) {
+    if (width == TACK_COMPLEX_WIDTH || width == TACK_QUAT_WIDTH) {
+        int quat = width == TACK_QUAT_WIDTH;
         if (t != TACK_F32 && t != TACK_F64) {
-            PyErr_Format(PyExc_TypeError, "there is no complex dtype of %s parts",
-                         tack_dtype_name(t));
+            PyErr_Format(PyExc_TypeError, "there is no %s dtype of %s parts",
+                         quat ? "quaternion" : "complex", tack_dtype_name(t));
             return NULL;
         }
-        return cx_objects[t == TACK_F64];
-    }
-    if (width == TACK_QUAT_WIDTH) {
-        if (t != TACK_F32 && t != TACK_F64) {
-            PyErr_Format(PyExc_TypeError, "there is no quaternion dtype of %s components",
-                         tack_dtype_name(t));
-            return NULL;
-        }
-        return quat_objects[t == TACK_F64];
+        return (quat ? quat_objects : cx_objects)[t == TACK_F64];
     }
     int rows = tack_width_rows(width);
     if (rows) {
