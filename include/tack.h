@@ -280,6 +280,11 @@ tack_kernel *tack_kernel_adjoint(tack_kernel *k, tack_error *err);
 const char *tack_kernel_name(const tack_kernel *k);
 int tack_kernel_num_params(const tack_kernel *k);
 const char *tack_kernel_param_name(const tack_kernel *k, int index);
+/* Warp's launches: a kernel whose body assigns `i = tack.tid()` (or `i, j
+ * = tack.tid()`, up to 3 names) instead of looping takes the launch's
+ * extents as its last this-many parameters ("_tack_dim0", ...: ints);
+ * 0 for a kernel with a launch loop. */
+int tack_kernel_thread_dims(const tack_kernel *k);
 
 /* Per-kernel settings, made before the kernel's first launch.  debug: -1
  * follows tack_set_debug (the default), 0 never bounds-checked, 1 always.

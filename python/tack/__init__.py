@@ -99,6 +99,52 @@ def func(f=None, **options):
     return _tack.func(f, **options)
 
 
+def tid():
+    """Inside a kernel, ``i = tack.tid()`` (``i, j = tack.tid()``) is this
+    thread's index in a launch made by ``tack.launch(k, dim=...)``, Warp's
+    ``wp.tid()``; the kernel has no launch loop then.  Outside kernels
+    there is no thread index: calling it raises."""
+    raise RuntimeError("tack.tid() is a thread's index inside a kernel launched by tack.launch; "
+                       "outside kernels there is none")
+
+
+def launch(kernel, dim, inputs=(), outputs=(), device=None):
+    """Warp's launch: ``tack.launch(k, dim=n, inputs=[x, y], outputs=[out])``
+    runs a kernel whose body assigns ``i = tack.tid()`` (``i, j =
+    tack.tid()`` with ``dim=(n, m)``, up to three) over that many threads,
+    the arguments being ``inputs`` then ``outputs`` in the kernel's
+    parameter order; it returns what the kernel returns.  ``device``, when
+    given, must be where the call runs: the device of its ``tack.Array``
+    arguments, or with NumPy arrays only the default device."""
+    thread_dims = getattr(kernel, "_thread_dims", None)
+    if thread_dims is None:
+        raise TypeError("tack.launch: the first argument is a @tack.kernel, not %s"
+                        % type(kernel).__name__)
+    dims = thread_dims()
+    if not dims:
+        raise TypeError("tack.launch: kernel '%s' loops over its own launch (for i in range(...)); "
+                        "call it as %s(...), or assign i = tack.tid() instead of the loop"
+                        % (kernel.__name__, kernel.__name__))
+    extents = (dim,) if not isinstance(dim, (tuple, list)) else tuple(dim)
+    if len(extents) != dims or not all(isinstance(n, int) or hasattr(n, "__index__") for n in extents):
+        raise ValueError("tack.launch: kernel '%s' assigns tack.tid() to %d name%s, so dim is %s "
+                         "(integers), not %r" % (kernel.__name__, dims, "" if dims == 1 else "s",
+                                                 "n" if dims == 1 else "a tuple of %d" % dims, dim))
+    extents = tuple(int(n.__index__()) for n in extents)
+    if any(n < 0 for n in extents):
+        raise ValueError("tack.launch: kernel '%s': dim %r has a negative extent"
+                         % (kernel.__name__, dim))
+    args = (*inputs, *outputs)
+    if device is not None:
+        want = _tack.device(device) if isinstance(device, str) else device
+        on = [a.device for a in args if isinstance(a, Array)] or [_tack.get_default_device()]
+        if any(d != want for d in on):
+            raise TypeError("tack.launch: kernel '%s' would run on %s, not on device=%r: pass "
+                            "tack arrays made there (tack.array(x, device=%r))"
+                            % (kernel.__name__, on[0].name, want.name, want.name))
+    return kernel(*args, *extents)
+
+
 class timer:
     """``with tack.timer("step"):`` times its block: every device is
     synchronized at entry and exit, and ``step: 1.234 ms`` is printed at
@@ -216,6 +262,7 @@ _sys.modules.setdefault("tack.math", math)
 math.__dict__.update({k: globals()[k] for k in _SHADING_FUNCTIONS if k not in math.__dict__})
 
 __all__ = [
+    "launch", "tid",
     "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype", "Stream", "Event",
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16",
     "vector", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",

@@ -222,7 +222,10 @@ def kernel_backward(kernel, *args, adj=None):
     passes it).  A ``tack.Scalar`` argument with ``requires_grad``
     gets its gradient added into its ``.grad``."""
     code = getattr(kernel.func, "__code__", None)
-    nparams = code.co_argcount if code else len(args)
+    # the parameters' names; a tack.tid() kernel's launch extents come last
+    names = list(code.co_varnames[:code.co_argcount]) if code else [str(i) for i in range(len(args))]
+    names += ["_tack_dim%d" % d for d in range(kernel._thread_dims())]
+    nparams = len(names)
     epilogue = _epilogue(kernel) if len(args) == nparams else None
     if epilogue is not None:
         # the adjoint of the kernel returning its sums, seeded by the chain rule
@@ -251,7 +254,6 @@ def kernel_backward(kernel, *args, adj=None):
         seed = adj.pop("return", None)
         returned = adj.pop("returned", None)
     if adj:
-        names = [code.co_varnames[i] for i in range(len(args))] if code else []
         for key, g in adj.items():
             if isinstance(key, str):
                 if key not in names:
@@ -273,7 +275,7 @@ def kernel_backward(kernel, *args, adj=None):
         if _is_array(a) or g is a:
             continue
         # opt-in: a scalar's gradient goes to element 0 of the array adj gives
-        name = kernel.func.__code__.co_varnames[i] if hasattr(kernel.func, "__code__") else str(i)
+        name = names[i]
         if not isinstance(a, float):
             raise ValueError("kernel.backward: '%s' is not a Python float: only float scalars have "
                              "gradients" % name)
@@ -281,7 +283,7 @@ def kernel_backward(kernel, *args, adj=None):
             raise ValueError("kernel.backward: the gradient of scalar '%s' is a float array of at "
                              "least one element (its element 0 takes the gradient)" % name)
     for i, (a, g) in enumerate(zip(args, grads)):
-        name = code.co_varnames[i] if code else str(i)
+        name = names[i]
         if _is_array(a) and not _is_array(g):
             raise TypeError("kernel '%s': the gradient of array '%s' is not an array (got %s)"
                             % (kernel.__name__, name, type(g).__name__))

@@ -38,6 +38,11 @@ typedef struct lower_input {
  * template key carries these parameters' ndim (lower_input.row_ndim). */
 uint64_t lower_row_params(const func_def *def);
 
+/* Warp's `i, j = tack.tid()` kernels: the body becomes a launch loop over
+ * hidden trailing parameters _tack_dim0... (thread_ids.c); *dims is their
+ * count, 0 for a kernel without tack.tid().  0, or -1 out of memory. */
+int lower_wrap_thread_ids(func_def *d, arena *a, int *dims);
+
 /* The kernel's top-level loops (its stages). */
 int lower_count_loops(const func_def *d);
 /* Wraps each run of top-level statements with effects (stores, calls,

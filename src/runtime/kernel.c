@@ -81,7 +81,8 @@ static tack_kernel *kernel_create(const char *source, const char *filename, int 
         tack_kernel_free(k);
         return NULL;
     }
-    if (lower_wrap_top_statements(k->def, &k->ast)) {
+    if (lower_wrap_thread_ids(k->def, &k->ast, &k->thread_dims) ||
+        lower_wrap_top_statements(k->def, &k->ast)) {
         runtime_error(err, TACK_ERR_NOMEM, "out of memory creating a kernel");
         tack_kernel_free(k);
         return NULL;
@@ -436,6 +437,8 @@ void kernel_registry_walk(void (*fn)(const tack_kernel *k, void *ctx), void *ctx
     pthread_mutex_unlock(&registry_lock);
 }
 int tack_kernel_num_params(const tack_kernel *k) { return k->def->nparams; }
+
+int tack_kernel_thread_dims(const tack_kernel *k) { return k->thread_dims; }
 const char *tack_kernel_param_name(const tack_kernel *k, int i) {
     return i >= 0 && i < k->def->nparams ? k->def->params[i] : NULL;
 }

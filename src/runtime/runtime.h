@@ -172,6 +172,9 @@ struct tack_kernel {
     struct tack_kernel *prev, *next; /* the registry of live kernels */
     int debug;      /* -1: as tack_get_debug(); 0/1: this kernel's own */
     int disk_cache; /* 0: this kernel stays out of the disk cache */
+    /* tack.tid() kernels: the number of launch extents passed as hidden
+     * trailing parameters (thread_ids.c); 0 for others. */
+    int thread_dims;
     /* A kernel with several top-level loops: this one lowers loop `stage`
      * (0 here), and stages[] the others, each a kernel of the same source
      * whose owner is this one; a call launches them in order. */

@@ -814,6 +814,38 @@ static void test_quaternion_arrays(void) {
     tack_kernel_free(k);
 }
 
+/* A Warp-style kernel (i, j = tack.tid()): its launch extents are its last
+ * parameters, and the names tack.tid() is assigned to index the launch. */
+static void test_thread_ids(void) {
+    tack_kernel *k = make("@tack.kernel\n"
+                          "def fill(out, a):\n"
+                          "    i, j = tack.tid()\n"
+                          "    if j == 3:\n"
+                          "        return\n"
+                          "    out[i, j] = a * (10 * i + j)\n");
+    CHECK(k != NULL);
+    if (!k) return;
+    CHECK(tack_kernel_thread_dims(k) == 2 && tack_kernel_num_params(k) == 4);
+    CHECK(!strcmp(tack_kernel_param_name(k, 2), "_tack_dim0") &&
+          !strcmp(tack_kernel_param_name(k, 3), "_tack_dim1"));
+    double out[3][4] = {{0}};
+    int64_t shape[2] = {3, 4};
+    tack_error err;
+    tack_arg args[4] = {tack_arg_array(out, TACK_F64, 2, shape, 1), tack_arg_float(0.5),
+                        tack_arg_int(2), tack_arg_int(4)}; /* rows 0-1 only */
+    CHECK(launch(k, args, 4, &err) == TACK_OK);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            CHECK(out[i][j] == (i < 2 && j < 3 ? 0.5 * (10 * i + j) : 0.0));
+    tack_kernel *looped = make("@tack.kernel\n"
+                               "def g(x):\n"
+                               "    for i in range(x.shape[0]):\n"
+                               "        x[i] = 1.0\n");
+    CHECK(looped && tack_kernel_thread_dims(looped) == 0);
+    tack_kernel_free(looped);
+    tack_kernel_free(k);
+}
+
 int main(void) {
     tack_error err;
     dev = tack_device_get("cpu", &err);
@@ -831,6 +863,7 @@ int main(void) {
     test_prepared_launch();
     test_prepared_warm_path();
     test_quaternion_arrays();
+    test_thread_ids();
     test_reductions();
     test_grouped_results();
     test_precompile();

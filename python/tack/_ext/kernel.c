@@ -301,6 +301,15 @@ int ext_bind_args(ext_KernelObject *kern, PyObject *const *args, Py_ssize_t narg
     int missing = 0;
     for (int i = 0; i < kern->nparams; i++)
         missing += !bound[i];
+    int dims = tack_kernel_thread_dims(kern->k);
+    if (missing && dims && missing <= dims && nargs == kern->nparams - dims) {
+        PyErr_Format(PyExc_TypeError,
+                     "kernel '%U' asks for tack.tid() instead of looping, so it has no launch "
+                     "size of its own: launch it as tack.launch(%U, dim=%s, inputs=[...]) (or "
+                     "pass the extents after its arguments)",
+                     kern->name, kern->name, dims == 1 ? "n" : dims == 2 ? "(n, m)" : "(n, m, l)");
+        return -1;
+    }
     if (missing) {
         PyObject *list = missing_list(kern, bound);
         if (list)
@@ -539,6 +548,13 @@ static PyObject *kernel_adjoint_params(PyObject *self, PyObject *unused)
     (void)unused;
     tack_kernel *adj = adjoint_of((ext_KernelObject *)self);
     return adj ? PyLong_FromLong(tack_kernel_num_params(adj)) : NULL;
+}
+
+/* kernel._thread_dims(): tack_kernel_thread_dims (tack.launch's check). */
+static PyObject *kernel_thread_dims(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLong(tack_kernel_thread_dims(((ext_KernelObject *)self)->k));
 }
 
 /* kernel.backward(*args, adj=None): in python/tack/autodiff.py. */
@@ -1069,6 +1085,8 @@ static PyMethodDef kernel_methods[] = {
      "backward(*args, adj=None)\n--\n\nOne launch of the kernel's adjoint with the forward call's\n"
      "arguments: adds d(loss)/d(input) into each input's gradient, reading the\n"
      "outputs' (adj={array: grad}, else each array's .grad).  See docs/autodiff.md."},
+    {"_thread_dims", kernel_thread_dims, METH_NOARGS,
+     "_thread_dims()\n--\n\nHow many launch extents a tack.tid() kernel takes last (0: none)."},
     {"_adjoint_params", kernel_adjoint_params, METH_NOARGS,
      "_adjoint_params()\n--\n\nHow many arguments _adjoint takes."},
     {"_adjoint", (PyCFunction)(void (*)(void))kernel_adjoint, METH_FASTCALL,
