@@ -228,6 +228,13 @@ from ._vector_functions import (  # noqa: E402,F401  (tack.cross, tack.lerp, ...
     smoothstep, step, sum, trace, transpose, vec2, vec3, vec4, quat, where, select,
 )
 from ._vector_functions import _NAMES as _VECTOR_FUNCTION_NAMES  # noqa: E402
+from ._annotations import array1d, array2d, array3d, array4d  # noqa: E402,F401  (Warp's annotations)
+
+# Warp's and NumPy's names of the scalar dtypes (wp.float32, wp.int32), as
+# annotations and casts name them: the same objects as tack.f32, tack.i32
+int8, int16, int32, int64 = i8, i16, i32, i64
+uint8, uint16, uint32, uint64 = u8, u16, u32, u64
+float16, float32, float64 = f16, f32, f64
 from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device functions)
     QUATERNION_FUNCTIONS as _QUATERNION_FUNCTIONS, quat_from_axis_angle, quat_from_matrix,
     quat_identity, quat_inverse, quat_mul, quat_rotate, quat_rotate_inv, quat_rpy, quat_slerp,
@@ -262,9 +269,11 @@ _sys.modules.setdefault("tack.math", math)
 math.__dict__.update({k: globals()[k] for k in _SHADING_FUNCTIONS if k not in math.__dict__})
 
 __all__ = [
-    "launch", "tid",
+    "launch", "tid", "array1d", "array2d", "array3d", "array4d",
     "Array", "CompileError", "Device", "Kernel", "Texture3D", "dtype", "Stream", "Event",
     "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16",
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64",
     "vector", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2i", "vec3i", "vec4i",
     "mat22f", "mat33f", "mat44f", "mat22d", "mat33d", "mat44d",
     "complex64", "complex128",

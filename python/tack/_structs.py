@@ -288,6 +288,9 @@ def is_struct_array(x):
     return type(x).__dict__.get("_tack_struct") == 1 and hasattr(type(x), "_fill")
 
 
+_NO_DATA = object()
+
+
 def wrap_creators(ns):
     """Wraps tack.zeros/empty/array/asarray/copyto in namespace ns so that
     a struct dtype (or a struct array) takes the path above."""
@@ -309,8 +312,16 @@ def wrap_creators(ns):
             return orig(shape, dtype=dtype, device=device, **kw)
         return keep(orig, f)
 
-    def from_data(orig):
-        def f(obj, dtype=None, device=None, **kw):
+    def from_data(orig, annotates=False):
+        def f(obj=_NO_DATA, dtype=None, device=None, **kw):
+            if obj is _NO_DATA and annotates:  # Warp's annotation x: tack.array(dtype=...)
+                from ._annotations import ArrayAnnotation
+                if device is not None or set(kw) - {"ndim"}:
+                    raise TypeError("tack.array() without data is an annotation: it takes "
+                                    "dtype= and ndim= only")
+                return ArrayAnnotation(dtype, **kw)
+            if obj is _NO_DATA:
+                return orig(dtype=dtype, device=device, **kw)  # its own missing-argument error
             if (isinstance(dtype, StructType) or is_struct_array(obj) or
                     (dtype is None and getattr(getattr(obj, "dtype", None), "names", None)
                      and obj.dtype in _BY_DTYPE)):
@@ -342,6 +353,6 @@ def wrap_creators(ns):
     orig_copyto = ns["copyto"]
     ns["zeros"] = creator(ns["zeros"], t.zeros)
     ns["empty"] = creator(ns["empty"], t.empty)
-    ns["array"] = from_data(ns["array"])
+    ns["array"] = from_data(ns["array"], annotates=True)
     ns["asarray"] = from_data(ns["asarray"])
     ns["copyto"] = keep(orig_copyto, copyto)

@@ -128,3 +128,40 @@ def test_refusals(device):
                     device="opencl" if device.name == "cpu" else "cpu")
     with pytest.raises(RuntimeError, match="inside a kernel"):
         tack.tid()
+
+
+@tack.func
+def spring(a: tack.vec3f, b: tack.vec3f, k: float) -> tack.vec3f:
+    return k * (b - a)
+
+
+@tack.kernel
+def ring_forces(x: tack.array(dtype=tack.vec3f), f: tack.array(dtype=tack.vec3f), k: float,
+                n: int, counts: tack.array2d(dtype=tack.int32)) -> None:
+    tid = tack.tid()
+    f[tid] = spring(x[tid], x[(tid + 1) % n], k)
+    counts[tid, 0] = tack.int32(tack.float32(tid) * 0.5)
+
+
+def test_warp_program_as_written(device):
+    # Warp's annotations evaluate when the def runs; Tack reads the types
+    # from the arguments and ignores them
+    n = 5
+    x = np.random.default_rng(4).random((n, 3)).astype(np.float32)
+    f = tack.zeros(n, dtype=tack.vec3f, device=device)
+    counts = tack.zeros((n, 1), dtype=tack.i32, device=device)
+    tack.launch(ring_forces, dim=n, inputs=[on(device, x, tack.vec3f), f, 10.0, n, counts])
+    np.testing.assert_allclose(f.numpy(), 10.0 * (np.roll(x, -1, 0) - x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(counts.numpy()[:, 0], np.arange(n) // 2)
+
+
+def test_array_annotations():
+    assert repr(tack.array(dtype=tack.vec3f)) == "tack.array(dtype=vec3f, ndim=1)"
+    assert tack.array2d(dtype=tack.f32) == tack.array(dtype=tack.f32, ndim=2)
+    assert tack.array4d().ndim == 4
+    with pytest.raises(ValueError, match="ndim is 1 to 4"):
+        tack.array(dtype=tack.f32, ndim=5)
+    with pytest.raises(TypeError, match="without data is an annotation"):
+        tack.array(dtype=tack.f32, device="cpu")
+    with pytest.raises(TypeError, match="obj"):
+        tack.asarray()
