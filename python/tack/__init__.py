@@ -63,6 +63,18 @@ uniform = _in_kernels_only("uniform", "tack.uniform(rng): a number in [0, 1); ad
 normal = _in_kernels_only("normal", "tack.normal(rng): a standard normal number; advances rng.")
 randint = _in_kernels_only("randint", "tack.randint(rng, lo, hi): an integer in [lo, hi); "
                            "advances rng.")
+# Warp's spellings of the same generator
+rand_init = _in_kernels_only("rand_init", "tack.rand_init(seed[, offset]): Warp's wp.rand_init, "
+                             "a generator state as tack.rng(seed, offset).")
+randf = _in_kernels_only("randf", "tack.randf(rng[, lo, hi]): Warp's wp.randf, a number in "
+                         "[0, 1) (or [lo, hi)); advances rng.")
+randn = _in_kernels_only("randn", "tack.randn(rng): Warp's wp.randn, a standard normal number; "
+                         "advances rng.")
+randi = _in_kernels_only("randi", "tack.randi(rng[, lo, hi]): Warp's wp.randi, an int32 (or an "
+                         "integer in [lo, hi)); advances rng.")
+tid = _in_kernels_only("tid", "i = tack.tid() (i, j = tack.tid()): this thread's index in a launch "
+                       "made by tack.launch(k, dim=...), Warp's wp.tid(); the kernel then has no "
+                       "launch loop.")
 
 
 _KERNEL_OPTIONS = ("source", "cache", "debug")
@@ -97,15 +109,6 @@ def func(f=None, **options):
     if f is None:
         return lambda g: _tack.func(g, **options)
     return _tack.func(f, **options)
-
-
-def tid():
-    """Inside a kernel, ``i = tack.tid()`` (``i, j = tack.tid()``) is this
-    thread's index in a launch made by ``tack.launch(k, dim=...)``, Warp's
-    ``wp.tid()``; the kernel has no launch loop then.  Outside kernels
-    there is no thread index: calling it raises."""
-    raise RuntimeError("tack.tid() is a thread's index inside a kernel launched by tack.launch; "
-                       "outside kernels there is none")
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None):
@@ -283,7 +286,7 @@ __all__ = [
     "kernel", "ndindex", "grouped", "static", "func", "device_class", "struct", "constant", "math", "stats",
     "get_debug", "set_debug", "synchronize", "timer", "seed", "precompile",
     "WORKGROUP", "shared", "local", "barrier", "local_index", "group_index",
-    "rng", "uniform", "normal", "randint", "vectorize",
+    "rng", "uniform", "normal", "randint", "rand_init", "randf", "randn", "randi", "vectorize",
     "Tape", "Scalar", "ones", "stop_gradient",
 ] + [n for n in _VECTOR_FUNCTION_NAMES if n not in ("min", "max", "abs", "sum")] + [  # star imports keep the builtins
     "quatf", "quatd", *_QUATERNION_FUNCTIONS, "transformf", "transformd", *_TRANSFORM_FUNCTIONS,

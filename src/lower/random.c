@@ -8,11 +8,15 @@
  *   tack.normal(rng)             mean 0, deviation 1 (Box-Muller)
  *   tack.randint(rng, lo, hi)    an integer in [lo, hi)
  *
- * each advancing `rng` (a local name).  Numba's np.random.random(),
+ * each advancing `rng` (a local name); Warp's spellings of the same are
+ * tack.rand_init(seed[, offset]), tack.randf(rng[, lo, hi]),
+ * tack.randn(rng) and tack.randi(rng[, lo, hi]) (no bounds: a full-range
+ * int32).  Numba's np.random.random(),
  * np.random.uniform(a, b), np.random.normal(mu, sigma), random.random(),
  * random.uniform(a, b) and random.gauss(mu, sigma) draw from a hidden state
  * per iteration, seeded from the hidden parameter the runtime fills on
  * each launch from a process-wide sequence (tack.seed(s) restarts it). */
+#include <stdint.h>
 #include <string.h>
 
 #include "lower_internal.h"
@@ -160,6 +164,9 @@ int random_name(const char *path) {
         {"numpy.random.random", RND_NP_RANDOM}, {"numpy.random.uniform", RND_NP_UNIFORM},
         {"numpy.random.normal", RND_NP_NORMAL}, {"random.random", RND_NP_RANDOM},
         {"random.uniform", RND_NP_UNIFORM},     {"random.gauss", RND_NP_NORMAL},
+        /* Warp's names */
+        {"tack.rand_init", RND_RNG},     {"tack.randf", RND_UNIFORM},
+        {"tack.randn", RND_NORMAL},      {"tack.randi", RND_RANDINT},
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(path, names[i].path)) return names[i].which;
@@ -187,8 +194,11 @@ ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *
     case RND_RNG: {
         /* mix(mix(seed) ^ i * GOLDEN): streams for nearby seeds and
          * iterations are unrelated. */
-        if (want_args(L, call, path, 2, 2)) return NULL;
-        ir_expr *seed = lower_expr(L, call->items[0]), *i = lower_expr(L, call->items[1]);
+        int warp = !strcmp(path, "tack.rand_init"); /* wp.rand_init(seed[, offset]) */
+        if (want_args(L, call, path, warp ? 1 : 2, 2)) return NULL;
+        ir_expr *seed = lower_expr(L, call->items[0]);
+        ir_expr *i = call->nitems > 1 ? lower_expr(L, call->items[1])
+                                      : ir_const_int(L->f, 0, IRT_WEAK_INT, at->line, at->col);
         if (!seed || !i) return NULL;
         ir_expr *seed64 = cast(L, seed, TACK_U64);
         if (seed64) seed64->index_cast = 2; /* inference refuses a float seed */
@@ -201,16 +211,33 @@ ir_expr *lower_random_call(lowerer *L, const expr *call, int which, const char *
         return block_value(L, b, result, at);
     }
     case RND_UNIFORM:
-    case RND_NORMAL:
-        if (want_args(L, call, path, 1, 1) ||
-            (state = explicit_state(L, call, which == RND_UNIFORM ? "uniform" : "normal")) < 0)
+    case RND_NORMAL: {
+        /* wp.randf(state, lo, hi): lo + (hi - lo) u */
+        int bounded = which == RND_UNIFORM && !strcmp(path, "tack.randf");
+        if (want_args(L, call, path, 1, bounded ? 3 : 1) || (bounded && call->nitems == 2)) {
+            if (!L->failed) want_args(L, call, path, 3, 3);
             return NULL;
+        }
+        if ((state = explicit_state(L, call, path + 5)) < 0) return NULL;
         if ((which == RND_UNIFORM ? uniform_into : normal_into)(L, b, state, result, at)) return NULL;
+        if (call->nitems == 3) {
+            ir_expr *lo = lower_expr(L, call->items[1]), *hi = lower_expr(L, call->items[2]);
+            if (!lo || !hi ||
+                lower_set_local(L, b, result, bin(L, OP_ADD, lo, bin(L, OP_MUL, bin(L, OP_SUB, hi, lo, at),
+                                                        lower_read_local(L, result, at), at), at), at))
+                return NULL;
+        }
         return block_value(L, b, result, at);
+    }
     case RND_RANDINT: {
-        if (want_args(L, call, path, 3, 3) || (state = explicit_state(L, call, "randint")) < 0)
+        /* wp.randi(state): the int32 range, as Warp's (a 32-bit draw) */
+        int full = !strcmp(path, "tack.randi") && call->nitems == 1;
+        if (want_args(L, call, path, full ? 1 : 3, 3) || (state = explicit_state(L, call, path + 5)) < 0)
             return NULL;
-        ir_expr *lo = lower_expr(L, call->items[1]), *hi = lower_expr(L, call->items[2]);
+        ir_expr *lo = full ? ir_const_int(L->f, INT32_MIN, TACK_I64, at->line, at->col)
+                           : lower_expr(L, call->items[1]);
+        ir_expr *hi = full ? ir_const_int(L->f, (int64_t)INT32_MAX + 1, TACK_I64, at->line, at->col)
+                           : lower_expr(L, call->items[2]);
         int z = lo && hi ? next_bits(L, b, state, at) : -1;
         int l = lower_temp(L, "lo"), h = lower_temp(L, "hi"), span = lower_temp(L, "span");
         int thr = lower_temp(L, "thr");

@@ -126,7 +126,7 @@ def test_refusals(device):
     with pytest.raises(TypeError, match="not on device="):
         tack.launch(saxpy, dim=4, inputs=[x, x, 1.0, x],
                     device="opencl" if device.name == "cpu" else "cpu")
-    with pytest.raises(RuntimeError, match="inside a kernel"):
+    with pytest.raises(RuntimeError, match="inside kernels only"):
         tack.tid()
 
 
@@ -165,3 +165,32 @@ def test_array_annotations():
         tack.array(dtype=tack.f32, device="cpu")
     with pytest.raises(TypeError, match="obj"):
         tack.asarray()
+
+
+@tack.kernel
+def warp_draws(out, seed):
+    i = tack.tid()
+    state = tack.rand_init(seed, i)
+    out[i, 0] = tack.randf(state)
+    out[i, 1] = tack.randf(state, -2.0, 3.0)
+    out[i, 2] = tack.randn(state)
+    out[i, 3] = float(tack.randi(state))
+    out[i, 4] = float(tack.randi(state, 5, 9))
+    one = tack.rand_init(seed)  # no offset: the same stream in every thread
+    out[i, 5] = tack.randf(one)
+
+
+def test_warp_random_numbers(device):
+    n = 20000
+    out = on(device, np.zeros((n, 6)))
+    tack.launch(warp_draws, dim=n, inputs=[out, 42])
+    o = out.numpy()
+    assert 0.0 <= o[:, 0].min() and o[:, 0].max() < 1.0 and abs(o[:, 0].mean() - 0.5) < 0.01
+    assert -2.0 <= o[:, 1].min() and o[:, 1].max() < 3.0 and abs(o[:, 1].mean() - 0.5) < 0.05
+    assert abs(o[:, 2].mean()) < 0.03 and abs(o[:, 2].std() - 1.0) < 0.03
+    assert -2.0**31 <= o[:, 3].min() < -1e9 and 1e9 < o[:, 3].max() < 2.0**31
+    assert set(o[:, 4]) == {5.0, 6.0, 7.0, 8.0}
+    assert len(set(o[:, 5])) == 1 and len(set(o[:, 0])) > n - 10
+    again = on(device, np.zeros((n, 6)))
+    tack.launch(warp_draws, dim=n, inputs=[again, 42])
+    np.testing.assert_array_equal(again.numpy(), o)  # a seed's draws are the same each launch
