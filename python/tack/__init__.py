@@ -243,6 +243,7 @@ from ._quaternions import (  # noqa: E402,F401  (tack.quat_rotate, ... as device
     quat_identity, quat_inverse, quat_mul, quat_rotate, quat_rotate_inv, quat_rpy, quat_slerp,
     quat_to_axis_angle, quat_to_matrix, quatd, quatf,
 )
+from ._rounding import frac, rint, round  # noqa: E402,F401,A001  (Warp's, as device functions)
 from ._transforms import (  # noqa: E402,F401  (tack.transform_point, ... as device functions)
     TRANSFORM_FUNCTIONS as _TRANSFORM_FUNCTIONS, transform, transform_get_rotation,
     transform_get_translation, transform_identity, transform_inverse, transform_multiply,

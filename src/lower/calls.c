@@ -333,9 +333,6 @@ static ir_expr *numpy_scalar(lowerer *L, const expr *e, const char *leaf) {
         return x;
     }
     if (!strcmp(leaf, "positive")) return args[0];
-    /* np.round(x) (decimals 0) rounds half to even, as np.rint */
-    if (!strcmp(leaf, "rint") || !strcmp(leaf, "round") || !strcmp(leaf, "around"))
-        return fn(L, INTR_ROUND, args[0], NULL, e);
     if (!strcmp(leaf, "true_divide")) return lower_bin(L, OP_DIV, args[0], args[1], e);
     if (!strcmp(leaf, "fix")) return fn(L, INTR_TRUNC, args[0], NULL, e);
     if (!strcmp(leaf, "reciprocal")) return lower_bin(L, OP_DIV, fcon(L, 1.0, e), args[0], e);
@@ -360,7 +357,24 @@ static ir_expr *numpy_scalar(lowerer *L, const expr *e, const char *leaf) {
                 lower_sel(L, lower_bin(L, OP_GT, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 1.0, e),
                     lower_sel(L, lower_bin(L, OP_EQ, rd(L, a, e), fcon(L, 0.0, e), e), rd(L, b, e),
                         rd(L, a, e), e), e), e);
-    else if (!strcmp(leaf, "sinc")) {
+    else if (!strcmp(leaf, "rint") || !strcmp(leaf, "round") || !strcmp(leaf, "around")) {
+        /* np.rint, np.round(x) (decimals 0): half to even, a float as
+         * NumPy's (nan, inf and -0.0 kept; no integer to overflow).  t =
+         * floor(x) and d = x - t are exact; up where d > 0.5, or d == 0.5
+         * and t is odd; copysign gives -0.0 for x in [-0.5, 0). */
+        int t = hold(L, body, fn(L, INTR_FLOOR, rd(L, a, e), NULL, e), e);
+        int d = t < 0 ? -1 : hold(L, body, lower_bin(L, OP_SUB, rd(L, a, e), rd(L, t, e), e), e);
+        if (d < 0) return NULL;
+        ir_expr *odd = lower_bin(L, OP_NE, fn(L, INTR_FMOD, rd(L, t, e), fcon(L, 2.0, e), e),
+                                 fcon(L, 0.0, e), e);
+        ir_expr *up = lower_bin(L, OP_ADD, rd(L, t, e), fcon(L, 1.0, e), e);
+        ir_expr *half = lower_sel(L, odd, up, rd(L, t, e), e);
+        ir_expr *r = lower_sel(L, lower_bin(L, OP_GT, rd(L, d, e), fcon(L, 0.5, e), e),
+                               lower_bin(L, OP_ADD, rd(L, t, e), fcon(L, 1.0, e), e),
+                               lower_sel(L, lower_bin(L, OP_EQ, rd(L, d, e), fcon(L, 0.5, e), e),
+                                         half, rd(L, t, e), e), e);
+        v = fn(L, INTR_COPYSIGN, r, rd(L, a, e), e);
+    } else if (!strcmp(leaf, "sinc")) {
         int px = hold(L, body, lower_bin(L, OP_MUL, rd(L, a, e), fcon(L, M_PI, e), e), e);
         if (px < 0) return NULL;
         v = lower_sel(L, lower_bin(L, OP_EQ, rd(L, a, e), fcon(L, 0.0, e), e), fcon(L, 1.0, e),

@@ -310,13 +310,20 @@ static callee classify_path(const char *path) {
         c.kind = CALLEE_VECFN;
         return c;
     }
-    if (is_tack && !strncmp(leaf, "atomic_", 7))
+    if (is_tack && !strncmp(leaf, "atomic_", 7)) {
         for (int op = 0; op <= ATOM_COMPARE_EXCHANGE; op++) /* not ATOM_MUL */
             if (!strcmp(leaf + 7, ir_atomic_name(op))) {
                 c.kind = CALLEE_ATOMIC;
                 c.atomic = op;
                 return c;
             }
+        /* Warp's names: wp.atomic_exch(a, i, v), wp.atomic_cas(a, i, compare, v) */
+        if (!strcmp(leaf + 7, "exch") || !strcmp(leaf + 7, "cas")) {
+            c.kind = CALLEE_ATOMIC;
+            c.atomic = leaf[7] == 'e' ? ATOM_EXCHANGE : ATOM_COMPARE_EXCHANGE;
+            return c;
+        }
+    }
     if (mod_len == 5 && !strncmp(path, "cmath", 5) && !strcmp(leaf, "polar")) {
         c.kind = CALLEE_SPECIAL; /* r, phi = cmath.polar(z): complex.c */
         c.special = SP_POLAR;

@@ -174,3 +174,46 @@ def test_refusals_name_the_call(device):
         bad_side(x)
     with pytest.raises(tack.CompileError, match="known when the kernel is compiled"):
         zeros_not_constant(x, 3)
+
+
+@tack.kernel
+def roundings(x, out):
+    for i in range(x.shape[0]):
+        out[i, 0] = np.rint(x[i])
+        out[i, 1] = np.round(x[i])
+        out[i, 2] = tack.round(x[i])   # Warp's: half away from zero
+        out[i, 3] = tack.rint(x[i])
+        out[i, 4] = tack.frac(x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rounding_edges_match_numpy(device, dtype):
+    # np.rint / np.round are floats: nan, inf and -0.0 kept, huge values
+    # not pushed through an integer (they had been rounded to i64)
+    x = np.array([2.5, -2.5, 3.5, -0.5, -0.3, 0.49999999999999994, 1.5, -7.75, 0.0, -0.0,
+                  np.nan, np.inf, -np.inf, 1e20, -3e30, 4503599627370497.0], dtype)
+    out = np.zeros((x.size, 5), dtype)
+    roundings(x, out)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x)
+        away = np.where(np.abs(x - t) >= 0.5, t + np.copysign(1, x), t).astype(dtype)
+        want = [np.rint(x), np.round(x), away, np.rint(x), x - t]
+    for k, w in enumerate(want):
+        np.testing.assert_array_equal(out[:, k], w, err_msg="column %d" % k)
+        np.testing.assert_array_equal(np.signbit(out[:, k]), np.signbit(w), err_msg="sign, column %d" % k)
+
+
+@tack.kernel
+def warp_atomics(slots, seen):
+    for i in range(seen.shape[0]):
+        seen[i] = tack.atomic_exch(slots, 0, i + 1)   # Warp's atomic_exch: the old value
+        tack.atomic_cas(slots, 1, 0, i + 1)            # the first thread's i + 1 wins
+
+
+def test_warp_atomic_names(device):
+    slots = np.zeros(2, np.int32)
+    seen = np.zeros(64, np.int32)
+    warp_atomics(slots, seen)
+    # every value but the last written is seen exactly once, with the first 0
+    assert sorted(seen.tolist() + [int(slots[0])]) == list(range(65))
+    assert 1 <= slots[1] <= 64
