@@ -119,21 +119,24 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None):
     parameter order; it returns what the kernel returns.  ``device``, when
     given, must be where the call runs: the device of its ``tack.Array``
     arguments, or with NumPy arrays only the default device."""
-    thread_dims = getattr(kernel, "_thread_dims", None)
-    if thread_dims is None:
+    try:
+        dims = kernel._thread_dims()
+    except AttributeError:
         raise TypeError("tack.launch: the first argument is a @tack.kernel, not %s"
-                        % type(kernel).__name__)
-    dims = thread_dims()
+                        % type(kernel).__name__) from None
+    # the common case first, cheaply: one int extent for a 1-D launch
+    if type(dim) is int and dims == 1 and dim >= 0 and device is None:
+        return kernel(*inputs, *outputs, dim)
     if not dims:
         raise TypeError("tack.launch: kernel '%s' loops over its own launch (for i in range(...)); "
                         "call it as %s(...), or assign i = tack.tid() instead of the loop"
                         % (kernel.__name__, kernel.__name__))
-    extents = (dim,) if not isinstance(dim, (tuple, list)) else tuple(dim)
-    if len(extents) != dims or not all(isinstance(n, int) or hasattr(n, "__index__") for n in extents):
+    extents = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(extents) != dims or not all(hasattr(n, "__index__") for n in extents):
         raise ValueError("tack.launch: kernel '%s' assigns tack.tid() to %d name%s, so dim is %s "
                          "(integers), not %r" % (kernel.__name__, dims, "" if dims == 1 else "s",
                                                  "n" if dims == 1 else "a tuple of %d" % dims, dim))
-    extents = tuple(int(n.__index__()) for n in extents)
+    extents = tuple(n.__index__() for n in extents)
     if any(n < 0 for n in extents):
         raise ValueError("tack.launch: kernel '%s': dim %r has a negative extent"
                          % (kernel.__name__, dim))
