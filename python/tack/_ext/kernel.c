@@ -77,6 +77,43 @@ static int take_source(PyObject *func, PyObject *source, const char *what)
     return PyObject_SetAttrString(func, "__tack_source__", source);
 }
 
+/* The text to compile: the function's own, or, when its body makes arrays
+ * before its launch (np.empty(n), ...), the one _allocations.plan rewrites
+ * with those arrays as parameters; the plan is kept on the kernel. */
+static PyObject *allocation_plan(ext_KernelObject *kern, PyObject *source_ctx_text,
+                                 PyObject *filename)
+{
+    /* only a text that names a NumPy maker can make an array */
+    static const char *const makers[] = {"empty", "zeros", "ones", "full"};
+    const char *s = PyUnicode_AsUTF8(source_ctx_text);
+    if (!s)
+        return NULL;
+    int named = 0;
+    for (size_t i = 0; i < sizeof makers / sizeof *makers; i++)
+        named |= strstr(s, makers[i]) != NULL;
+    named &= strstr(s, "np.") != NULL || strstr(s, "numpy.") != NULL;
+    if (!named)
+        return Py_NewRef(source_ctx_text);
+    PyObject *mod = PyImport_ImportModule("tack._allocations");
+    PyObject *r = mod ? PyObject_CallMethod(mod, "plan", "OOO", kern->func, source_ctx_text,
+                                            filename) : NULL;
+    Py_XDECREF(mod);
+    if (!r)
+        return NULL;
+    if (r == Py_None) {
+        Py_DECREF(r);
+        return Py_NewRef(source_ctx_text);
+    }
+    PyObject *text = NULL;
+    if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2 &&
+        PyDict_SetItemString(kern->dict, "_tack_allocations", PyTuple_GET_ITEM(r, 1)) == 0) {
+        text = Py_NewRef(PyTuple_GET_ITEM(r, 0));
+        kern->allocates = 1;
+    }
+    Py_DECREF(r);
+    return text;
+}
+
 static PyObject *kernel_create(PyTypeObject *type, PyObject *func, PyObject *source,
                                int debug, int disk_cache)
 {
@@ -102,6 +139,7 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func, PyObject *sou
     kern->home.kern = kern;
     kern->resolve_error = NULL;
     kern->nparams = 0;
+    kern->allocates = 0;
     kern->dict = PyDict_New();
     kern->weakreflist = NULL;
     PyObject_GC_Track(kern);
@@ -111,11 +149,14 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func, PyObject *sou
     ext_resolver_ctx *ctx = ext_ctx_for(&kern->home, func);
     if (!ctx)
         goto fail;
+    PyObject *text = allocation_plan(kern, ctx->source, ctx->filename);
+    if (!text)
+        goto fail;
     tack_error err;
     memset(&err, 0, sizeof err);
-    kern->k = tack_kernel_create(PyUnicode_AsUTF8(ctx->source),
-                                 PyUnicode_AsUTF8(ctx->filename), ctx->first_line,
-                                 ext_resolve, ctx, &err);
+    kern->k = tack_kernel_create(PyUnicode_AsUTF8(text), PyUnicode_AsUTF8(ctx->filename),
+                                 ctx->first_line, ext_resolve, ctx, &err);
+    Py_DECREF(text);
     if (!kern->k) {
         if (err.status == TACK_OK) {
             err.status = TACK_ERR_INTERNAL;
@@ -474,11 +515,44 @@ static PyObject *taped(PyObject *kern, PyObject *result, PyObject *const *args, 
 /* A call: positional arguments go straight to the launch; keywords are
  * bound to parameters by name first (then the arguments are the same
  * array in the same order, so the same variant is selected). */
+/* A call of a kernel that makes arrays, without them: _allocations.call
+ * makes them and calls the kernel again with them (the path below). */
+static PyObject *allocating_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    static PyObject *call; /* _allocations.call, looked up once */
+    if (!call) {
+        PyObject *mod = PyImport_ImportModule("tack._allocations");
+        call = mod ? PyObject_GetAttrString(mod, "call") : NULL;
+        Py_XDECREF(mod);
+        if (!call)
+            return NULL;
+    }
+    PyObject *pos = PyTuple_New(nargs);
+    PyObject *kw = pos ? PyDict_New() : NULL;
+    PyObject *r = NULL;
+    if (kw) {
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            PyTuple_SET_ITEM(pos, i, Py_NewRef(args[i]));
+        int ok = 1;
+        for (Py_ssize_t j = 0; j < nkw && ok; j++)
+            ok = PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, j), args[nargs + j]) == 0;
+        if (ok)
+            r = PyObject_CallFunctionObjArgs(call, self, pos, kw, NULL);
+    }
+    Py_XDECREF(kw);
+    Py_XDECREF(pos);
+    return r;
+}
+
 static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
                                    size_t nargsf, PyObject *kwnames)
 {
     ext_KernelObject *kern = (ext_KernelObject *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kern->allocates && (nargs != kern->nparams || (kwnames && PyTuple_GET_SIZE(kwnames))))
+        return allocating_call(self, args, nargs, kwnames);
     if (kwnames && PyTuple_GET_SIZE(kwnames)) {
         PyObject *bound[TACK_MAX_PARAMS];
         if (ext_bind_args(kern, args, nargs, kwnames, args + nargs, NULL, bound) < 0)
