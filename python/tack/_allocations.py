@@ -1,4 +1,5 @@
-"""Arrays a kernel makes before its launch, as Numba's functions do:
+"""Arrays a kernel has without being passed them: the arrays it makes
+before its launch, as Numba's functions do,
 
     @tack.kernel
     def double(x):
@@ -14,7 +15,11 @@ assignment at the body's top level becomes a parameter of the same name
 call (call) evaluates each allocation in Python, NumPy's own call on the
 call's arguments and the names assigned before the loops, so its shape and
 dtype are NumPy's, then launches with the arrays (on the call's device)
-and gives them back where the `return` named them."""
+and gives them back where the `return` named them.
+
+The arrays its body reads from the module (or an enclosing function) by
+name, as Numba's and Taichi's kernels read global arrays and fields, are
+parameters too; a call passes each name's array at the time of the call."""
 import ast as _ast
 import textwrap as _textwrap
 
@@ -28,14 +33,32 @@ _MAKERS = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_l
 
 class Plan:
     """What plan() found: the function, its own parameters' count, the
-    arrays (name, source, code), the names assigned before the loops
-    (name: source), and where the `return` names the arrays."""
+    arrays it makes (name, source, code), the names assigned before the
+    loops (name: source), where the `return` names the arrays, and the
+    arrays it reads by name (name, index of its closure cell or None)."""
 
-    def __init__(self, func, nvisible, allocs, prologue, layout, filename):
+    def __init__(self, func, nvisible, allocs, prologue, layout, filename, outside):
         self.func, self.nvisible, self.layout, self.filename = func, nvisible, layout, filename
+        self.outside = outside
         self.params = func.__code__.co_varnames[:nvisible]
         self.allocs = [(name, src, compile(src, filename, "eval")) for name, src in allocs]
         self.prologue = {name: compile(src, filename, "eval") for name, src in prologue.items()}
+
+    def read(self, kernel):
+        """The arrays the names the kernel reads hold now."""
+        values = []
+        for name, cell in self.outside:
+            try:
+                values.append(self.func.__closure__[cell].cell_contents if cell is not None
+                              else self.func.__globals__[name])
+            except (KeyError, ValueError):
+                raise NameError("kernel '%s' reads the array '%s' by name, and '%s' is gone"
+                                % (kernel.__name__, name, name)) from None
+        return values
+
+    def outside_values(self, kernel, args):
+        """args of a kernel that makes no arrays, with those it reads put in."""
+        return (*args[:self.nvisible], *self.read(kernel), *args[self.nvisible:])
 
 
 def _is_maker(func, value):
@@ -78,7 +101,9 @@ def plan(func, text, filename):
     fdef = defs[0]
     allocs = [st for st in fdef.body if isinstance(st, _ast.Assign) and len(st.targets) == 1 and
               isinstance(st.targets[0], _ast.Name) and _is_maker(func, st.value)]
-    if not allocs or fdef.args.vararg or fdef.args.kwarg or fdef.args.kwonlyargs:
+    outside = _outside_arrays(func, {a.arg for a in fdef.args.posonlyargs + fdef.args.args} |
+                              {st.targets[0].id for st in allocs})
+    if (not allocs and not outside) or fdef.args.vararg or fdef.args.kwarg or fdef.args.kwonlyargs:
         return None
     lines = text.split("\n")
     names = [st.targets[0].id for st in allocs]
@@ -116,7 +141,7 @@ def plan(func, text, filename):
         _replace(lines, node, new_text)
     # The arrays become parameters after the function's own.
     args = fdef.args.posonlyargs + fdef.args.args
-    extra = ", ".join(names)
+    extra = ", ".join(names + [name for name, _ in outside])
     if args:
         last = args[-1]
         line = lines[last.end_lineno - 1].encode()
@@ -126,7 +151,28 @@ def plan(func, text, filename):
         line = lines[fdef.lineno - 1]
         at = line.index("(", line.index("def"))
         lines[fdef.lineno - 1] = line[:at + 1] + extra + line[at + 1:]
-    return "\n".join(lines), Plan(func, len(args), allocated, prologue, layout, filename)
+    return "\n".join(lines), Plan(func, len(args), allocated, prologue, layout, filename, outside)
+
+
+def _is_array(v):
+    return isinstance(v, (_np.ndarray, _tack.Array))
+
+
+def _outside_arrays(func, own):
+    """(name, closure cell index or None) of each array func reads by name
+    from its module or an enclosing function, now."""
+    code, found = func.__code__, []
+    for name in code.co_names:  # globals (and attribute names, which hold no array)
+        if name not in own and _is_array(func.__globals__.get(name)):
+            found.append((name, None))
+    for k, name in enumerate(code.co_freevars):
+        try:
+            value = func.__closure__[k].cell_contents
+        except ValueError:  # not assigned yet
+            continue
+        if name not in own and _is_array(value):
+            found.append((name, k))
+    return found
 
 
 class _Names(dict):
@@ -187,7 +233,7 @@ def call(kernel, args, kwargs):
                             "%s: %s" % (kernel.__name__, name, src, type(e).__name__, e)) from e
         made[name] = _tack.array(a, device=dev) if dev is not None else a
         names[name] = made[name]
-    result = kernel(*visible, *[made[n] for n, _, _ in p.allocs], *rest)
+    result = kernel(*visible, *[made[n] for n, _, _ in p.allocs], *p.read(kernel), *rest)
     if p.layout is None:
         return result
     is_tuple, slots, nown = p.layout

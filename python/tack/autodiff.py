@@ -222,10 +222,17 @@ def kernel_backward(kernel, *args, adj=None):
     passes it).  A ``tack.Scalar`` argument with ``requires_grad``
     gets its gradient added into its ``.grad``."""
     code = getattr(kernel.func, "__code__", None)
-    # the parameters' names; a tack.tid() kernel's launch extents come last
-    names = list(code.co_varnames[:code.co_argcount]) if code else [str(i) for i in range(len(args))]
-    names += ["_tack_dim%d" % d for d in range(kernel._thread_dims())]
+    # the compiled kernel's parameters: its own, the arrays it reads by name
+    # or makes (python/tack/_allocations.py), a tack.tid() kernel's extents
+    names = list(kernel._param_names())
     nparams = len(names)
+    plan = kernel.__dict__.get("_tack_allocations")
+    if plan is not None and len(args) == nparams - len(plan.allocs) - len(plan.outside):
+        if plan.allocs:
+            raise TypeError("kernel '%s' makes arrays before its launch: differentiate the call "
+                            "recorded on a tack.Tape, or pass the arrays as arguments"
+                            % kernel.__name__)
+        args = plan.outside_values(kernel, args)
     epilogue = _epilogue(kernel) if len(args) == nparams else None
     if epilogue is not None:
         # the adjoint of the kernel returning its sums, seeded by the chain rule

@@ -225,9 +225,10 @@ typedef struct ext_KernelObject {
     PyObject *weakreflist;
     struct ext_warm *warm;  /* warm.c: the last simple call's layout, or NULL */
     int warm_misses, warm_backoff, warm_wait;
-    /* Makes arrays before its launch (python/tack/_allocations.py): a call
-     * without them goes through _allocations.call, which passes them. */
-    int allocates;
+    /* Has arrays it is not passed (python/tack/_allocations.py): ones it
+     * makes before its launch, or reads by name from its module; a call
+     * without them goes through _allocations.call, which adds them. */
+    int adds_args;
 } ext_KernelObject;
 
 extern PyTypeObject ext_KernelType;

@@ -77,13 +77,35 @@ static int take_source(PyObject *func, PyObject *source, const char *what)
     return PyObject_SetAttrString(func, "__tack_source__", source);
 }
 
+/* Whether func names an array among its globals or closure cells (cheap:
+ * most kernels name none, and skip _allocations.plan). */
+static int names_outside_arrays(PyObject *func)
+{
+    PyObject *code = PyFunction_GET_CODE(func), *globals = PyFunction_GET_GLOBALS(func);
+    PyObject *names = PyObject_GetAttrString(code, "co_names");
+    int found = 0;
+    for (Py_ssize_t i = 0; names && PyTuple_Check(names) && i < PyTuple_GET_SIZE(names) && !found; i++) {
+        PyObject *v = PyDict_GetItemWithError(globals, PyTuple_GET_ITEM(names, i));
+        found = v && (PyArray_Check(v) || ext_Array_Check(v));
+    }
+    Py_XDECREF(names);
+    PyObject *cells = PyFunction_GET_CLOSURE(func);
+    for (Py_ssize_t i = 0; cells && PyTuple_Check(cells) && i < PyTuple_GET_SIZE(cells) && !found; i++) {
+        PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cells, i));
+        found = v && (PyArray_Check(v) || ext_Array_Check(v));
+    }
+    PyErr_Clear();
+    return found;
+}
+
 /* The text to compile: the function's own, or, when its body makes arrays
  * before its launch (np.empty(n), ...), the one _allocations.plan rewrites
  * with those arrays as parameters; the plan is kept on the kernel. */
 static PyObject *allocation_plan(ext_KernelObject *kern, PyObject *source_ctx_text,
                                  PyObject *filename)
 {
-    /* only a text that names a NumPy maker can make an array */
+    /* only a text that names a NumPy maker can make an array, and only a
+     * function that names globals or outer locals can read one */
     static const char *const makers[] = {"empty", "zeros", "ones", "full"};
     const char *s = PyUnicode_AsUTF8(source_ctx_text);
     if (!s)
@@ -92,7 +114,7 @@ static PyObject *allocation_plan(ext_KernelObject *kern, PyObject *source_ctx_te
     for (size_t i = 0; i < sizeof makers / sizeof *makers; i++)
         named |= strstr(s, makers[i]) != NULL;
     named &= strstr(s, "np.") != NULL || strstr(s, "numpy.") != NULL;
-    if (!named)
+    if (!named && !names_outside_arrays(kern->func))
         return Py_NewRef(source_ctx_text);
     PyObject *mod = PyImport_ImportModule("tack._allocations");
     PyObject *r = mod ? PyObject_CallMethod(mod, "plan", "OOO", kern->func, source_ctx_text,
@@ -108,7 +130,7 @@ static PyObject *allocation_plan(ext_KernelObject *kern, PyObject *source_ctx_te
     if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2 &&
         PyDict_SetItemString(kern->dict, "_tack_allocations", PyTuple_GET_ITEM(r, 1)) == 0) {
         text = Py_NewRef(PyTuple_GET_ITEM(r, 0));
-        kern->allocates = 1;
+        kern->adds_args = 1;
     }
     Py_DECREF(r);
     return text;
@@ -139,7 +161,7 @@ static PyObject *kernel_create(PyTypeObject *type, PyObject *func, PyObject *sou
     kern->home.kern = kern;
     kern->resolve_error = NULL;
     kern->nparams = 0;
-    kern->allocates = 0;
+    kern->adds_args = 0;
     kern->dict = PyDict_New();
     kern->weakreflist = NULL;
     PyObject_GC_Track(kern);
@@ -551,7 +573,7 @@ static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
 {
     ext_KernelObject *kern = (ext_KernelObject *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kern->allocates && (nargs != kern->nparams || (kwnames && PyTuple_GET_SIZE(kwnames))))
+    if (kern->adds_args && (nargs != kern->nparams || (kwnames && PyTuple_GET_SIZE(kwnames))))
         return allocating_call(self, args, nargs, kwnames);
     if (kwnames && PyTuple_GET_SIZE(kwnames)) {
         PyObject *bound[TACK_MAX_PARAMS];
@@ -622,6 +644,24 @@ static PyObject *kernel_adjoint_params(PyObject *self, PyObject *unused)
     (void)unused;
     tack_kernel *adj = adjoint_of((ext_KernelObject *)self);
     return adj ? PyLong_FromLong(tack_kernel_num_params(adj)) : NULL;
+}
+
+/* kernel._param_names(): every parameter the compiled kernel takes, its
+ * own, then the arrays _allocations adds, then a tack.tid() kernel's extents. */
+static PyObject *kernel_param_names(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ext_KernelObject *kern = (ext_KernelObject *)self;
+    PyObject *t = PyTuple_New(kern->nparams);
+    for (int i = 0; t && i < kern->nparams; i++) {
+        PyObject *name = PyUnicode_FromString(tack_kernel_param_name(kern->k, i));
+        if (!name) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, name);
+    }
+    return t;
 }
 
 /* kernel._thread_dims(): tack_kernel_thread_dims (tack.launch's check). */
@@ -1159,6 +1199,8 @@ static PyMethodDef kernel_methods[] = {
      "backward(*args, adj=None)\n--\n\nOne launch of the kernel's adjoint with the forward call's\n"
      "arguments: adds d(loss)/d(input) into each input's gradient, reading the\n"
      "outputs' (adj={array: grad}, else each array's .grad).  See docs/autodiff.md."},
+    {"_param_names", kernel_param_names, METH_NOARGS,
+     "_param_names()\n--\n\nEvery parameter the compiled kernel takes (the added ones too)."},
     {"_thread_dims", kernel_thread_dims, METH_NOARGS,
      "_thread_dims()\n--\n\nHow many launch extents a tack.tid() kernel takes last (0: none)."},
     {"_adjoint_params", kernel_adjoint_params, METH_NOARGS,

@@ -601,6 +601,14 @@ static const char *other_text(ext_resolver_ctx *ctx, PyObject *key, PyObject *v)
         PyObject *why = table_of(ctx->home, v, &unused, &failed);
         text = why ? PyUnicode_FromFormat("%U%U", why, rename_only) : NULL;
         Py_XDECREF(why);
+    } else if (PyArray_Check(v) || ext_Array_Check(v)) {
+        /* a kernel's own body reads the arrays its function names when it
+         * is decorated (python/tack/_allocations.py); not this one */
+        text = PyUnicode_FromFormat("an array (%s) that this function cannot read by name: a "
+                                    "kernel's body reads the module's (or enclosing function's) "
+                                    "arrays that exist when it is decorated, and a device "
+                                    "function none; pass it as an argument%U",
+                                    Py_TYPE(v)->tp_name, rename_only);
     } else if (PyLong_Check(v) || PyArray_IsScalar(v, Integer)) {
         text = PyUnicode_FromFormat("an integer that does not fit in 64 bits, which kernels "
                                     "cannot inline%U", rename_only);
