@@ -21,7 +21,6 @@ The arrays its body reads from the module (or an enclosing function) by
 name, as Numba's and Taichi's kernels read global arrays and fields, are
 parameters too; a call passes each name's array at the time of the call."""
 import ast as _ast
-import textwrap as _textwrap
 
 import numpy as _np
 

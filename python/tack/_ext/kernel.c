@@ -99,8 +99,9 @@ static int names_outside_arrays(PyObject *func)
 }
 
 /* The text to compile: the function's own, or, when its body makes arrays
- * before its launch (np.empty(n), ...), the one _allocations.plan rewrites
- * with those arrays as parameters; the plan is kept on the kernel. */
+ * before its launch (np.empty(n), ...) or reads arrays by name, the one
+ * _allocations.plan rewrites with those arrays as parameters; the plan is
+ * kept on the kernel. */
 static PyObject *allocation_plan(ext_KernelObject *kern, PyObject *source_ctx_text,
                                  PyObject *filename)
 {
@@ -534,11 +535,9 @@ static PyObject *kernel_launch(ext_KernelObject *kern, PyObject *const *args, Py
 
 static PyObject *taped(PyObject *kern, PyObject *result, PyObject *const *args, Py_ssize_t n);
 
-/* A call: positional arguments go straight to the launch; keywords are
- * bound to parameters by name first (then the arguments are the same
- * array in the same order, so the same variant is selected). */
-/* A call of a kernel that makes arrays, without them: _allocations.call
- * makes them and calls the kernel again with them (the path below). */
+/* A call of a kernel that has arrays it is not passed, without them:
+ * _allocations.call makes or reads them and calls the kernel again with
+ * them (kernel_vectorcall's own path). */
 static PyObject *allocating_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames)
 {
@@ -568,6 +567,9 @@ static PyObject *allocating_call(PyObject *self, PyObject *const *args, Py_ssize
     return r;
 }
 
+/* A call: positional arguments go straight to the launch; keywords are
+ * bound to parameters by name first (then the arguments are the same
+ * array in the same order, so the same variant is selected). */
 static PyObject *kernel_vectorcall(PyObject *self, PyObject *const *args,
                                    size_t nargsf, PyObject *kwnames)
 {
