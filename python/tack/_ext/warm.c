@@ -17,8 +17,9 @@
  * kernel called with another layout several times in a row learns that one.
  *
  * Everything here runs holding the GIL.  A launch may release it while
- * its kernel runs, so the memo counts the calls inside it and is replaced
- * only when none is.
+ * its kernel runs (or compiles, on the full path), so the memo counts the
+ * calls inside it: it is replaced, and its arguments rewritten, only when
+ * none is.
  */
 #define NO_IMPORT_ARRAY
 #include "ext.h"
@@ -228,7 +229,11 @@ int ext_warm_call(ext_KernelObject *kern, PyObject *const *objs, Py_ssize_t narg
                   PyObject **result)
 {
     ext_warm *w = kern->warm;
-    if (!w || w->converted || nargs != w->nargs)
+    /* While a call is inside the launch (busy), it may still read w->args:
+     * the full path it can fall back to (a cold launch, debug mode) keeps
+     * them through compiles and runs that release the GIL.  Another thread's
+     * call then takes its own ordinary path instead of rewriting them. */
+    if (!w || w->converted || nargs != w->nargs || w->busy)
         return 0;
     PyObject *device = NULL;
     for (int i = 0; i < w->nargs; i++)
